@@ -1,0 +1,327 @@
+package attest
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/git-secure/git-secure/internal/gitrepo"
+)
+
+// Repo is the subset of *gitrepo.Repo the store needs.
+type Repo interface {
+	ReadObject(h gitrepo.Hash, maxSize int64) (typ string, data []byte, err error)
+	ReadCommit(h gitrepo.Hash) (*gitrepo.Commit, error)
+	WriteObject(typ string, data []byte) (gitrepo.Hash, error)
+	WriteTree(entries []gitrepo.TreeEntry) (gitrepo.Hash, error)
+	ReadTree(h gitrepo.Hash) ([]gitrepo.TreeEntry, error)
+	ResolveRef(name string) (gitrepo.Hash, bool, error)
+	UpdateRefs(updates []gitrepo.RefUpdate, reflogMsg string) error
+}
+
+var _ Repo = (*gitrepo.Repo)(nil)
+
+// maxAddRetries is how often Add retries after losing the compare-and-swap.
+const maxAddRetries = 3
+
+// commitPrefix starts every store commit message.
+const commitPrefix = "git-secure: "
+
+// Store is a snapshot of the attestation store on Ref. Reads see the
+// snapshot taken by OpenStore (or Refresh, or the last successful Add).
+type Store struct {
+	r     Repo
+	addMu sync.Mutex // serializes Add
+
+	mu   sync.RWMutex // guards tip and tree
+	tip  gitrepo.Hash
+	tree gitrepo.Hash
+}
+
+// OpenStore returns a store reading the current tip of Ref (zero and empty
+// if the ref does not exist).
+func OpenStore(r Repo) (*Store, error) {
+	s := &Store{r: r}
+	if err := s.Refresh(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// readTip resolves Ref and the tree of its commit.
+func (s *Store) readTip() (tip, tree gitrepo.Hash, err error) {
+	h, ok, err := s.r.ResolveRef(Ref)
+	if err != nil {
+		return tip, tree, fmt.Errorf("attest: resolve %s: %w", Ref, err)
+	}
+	if !ok || h.IsZero() {
+		return tip, tree, nil
+	}
+	c, err := s.r.ReadCommit(h)
+	if err != nil {
+		return tip, tree, fmt.Errorf("attest: read %s commit %s: %w", Ref, h, err)
+	}
+	return h, c.Tree, nil
+}
+
+// Refresh re-reads the tip of Ref.
+func (s *Store) Refresh() error {
+	tip, tree, err := s.readTip()
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.tip, s.tree = tip, tree
+	s.mu.Unlock()
+	return nil
+}
+
+// Tip returns the commit the store's snapshot is at (zero if Ref did not
+// exist).
+func (s *Store) Tip() gitrepo.Hash {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.tip
+}
+
+func (s *Store) snapshot() gitrepo.Hash {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.tree
+}
+
+// Approvals returns every envelope stored for exactly (ref, from, to), raw
+// bytes keyed by file name ("<S>.json"). It reads only ApprovalDir(ref,
+// from, to); a missing directory gives an empty map. Entries that are not
+// regular files named by 64 lowercase hex digits and ".json" are ignored.
+// Nothing returned is verified.
+func (s *Store) Approvals(ref string, from, to gitrepo.Hash) (map[string][]byte, error) {
+	return s.readDir(ApprovalDir(ref, from, to))
+}
+
+// TestRuns returns every test-run envelope stored for tree, like Approvals.
+func (s *Store) TestRuns(tree gitrepo.Hash) (map[string][]byte, error) {
+	return s.readDir(TestRunDir(tree))
+}
+
+func (s *Store) readDir(dir string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	cur := s.snapshot()
+	if cur.IsZero() {
+		return out, nil
+	}
+	for _, name := range strings.Split(dir, "/") {
+		entries, err := s.r.ReadTree(cur)
+		if err != nil {
+			return nil, fmt.Errorf("attest: read %s: %w", dir, err)
+		}
+		i := slices.IndexFunc(entries, func(e gitrepo.TreeEntry) bool { return e.Name == name })
+		if i < 0 || entries[i].Mode != gitrepo.ModeTree {
+			return out, nil
+		}
+		cur = entries[i].Hash
+	}
+	entries, err := s.r.ReadTree(cur)
+	if err != nil {
+		return nil, fmt.Errorf("attest: read %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		if e.Mode != gitrepo.ModeFile || !validSignerFile(e.Name) {
+			continue
+		}
+		typ, data, err := s.r.ReadObject(e.Hash, MaxEnvelopeSize)
+		if err != nil {
+			if errors.Is(err, gitrepo.ErrTooLarge) {
+				return nil, fmt.Errorf("%w: %s/%s: %v", ErrMalformed, dir, e.Name, err)
+			}
+			return nil, fmt.Errorf("attest: read %s/%s: %w", dir, e.Name, err)
+		}
+		if typ != "blob" || len(data) > MaxEnvelopeSize {
+			return nil, malformed("%s/%s is not a blob of at most %d bytes", dir, e.Name, MaxEnvelopeSize)
+		}
+		out[e.Name] = data
+	}
+	return out, nil
+}
+
+func validSignerFile(name string) bool {
+	h, ok := strings.CutSuffix(name, ".json")
+	return ok && isHexName(h, 64)
+}
+
+// checkAdd validates path and envelope for Add: path is
+// "approvals/<A>/<S>.json" or "tests/<tree>/<S>.json", the envelope parses,
+// S belongs to its signer, and its statement is for that directory.
+func checkAdd(path string, envelope []byte) error {
+	parts := strings.Split(path, "/")
+	if len(parts) != 3 || !validSignerFile(parts[2]) {
+		return malformed("store path %q is not <kind>/<dir>/<signer>.json", path)
+	}
+	e, err := ParseEnvelope(envelope)
+	if err != nil {
+		return err
+	}
+	if err := CheckSignerFile(parts[2], e); err != nil {
+		return err
+	}
+	dir := parts[0] + "/" + parts[1]
+	switch parts[0] {
+	case "approvals":
+		if !isHexName(parts[1], 64) {
+			return malformed("store path %q: bad approval directory", path)
+		}
+		a, err := ParseApproval(e.Payload)
+		if err != nil {
+			return err
+		}
+		if want := ApprovalDir(a.Ref, a.From, a.To); want != dir {
+			return fmt.Errorf("%w: approval belongs in %s, not %s", ErrMismatch, want, dir)
+		}
+	case "tests":
+		if !isHexName(parts[1], 40) {
+			return malformed("store path %q: bad tree directory", path)
+		}
+		t, err := ParseTestRun(e.Payload)
+		if err != nil {
+			return err
+		}
+		if want := TestRunDir(t.Tree); want != dir {
+			return fmt.Errorf("%w: test run belongs in %s, not %s", ErrMismatch, want, dir)
+		}
+	default:
+		return malformed("store path %q: unknown kind %q", path, parts[0])
+	}
+	return nil
+}
+
+// Add stores envelope at path ("approvals/<A>/<S>.json" or
+// "tests/<tree>/<S>.json"), replacing any file already there, commits the
+// new tree on top of the tip with who as author and committer (When zero
+// means now) and moves Ref by compare-and-swap. On gitrepo.ErrRefChanged it
+// re-reads the tip and retries up to 3 times. message describes what was
+// added; "git-secure: " is prepended unless already present.
+//
+// Add checks that the envelope parses, that S belongs to its signer and
+// that its statement belongs in that directory (ErrMalformed or
+// ErrMismatch), but does not verify the signature. If the file already has
+// exactly this content, nothing is committed and the tip is returned. On
+// success the store's snapshot moves to the new commit, which is returned.
+func (s *Store) Add(path string, envelope []byte, who gitrepo.Ident, message string) (gitrepo.Hash, error) {
+	if len(envelope) > MaxEnvelopeSize {
+		return gitrepo.ZeroHash, malformed("envelope is %d bytes, limit %d", len(envelope), MaxEnvelopeSize)
+	}
+	if err := checkAdd(path, envelope); err != nil {
+		return gitrepo.ZeroHash, err
+	}
+	if message == "" {
+		message = "add " + path
+	}
+	if !strings.HasPrefix(message, commitPrefix) {
+		message = commitPrefix + message
+	}
+	if !strings.HasSuffix(message, "\n") {
+		message += "\n"
+	}
+	if who.When.IsZero() {
+		who.When = time.Now()
+	}
+
+	s.addMu.Lock()
+	defer s.addMu.Unlock()
+
+	blob, err := s.r.WriteObject("blob", envelope)
+	if err != nil {
+		return gitrepo.ZeroHash, fmt.Errorf("attest: write envelope: %w", err)
+	}
+	parts := strings.Split(path, "/")
+	s.mu.RLock()
+	tip, tree := s.tip, s.tree
+	s.mu.RUnlock()
+	for attempt := 0; ; attempt++ {
+		newTree, err := s.put(tree, parts, blob)
+		if err != nil {
+			return gitrepo.ZeroHash, err
+		}
+		if newTree == tree && !tip.IsZero() {
+			s.setTip(tip, tree)
+			return tip, nil
+		}
+		var parents []gitrepo.Hash
+		if !tip.IsZero() {
+			parents = []gitrepo.Hash{tip}
+		}
+		c, err := s.r.WriteObject("commit", gitrepo.EncodeCommit(newTree, parents, who, who, message))
+		if err != nil {
+			return gitrepo.ZeroHash, fmt.Errorf("attest: write commit: %w", err)
+		}
+		err = s.r.UpdateRefs([]gitrepo.RefUpdate{{Name: Ref, Old: tip, New: c}}, strings.TrimSuffix(message, "\n"))
+		if err == nil {
+			s.setTip(c, newTree)
+			return c, nil
+		}
+		if !errors.Is(err, gitrepo.ErrRefChanged) || attempt >= maxAddRetries {
+			return gitrepo.ZeroHash, fmt.Errorf("attest: update %s: %w", Ref, err)
+		}
+		// A lost race is often a lock held by a writer that is about to
+		// land; give it time so the re-read sees its commit.
+		time.Sleep(time.Duration(attempt+1) * (10*time.Millisecond + rand.N(20*time.Millisecond)))
+		if tip, tree, err = s.readTip(); err != nil {
+			return gitrepo.ZeroHash, err
+		}
+	}
+}
+
+func (s *Store) setTip(tip, tree gitrepo.Hash) {
+	s.mu.Lock()
+	s.tip, s.tree = tip, tree
+	s.mu.Unlock()
+}
+
+// put writes blob at parts below tree (zero = empty), rewriting only the
+// trees along the path, and returns the new tree.
+func (s *Store) put(tree gitrepo.Hash, parts []string, blob gitrepo.Hash) (gitrepo.Hash, error) {
+	var entries []gitrepo.TreeEntry
+	if !tree.IsZero() {
+		got, err := s.r.ReadTree(tree)
+		if err != nil {
+			return gitrepo.ZeroHash, fmt.Errorf("attest: read tree %s: %w", tree, err)
+		}
+		entries = slices.Clone(got)
+	}
+	name := parts[0]
+	i := slices.IndexFunc(entries, func(e gitrepo.TreeEntry) bool { return e.Name == name })
+	var entry gitrepo.TreeEntry
+	if len(parts) == 1 {
+		if i >= 0 && entries[i].Mode != gitrepo.ModeFile {
+			return gitrepo.ZeroHash, malformed("store entry %q is not a regular file", name)
+		}
+		entry = gitrepo.TreeEntry{Mode: gitrepo.ModeFile, Name: name, Hash: blob}
+	} else {
+		var sub gitrepo.Hash
+		if i >= 0 {
+			if entries[i].Mode != gitrepo.ModeTree {
+				return gitrepo.ZeroHash, malformed("store entry %q is not a directory", name)
+			}
+			sub = entries[i].Hash
+		}
+		h, err := s.put(sub, parts[1:], blob)
+		if err != nil {
+			return gitrepo.ZeroHash, err
+		}
+		entry = gitrepo.TreeEntry{Mode: gitrepo.ModeTree, Name: name, Hash: h}
+	}
+	if i >= 0 {
+		entries[i] = entry
+	} else {
+		entries = append(entries, entry)
+	}
+	h, err := s.r.WriteTree(entries)
+	if err != nil {
+		return gitrepo.ZeroHash, fmt.Errorf("attest: write tree: %w", err)
+	}
+	return h, nil
+}

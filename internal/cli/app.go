@@ -1,0 +1,268 @@
+// Package cli is git-secure's command line: flag parsing, output for people
+// (stderr for diagnostics, stdout for results) and for machines (--json),
+// and the mapping of errors to exit codes. All work is done by
+// internal/porcelain and internal/verify.
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/porcelain"
+	"github.com/git-secure/git-secure/internal/verify"
+)
+
+// Exit codes, fixed: other tools rely on them.
+const (
+	ExitOK          = 0
+	ExitFailed      = 1 // a check failed: verification, a refused update or policy change
+	ExitUsage       = 2 // usage or environment error
+	ExitInterrupted = 130
+)
+
+// Env is everything the command line takes from its process.
+type Env struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+	Now            func() time.Time
+	Dir            string
+}
+
+type app struct {
+	env  Env
+	repo *porcelain.Repo
+}
+
+// Main runs the command line with args (args[0] is the program name) and
+// returns the exit code.
+func Main(args []string, env Env) int {
+	a := &app{env: env}
+	defer func() {
+		if a.repo != nil {
+			a.repo.Git.Close()
+		}
+	}()
+	ca := a.cliApp()
+	err := ca.Run(reorderArgs(ca, args))
+	return a.exit(err)
+}
+
+func (a *app) exit(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var failed *verify.Failed
+	var exitErr cli.ExitCoder
+	code := ExitUsage
+	switch {
+	case errors.As(err, &exitErr):
+		if msg := err.Error(); msg != "" {
+			fmt.Fprintf(a.env.Stderr, "git-secure: error: %s\n", msg)
+		}
+		return exitErr.ExitCode()
+	case errors.As(err, &failed):
+		a.printProblems(failed)
+		return ExitFailed
+	case errors.Is(err, porcelain.ErrRefused), errors.Is(err, verify.ErrThreshold):
+		code = ExitFailed
+	case errors.Is(err, porcelain.ErrUsage), errors.Is(err, errUsage):
+		code = ExitUsage
+	}
+	msg := err.Error()
+	for _, prefix := range []string{porcelain.ErrUsage.Error() + ": ", porcelain.ErrRefused.Error() + ": ", errUsage.Error() + ": "} {
+		msg = strings.TrimPrefix(msg, prefix)
+	}
+	fmt.Fprintf(a.env.Stderr, "git-secure: error: %s\n", msg)
+	return code
+}
+
+var errUsage = errors.New("usage")
+
+func usageErr(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
+}
+
+func (a *app) printProblems(f *verify.Failed) {
+	w := a.env.Stderr
+	for _, p := range f.Problems {
+		fmt.Fprintf(w, "git-secure: error: %s\n", p.Error())
+		if p.Hint != "" {
+			fmt.Fprintf(w, "git-secure: hint: %s\n", p.Hint)
+		}
+	}
+	fmt.Fprintf(w, "git-secure: verification FAILED (%d problem(s))\n", len(f.Problems))
+}
+
+// open opens the repository in the working directory once.
+func (a *app) open() (*porcelain.Repo, error) {
+	if a.repo != nil {
+		return a.repo, nil
+	}
+	dir := a.env.Dir
+	if d := a.env.Getenv("GIT_DIR"); d != "" {
+		dir = d
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(a.env.Dir, dir)
+		}
+	}
+	g, err := gitrepo.Open(dir)
+	if err != nil {
+		return nil, usageErr("not in a git repository (%v)", err)
+	}
+	a.repo = &porcelain.Repo{Git: g, Now: a.env.Now, AgentSocket: a.env.Getenv("SSH_AUTH_SOCK"), Home: a.env.Getenv("HOME")}
+	return a.repo, nil
+}
+
+func (a *app) printJSON(v any) error {
+	enc := json.NewEncoder(a.env.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func (a *app) out(format string, args ...any) { fmt.Fprintf(a.env.Stdout, format, args...) }
+func (a *app) info(format string, args ...any) {
+	fmt.Fprintf(a.env.Stderr, format, args...)
+}
+
+var keyFlag = &cli.StringFlag{
+	Name:  "key",
+	Usage: "signing key `FILE`: a private key, or a public key whose private half is in ssh-agent (default: git config user.signingkey when gpg.format=ssh)",
+}
+
+var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "write one JSON document to stdout"}
+
+func (a *app) cliApp() *cli.App {
+	return &cli.App{
+		Name:     "git-secure",
+		HelpName: "git secure",
+		Usage:    "who may move which branch, tag or folder, kept and verified inside the repository",
+		Description: `git-secure keeps a signed Reference State Log (refs/secure/rsl) of every change
+to your branches and tags, and a TUF policy (refs/secure/policy) that says who
+may make which change. Anyone with a clone can verify the whole history.
+
+Quick start, in an existing repository (your SSH key signs everything):
+   git secure init --key ~/.ssh/id_ed25519
+   git secure policy add-person alice --key alice.pub
+   git secure policy add-person bob --key bob.pub
+   git secure policy add-rule protect-main --ref refs/heads/main --allow alice --allow bob --threshold 2
+   git secure policy apply
+   git secure rsl record main          # after moving main
+   git secure attest approve main --to <commit>   # a second person approves
+   git secure verify
+
+Exit codes: 0 verified/done, 1 a check failed or a change was refused,
+2 usage or environment error.`,
+		Writer:                 a.env.Stdout,
+		ErrWriter:              a.env.Stderr,
+		ExitErrHandler:         func(*cli.Context, error) {},
+		HideHelpCommand:        true,
+		UseShortOptionHandling: true,
+		Commands: []*cli.Command{
+			a.initCommand(),
+			a.verifyCommand(),
+			a.rslCommand(),
+			a.policyCommand(),
+			a.trustCommand(),
+			a.attestCommand(),
+			a.versionCommand(),
+		},
+	}
+}
+
+// Version is set at build time with -ldflags "-X .../internal/cli.Version=...".
+var Version = "dev"
+
+func (a *app) versionCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "version",
+		Usage: "print git-secure's version",
+		Action: func(c *cli.Context) error {
+			a.out("git-secure %s\n", Version)
+			return nil
+		},
+	}
+}
+
+// Run is the process entry point used by main.
+func Run() int {
+	dir, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "git-secure: error: %v\n", err)
+		return ExitUsage
+	}
+	return Main(os.Args, Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Now: time.Now, Dir: dir})
+}
+
+// reorderArgs lets flags follow positional arguments, as the documented
+// syntax does ("policy add-person NAME --key FILE"): urfave/cli v2 stops
+// parsing flags at the first positional argument. It finds the subcommand
+// the arguments name, then moves that command's flags (with their values)
+// before its positional arguments, which follow a "--" so that none of them
+// is taken for a flag. Anything after a "--" the user wrote stays
+// positional.
+func reorderArgs(app *cli.App, args []string) []string {
+	if len(args) < 2 {
+		return args
+	}
+	out := []string{args[0]}
+	cmds := app.Commands
+	var leaf *cli.Command
+	i := 1
+	for ; i < len(args); i++ {
+		var next *cli.Command
+		for _, c := range cmds {
+			if c.HasName(args[i]) {
+				next = c
+			}
+		}
+		if next == nil {
+			break
+		}
+		out = append(out, args[i])
+		leaf, cmds = next, next.Subcommands
+	}
+	if leaf == nil || len(leaf.Subcommands) > 0 {
+		return args
+	}
+	takesValue := map[string]bool{}
+	for _, f := range leaf.Flags {
+		_, isBool := f.(*cli.BoolFlag)
+		for _, n := range f.Names() {
+			takesValue[n] = !isBool
+		}
+	}
+	var flags, positional []string
+	for ; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			positional = append(positional, args[i+1:]...)
+			break
+		}
+		if len(a) > 1 && a[0] == '-' {
+			flags = append(flags, a)
+			name := strings.TrimLeft(a, "-")
+			if !strings.Contains(name, "=") && takesValue[name] && i+1 < len(args) {
+				flags = append(flags, args[i+1])
+				i++
+			}
+			continue
+		}
+		positional = append(positional, a)
+	}
+	out = append(out, flags...)
+	if len(positional) > 0 {
+		out = append(out, "--")
+		out = append(out, positional...)
+	}
+	return out
+}

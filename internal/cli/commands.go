@@ -1,0 +1,674 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/theupdateframework/go-tuf/v2/metadata"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/crypto/ssh"
+
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/porcelain"
+	"github.com/git-secure/git-secure/internal/rsl"
+	"github.com/git-secure/git-secure/internal/sign"
+	"github.com/git-secure/git-secure/internal/verify"
+)
+
+func (a *app) initCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "init",
+		Usage: "set this repository up: your key becomes the root and rules key, every branch and tag is recorded",
+		Description: `Writes the first policy (refs/secure/policy), with your key as the only root key
+and rules key (threshold 1), and starts the log (refs/secure/rsl) with one entry
+for the policy and one for every existing branch and tag. History before init is
+the accepted starting point. Nothing is protected until you add rules.`,
+		Flags: []cli.Flag{keyFlag, jsonFlag},
+		Action: func(c *cli.Context) error {
+			r, err := a.open()
+			if err != nil {
+				return err
+			}
+			res, err := r.Init(c.String("key"))
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				return a.printJSON(res)
+			}
+			a.out("Initialized git-secure with root and rules key %s.\n", res.Fingerprint)
+			a.out("Recorded %d entries: the policy and %d refs.\n", res.Entries, res.Entries-1)
+			a.out("\nNext:\n")
+			a.out("  git secure policy add-person NAME --key NAME.pub      # everyone who will sign\n")
+			a.out("  git secure policy add-rule protect-main --ref refs/heads/main --allow NAME [--threshold N]\n")
+			a.out("  git secure policy apply                               # sign and put the rules in force\n")
+			a.out("  git secure verify                                     # anyone can check, from any clone\n")
+			return nil
+		},
+	}
+}
+
+func (a *app) verifyCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "verify",
+		Usage:     "replay the log from its first entry and check every change against the policy of its time",
+		ArgsUsage: "[REF...]",
+		Description: `Checks each entry's signature, that each policy change was signed by the required
+thresholds and only moves forward, that each change of a protected ref or file
+was signed or approved by enough distinct persons, and that the repository's
+refs are exactly what the log records. With REF arguments only those refs are
+checked (policy changes always are).
+
+Exit 0 when everything verifies, 1 when a check fails, 2 on usage errors.`,
+		Flags: []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			r, err := a.open()
+			if err != nil {
+				return err
+			}
+			var refs []string
+			for _, name := range c.Args().Slice() {
+				full, err := r.FullRefName(name)
+				if err != nil {
+					return err
+				}
+				refs = append(refs, full)
+			}
+			bare := r.Git.WorkTree() == ""
+			opts := verify.Options{Refs: refs, Now: a.env.Now(), LocalAhead: !bare, IgnoreMissingRefs: !bare}
+			start := time.Now()
+			res, err := verify.Verify(r.Git, opts)
+			var failed *verify.Failed
+			if err != nil && !errors.As(err, &failed) {
+				return err
+			}
+			if c.Bool("json") {
+				out := verifyJSON{OK: err == nil, Result: res, Seconds: time.Since(start).Seconds()}
+				if failed != nil {
+					for _, p := range failed.Problems {
+						out.Problems = append(out.Problems, problemJSON{Entry: p.Entry, EntryID: hashOrEmpty(p.EntryID), Ref: p.Ref, Rule: p.Rule, Kind: p.Kind.Error(), Detail: p.Detail, Hint: p.Hint})
+					}
+				}
+				if jerr := a.printJSON(out); jerr != nil {
+					return jerr
+				}
+				if failed != nil {
+					return cli.Exit("", ExitFailed)
+				}
+				return nil
+			}
+			if res != nil {
+				for _, w := range res.Warnings {
+					a.info("git-secure: warning: %s\n", w)
+				}
+			}
+			if failed != nil {
+				return err
+			}
+			a.out("verified %d entries in %.2fs: policy root v%d, rules v%d (expires %s)\n", res.Entries, time.Since(start).Seconds(), res.RootVersion, res.RulesVersion, res.PolicyExpires.Format("2006-01-02"))
+			for _, s := range res.Refs {
+				mark := " "
+				if s.Protected {
+					mark = "*"
+				}
+				line := fmt.Sprintf("%s %-40s %s", mark, s.Ref, s.Target.String()[:12])
+				if s.Entry != 0 {
+					line += fmt.Sprintf("  entry #%d", s.Entry)
+				}
+				if s.Note != "" {
+					line += "  (" + s.Note + ")"
+				}
+				a.out("%s\n", line)
+			}
+			a.out("(* protected by a rule)\n")
+			return nil
+		},
+	}
+}
+
+type problemJSON struct {
+	Entry   uint64 `json:"entry,omitempty"`
+	EntryID string `json:"entryId,omitempty"`
+	Ref     string `json:"ref,omitempty"`
+	Rule    string `json:"rule,omitempty"`
+	Kind    string `json:"kind"`
+	Detail  string `json:"detail"`
+	Hint    string `json:"hint,omitempty"`
+}
+
+type verifyJSON struct {
+	OK       bool           `json:"ok"`
+	Result   *verify.Result `json:"result,omitempty"`
+	Problems []problemJSON  `json:"problems,omitempty"`
+	Seconds  float64        `json:"seconds"`
+}
+
+func hashOrEmpty(h gitrepo.Hash) string {
+	if h.IsZero() {
+		return ""
+	}
+	return h.String()
+}
+
+func (a *app) rslCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "rsl",
+		Usage: "record ref changes in the Reference State Log and show it",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "record",
+				Usage:     "append a signed entry for REF's current value (or its deletion)",
+				ArgsUsage: "REF",
+				Description: `Records "REF now points at X", signed with your key. Refused (exit 1, nothing
+written) when no rule lets you move REF; when you may but the rule needs more
+persons, the entry is written and the command says who must still approve.`,
+				Flags: []cli.Flag{keyFlag, jsonFlag},
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return usageErr("rsl record takes exactly one REF, e.g. git secure rsl record main")
+					}
+					r, err := a.open()
+					if err != nil {
+						return err
+					}
+					res, err := r.Record(c.Args().First(), c.String("key"))
+					if err != nil {
+						return err
+					}
+					if c.Bool("json") {
+						return a.printJSON(res)
+					}
+					if res.NoOp {
+						a.out("%s is already recorded at %s (entry #%d)\n", res.Ref, res.New.String()[:12], res.Entry)
+						return nil
+					}
+					a.out("recorded entry #%d: %s %s -> %s\n", res.Entry, res.Ref, shortHash(res.Old), shortHash(res.New))
+					for _, p := range res.Pending {
+						a.info("git-secure: note: %s\n", p)
+					}
+					return nil
+				},
+			},
+			{
+				Name:  "log",
+				Usage: "show the log, newest first",
+				Flags: []cli.Flag{jsonFlag, &cli.IntFlag{Name: "max-count", Aliases: []string{"n"}, Usage: "show at most `N` entries"}},
+				Action: func(c *cli.Context) error {
+					r, err := a.open()
+					if err != nil {
+						return err
+					}
+					return a.rslLog(r, c.Bool("json"), c.Int("max-count"))
+				},
+			},
+		},
+	}
+}
+
+type entryJSON struct {
+	Number    uint64    `json:"number"`
+	ID        string    `json:"id"`
+	Type      string    `json:"type"`
+	Ref       string    `json:"ref,omitempty"`
+	Old       string    `json:"old,omitempty"`
+	New       string    `json:"new,omitempty"`
+	Skips     []uint64  `json:"skips,omitempty"`
+	Reason    string    `json:"reason,omitempty"`
+	Signer    string    `json:"signerKey"`
+	Committer string    `json:"committer"`
+	Time      time.Time `json:"time"`
+}
+
+func (a *app) rslLog(r *porcelain.Repo, asJSON bool, max int) error {
+	tip, ok, err := r.Git.ResolveRef(rsl.Ref)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return verify.ErrNoLog
+	}
+	var entries []entryJSON
+	shown := 0
+	err = rsl.WalkBack(r.Git, tip, func(rec *rsl.Record) (bool, error) {
+		e := rec.Entry
+		fp, _ := sign.SignatureFingerprint(rec.Commit.Signature)
+		j := entryJSON{Number: e.Number, ID: rec.ID.String(), Type: string(e.Type), Ref: e.Ref, Reason: e.Reason, Signer: fp,
+			Committer: rec.Commit.Committer.Name + " <" + rec.Commit.Committer.Email + ">", Time: rec.Commit.Committer.When}
+		if e.Type == rsl.TypeRef {
+			j.Old, j.New = e.Old.String(), e.New.String()
+		}
+		for _, s := range e.Skips {
+			j.Skips = append(j.Skips, s.Number)
+		}
+		if asJSON {
+			entries = append(entries, j)
+		} else {
+			a.out("#%-5d %s %s  %s\n", e.Number, rec.ID.String()[:12], j.Time.UTC().Format("2006-01-02 15:04"), e.Title()[strings.Index(e.Title(), ": ")+2:])
+			if e.Type == rsl.TypeRef {
+				a.out("       %s -> %s  by %s (%s)\n", shortHash(e.Old), shortHash(e.New), j.Committer, fp)
+			} else {
+				a.out("       reason: %s  by %s (%s)\n", e.Reason, j.Committer, fp)
+			}
+		}
+		shown++
+		return max <= 0 || shown < max, nil
+	})
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if entries == nil {
+			entries = []entryJSON{}
+		}
+		return a.printJSON(entries)
+	}
+	return nil
+}
+
+func shortHash(h gitrepo.Hash) string {
+	if h.IsZero() {
+		return "(none)"
+	}
+	return h.String()[:12]
+}
+
+func readPublicKeys(paths []string) ([]ssh.PublicKey, error) {
+	var keys []ssh.PublicKey
+	for _, p := range paths {
+		pub, err := readPublicKey(p)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, pub)
+	}
+	return keys, nil
+}
+
+// readPublicKey reads a public key file, or the public half of a private
+// key file (FILE.pub next to it, or derived from an unencrypted key).
+func readPublicKey(path string) (ssh.PublicKey, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usageErr("read key %s: %v", path, err)
+	}
+	if len(data) > 64<<10 {
+		return nil, usageErr("key file %s is too large", path)
+	}
+	if pub, _, err := sign.ParsePublicKey(data); err == nil {
+		return pub, nil
+	}
+	if pubData, err := os.ReadFile(path + ".pub"); err == nil {
+		if pub, _, err := sign.ParsePublicKey(pubData); err == nil {
+			return pub, nil
+		}
+	}
+	if s, err := ssh.ParsePrivateKey(data); err == nil {
+		return s.PublicKey(), nil
+	}
+	return nil, usageErr("%s is not an SSH public key (expected a line like \"ssh-ed25519 AAAA... name\")", path)
+}
+
+func (a *app) stage(desc string, edit porcelain.Edit) error {
+	r, err := a.open()
+	if err != nil {
+		return err
+	}
+	st, err := r.Stage(desc, edit)
+	if err != nil {
+		return err
+	}
+	a.out("staged: %s\n", desc)
+	return a.printStatus(st)
+}
+
+func (a *app) printStatus(st *porcelain.Staged) error {
+	statuses, err := st.Status()
+	if err != nil {
+		return err
+	}
+	a.out("signatures needed before git secure policy apply can put it in force:\n")
+	for _, s := range statuses {
+		a.out("  %s\n", s.String())
+	}
+	return nil
+}
+
+func (a *app) policyCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "policy",
+		Usage: "persons, rules, and staged policy changes (sign, apply)",
+		Description: `Changes are staged on refs/secure/policy-staging; "policy sign" adds your
+signature, "policy apply" signs if needed and puts the change in force once the
+rules keys' threshold (and, for root changes, the root thresholds) are met.`,
+		Subcommands: []*cli.Command{
+			{
+				Name:      "add-person",
+				Usage:     "add a person with one or more keys (all count as one person)",
+				ArgsUsage: "NAME",
+				Flags:     []cli.Flag{&cli.StringSliceFlag{Name: "key", Usage: "public key `FILE` (repeatable)", Required: true}},
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return usageErr("add-person takes exactly one NAME")
+					}
+					keys, err := readPublicKeys(c.StringSlice("key"))
+					if err != nil {
+						return err
+					}
+					name := c.Args().First()
+					return a.stage("add person "+name, func(p, base *policy.Policy, now time.Time) error {
+						return p.AddPerson(base, name, keys, now)
+					})
+				},
+			},
+			{
+				Name:      "remove-person",
+				Usage:     "remove a person (refused while a rule allows them)",
+				ArgsUsage: "NAME",
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return usageErr("remove-person takes exactly one NAME")
+					}
+					name := c.Args().First()
+					return a.stage("remove person "+name, func(p, base *policy.Policy, now time.Time) error {
+						return p.RemovePerson(base, name, now)
+					})
+				},
+			},
+			{
+				Name:      "add-rule",
+				Usage:     "protect refs and/or files: who may change them, and how many must agree",
+				ArgsUsage: "NAME",
+				Description: `--ref alone protects refs (who may move them); --path alone protects files on
+every ref; both protect those files on those refs. Patterns: * (not /), ** (any),
+? (one character). Example:
+   git secure policy add-rule main --ref refs/heads/main --allow alice --allow bob --threshold 2`,
+				Flags: []cli.Flag{
+					&cli.StringSliceFlag{Name: "ref", Usage: "ref `PATTERN`, e.g. refs/heads/main or refs/tags/v* (repeatable)"},
+					&cli.StringSliceFlag{Name: "path", Usage: "file `PATTERN`, e.g. src/crypto/** (repeatable)"},
+					&cli.StringSliceFlag{Name: "allow", Usage: "`PERSON` who may sign (repeatable)", Required: true},
+					&cli.IntFlag{Name: "threshold", Value: 1, Usage: "distinct persons `N` required"},
+				},
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return usageErr("add-rule takes exactly one NAME")
+					}
+					rule := policy.Rule{Name: c.Args().First(), Refs: c.StringSlice("ref"), Paths: c.StringSlice("path"), Allow: c.StringSlice("allow"), Threshold: c.Int("threshold")}
+					if rule.Threshold < 1 {
+						return usageErr("--threshold must be at least 1")
+					}
+					return a.stage("add rule "+rule.Name, func(p, base *policy.Policy, now time.Time) error {
+						return p.AddRule(base, rule, now)
+					})
+				},
+			},
+			{
+				Name:      "remove-rule",
+				Usage:     "remove a rule",
+				ArgsUsage: "NAME",
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return usageErr("remove-rule takes exactly one NAME")
+					}
+					name := c.Args().First()
+					return a.stage("remove rule "+name, func(p, base *policy.Policy, now time.Time) error {
+						return p.RemoveRule(base, name, now)
+					})
+				},
+			},
+			{
+				Name:  "list",
+				Usage: "show the policy in force (and what is staged)",
+				Flags: []cli.Flag{jsonFlag, &cli.BoolFlag{Name: "staged", Usage: "show the staged change instead"}},
+				Action: func(c *cli.Context) error {
+					r, err := a.open()
+					if err != nil {
+						return err
+					}
+					st, err := r.LoadStaged()
+					if err != nil {
+						return err
+					}
+					p := st.Base
+					if c.Bool("staged") {
+						p = st.Policy
+					}
+					return a.listPolicy(p, st, c.Bool("json"))
+				},
+			},
+			{
+				Name:  "sign",
+				Usage: "add your signature to the staged change",
+				Flags: []cli.Flag{keyFlag},
+				Action: func(c *cli.Context) error {
+					r, err := a.open()
+					if err != nil {
+						return err
+					}
+					st, err := r.SignStaged(c.String("key"))
+					if err != nil {
+						return err
+					}
+					a.out("signed the staged change\n")
+					return a.printStatus(st)
+				},
+			},
+			{
+				Name:  "apply",
+				Usage: "sign if needed and put the staged change in force when its thresholds are met",
+				Flags: []cli.Flag{keyFlag, jsonFlag},
+				Action: func(c *cli.Context) error {
+					r, err := a.open()
+					if err != nil {
+						return err
+					}
+					res, st, err := r.Apply(c.String("key"))
+					if err != nil {
+						if errors.Is(err, porcelain.ErrThresholdPending) && st != nil {
+							a.printStatus(st)
+							a.info("git-secure: hint: each missing signer runs git secure policy sign (after fetching refs/secure/policy-staging), then anyone runs git secure policy apply\n")
+						}
+						return err
+					}
+					if c.Bool("json") {
+						return a.printJSON(res)
+					}
+					a.out("policy applied: root v%d, rules v%d, recorded as entry #%d\n", res.RootVersion, res.RulesVersion, res.Entry)
+					return nil
+				},
+			},
+			{
+				Name:  "discard",
+				Usage: "drop the staged change",
+				Action: func(c *cli.Context) error {
+					r, err := a.open()
+					if err != nil {
+						return err
+					}
+					return r.Discard()
+				},
+			},
+		},
+	}
+}
+
+type policyJSON struct {
+	RootVersion   int64        `json:"rootVersion"`
+	RulesVersion  int64        `json:"rulesVersion"`
+	RootExpires   time.Time    `json:"rootExpires"`
+	RulesExpires  time.Time    `json:"rulesExpires"`
+	RootKeys      []string     `json:"rootKeys"`
+	RootThreshold int          `json:"rootThreshold"`
+	RulesKeys     []string     `json:"rulesKeys"`
+	RulesThresh   int          `json:"rulesThreshold"`
+	Persons       []personJSON `json:"persons"`
+	Rules         []ruleJSON   `json:"rules"`
+	Staged        bool         `json:"staged"`
+}
+
+type personJSON struct {
+	Name string   `json:"name"`
+	Keys []string `json:"keys"`
+}
+
+type ruleJSON struct {
+	Name      string   `json:"name"`
+	Refs      []string `json:"refs,omitempty"`
+	Paths     []string `json:"paths,omitempty"`
+	Allow     []string `json:"allow"`
+	Threshold int      `json:"threshold"`
+}
+
+func (a *app) listPolicy(p *policy.Policy, st *porcelain.Staged, asJSON bool) error {
+	j := policyJSON{RootVersion: p.Root.Signed.Version, RulesVersion: p.Targets.Signed.Version,
+		RootExpires: p.Root.Signed.Expires, RulesExpires: p.Targets.Signed.Expires, Staged: st.Changed(),
+		Persons: []personJSON{}, Rules: []ruleJSON{}}
+	rk, rt := p.RoleKeys(metadata.ROOT)
+	for _, k := range rk {
+		j.RootKeys = append(j.RootKeys, k.Fingerprint)
+	}
+	j.RootThreshold = rt
+	tk, tt := p.RoleKeys(metadata.TARGETS)
+	for _, k := range tk {
+		j.RulesKeys = append(j.RulesKeys, k.Fingerprint)
+	}
+	j.RulesThresh = tt
+	for _, person := range p.Persons() {
+		pj := personJSON{Name: person.Name}
+		for _, k := range person.Keys {
+			pj.Keys = append(pj.Keys, k.Fingerprint)
+		}
+		j.Persons = append(j.Persons, pj)
+	}
+	for _, r := range p.Rules() {
+		j.Rules = append(j.Rules, ruleJSON{Name: r.Name, Refs: r.Refs, Paths: r.Paths, Allow: r.Allow, Threshold: r.Threshold})
+	}
+	if asJSON {
+		return a.printJSON(j)
+	}
+	a.out("root v%d (expires %s): threshold %d of %s\n", j.RootVersion, j.RootExpires.Format("2006-01-02"), j.RootThreshold, strings.Join(j.RootKeys, ", "))
+	a.out("rules v%d (expires %s): signed by %d of %s\n", j.RulesVersion, j.RulesExpires.Format("2006-01-02"), j.RulesThresh, strings.Join(j.RulesKeys, ", "))
+	a.out("\npersons:\n")
+	if len(j.Persons) == 0 {
+		a.out("  (none: add with git secure policy add-person NAME --key FILE)\n")
+	}
+	for _, pj := range j.Persons {
+		a.out("  %-16s %s\n", pj.Name, strings.Join(pj.Keys, ", "))
+	}
+	a.out("\nrules:\n")
+	if len(j.Rules) == 0 {
+		a.out("  (none: nothing is protected yet)\n")
+	}
+	for _, r := range j.Rules {
+		var what []string
+		for _, x := range r.Refs {
+			what = append(what, "ref "+x)
+		}
+		for _, x := range r.Paths {
+			what = append(what, "path "+x)
+		}
+		a.out("  %-16s %s: %d of %s\n", r.Name, strings.Join(what, ", "), r.Threshold, strings.Join(r.Allow, ", "))
+	}
+	if j.Staged {
+		a.out("\na change is staged: see git secure policy list --staged; put it in force with git secure policy apply\n")
+	}
+	return nil
+}
+
+func (a *app) trustCommand() *cli.Command {
+	roleCmd := func(name, usage, role string, add bool) *cli.Command {
+		return &cli.Command{
+			Name: name, Usage: usage, ArgsUsage: "FILE",
+			Action: func(c *cli.Context) error {
+				if c.NArg() != 1 {
+					return usageErr("%s takes exactly one public key FILE", name)
+				}
+				pub, err := readPublicKey(c.Args().First())
+				if err != nil {
+					return err
+				}
+				fp := sign.Fingerprint(pub)
+				return a.stage(fmt.Sprintf("%s %s", name, fp), func(p, base *policy.Policy, now time.Time) error {
+					if add {
+						return p.AddRoleKey(base, role, pub, now)
+					}
+					return p.RemoveRoleKey(base, role, fp, now)
+				})
+			},
+		}
+	}
+	thresholdCmd := func(name, usage, role string) *cli.Command {
+		return &cli.Command{
+			Name: name, Usage: usage, ArgsUsage: "N",
+			Action: func(c *cli.Context) error {
+				var n int
+				if c.NArg() != 1 {
+					return usageErr("%s takes exactly one number N", name)
+				}
+				if _, err := fmt.Sscanf(c.Args().First(), "%d", &n); err != nil || fmt.Sprint(n) != c.Args().First() {
+					return usageErr("%s: %q is not a number", name, c.Args().First())
+				}
+				return a.stage(fmt.Sprintf("%s %d", name, n), func(p, base *policy.Policy, now time.Time) error {
+					return p.SetRoleThreshold(base, role, n, now)
+				})
+			},
+		}
+	}
+	return &cli.Command{
+		Name:  "trust",
+		Usage: "root of trust: root keys, rules keys and their thresholds (staged like policy changes)",
+		Description: `A root change needs the signatures of the old root keys' threshold and of the
+new root keys' threshold (git secure policy sign / apply).`,
+		Subcommands: []*cli.Command{
+			roleCmd("add-root-key", "add a root key", metadata.ROOT, true),
+			roleCmd("remove-root-key", "remove a root key", metadata.ROOT, false),
+			thresholdCmd("set-threshold", "set how many root keys must sign a root change", metadata.ROOT),
+			roleCmd("add-rules-key", "add a key trusted to sign rules changes", metadata.TARGETS, true),
+			roleCmd("remove-rules-key", "remove a rules key", metadata.TARGETS, false),
+			thresholdCmd("set-rules-threshold", "set how many rules keys must sign a rules change", metadata.TARGETS),
+		},
+	}
+}
+
+func (a *app) attestCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "attest",
+		Usage: "signed statements that count toward thresholds (approvals)",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "approve",
+				Usage:     "approve exactly one update of REF: from OLD (default: its recorded value) to NEW",
+				ArgsUsage: "REF",
+				Description: `Stores an in-toto statement in a DSSE envelope signed with your key on
+refs/secure/attestations. It counts, with the entry's signer, toward the
+threshold of the rules that protect REF, for that exact update only.`,
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "to", Usage: "the new value: a commit or a ref name", Required: true},
+					&cli.StringFlag{Name: "from", Usage: "the old value (default: REF's latest recorded value)"},
+					keyFlag, jsonFlag,
+				},
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return usageErr("approve takes exactly one REF")
+					}
+					r, err := a.open()
+					if err != nil {
+						return err
+					}
+					res, err := r.Approve(c.Args().First(), c.String("to"), c.String("from"), c.String("key"))
+					if err != nil {
+						return err
+					}
+					if c.Bool("json") {
+						return a.printJSON(res)
+					}
+					a.out("%s approves %s %s -> %s\n", res.Person, res.Ref, shortHash(res.From), shortHash(res.To))
+					return nil
+				},
+			},
+		},
+	}
+}

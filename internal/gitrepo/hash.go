@@ -1,0 +1,94 @@
+package gitrepo
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// Hash is a SHA-1 object id.
+type Hash [20]byte
+
+// ZeroHash is the all-zero object id. It never names an object.
+var ZeroHash Hash
+
+// EmptyTreeHash is the id of the empty tree in a SHA-1 repository.
+const EmptyTreeHash = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+var emptyTree = mustHash(EmptyTreeHash)
+
+var (
+	// ErrNotFound reports that an object or ref does not exist.
+	ErrNotFound = errors.New("gitrepo: not found")
+	// ErrRefChanged reports a lost compare-and-swap: a ref was not at the
+	// expected old value (or was locked by a concurrent update).
+	ErrRefChanged = errors.New("gitrepo: ref changed concurrently")
+	// ErrTooLarge reports an object larger than the caller's limit.
+	ErrTooLarge = errors.New("gitrepo: object too large")
+)
+
+func mustHash(s string) Hash {
+	h, err := ParseHash(s)
+	if err != nil {
+		panic(err)
+	}
+	return h
+}
+
+// ParseHash parses exactly 40 lowercase hexadecimal digits.
+func ParseHash(s string) (Hash, error) {
+	var h Hash
+	if len(s) != 40 {
+		return h, fmt.Errorf("gitrepo: invalid hash %s: want 40 hex digits, got %d characters", strconv.QuoteToASCII(truncate(s, 64)), len(s))
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return h, fmt.Errorf("gitrepo: invalid hash %s: not lowercase hex", strconv.QuoteToASCII(s))
+		}
+	}
+	if _, err := hex.Decode(h[:], []byte(s)); err != nil {
+		return Hash{}, fmt.Errorf("gitrepo: invalid hash %q: %w", s, err)
+	}
+	return h, nil
+}
+
+func parseHashBytes(b []byte) (Hash, error) { return ParseHash(string(b)) }
+
+// String returns the hash as 40 lowercase hex digits.
+func (h Hash) String() string { return hex.EncodeToString(h[:]) }
+
+// IsZero reports whether h is ZeroHash.
+func (h Hash) IsZero() bool { return h == ZeroHash }
+
+// MarshalText implements encoding.TextMarshaler.
+func (h Hash) MarshalText() ([]byte, error) { return []byte(h.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler with ParseHash rules.
+func (h *Hash) UnmarshalText(b []byte) error {
+	v, err := parseHashBytes(b)
+	if err != nil {
+		return err
+	}
+	*h = v
+	return nil
+}
+
+// hashObject computes the git object id of data with the given type.
+func hashObject(typ string, data []byte) Hash {
+	d := sha1.New()
+	fmt.Fprintf(d, "%s %d\x00", typ, len(data))
+	d.Write(data)
+	var h Hash
+	copy(h[:], d.Sum(nil))
+	return h
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}

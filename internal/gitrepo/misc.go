@@ -1,0 +1,127 @@
+package gitrepo
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+func contextBackground() context.Context { return context.Background() }
+
+// checkConfigKey rejects keys that git could take as options or that
+// contain control characters.
+func checkConfigKey(key string) error {
+	if key == "" || key[0] == '-' || !strings.Contains(key, ".") || len(key) > 1024 ||
+		strings.ContainsFunc(key, func(c rune) bool { return c < 0x20 || c == 0x7f }) {
+		return fmt.Errorf("gitrepo: invalid config key %s", strconv.QuoteToASCII(truncate(key, 100)))
+	}
+	return nil
+}
+
+// Config returns the value of key (git config --get, last value wins). ok
+// is false if the key is not set.
+func (r *Repo) Config(key string) (string, bool, error) {
+	if err := checkConfigKey(key); err != nil {
+		return "", false, err
+	}
+	out, err := r.run(nil, "config", "--get", "--null", "--end-of-options", key)
+	if err != nil {
+		if exitCode(err) == 1 {
+			return "", false, nil
+		}
+		return "", false, fmt.Errorf("gitrepo: config %s: %w", key, err)
+	}
+	v, ok := bytes.CutSuffix(out, []byte{0})
+	if !ok {
+		return "", false, fmt.Errorf("gitrepo: config %s: malformed output", key)
+	}
+	return string(v), true, nil
+}
+
+// ConfigAll returns every value of key (git config --get-all); none if
+// unset.
+func (r *Repo) ConfigAll(key string) ([]string, error) {
+	if err := checkConfigKey(key); err != nil {
+		return nil, err
+	}
+	out, err := r.run(nil, "config", "--get-all", "--null", "--end-of-options", key)
+	if err != nil {
+		if exitCode(err) == 1 {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("gitrepo: config %s: %w", key, err)
+	}
+	if len(out) == 0 || out[len(out)-1] != 0 {
+		return nil, fmt.Errorf("gitrepo: config %s: malformed output", key)
+	}
+	return strings.Split(string(out[:len(out)-1]), "\x00"), nil
+}
+
+// SetConfig sets key to value in the repository's local config.
+func (r *Repo) SetConfig(key, value string) error {
+	if err := checkConfigKey(key); err != nil {
+		return err
+	}
+	if strings.IndexByte(value, 0) >= 0 {
+		return fmt.Errorf("gitrepo: set config %s: value contains NUL", key)
+	}
+	if _, err := r.run(nil, "config", "--local", "--end-of-options", key, value); err != nil {
+		return fmt.Errorf("gitrepo: set config %s: %w", key, err)
+	}
+	return nil
+}
+
+// UnsetConfig removes every value of key from the local config. Unsetting
+// a key that is not set is not an error.
+func (r *Repo) UnsetConfig(key string) error {
+	if err := checkConfigKey(key); err != nil {
+		return err
+	}
+	if _, err := r.run(nil, "config", "--local", "--unset-all", "--end-of-options", key); err != nil {
+		if exitCode(err) == 5 {
+			return nil
+		}
+		return fmt.Errorf("gitrepo: unset config %s: %w", key, err)
+	}
+	return nil
+}
+
+// MergeBase returns a best common ancestor of a and all of others
+// (git merge-base). ok is false when there is none.
+func (r *Repo) MergeBase(a Hash, others ...Hash) (Hash, bool, error) {
+	if len(others) == 0 {
+		return ZeroHash, false, fmt.Errorf("gitrepo: merge-base %s: no other commits", a)
+	}
+	args := []string{"merge-base", "--end-of-options", a.String()}
+	for _, o := range others {
+		args = append(args, o.String())
+	}
+	out, err := r.run(nil, args...)
+	if err != nil {
+		if exitCode(err) == 1 {
+			return ZeroHash, false, nil
+		}
+		return ZeroHash, false, fmt.Errorf("gitrepo: merge-base %s: %w", a, err)
+	}
+	line, _, _ := strings.Cut(string(out), "\n")
+	h, err := ParseHash(line)
+	if err != nil {
+		return ZeroHash, false, fmt.Errorf("gitrepo: merge-base %s: %w", a, err)
+	}
+	return h, true, nil
+}
+
+// IsAncestor reports whether commit a is an ancestor of (or equal to)
+// commit b.
+func (r *Repo) IsAncestor(a, b Hash) (bool, error) {
+	_, err := r.run(nil, "merge-base", "--is-ancestor", "--end-of-options", a.String(), b.String())
+	if err != nil {
+		if exitCode(err) == 1 {
+			return false, nil
+		}
+		return false, fmt.Errorf("gitrepo: is-ancestor %s %s: %w", a, b, err)
+	}
+	return true, nil
+}

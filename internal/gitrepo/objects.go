@@ -1,0 +1,239 @@
+package gitrepo
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+const (
+	// maxCommitSize bounds commit and tag objects read by this package.
+	maxCommitSize = 1 << 20
+	// maxTreeSize bounds tree objects read by this package.
+	maxTreeSize = 64 << 20
+	// maxPeelDepth bounds chains of annotated tags.
+	maxPeelDepth = 10
+)
+
+// ReadObject returns the type and contents of object h. It returns an error
+// wrapping ErrNotFound if the object is missing and ErrTooLarge if its size
+// exceeds maxSize bytes.
+func (r *Repo) ReadObject(h Hash, maxSize int64) (typ string, data []byte, err error) {
+	if h.IsZero() {
+		return "", nil, fmt.Errorf("gitrepo: read object %s: %w", h, ErrNotFound)
+	}
+	info, data, err := r.batch.read(h, maxSize)
+	if err != nil {
+		if errors.Is(err, ErrTooLarge) {
+			return "", nil, fmt.Errorf("gitrepo: read object %s: size %d exceeds limit %d: %w", h, info.size, maxSize, err)
+		}
+		return "", nil, fmt.Errorf("gitrepo: read object %s: %w", h, err)
+	}
+	if info.missing {
+		return "", nil, fmt.Errorf("gitrepo: read object %s: %w", h, ErrNotFound)
+	}
+	return info.typ, data, nil
+}
+
+// HasObject reports whether object h exists.
+func (r *Repo) HasObject(h Hash) (bool, error) {
+	if h.IsZero() {
+		return false, nil
+	}
+	info, err := r.batchCheck.info(h)
+	if err != nil {
+		return false, fmt.Errorf("gitrepo: check object %s: %w", h, err)
+	}
+	return !info.missing, nil
+}
+
+// objectType returns the type of h (ErrNotFound if missing).
+func (r *Repo) objectType(h Hash) (string, error) {
+	if h.IsZero() {
+		return "", fmt.Errorf("gitrepo: object type %s: %w", h, ErrNotFound)
+	}
+	info, err := r.batchCheck.info(h)
+	if err != nil {
+		return "", fmt.Errorf("gitrepo: object type %s: %w", h, err)
+	}
+	if info.missing {
+		return "", fmt.Errorf("gitrepo: object type %s: %w", h, ErrNotFound)
+	}
+	return info.typ, nil
+}
+
+// readTyped reads h and checks its type.
+func (r *Repo) readTyped(h Hash, want string, maxSize int64) ([]byte, error) {
+	typ, data, err := r.ReadObject(h, maxSize)
+	if err != nil {
+		return nil, err
+	}
+	if typ != want {
+		return nil, fmt.Errorf("gitrepo: object %s is a %s, not a %s", h, typ, want)
+	}
+	return data, nil
+}
+
+// ReadCommit reads and strictly parses commit h (at most 1 MiB).
+func (r *Repo) ReadCommit(h Hash) (*Commit, error) {
+	data, err := r.readTyped(h, "commit", maxCommitSize)
+	if err != nil {
+		return nil, err
+	}
+	c, err := ParseCommit(data)
+	if err != nil {
+		return nil, fmt.Errorf("gitrepo: commit %s: %w", h, err)
+	}
+	c.Hash = h
+	return c, nil
+}
+
+// PeelToCommit follows annotated tags (at most 10) from h to a commit.
+func (r *Repo) PeelToCommit(h Hash) (Hash, error) {
+	start := h
+	for depth := 0; depth <= maxPeelDepth; depth++ {
+		typ, err := r.objectType(h)
+		if err != nil {
+			return ZeroHash, fmt.Errorf("gitrepo: peel %s: %w", start, err)
+		}
+		switch typ {
+		case "commit":
+			return h, nil
+		case "tag":
+			data, err := r.readTyped(h, "tag", maxCommitSize)
+			if err != nil {
+				return ZeroHash, fmt.Errorf("gitrepo: peel %s: %w", start, err)
+			}
+			target, _, err := parseTagTarget(data)
+			if err != nil {
+				return ZeroHash, fmt.Errorf("gitrepo: peel %s: tag %s: %w", start, h, err)
+			}
+			h = target
+		default:
+			return ZeroHash, fmt.Errorf("gitrepo: peel %s: ends at %s %s, not a commit", start, typ, h)
+		}
+	}
+	return ZeroHash, fmt.Errorf("gitrepo: peel %s: more than %d nested tags", start, maxPeelDepth)
+}
+
+// parseTagTarget parses the "object" and "type" headers of a tag.
+func parseTagTarget(data []byte) (Hash, string, error) {
+	rest, ok := bytes.CutPrefix(data, []byte("object "))
+	if !ok || len(rest) < 41 || rest[40] != '\n' {
+		return ZeroHash, "", errors.New("malformed object header")
+	}
+	h, err := parseHashBytes(rest[:40])
+	if err != nil {
+		return ZeroHash, "", err
+	}
+	rest, ok = bytes.CutPrefix(rest[41:], []byte("type "))
+	if !ok {
+		return ZeroHash, "", errors.New("missing type header")
+	}
+	typ, _, ok := bytes.Cut(rest, []byte{'\n'})
+	if !ok {
+		return ZeroHash, "", errors.New("malformed type header")
+	}
+	switch string(typ) {
+	case "blob", "tree", "commit", "tag":
+	default:
+		return ZeroHash, "", fmt.Errorf("bad type %q", truncate(string(typ), 20))
+	}
+	return h, string(typ), nil
+}
+
+// WriteObject stores data as an object of type typ (blob, tree, commit or
+// tag) and returns its id. git validates trees, commits and tags. If the
+// object already exists nothing is written.
+func (r *Repo) WriteObject(typ string, data []byte) (Hash, error) {
+	switch typ {
+	case "blob", "tree", "commit", "tag":
+	default:
+		return ZeroHash, fmt.Errorf("gitrepo: write object: invalid type %q", truncate(typ, 20))
+	}
+	want := hashObject(typ, data)
+	if ok, err := r.HasObject(want); err == nil && ok {
+		return want, nil
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	out, err := r.run(data, "hash-object", "-t", typ, "-w", "--stdin")
+	if err != nil {
+		return ZeroHash, fmt.Errorf("gitrepo: write %s object: %w", typ, err)
+	}
+	got, err := ParseHash(strings.TrimSuffix(string(out), "\n"))
+	if err != nil {
+		return ZeroHash, fmt.Errorf("gitrepo: write %s object: %w", typ, err)
+	}
+	if got != want {
+		return ZeroHash, fmt.Errorf("gitrepo: write %s object: git returned %s, expected %s", typ, got, want)
+	}
+	return got, nil
+}
+
+// WriteTree encodes entries as a tree (sorting them in git order) and
+// writes it.
+func (r *Repo) WriteTree(entries []TreeEntry) (Hash, error) {
+	raw, err := EncodeTree(entries)
+	if err != nil {
+		return ZeroHash, err
+	}
+	return r.WriteObject("tree", raw)
+}
+
+// ReadTree reads and strictly parses tree h. The empty tree (and ZeroHash)
+// give no entries.
+func (r *Repo) ReadTree(h Hash) ([]TreeEntry, error) {
+	if h.IsZero() || h == emptyTree {
+		return nil, nil
+	}
+	data, err := r.readTyped(h, "tree", maxTreeSize)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := ParseTree(data)
+	if err != nil {
+		return nil, fmt.Errorf("gitrepo: tree %s: %w", h, err)
+	}
+	return entries, nil
+}
+
+// ReadBlobAt reads the regular file (mode 100644 or 100755) at the
+// slash-separated path inside tree. It returns an error wrapping
+// ErrNotFound if the path does not exist.
+func (r *Repo) ReadBlobAt(tree Hash, path string, maxSize int64) ([]byte, error) {
+	parts := strings.Split(path, "/")
+	for _, p := range parts {
+		if err := validEntryName(p); err != nil {
+			return nil, fmt.Errorf("gitrepo: read %q: invalid path: %w", truncate(path, 200), err)
+		}
+	}
+	cur := tree
+	for i, p := range parts {
+		entries, err := r.ReadTree(cur)
+		if err != nil {
+			return nil, fmt.Errorf("gitrepo: read %q: %w", path, err)
+		}
+		var found *TreeEntry
+		for j := range entries {
+			if entries[j].Name == p {
+				found = &entries[j]
+				break
+			}
+		}
+		last := i == len(parts)-1
+		if found == nil || (!last && found.Mode != ModeTree) {
+			return nil, fmt.Errorf("gitrepo: read %q in tree %s: %w", path, tree, ErrNotFound)
+		}
+		if last {
+			if found.Mode != ModeFile && found.Mode != ModeExec {
+				return nil, fmt.Errorf("gitrepo: read %q in tree %s: not a regular file (mode %o)", path, tree, found.Mode)
+			}
+			return r.readTyped(found.Hash, "blob", maxSize)
+		}
+		cur = found.Hash
+	}
+	panic("unreachable")
+}

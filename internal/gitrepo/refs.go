@@ -1,0 +1,321 @@
+package gitrepo
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// maxRefNameLen bounds ref names accepted by ValidRefName.
+const maxRefNameLen = 1024
+
+// Ref is a ref name and the object it points to (not peeled).
+type Ref struct {
+	Name string
+	Hash Hash
+}
+
+// RefUpdate is one compare-and-swap ref update. A zero Old means the ref
+// must not exist; a zero New deletes the ref.
+type RefUpdate struct {
+	Name string
+	Old  Hash
+	New  Hash
+}
+
+// ValidRefName checks a full ref name (starting with "refs/") against
+// git's check-ref-format rules: no component starts with '.' or ends with
+// ".lock"; no "..", "@{", "//", control characters, space, '~', '^', ':',
+// '?', '*', '[' or '\'; it does not end with '/' or '.'. Names longer than
+// 1024 bytes are rejected too.
+func ValidRefName(name string) error {
+	bad := func(why string) error {
+		return fmt.Errorf("gitrepo: invalid ref name %s: %s", strconv.QuoteToASCII(truncate(name, 100)), why)
+	}
+	if !strings.HasPrefix(name, "refs/") {
+		return bad(`must start with "refs/"`)
+	}
+	if len(name) > maxRefNameLen {
+		return bad("too long")
+	}
+	if strings.HasSuffix(name, ".") {
+		return bad("ends with '.'")
+	}
+	if strings.Contains(name, "..") {
+		return bad(`contains ".."`)
+	}
+	if strings.Contains(name, "@{") {
+		return bad(`contains "@{"`)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c < 0x20 || c == 0x7f {
+			return bad("contains a control character")
+		}
+		switch c {
+		case ' ', '~', '^', ':', '?', '*', '[', '\\':
+			return bad(fmt.Sprintf("contains %q", c))
+		}
+	}
+	for _, comp := range strings.Split(name, "/") {
+		switch {
+		case comp == "":
+			return bad("empty path component")
+		case comp[0] == '.':
+			return bad("component starts with '.'")
+		case strings.HasSuffix(comp, ".lock"):
+			return bad(`component ends with ".lock"`)
+		}
+	}
+	return nil
+}
+
+func checkRefOrHead(name string) error {
+	if name == "HEAD" {
+		return nil
+	}
+	return ValidRefName(name)
+}
+
+// ResolveRef returns the value of the exact ref name (a full name starting
+// with "refs/", or "HEAD"). Symbolic refs are followed; annotated tags are
+// not peeled. ok is false if the ref does not exist.
+func (r *Repo) ResolveRef(name string) (Hash, bool, error) {
+	if err := checkRefOrHead(name); err != nil {
+		return ZeroHash, false, err
+	}
+	if name == "HEAD" {
+		out, err := r.run(nil, "rev-parse", "-q", "--verify", "--end-of-options", "HEAD")
+		if err != nil {
+			if exitCode(err) == 1 {
+				return ZeroHash, false, nil
+			}
+			return ZeroHash, false, fmt.Errorf("gitrepo: resolve HEAD: %w", err)
+		}
+		h, err := ParseHash(strings.TrimSuffix(string(out), "\n"))
+		if err != nil {
+			return ZeroHash, false, fmt.Errorf("gitrepo: resolve HEAD: %w", err)
+		}
+		return h, true, nil
+	}
+	// for-each-ref matches exactly (or below name/, which cannot coexist
+	// with name); unlike rev-parse it applies no DWIM rules.
+	refs, err := r.forEachRef(name)
+	if err != nil {
+		return ZeroHash, false, fmt.Errorf("gitrepo: resolve %s: %w", name, err)
+	}
+	for _, ref := range refs {
+		if ref.Name == name {
+			return ref.Hash, true, nil
+		}
+	}
+	return ZeroHash, false, nil
+}
+
+// forEachRef runs one for-each-ref with the given patterns.
+func (r *Repo) forEachRef(patterns ...string) ([]Ref, error) {
+	args := append([]string{"for-each-ref", "--format=%(objectname) %(refname)", "--end-of-options"}, patterns...)
+	out, err := r.run(nil, args...)
+	if err != nil {
+		return nil, err
+	}
+	var refs []Ref
+	for len(out) > 0 {
+		line, rest, ok := bytes.Cut(out, []byte{'\n'})
+		if !ok {
+			return nil, errors.New("unterminated for-each-ref output")
+		}
+		out = rest
+		hs, name, ok := bytes.Cut(line, []byte{' '})
+		if !ok {
+			return nil, fmt.Errorf("malformed for-each-ref line %q", truncate(string(line), 100))
+		}
+		h, err := parseHashBytes(hs)
+		if err != nil {
+			return nil, err
+		}
+		if err := ValidRefName(string(name)); err != nil {
+			return nil, err
+		}
+		refs = append(refs, Ref{Name: string(name), Hash: h})
+	}
+	return refs, nil
+}
+
+// ListRefs lists refs whose names start with any of prefixes (plain string
+// prefixes, each starting with "refs/"), or all refs under refs/ if none
+// are given, sorted by name. One git process is used.
+func (r *Repo) ListRefs(prefixes ...string) ([]Ref, error) {
+	var patterns []string
+	for _, p := range prefixes {
+		if !strings.HasPrefix(p, "refs/") || strings.ContainsAny(p, "*?[\\\x00\n") || len(p) > maxRefNameLen {
+			return nil, fmt.Errorf("gitrepo: list refs: invalid prefix %s", strconv.QuoteToASCII(truncate(p, 100)))
+		}
+		// for-each-ref matches whole path components; ask for the
+		// enclosing directory and filter by string prefix below.
+		patterns = append(patterns, p[:strings.LastIndexByte(p, '/')+1])
+	}
+	refs, err := r.forEachRef(patterns...)
+	if err != nil {
+		return nil, fmt.Errorf("gitrepo: list refs: %w", err)
+	}
+	if len(prefixes) > 0 {
+		kept := refs[:0]
+		for _, ref := range refs {
+			for _, p := range prefixes {
+				if strings.HasPrefix(ref.Name, p) {
+					kept = append(kept, ref)
+					break
+				}
+			}
+		}
+		refs = kept
+	}
+	sort.Slice(refs, func(i, j int) bool { return refs[i].Name < refs[j].Name })
+	// Overlapping prefixes cannot produce duplicates (one process, one
+	// listing), but stay defensive.
+	out := refs[:0]
+	for i, ref := range refs {
+		if i == 0 || ref.Name != refs[i-1].Name {
+			out = append(out, ref)
+		}
+	}
+	return out, nil
+}
+
+// SymbolicRef returns the target of the symbolic ref name (for example
+// "HEAD" -> "refs/heads/main"). It returns an error wrapping ErrNotFound if
+// name is not a symbolic ref.
+func (r *Repo) SymbolicRef(name string) (string, error) {
+	if err := checkRefOrHead(name); err != nil {
+		return "", err
+	}
+	out, err := r.run(nil, "symbolic-ref", "-q", "--end-of-options", name)
+	if err != nil {
+		if exitCode(err) == 1 {
+			return "", fmt.Errorf("gitrepo: symbolic ref %s: %w", name, ErrNotFound)
+		}
+		return "", fmt.Errorf("gitrepo: symbolic ref %s: %w", name, err)
+	}
+	target := strings.TrimSuffix(string(out), "\n")
+	if err := ValidRefName(target); err != nil {
+		return "", fmt.Errorf("gitrepo: symbolic ref %s: target: %w", name, err)
+	}
+	return target, nil
+}
+
+// ResolveRevision resolves a revision expression to a commit with
+// "git rev-parse --verify rev^{commit}". rev must not start with '-'. It
+// returns an error wrapping ErrNotFound if rev does not name a commit.
+func (r *Repo) ResolveRevision(rev string) (Hash, error) {
+	if rev == "" || rev[0] == '-' || strings.ContainsAny(rev, "\x00\n\r") || len(rev) > maxRefNameLen {
+		return ZeroHash, fmt.Errorf("gitrepo: resolve revision %s: invalid revision", strconv.QuoteToASCII(truncate(rev, 100)))
+	}
+	out, err := r.run(nil, "rev-parse", "-q", "--verify", "--end-of-options", rev+"^{commit}")
+	if err != nil {
+		if exitCode(err) == 1 {
+			return ZeroHash, fmt.Errorf("gitrepo: resolve revision %q: %w", rev, ErrNotFound)
+		}
+		return ZeroHash, fmt.Errorf("gitrepo: resolve revision %q: %w", rev, err)
+	}
+	h, err := ParseHash(strings.TrimSuffix(string(out), "\n"))
+	if err != nil {
+		return ZeroHash, fmt.Errorf("gitrepo: resolve revision %q: %w", rev, err)
+	}
+	return h, nil
+}
+
+// UpdateRefs applies updates as one atomic compare-and-swap transaction
+// through "git update-ref --stdin -z" (start, update/create/delete/verify,
+// prepare, commit), taking git's own <ref>.lock files. Symbolic refs are
+// not dereferenced. A reflog entry with reflogMsg (control characters
+// replaced by spaces) is written for every updated ref. If any ref is not at its Old value (or is locked by a
+// concurrent update) nothing changes and the error wraps ErrRefChanged and
+// names the ref.
+func (r *Repo) UpdateRefs(updates []RefUpdate, reflogMsg string) error {
+	if len(updates) == 0 {
+		return nil
+	}
+	seen := make(map[string]bool, len(updates))
+	var in bytes.Buffer
+	in.WriteString("start\x00")
+	for _, u := range updates {
+		if err := ValidRefName(u.Name); err != nil {
+			return fmt.Errorf("gitrepo: update refs: %w", err)
+		}
+		if seen[u.Name] {
+			return fmt.Errorf("gitrepo: update refs: %s updated twice", u.Name)
+		}
+		seen[u.Name] = true
+		in.WriteString("option no-deref\x00")
+		switch {
+		case u.New.IsZero() && u.Old.IsZero():
+			fmt.Fprintf(&in, "verify %s\x00%s\x00", u.Name, ZeroHash)
+		case u.New.IsZero():
+			fmt.Fprintf(&in, "delete %s\x00%s\x00", u.Name, u.Old)
+		case u.Old.IsZero():
+			fmt.Fprintf(&in, "create %s\x00%s\x00", u.Name, u.New)
+		default:
+			fmt.Fprintf(&in, "update %s\x00%s\x00%s\x00", u.Name, u.New, u.Old)
+		}
+	}
+	in.WriteString("prepare\x00commit\x00")
+	args := []string{"update-ref", "--create-reflog"}
+	if msg := sanitizeMsg(reflogMsg); msg != "" {
+		args = append(args, "-m"+msg)
+	}
+	args = append(args, "--stdin", "-z")
+	if r.isClosed() {
+		return errClosed
+	}
+	_, err := runGit(contextBackground(), append(r.Env(), "LC_ALL=C"), r.dir, in.Bytes(), args...)
+	if err == nil {
+		return nil
+	}
+	return r.classifyUpdateError(updates, err)
+}
+
+func sanitizeMsg(s string) string {
+	s = strings.Map(func(c rune) rune {
+		if c < 0x20 || c == 0x7f {
+			return ' '
+		}
+		return c
+	}, s)
+	return truncate(strings.TrimSpace(s), 1000)
+}
+
+// classifyUpdateError decides whether a failed transaction lost a
+// compare-and-swap: a ref is now not at its expected old value, or git
+// reports a lock held by a concurrent update.
+func (r *Repo) classifyUpdateError(updates []RefUpdate, err error) error {
+	for _, u := range updates {
+		cur, ok, rerr := r.ResolveRef(u.Name)
+		if rerr != nil {
+			break
+		}
+		if !ok {
+			cur = ZeroHash
+		}
+		if cur != u.Old {
+			return fmt.Errorf("gitrepo: update refs: %s is at %s, expected %s: %w (%v)", u.Name, cur, u.Old, ErrRefChanged, err)
+		}
+	}
+	var ge *GitError
+	if errors.As(err, &ge) {
+		s := ge.Stderr
+		if (strings.Contains(s, ".lock': File exists") || strings.Contains(s, "but expected") ||
+			strings.Contains(s, "reference already exists") || strings.Contains(s, "unable to resolve reference")) &&
+			strings.Contains(s, "cannot lock ref '") {
+			name := s[strings.Index(s, "cannot lock ref '")+len("cannot lock ref '"):]
+			if i := strings.IndexByte(name, '\''); i >= 0 {
+				name = name[:i]
+			}
+			return fmt.Errorf("gitrepo: update refs: %s: %w (%v)", truncate(name, 200), ErrRefChanged, err)
+		}
+	}
+	return fmt.Errorf("gitrepo: update refs: %w", err)
+}

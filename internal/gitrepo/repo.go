@@ -1,0 +1,250 @@
+package gitrepo
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// maxStderr bounds how much stderr of a git process is kept.
+const maxStderr = 64 << 10
+
+// Repo is one repository. It is safe for concurrent use.
+type Repo struct {
+	gitDir   string
+	workTree string
+	env      []string
+	dir      string // working directory for child processes
+
+	batch      catFile // git cat-file --batch
+	batchCheck catFile // git cat-file --batch-check
+
+	closeMu sync.Mutex
+	closed  bool
+}
+
+// GitError is returned when a git process exits unsuccessfully.
+type GitError struct {
+	Args     []string
+	ExitCode int // -1 if the process did not exit normally
+	Stderr   string
+}
+
+func (e *GitError) Error() string {
+	msg := strings.TrimSpace(e.Stderr)
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		// Keep the first line plus the last one (usually the fatal line).
+		last := msg[strings.LastIndexByte(msg, '\n')+1:]
+		msg = msg[:i] + " ... " + last
+	}
+	msg = truncate(msg, 300)
+	args := truncate(strings.Join(e.Args, " "), 200)
+	if msg == "" {
+		return fmt.Sprintf("gitrepo: git %s: exit status %d", args, e.ExitCode)
+	}
+	return fmt.Sprintf("gitrepo: git %s: exit status %d: %s", args, e.ExitCode, msg)
+}
+
+// envStrip lists inherited variables that would override the repository
+// chosen by the dir argument of Open.
+var envStrip = []string{
+	"GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE",
+	"GIT_PREFIX", "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES",
+	"GIT_NO_REPLACE_OBJECTS", "GIT_REPLACE_REF_BASE",
+}
+
+func filterEnv(env []string) []string {
+	out := make([]string, 0, len(env)+4)
+outer:
+	for _, kv := range env {
+		for _, k := range envStrip {
+			if strings.HasPrefix(kv, k+"=") {
+				continue outer
+			}
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// Open opens the repository containing dir, which may be inside a work
+// tree, a bare repository or a .git directory. It uses os.Environ() for git
+// child processes.
+func Open(dir string) (*Repo, error) { return OpenWithEnv(dir, os.Environ()) }
+
+// OpenWithEnv is Open with an explicit environment for git child processes.
+// GIT_DIR, GIT_WORK_TREE and similar variables in env are ignored: dir
+// alone selects the repository.
+func OpenWithEnv(dir string, env []string) (*Repo, error) {
+	if dir == "" {
+		dir = "."
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("gitrepo: open %s: %w", dir, err)
+	}
+	base := filterEnv(env)
+	out, err := runGit(context.Background(), base, abs, nil,
+		"rev-parse", "--absolute-git-dir", "--is-bare-repository", "--is-inside-git-dir", "--show-object-format")
+	if err != nil {
+		return nil, fmt.Errorf("gitrepo: open %s: %w", dir, err)
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(lines) != 4 {
+		return nil, fmt.Errorf("gitrepo: open %s: unexpected rev-parse output %q", dir, truncate(string(out), 200))
+	}
+	gitDir, bare, inGitDir, format := lines[0], lines[1] == "true", lines[2] == "true", lines[3]
+	if format != "sha1" {
+		return nil, fmt.Errorf("gitrepo: open %s: object format %q is not supported (only sha1 repositories)", dir, format)
+	}
+	if !filepath.IsAbs(gitDir) {
+		return nil, fmt.Errorf("gitrepo: open %s: git dir %q is not absolute", dir, gitDir)
+	}
+	workTree := ""
+	if !bare {
+		probe := abs
+		if inGitDir {
+			// Inside the .git directory of a non-bare repository: the
+			// work tree is normally its parent; confirm with git.
+			probe = filepath.Dir(gitDir)
+			o, err := runGit(context.Background(), base, probe, nil, "rev-parse", "--absolute-git-dir")
+			if err != nil || strings.TrimSpace(string(o)) != gitDir {
+				probe = ""
+			}
+		}
+		if probe != "" {
+			o, err := runGit(context.Background(), base, probe, nil, "rev-parse", "--show-toplevel")
+			if err != nil {
+				if !inGitDir {
+					return nil, fmt.Errorf("gitrepo: open %s: %w", dir, err)
+				}
+			} else {
+				workTree = strings.TrimRight(string(o), "\n")
+			}
+		}
+	}
+	r := &Repo{gitDir: gitDir, workTree: workTree}
+	r.env = append(base, "GIT_DIR="+gitDir, "GIT_NO_REPLACE_OBJECTS=1")
+	if workTree != "" {
+		r.env = append(r.env, "GIT_WORK_TREE="+workTree)
+		r.dir = workTree
+	} else {
+		r.dir = gitDir
+	}
+	r.batch = catFile{repo: r, mode: "--batch"}
+	r.batchCheck = catFile{repo: r, mode: "--batch-check"}
+	return r, nil
+}
+
+// GitDir is the absolute path of the git directory.
+func (r *Repo) GitDir() string { return r.gitDir }
+
+// WorkTree is the absolute path of the work tree, or "" for a bare
+// repository.
+func (r *Repo) WorkTree() string { return r.workTree }
+
+// Env returns a copy of the environment used for git child processes.
+func (r *Repo) Env() []string { return append([]string(nil), r.env...) }
+
+// Close stops the long-lived helper processes. The Repo is unusable
+// afterwards.
+func (r *Repo) Close() error {
+	r.closeMu.Lock()
+	r.closed = true
+	r.closeMu.Unlock()
+	err1 := r.batch.close()
+	err2 := r.batchCheck.close()
+	return errors.Join(err1, err2)
+}
+
+func (r *Repo) isClosed() bool {
+	r.closeMu.Lock()
+	defer r.closeMu.Unlock()
+	return r.closed
+}
+
+var errClosed = errors.New("gitrepo: repository is closed")
+
+// Run runs git with args in the repository and returns its stdout. On
+// failure the error is a *GitError. Arguments are passed as given: callers
+// must not pass unvalidated input (use --end-of-options where git supports
+// it).
+func (r *Repo) Run(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
+	if r.isClosed() {
+		return nil, errClosed
+	}
+	return runGit(ctx, r.env, r.dir, stdin, args...)
+}
+
+// run is Run for internal use with a background context.
+func (r *Repo) run(stdin []byte, args ...string) ([]byte, error) {
+	return r.Run(context.Background(), stdin, args...)
+}
+
+func runGit(ctx context.Context, env []string, dir string, stdin []byte, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stdout bytes.Buffer
+	stderr := &limitedBuffer{max: maxStderr}
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	err := cmd.Run()
+	if err != nil {
+		ge := &GitError{Args: append([]string(nil), args...), ExitCode: -1, Stderr: stderr.String()}
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			ge.ExitCode = ee.ExitCode()
+		} else {
+			ge.Stderr = err.Error()
+		}
+		if ctx.Err() != nil {
+			return stdout.Bytes(), fmt.Errorf("%w (%w)", ge, ctx.Err())
+		}
+		return stdout.Bytes(), ge
+	}
+	return stdout.Bytes(), nil
+}
+
+// exitCode returns the exit code of a *GitError in err, or -1.
+func exitCode(err error) int {
+	var ge *GitError
+	if errors.As(err, &ge) {
+		return ge.ExitCode
+	}
+	return -1
+}
+
+// limitedBuffer keeps at most max bytes and discards the rest.
+type limitedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	max int
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if room := b.max - b.buf.Len(); room > 0 {
+		if len(p) > room {
+			b.buf.Write(p[:room])
+		} else {
+			b.buf.Write(p)
+		}
+	}
+	return len(p), nil
+}
+
+func (b *limitedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,0 +1,325 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/sigstore/sigstore/pkg/signature"
+	"github.com/theupdateframework/go-tuf/v2/metadata"
+	"golang.org/x/crypto/ssh"
+
+	"github.com/git-secure/git-secure/internal/sign"
+)
+
+// Edits change a staged copy of the policy. base is the policy in force
+// (the one the change will replace): the first edit of root or targets
+// relative to base bumps that metadata's version by one, renews its expiry
+// and drops its signatures, so every staged change is signed afresh.
+
+func (p *Policy) touchRoot(base *Policy, now time.Time) {
+	if base != nil && p.Root.Signed.Version <= base.Root.Signed.Version {
+		p.Root.Signed.Version = base.Root.Signed.Version + 1
+	}
+	p.Root.Signed.Expires = expiry(now)
+	p.Root.Signatures = []metadata.Signature{}
+}
+
+func (p *Policy) touchTargets(base *Policy, now time.Time) {
+	if base != nil && p.Targets.Signed.Version <= base.Targets.Signed.Version {
+		p.Targets.Signed.Version = base.Targets.Signed.Version + 1
+	}
+	p.Targets.Signed.Expires = expiry(now)
+	p.Targets.Signatures = []metadata.Signature{}
+}
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidChange, fmt.Sprintf(format, args...))
+}
+
+// rebuildTargets writes persons and rules back into the targets metadata
+// and re-indexes.
+func (p *Policy) rebuildTargets(persons []*Person, rules []*Rule) error {
+	keys := map[string]*metadata.Key{}
+	rawPersons := map[string]any{}
+	byName := map[string]*Person{}
+	for _, person := range persons {
+		ids := make([]any, 0, len(person.Keys))
+		for _, k := range person.Keys {
+			keys[k.ID] = k.TUF
+			ids = append(ids, k.ID)
+		}
+		rawPersons[person.Name] = ids
+		byName[person.Name] = person
+	}
+	roles := make([]metadata.DelegatedRole, 0, len(rules))
+	for _, r := range rules {
+		var pats []string
+		for _, x := range r.Refs {
+			pats = append(pats, rolePrefixRef+x)
+		}
+		for _, x := range r.Paths {
+			pats = append(pats, rolePrefixPath+x)
+		}
+		var keyIDs []string
+		allow := make([]any, 0, len(r.Allow))
+		for _, name := range r.Allow {
+			allow = append(allow, name)
+			if person := byName[name]; person != nil {
+				for _, k := range person.Keys {
+					keyIDs = append(keyIDs, k.ID)
+				}
+			}
+		}
+		sort.Strings(keyIDs)
+		roles = append(roles, metadata.DelegatedRole{
+			Name: r.Name, KeyIDs: keyIDs, Threshold: r.Threshold, Paths: pats,
+			UnrecognizedFields: map[string]any{fieldAllow: allow},
+		})
+	}
+	p.Targets.Signed.Delegations = &metadata.Delegations{Keys: keys, Roles: roles}
+	p.Targets.Signed.UnrecognizedFields = map[string]any{fieldFormat: Format, fieldPersons: rawPersons}
+	// Round-trip through the encoder so the indexes see exactly what a
+	// reader of the stored bytes will see.
+	r, t, err := p.Encode()
+	if err != nil {
+		return err
+	}
+	q, err := Parse(r, t)
+	if err != nil {
+		return err
+	}
+	*p = *q
+	return nil
+}
+
+// AddPerson adds a person with one or more keys. A key may belong to one
+// person only.
+func (p *Policy) AddPerson(base *Policy, name string, keys []ssh.PublicKey, now time.Time) error {
+	if !nameRE.MatchString(name) {
+		return invalid("person name %q: use letters, digits, '.', '_' or '-' (at most 64)", name)
+	}
+	if _, ok := p.Person(name); ok {
+		return invalid("person %s already exists (remove it first to change its keys)", name)
+	}
+	if len(keys) == 0 {
+		return invalid("person %s needs at least one key", name)
+	}
+	person := &Person{Name: name}
+	for _, pub := range keys {
+		fp := sign.Fingerprint(pub)
+		if owner, ok := p.ownerFP[fp]; ok {
+			return invalid("key %s already belongs to person %s", fp, owner.Name)
+		}
+		for _, k := range person.Keys {
+			if k.Fingerprint == fp {
+				return invalid("key %s given twice", fp)
+			}
+		}
+		tk, id, err := sign.TUFKey(pub)
+		if err != nil {
+			return invalid("key %s: %v", fp, err)
+		}
+		person.Keys = append(person.Keys, &Key{ID: id, Public: pub, Fingerprint: fp, TUF: tk})
+	}
+	persons := append(slices.Clone(p.persons), person)
+	if err := p.rebuildTargets(persons, p.rules); err != nil {
+		return err
+	}
+	p.touchTargets(base, now)
+	return nil
+}
+
+// RemovePerson removes a person; it is refused while a rule allows them.
+func (p *Policy) RemovePerson(base *Policy, name string, now time.Time) error {
+	if _, ok := p.Person(name); !ok {
+		return invalid("no person named %s (see git secure policy list)", name)
+	}
+	for _, r := range p.rules {
+		if r.Allows(name) {
+			return invalid("rule %s allows %s: remove the rule or change it first", r.Name, name)
+		}
+	}
+	persons := slices.DeleteFunc(slices.Clone(p.persons), func(x *Person) bool { return x.Name == name })
+	if err := p.rebuildTargets(persons, p.rules); err != nil {
+		return err
+	}
+	p.touchTargets(base, now)
+	return nil
+}
+
+// AddRule appends a rule.
+func (p *Policy) AddRule(base *Policy, r Rule, now time.Time) error {
+	if !nameRE.MatchString(r.Name) {
+		return invalid("rule name %q: use letters, digits, '.', '_' or '-' (at most 64)", r.Name)
+	}
+	if _, ok := p.Rule(r.Name); ok {
+		return invalid("rule %s already exists", r.Name)
+	}
+	if len(r.Refs)+len(r.Paths) == 0 {
+		return invalid("rule %s needs at least one --ref or --path pattern", r.Name)
+	}
+	for _, pat := range r.Refs {
+		if err := ValidRefPattern(pat); err != nil {
+			return invalid("%v", err)
+		}
+	}
+	for _, pat := range r.Paths {
+		if err := ValidPathPattern(pat); err != nil {
+			return invalid("%v", err)
+		}
+	}
+	if len(r.Allow) == 0 {
+		return invalid("rule %s needs at least one --allow PERSON", r.Name)
+	}
+	seen := map[string]bool{}
+	for _, name := range r.Allow {
+		if _, ok := p.Person(name); !ok {
+			return invalid("rule %s: unknown person %s (add it with git secure policy add-person)", r.Name, name)
+		}
+		if seen[name] {
+			return invalid("rule %s: person %s given twice", r.Name, name)
+		}
+		seen[name] = true
+	}
+	if r.Threshold == 0 {
+		r.Threshold = 1
+	}
+	if r.Threshold < 1 || r.Threshold > len(r.Allow) {
+		return invalid("rule %s: threshold %d cannot be met by %d allowed persons", r.Name, r.Threshold, len(r.Allow))
+	}
+	rule := r
+	rules := append(slices.Clone(p.rules), &rule)
+	if err := p.rebuildTargets(p.persons, rules); err != nil {
+		return err
+	}
+	p.touchTargets(base, now)
+	return nil
+}
+
+// RemoveRule removes the named rule.
+func (p *Policy) RemoveRule(base *Policy, name string, now time.Time) error {
+	if _, ok := p.Rule(name); !ok {
+		return invalid("no rule named %s (see git secure policy list)", name)
+	}
+	rules := slices.DeleteFunc(slices.Clone(p.rules), func(r *Rule) bool { return r.Name == name })
+	if err := p.rebuildTargets(p.persons, rules); err != nil {
+		return err
+	}
+	p.touchTargets(base, now)
+	return nil
+}
+
+// AddRoleKey adds pub to a root role (metadata.ROOT or metadata.TARGETS).
+func (p *Policy) AddRoleKey(base *Policy, role string, pub ssh.PublicKey, now time.Time) error {
+	tk, id, err := sign.TUFKey(pub)
+	if err != nil {
+		return invalid("%v", err)
+	}
+	r := p.Root.Signed.Roles[role]
+	if r == nil {
+		return invalid("unknown role %s", role)
+	}
+	if slices.Contains(r.KeyIDs, id) {
+		return invalid("key %s is already a %s key", sign.Fingerprint(pub), roleTitle(role))
+	}
+	p.Root.Signed.Keys[id] = tk
+	r.KeyIDs = append(r.KeyIDs, id)
+	return p.reindexRoot(base, now)
+}
+
+// RemoveRoleKey removes the key with SSH fingerprint fp from a root role;
+// the threshold must still be reachable.
+func (p *Policy) RemoveRoleKey(base *Policy, role, fp string, now time.Time) error {
+	r := p.Root.Signed.Roles[role]
+	if r == nil {
+		return invalid("unknown role %s", role)
+	}
+	keys, _ := p.RoleKeys(role)
+	idx := slices.IndexFunc(keys, func(k *Key) bool { return k.Fingerprint == fp })
+	if idx < 0 {
+		return invalid("%s is not a %s key", fp, roleTitle(role))
+	}
+	id := keys[idx].ID
+	if len(r.KeyIDs)-1 < r.Threshold {
+		return invalid("removing %s would leave %d %s keys for a threshold of %d: lower the threshold or add a key first", fp, len(r.KeyIDs)-1, roleTitle(role), r.Threshold)
+	}
+	r.KeyIDs = slices.DeleteFunc(r.KeyIDs, func(x string) bool { return x == id })
+	stillUsed := false
+	for _, other := range p.Root.Signed.Roles {
+		stillUsed = stillUsed || slices.Contains(other.KeyIDs, id)
+	}
+	if !stillUsed {
+		delete(p.Root.Signed.Keys, id)
+	}
+	return p.reindexRoot(base, now)
+}
+
+// SetRoleThreshold sets the threshold of a root role.
+func (p *Policy) SetRoleThreshold(base *Policy, role string, n int, now time.Time) error {
+	r := p.Root.Signed.Roles[role]
+	if r == nil {
+		return invalid("unknown role %s", role)
+	}
+	if n < 1 || n > len(r.KeyIDs) {
+		return invalid("a %s threshold of %d cannot be met by %d keys", roleTitle(role), n, len(r.KeyIDs))
+	}
+	r.Threshold = n
+	return p.reindexRoot(base, now)
+}
+
+func (p *Policy) reindexRoot(base *Policy, now time.Time) error {
+	p.touchRoot(base, now)
+	// Targets signatures are checked against the new root's targets role,
+	// so they stay; only a root edit's own signatures are dropped.
+	q, err := p.Clone()
+	if err != nil {
+		return err
+	}
+	*p = *q
+	return nil
+}
+
+func roleTitle(role string) string {
+	if role == metadata.TARGETS {
+		return "rules"
+	}
+	return role
+}
+
+// SignRoot adds (or replaces) the signer's signature on root.json.
+func (p *Policy) SignRoot(s signature.Signer) error {
+	return signMeta(p.Root, s)
+}
+
+// SignTargets adds (or replaces) the signer's signature on targets.json.
+func (p *Policy) SignTargets(s signature.Signer) error {
+	return signMeta(p.Targets, s)
+}
+
+func signMeta[T metadata.Roles](m *metadata.Metadata[T], s signature.Signer) error {
+	pub, err := s.PublicKey()
+	if err != nil {
+		return err
+	}
+	k, err := metadata.KeyFromPublicKey(pub)
+	if err != nil {
+		return err
+	}
+	id, err := k.ID()
+	if err != nil {
+		return err
+	}
+	// go-tuf appends; a second signature by one key makes the file unreadable.
+	m.Signatures = slices.DeleteFunc(m.Signatures, func(x metadata.Signature) bool { return x.KeyID == id })
+	if _, err := m.Sign(s); err != nil {
+		return fmt.Errorf("policy: sign: %w", err)
+	}
+	return nil
+}
+
+// HasSignature reports whether the metadata carries a signature by key id.
+func HasSignature[T metadata.Roles](m *metadata.Metadata[T], id string) bool {
+	return slices.ContainsFunc(m.Signatures, func(x metadata.Signature) bool { return x.KeyID == id })
+}

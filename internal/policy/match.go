@@ -1,0 +1,118 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxPatternLen bounds a pattern's length.
+const MaxPatternLen = 512
+
+// Match reports whether name matches pattern: `*` matches any run of
+// characters except '/', `**` any run including '/', `?` one character
+// except '/', everything else itself. go-tuf's path matcher cannot be used:
+// it needs equal segment counts and has no `**`.
+func Match(pattern, name string) bool { return match(pattern, name, false) }
+
+// MatchFold is Match with ASCII case folded, for file paths that a
+// case-insensitive checkout would merge.
+func MatchFold(pattern, name string) bool { return match(pattern, name, true) }
+
+func match(pattern, name string, fold bool) bool {
+	if fold {
+		pattern, name = asciiLower(pattern), asciiLower(name)
+	}
+	// Dynamic programming over (pattern position, name position): linear in
+	// len(pattern)*len(name), no exponential backtracking on hostile input.
+	p, n := []rune(pattern), []rune(name)
+	prev := make([]bool, len(n)+1)
+	cur := make([]bool, len(n)+1)
+	prev[0] = true
+	for i := 0; i < len(p); {
+		tok, width := p[i], 1
+		if tok == '*' && i+1 < len(p) && p[i+1] == '*' {
+			width = 2
+		}
+		for j := range cur {
+			cur[j] = false
+		}
+		switch {
+		case width == 2: // **
+			for j := 0; j <= len(n); j++ {
+				cur[j] = prev[j] || (j > 0 && cur[j-1])
+			}
+		case tok == '*':
+			for j := 0; j <= len(n); j++ {
+				cur[j] = prev[j] || (j > 0 && cur[j-1] && n[j-1] != '/')
+			}
+		case tok == '?':
+			for j := 1; j <= len(n); j++ {
+				cur[j] = prev[j-1] && n[j-1] != '/'
+			}
+		default:
+			for j := 1; j <= len(n); j++ {
+				cur[j] = prev[j-1] && n[j-1] == tok
+			}
+		}
+		prev, cur = cur, prev
+		i += width
+	}
+	return prev[len(n)]
+}
+
+func asciiLower(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'A' && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return r
+	}, s)
+}
+
+func validPattern(kind, pat string) error {
+	if pat == "" || len(pat) > MaxPatternLen || !utf8.ValidString(pat) {
+		return fmt.Errorf("%s pattern %q: must be 1 to %d bytes of UTF-8", kind, pat, MaxPatternLen)
+	}
+	for _, c := range pat {
+		if c < 0x20 || c == 0x7f || c == '\\' || c == '[' || c == ']' {
+			return fmt.Errorf("%s pattern %q: control characters, \\, [ and ] are not allowed", kind, pat)
+		}
+	}
+	if strings.Contains(pat, "***") {
+		return fmt.Errorf("%s pattern %q: *** is not a pattern", kind, pat)
+	}
+	for _, seg := range strings.Split(pat, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return fmt.Errorf("%s pattern %q: empty, . or .. path segment", kind, pat)
+		}
+	}
+	return nil
+}
+
+// ValidRefPattern checks a ref pattern: a full ref name (refs/...) that may
+// hold wildcards.
+func ValidRefPattern(pat string) error {
+	if err := validPattern("ref", pat); err != nil {
+		return err
+	}
+	if !strings.HasPrefix(pat, "refs/") {
+		return fmt.Errorf("ref pattern %q: must start with refs/ (for example refs/heads/main or refs/tags/v*)", pat)
+	}
+	if strings.HasPrefix(pat, "refs/secure/") {
+		return fmt.Errorf("ref pattern %q: refs/secure/ is git-secure's own metadata, guarded by the root and rules keys", pat)
+	}
+	return nil
+}
+
+// ValidPathPattern checks a file path pattern: relative, slash-separated,
+// no empty, . or .. segments.
+func ValidPathPattern(pat string) error {
+	if err := validPattern("path", pat); err != nil {
+		return err
+	}
+	if strings.HasPrefix(pat, "/") {
+		return fmt.Errorf("path pattern %q: must be relative to the repository root (drop the leading /)", pat)
+	}
+	return nil
+}

@@ -1,0 +1,546 @@
+// Package policy holds git-secure's policy: TUF root and targets metadata
+// (go-tuf v2 types) that name the root keys, the keys trusted for rules, the
+// persons with their keys, and the rules. It decodes strictly, encodes
+// canonically and edits; it never decides whether metadata is trusted
+// (signatures, thresholds, versions and expiry are internal/verify's job)
+// and does no I/O. A *Policy is not safe for concurrent mutation.
+package policy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/theupdateframework/go-tuf/v2/metadata"
+	"golang.org/x/crypto/ssh"
+
+	"github.com/git-secure/git-secure/internal/sign"
+	"github.com/git-secure/git-secure/internal/strictjson"
+)
+
+// Names of the refs and files that hold policy.
+const (
+	Ref         = "refs/secure/policy"
+	StagingRef  = "refs/secure/policy-staging"
+	RootFile    = "root.json"
+	TargetsFile = "targets.json"
+	Format      = "git-secure-policy/1"
+	MaxFileSize = 1 << 20
+
+	// MaxRules, MaxPersons and MaxKeys bound what one policy may hold.
+	MaxRules   = 1000
+	MaxPersons = 10000
+	MaxKeys    = 10000
+
+	// DefaultLifetime is how long new or changed metadata stays valid.
+	DefaultLifetime = 365 * 24 * time.Hour
+)
+
+const (
+	fieldFormat  = "x-git-secure-format"
+	fieldPersons = "x-git-secure-persons"
+	fieldAllow   = "x-git-secure-allow"
+
+	rolePrefixRef  = "git:"
+	rolePrefixPath = "file:"
+)
+
+// ErrMalformed is wrapped by every decoding and validation error.
+var ErrMalformed = errors.New("policy: malformed metadata")
+
+// ErrInvalidChange is wrapped when an edit is refused (unknown person,
+// duplicate name, threshold larger than the group, ...).
+var ErrInvalidChange = errors.New("policy: invalid change")
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// Key is one public key known to a policy.
+type Key struct {
+	ID          string // TUF key ID
+	Public      ssh.PublicKey
+	Fingerprint string // SSH SHA256 fingerprint
+	TUF         *metadata.Key
+}
+
+// Person is a named human or machine with one or more keys; all its keys
+// count as one signer.
+type Person struct {
+	Name string
+	Keys []*Key
+}
+
+// Rule says who must sign off on changes to some refs and/or files.
+type Rule struct {
+	Name      string
+	Refs      []string // ref patterns
+	Paths     []string // file path patterns
+	Allow     []string // person names
+	Threshold int      // distinct persons required
+}
+
+// IsPathRule reports whether r protects files (rather than whole refs).
+func (r *Rule) IsPathRule() bool { return len(r.Paths) > 0 }
+
+// CoversRef reports whether r applies to updates of ref: a ref rule when a
+// ref pattern matches, a path rule when it has no ref patterns or one matches.
+func (r *Rule) CoversRef(ref string) bool {
+	if len(r.Refs) == 0 {
+		return r.IsPathRule()
+	}
+	for _, p := range r.Refs {
+		if Match(p, ref) {
+			return true
+		}
+	}
+	return false
+}
+
+// CoversPath reports whether a path pattern of r matches path.
+func (r *Rule) CoversPath(path string) bool {
+	for _, p := range r.Paths {
+		if MatchFold(p, path) {
+			return true
+		}
+	}
+	return false
+}
+
+// Allows reports whether person may count toward r.
+func (r *Rule) Allows(person string) bool { return slices.Contains(r.Allow, person) }
+
+// Policy is one decoded policy: root and targets metadata plus indexes.
+type Policy struct {
+	Root    *metadata.Metadata[metadata.RootType]
+	Targets *metadata.Metadata[metadata.TargetsType]
+
+	persons []*Person
+	rules   []*Rule
+	byFP    map[string]*Key    // every key: root, targets and persons
+	ownerFP map[string]*Person // person keys only
+}
+
+// Persons returns the persons, sorted by name.
+func (p *Policy) Persons() []*Person { return p.persons }
+
+// Rules returns the rules in order.
+func (p *Policy) Rules() []*Rule { return p.rules }
+
+// Person returns the named person.
+func (p *Policy) Person(name string) (*Person, bool) {
+	for _, x := range p.persons {
+		if x.Name == name {
+			return x, true
+		}
+	}
+	return nil, false
+}
+
+// Rule returns the named rule.
+func (p *Policy) Rule(name string) (*Rule, bool) {
+	for _, r := range p.rules {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
+// PersonByFingerprint returns the person owning the key with SSH
+// fingerprint fp.
+func (p *Policy) PersonByFingerprint(fp string) (*Person, bool) {
+	x, ok := p.ownerFP[fp]
+	return x, ok
+}
+
+// LookupKey returns any key the policy knows (root, rules or person key) by
+// SSH fingerprint; its shape fits sign.VerifySSHSig.
+func (p *Policy) LookupKey(fp string) (ssh.PublicKey, bool) {
+	k, ok := p.byFP[fp]
+	if !ok {
+		return nil, false
+	}
+	return k.Public, true
+}
+
+// LookupPersonKey is LookupKey restricted to persons' keys.
+func (p *Policy) LookupPersonKey(fp string) (ssh.PublicKey, bool) {
+	if _, ok := p.ownerFP[fp]; !ok {
+		return nil, false
+	}
+	return p.LookupKey(fp)
+}
+
+// RoleKeys returns the keys and threshold of a root role ("root" or
+// "targets").
+func (p *Policy) RoleKeys(role string) ([]*Key, int) {
+	r := p.Root.Signed.Roles[role]
+	if r == nil {
+		return nil, 0
+	}
+	keys := make([]*Key, 0, len(r.KeyIDs))
+	for _, id := range r.KeyIDs {
+		if k, err := newKey(p.Root.Signed.Keys[id]); err == nil {
+			keys = append(keys, k)
+		}
+	}
+	return keys, r.Threshold
+}
+
+// RulesFor returns the rules that cover updates of ref.
+func (p *Policy) RulesFor(ref string) []*Rule {
+	var out []*Rule
+	for _, r := range p.rules {
+		if r.CoversRef(ref) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Protected reports whether any rule covers ref.
+func (p *Policy) Protected(ref string) bool { return len(p.RulesFor(ref)) > 0 }
+
+// New returns an unsigned version-1 policy whose root and rules are held by
+// rootKey with threshold 1, and which has no persons and no rules.
+func New(rootKey ssh.PublicKey, now time.Time) (*Policy, error) {
+	k, id, err := sign.TUFKey(rootKey)
+	if err != nil {
+		return nil, err
+	}
+	exp := expiry(now)
+	root := metadata.Root(exp)
+	root.Signed.Roles = map[string]*metadata.Role{
+		metadata.ROOT:    {KeyIDs: []string{id}, Threshold: 1},
+		metadata.TARGETS: {KeyIDs: []string{id}, Threshold: 1},
+	}
+	root.Signed.Keys = map[string]*metadata.Key{id: k}
+	root.Signed.ConsistentSnapshot = false
+	root.Signed.UnrecognizedFields = map[string]any{fieldFormat: Format}
+	targets := metadata.Targets(exp)
+	targets.Signed.Delegations = &metadata.Delegations{Keys: map[string]*metadata.Key{}, Roles: []metadata.DelegatedRole{}}
+	targets.Signed.UnrecognizedFields = map[string]any{fieldFormat: Format, fieldPersons: map[string]any{}}
+	p := &Policy{Root: root, Targets: targets}
+	if err := p.index(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func expiry(now time.Time) time.Time { return now.Add(DefaultLifetime).UTC().Truncate(time.Second) }
+
+// Parse decodes root.json and targets.json strictly: bounded size, no
+// duplicate keys, canonical bytes (re-encoding gives the input), and a
+// consistent structure. It checks no signature.
+func Parse(rootJSON, targetsJSON []byte) (*Policy, error) {
+	root, err := decode[metadata.RootType](RootFile, rootJSON)
+	if err != nil {
+		return nil, err
+	}
+	targets, err := decode[metadata.TargetsType](TargetsFile, targetsJSON)
+	if err != nil {
+		return nil, err
+	}
+	p := &Policy{Root: root, Targets: targets}
+	if err := p.index(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func decode[T metadata.Roles](name string, data []byte) (*metadata.Metadata[T], error) {
+	if err := strictjson.Check(data, MaxFileSize); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, name, err)
+	}
+	m, err := (&metadata.Metadata[T]{}).FromBytes(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, name, err)
+	}
+	again, err := m.ToBytes(false)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, name, err)
+	}
+	if !bytes.Equal(again, data) {
+		return nil, fmt.Errorf("%w: %s is not in canonical form", ErrMalformed, name)
+	}
+	if len(m.UnrecognizedFields) != 0 {
+		return nil, fmt.Errorf("%w: %s has unknown top-level fields", ErrMalformed, name)
+	}
+	for _, s := range m.Signatures {
+		if len(s.UnrecognizedFields) != 0 {
+			return nil, fmt.Errorf("%w: %s: signature has unknown fields", ErrMalformed, name)
+		}
+	}
+	return m, nil
+}
+
+// Encode returns the canonical bytes of root.json and targets.json.
+func (p *Policy) Encode() (root, targets []byte, err error) {
+	if root, err = p.Root.ToBytes(false); err != nil {
+		return nil, nil, fmt.Errorf("policy: encode root: %w", err)
+	}
+	if targets, err = p.Targets.ToBytes(false); err != nil {
+		return nil, nil, fmt.Errorf("policy: encode targets: %w", err)
+	}
+	return root, targets, nil
+}
+
+// Clone returns a deep copy of p.
+func (p *Policy) Clone() (*Policy, error) {
+	r, t, err := p.Encode()
+	if err != nil {
+		return nil, err
+	}
+	return Parse(r, t)
+}
+
+func newKey(k *metadata.Key) (*Key, error) {
+	if k == nil {
+		return nil, fmt.Errorf("%w: missing key", ErrMalformed)
+	}
+	if len(k.UnrecognizedFields) != 0 || len(k.Value.UnrecognizedFields) != 0 {
+		return nil, fmt.Errorf("%w: key has unknown fields", ErrMalformed)
+	}
+	pub, err := sign.PublicKeyFromTUF(k)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	id, err := k.ID()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	return &Key{ID: id, Public: pub, Fingerprint: sign.Fingerprint(pub), TUF: k}, nil
+}
+
+// keyMap checks that every key is stored under its own ID.
+func keyMap(where string, keys map[string]*metadata.Key) (map[string]*Key, error) {
+	if len(keys) > MaxKeys {
+		return nil, fmt.Errorf("%w: %s: more than %d keys", ErrMalformed, where, MaxKeys)
+	}
+	out := make(map[string]*Key, len(keys))
+	for id, mk := range keys {
+		k, err := newKey(mk)
+		if err != nil {
+			return nil, fmt.Errorf("%s key %s: %w", where, id, err)
+		}
+		if k.ID != id {
+			return nil, fmt.Errorf("%w: %s key stored as %s has ID %s", ErrMalformed, where, id, k.ID)
+		}
+		out[id] = k
+	}
+	return out, nil
+}
+
+func stringList(v any) ([]string, bool) {
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, false
+	}
+	out := make([]string, 0, len(arr))
+	for _, x := range arr {
+		s, ok := x.(string)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, s)
+	}
+	return out, true
+}
+
+// index validates the structure and builds the lookup tables.
+func (p *Policy) index() error {
+	rs := &p.Root.Signed
+	if rs.Type != metadata.ROOT || p.Targets.Signed.Type != metadata.TARGETS {
+		return fmt.Errorf("%w: wrong metadata types", ErrMalformed)
+	}
+	if rs.Version < 1 || p.Targets.Signed.Version < 1 {
+		return fmt.Errorf("%w: versions start at 1", ErrMalformed)
+	}
+	if f, _ := rs.UnrecognizedFields[fieldFormat].(string); f != Format || len(rs.UnrecognizedFields) != 1 {
+		return fmt.Errorf("%w: root.json: %s must be %q and no other extension field may be present", ErrMalformed, fieldFormat, Format)
+	}
+	rootKeys, err := keyMap("root", rs.Keys)
+	if err != nil {
+		return err
+	}
+	if len(rs.Roles) != 2 || rs.Roles[metadata.ROOT] == nil || rs.Roles[metadata.TARGETS] == nil {
+		return fmt.Errorf("%w: root.json must define exactly the roles root and targets", ErrMalformed)
+	}
+	used := map[string]bool{}
+	for name, role := range rs.Roles {
+		if len(role.UnrecognizedFields) != 0 {
+			return fmt.Errorf("%w: role %s has unknown fields", ErrMalformed, name)
+		}
+		if role.Threshold < 1 || role.Threshold > len(role.KeyIDs) {
+			return fmt.Errorf("%w: role %s: threshold %d with %d keys", ErrMalformed, name, role.Threshold, len(role.KeyIDs))
+		}
+		seen := map[string]bool{}
+		for _, id := range role.KeyIDs {
+			if rootKeys[id] == nil || seen[id] {
+				return fmt.Errorf("%w: role %s: unknown or repeated key %s", ErrMalformed, name, id)
+			}
+			seen[id] = true
+			used[id] = true
+		}
+	}
+	if len(used) != len(rootKeys) {
+		return fmt.Errorf("%w: root.json lists keys no role uses", ErrMalformed)
+	}
+
+	ts := &p.Targets.Signed
+	if len(ts.Targets) != 0 || ts.Delegations == nil || ts.Delegations.SuccinctRoles != nil || len(ts.Delegations.UnrecognizedFields) != 0 {
+		return fmt.Errorf("%w: targets.json must hold no targets and plain delegations", ErrMalformed)
+	}
+	if f, _ := ts.UnrecognizedFields[fieldFormat].(string); f != Format {
+		return fmt.Errorf("%w: targets.json: %s must be %q", ErrMalformed, fieldFormat, Format)
+	}
+	for k := range ts.UnrecognizedFields {
+		if k != fieldFormat && k != fieldPersons {
+			return fmt.Errorf("%w: targets.json: unknown field %q", ErrMalformed, k)
+		}
+	}
+	personKeys, err := keyMap("person", ts.Delegations.Keys)
+	if err != nil {
+		return err
+	}
+	rawPersons, ok := ts.UnrecognizedFields[fieldPersons].(map[string]any)
+	if !ok {
+		return fmt.Errorf("%w: targets.json: %s must be an object", ErrMalformed, fieldPersons)
+	}
+	if len(rawPersons) > MaxPersons {
+		return fmt.Errorf("%w: more than %d persons", ErrMalformed, MaxPersons)
+	}
+	p.persons = nil
+	p.ownerFP = map[string]*Person{}
+	ownerID := map[string]string{}
+	for name, v := range rawPersons {
+		if !nameRE.MatchString(name) {
+			return fmt.Errorf("%w: bad person name %q", ErrMalformed, name)
+		}
+		ids, ok := stringList(v)
+		if !ok || len(ids) == 0 {
+			return fmt.Errorf("%w: person %s must list at least one key ID", ErrMalformed, name)
+		}
+		person := &Person{Name: name}
+		for _, id := range ids {
+			k := personKeys[id]
+			if k == nil {
+				return fmt.Errorf("%w: person %s: unknown key %s", ErrMalformed, name, id)
+			}
+			if other, dup := ownerID[id]; dup {
+				return fmt.Errorf("%w: key %s belongs to both %s and %s", ErrMalformed, k.Fingerprint, other, name)
+			}
+			ownerID[id] = name
+			person.Keys = append(person.Keys, k)
+			p.ownerFP[k.Fingerprint] = person
+		}
+		p.persons = append(p.persons, person)
+	}
+	if len(ownerID) != len(personKeys) {
+		return fmt.Errorf("%w: targets.json lists keys no person owns", ErrMalformed)
+	}
+	sort.Slice(p.persons, func(i, j int) bool { return p.persons[i].Name < p.persons[j].Name })
+
+	if len(ts.Delegations.Roles) > MaxRules {
+		return fmt.Errorf("%w: more than %d rules", ErrMalformed, MaxRules)
+	}
+	p.rules = nil
+	names := map[string]bool{}
+	for i := range ts.Delegations.Roles {
+		r, err := p.decodeRule(&ts.Delegations.Roles[i])
+		if err != nil {
+			return err
+		}
+		if names[r.Name] {
+			return fmt.Errorf("%w: rule %s defined twice", ErrMalformed, r.Name)
+		}
+		names[r.Name] = true
+		p.rules = append(p.rules, r)
+	}
+
+	p.byFP = map[string]*Key{}
+	for _, k := range rootKeys {
+		p.byFP[k.Fingerprint] = k
+	}
+	for _, k := range personKeys {
+		p.byFP[k.Fingerprint] = k
+	}
+	return nil
+}
+
+func (p *Policy) decodeRule(d *metadata.DelegatedRole) (*Rule, error) {
+	if !nameRE.MatchString(d.Name) {
+		return nil, fmt.Errorf("%w: bad rule name %q", ErrMalformed, d.Name)
+	}
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("%w: rule %s: %s", ErrMalformed, d.Name, fmt.Sprintf(format, args...))
+	}
+	if d.Terminating || len(d.PathHashPrefixes) != 0 {
+		return nil, fail("terminating and path_hash_prefixes are not used")
+	}
+	for k := range d.UnrecognizedFields {
+		if k != fieldAllow {
+			return nil, fail("unknown field %q", k)
+		}
+	}
+	allow, ok := stringList(d.UnrecognizedFields[fieldAllow])
+	if !ok || len(allow) == 0 {
+		return nil, fail("%s must list at least one person", fieldAllow)
+	}
+	r := &Rule{Name: d.Name, Allow: allow, Threshold: d.Threshold}
+	for _, pat := range d.Paths {
+		switch {
+		case strings.HasPrefix(pat, rolePrefixRef):
+			r.Refs = append(r.Refs, pat[len(rolePrefixRef):])
+		case strings.HasPrefix(pat, rolePrefixPath):
+			r.Paths = append(r.Paths, pat[len(rolePrefixPath):])
+		default:
+			return nil, fail("pattern %q has neither git: nor file: prefix", pat)
+		}
+	}
+	if len(r.Refs)+len(r.Paths) == 0 {
+		return nil, fail("no patterns")
+	}
+	for _, pat := range r.Refs {
+		if err := ValidRefPattern(pat); err != nil {
+			return nil, fail("%v", err)
+		}
+	}
+	for _, pat := range r.Paths {
+		if err := ValidPathPattern(pat); err != nil {
+			return nil, fail("%v", err)
+		}
+	}
+	wantIDs := map[string]bool{}
+	seen := map[string]bool{}
+	for _, name := range allow {
+		person, ok := p.Person(name)
+		if !ok || seen[name] {
+			return nil, fail("unknown or repeated person %q", name)
+		}
+		seen[name] = true
+		for _, k := range person.Keys {
+			wantIDs[k.ID] = true
+		}
+	}
+	if r.Threshold < 1 || r.Threshold > len(allow) {
+		return nil, fail("threshold %d with %d persons", r.Threshold, len(allow))
+	}
+	got := map[string]bool{}
+	for _, id := range d.KeyIDs {
+		got[id] = true
+	}
+	if len(got) != len(d.KeyIDs) || len(got) != len(wantIDs) {
+		return nil, fail("keyids do not match the allowed persons' keys")
+	}
+	for id := range wantIDs {
+		if !got[id] {
+			return nil, fail("keyids do not match the allowed persons' keys")
+		}
+	}
+	return r, nil
+}

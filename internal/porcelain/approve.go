@@ -1,0 +1,146 @@
+package porcelain
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/git-secure/git-secure/internal/attest"
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/rsl"
+	"github.com/git-secure/git-secure/internal/sign"
+)
+
+// ApproveResult says what Approve stored.
+type ApproveResult struct {
+	Ref    string       `json:"ref"`
+	From   gitrepo.Hash `json:"from"`
+	To     gitrepo.Hash `json:"to"`
+	Person string       `json:"person"`
+	Store  gitrepo.Hash `json:"attestations"`
+}
+
+// resolveTarget turns NEW/OLD of attest approve into an object name: a
+// 40-hex name (zeros allowed for creation and deletion), a ref's raw value
+// (so an annotated tag is approved as the tag object its ref holds), or a
+// revision.
+func (r *Repo) resolveTarget(s string) (gitrepo.Hash, error) {
+	if h, err := gitrepo.ParseHash(s); err == nil {
+		return h, nil
+	}
+	if strings.HasPrefix(s, "-") || s == "" {
+		return gitrepo.ZeroHash, usage("bad revision %q", s)
+	}
+	for _, prefix := range []string{"", "refs/heads/", "refs/tags/"} {
+		name := prefix + s
+		if !strings.HasPrefix(name, "refs/") || gitrepo.ValidRefName(name) != nil {
+			continue
+		}
+		if h, ok, err := r.Git.ResolveRef(name); err != nil {
+			return gitrepo.ZeroHash, err
+		} else if ok {
+			return h, nil
+		}
+	}
+	h, err := r.Git.ResolveRevision(s)
+	if err != nil {
+		return gitrepo.ZeroHash, usage("unknown revision %q", s)
+	}
+	return h, nil
+}
+
+// Approve records the signer's approval of exactly one update of ref: from
+// (default: its latest recorded target) to to. The update must be one that
+// can still happen: from must be the latest recorded target.
+func (r *Repo) Approve(name, to, from, keyFile string) (*ApproveResult, error) {
+	ref, err := r.FullRefName(name)
+	if err != nil {
+		return nil, err
+	}
+	rslTip, _, err := r.tips()
+	if err != nil {
+		return nil, err
+	}
+	if rslTip.IsZero() {
+		return nil, usage("this repository is not set up for git-secure: run git secure init, or fetch refs/secure/* from the remote")
+	}
+	last, err := rsl.LatestFor(r.Git, rslTip, ref)
+	if err != nil {
+		return nil, err
+	}
+	var recorded gitrepo.Hash
+	if last != nil {
+		recorded = last.Entry.New
+	}
+	toH, err := r.resolveTarget(to)
+	if err != nil {
+		return nil, err
+	}
+	// Two updates can be approved: the next one (from the recorded value),
+	// or the one the latest entry recorded (approving after the push).
+	possible := recorded
+	if last != nil && toH == recorded {
+		possible = last.Entry.Old
+	}
+	fromH := possible
+	if from != "" {
+		if fromH, err = r.resolveTarget(from); err != nil {
+			return nil, err
+		}
+	}
+	if fromH != possible {
+		return nil, usage("no update of %s from %s to %s is recorded or can be recorded next (%s is recorded at %s); leave --from out to approve the update from the recorded value", ref, shortOrNone(fromH), shortOrNone(toH), ref, shortOrNone(recorded))
+	}
+	if fromH == toH {
+		return nil, usage("%s is already at %s: there is no update to approve", ref, shortOrNone(toH))
+	}
+	if !toH.IsZero() {
+		if ok, err := r.Git.HasObject(toH); err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, usage("object %s is not in this repository: fetch it first", toH)
+		}
+	}
+	pol, _, err := r.CurrentPolicy()
+	if err != nil {
+		return nil, err
+	}
+	s, err := r.LoadSigner(keyFile)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	fp := sign.Fingerprint(s.PublicKey())
+	person, ok := pol.PersonByFingerprint(fp)
+	if !ok {
+		return nil, fmt.Errorf("%w: your key %s belongs to no person in the policy, so your approval would not count; ask a rules key holder to run: git secure policy add-person NAME --key YOUR.pub", ErrRefused, fp)
+	}
+	stmt, err := attest.Approval{Ref: ref, From: fromH, To: toH}.Statement()
+	if err != nil {
+		return nil, err
+	}
+	env, err := attest.Sign(stmt, s)
+	if err != nil {
+		return nil, err
+	}
+	who, err := r.Ident()
+	if err != nil {
+		return nil, err
+	}
+	store, err := attest.OpenStore(r.Git)
+	if err != nil {
+		return nil, err
+	}
+	path := attest.ApprovalDir(ref, fromH, toH) + "/" + attest.SignerFile(s.PublicKey())
+	tip, err := store.Add(path, env, who, fmt.Sprintf("git-secure: %s approves %s %s..%s", person.Name, ref, shortOrNone(fromH), shortOrNone(toH)))
+	if err != nil {
+		return nil, err
+	}
+	return &ApproveResult{Ref: ref, From: fromH, To: toH, Person: person.Name, Store: tip}, nil
+}
+
+func shortOrNone(h gitrepo.Hash) string {
+	if h.IsZero() {
+		return "nothing"
+	}
+	return h.String()[:12]
+}

@@ -1,0 +1,89 @@
+package porcelain
+
+import (
+	"fmt"
+
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/rsl"
+	"github.com/git-secure/git-secure/internal/sign"
+	"github.com/git-secure/git-secure/internal/verify"
+)
+
+// InitResult says what Init did.
+type InitResult struct {
+	Fingerprint  string        `json:"fingerprint"`
+	PolicyCommit gitrepo.Hash  `json:"policyCommit"`
+	Entries      int           `json:"entries"`
+	Refs         []gitrepo.Ref `json:"refs"`
+}
+
+// Init sets a repository up: the signer's key becomes the root key and the
+// rules key (threshold 1), the first policy is written and recorded as
+// entry 1, and every existing branch and tag is recorded as it stands, so
+// history before Init is the accepted starting point.
+func (r *Repo) Init(keyFile string) (*InitResult, error) {
+	rslTip, policyTip, err := r.tips()
+	if err != nil {
+		return nil, err
+	}
+	if !rslTip.IsZero() || !policyTip.IsZero() {
+		return nil, usage("this repository is already set up for git-secure (refs/secure/rsl or refs/secure/policy exists); see git secure policy list and git secure verify")
+	}
+	s, err := r.LoadSigner(keyFile)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	who, err := r.Ident()
+	if err != nil {
+		return nil, err
+	}
+	now := r.Now()
+	p, err := policy.New(s.PublicKey(), now)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	ts, err := sign.TUFSigner(s)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	if err := p.SignRoot(ts); err != nil {
+		return nil, err
+	}
+	if err := p.SignTargets(ts); err != nil {
+		return nil, err
+	}
+	if err := verify.CheckPolicy(nil, p, now); err != nil {
+		return nil, fmt.Errorf("init: the new policy does not verify: %w", err)
+	}
+	pc, err := policy.Save(r.Git, p, gitrepo.ZeroHash, who, "git-secure policy: root v1, rules v1")
+	if err != nil {
+		return nil, err
+	}
+	refs, err := r.Git.ListRefs("refs/heads/", "refs/tags/")
+	if err != nil {
+		return nil, err
+	}
+	entries := []*rsl.Entry{{Number: 1, Type: rsl.TypeRef, Ref: rsl.PolicyRef, New: pc}}
+	for _, ref := range refs {
+		if err := rsl.ValidateRecordedRef(ref.Name); err != nil {
+			continue // git accepts a few names we do not record; they stay unprotected
+		}
+		entries = append(entries, &rsl.Entry{Number: uint64(len(entries) + 1), Type: rsl.TypeRef, Ref: ref.Name, New: ref.Hash})
+	}
+	tip := gitrepo.ZeroHash
+	for _, e := range entries {
+		if tip, err = rsl.Write(r.Git, e, tip, who, signEntry(s)); err != nil {
+			return nil, err
+		}
+	}
+	updates := []gitrepo.RefUpdate{{Name: policy.Ref, New: pc}, {Name: rsl.Ref, New: tip}}
+	if err := r.Git.UpdateRefs(updates, "git-secure: init"); err != nil {
+		if isRefChanged(err) {
+			return nil, usage("another git-secure init ran at the same time; run git secure verify to see its result")
+		}
+		return nil, err
+	}
+	return &InitResult{Fingerprint: sign.Fingerprint(s.PublicKey()), PolicyCommit: pc, Entries: len(entries), Refs: refs}, nil
+}

@@ -1,0 +1,135 @@
+// Package porcelain carries out git-secure's user-level operations (init,
+// record, approve, stage/sign/apply policy changes) on one repository. It
+// composes the plumbing (gitrepo, rsl, policy, attest, sign) and asks
+// internal/verify whenever a decision needs trust. Every write ends in one
+// atomic compare-and-swap of the refs it moves, so a failed or concurrent
+// operation leaves the repository as it was. A Repo is not safe for
+// concurrent use; separate processes on one repository are.
+package porcelain
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/rsl"
+	"github.com/git-secure/git-secure/internal/sign"
+)
+
+// Repo is a repository plus the inputs git-secure takes from its
+// environment, injected so that tests control them.
+type Repo struct {
+	Git *gitrepo.Repo
+	// Now returns the current time.
+	Now func() time.Time
+	// AgentSocket is $SSH_AUTH_SOCK and Home is $HOME (for ~ in key paths).
+	AgentSocket, Home string
+}
+
+// ErrUsage marks errors caused by the user's input or environment (exit 2).
+var ErrUsage = errors.New("usage")
+
+// ErrRefused marks a refused change: not allowed by policy, threshold not met
+// (exit 1).
+var ErrRefused = errors.New("refused")
+
+func usage(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrUsage, fmt.Sprintf(format, args...))
+}
+
+// LoadSigner loads the signing key: keyFile (--key) if given, else git's
+// user.signingkey when gpg.format is ssh, else ssh-agent is not guessed.
+func (r *Repo) LoadSigner(keyFile string) (sign.Signer, error) {
+	spec := sign.KeySpec{File: keyFile, AgentSocket: r.AgentSocket, Home: r.Home}
+	if keyFile == "" {
+		format, _, err := r.Git.Config("gpg.format")
+		if err != nil {
+			return nil, err
+		}
+		if format == "ssh" {
+			spec.SigningKey, _, err = r.Git.Config("user.signingkey")
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	s, err := sign.LoadSigner(spec)
+	if err != nil {
+		if errors.Is(err, sign.ErrNoKey) {
+			return nil, usage("no signing key: pass --key FILE (a private key, or a .pub whose key is in ssh-agent), or configure git: git config gpg.format ssh && git config user.signingkey ~/.ssh/id_ed25519.pub")
+		}
+		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	return s, nil
+}
+
+// Ident returns who is acting, as git would write it in a commit (git var
+// GIT_COMMITTER_IDENT honours user.name, user.email and GIT_COMMITTER_*),
+// stamped with r.Now.
+func (r *Repo) Ident() (gitrepo.Ident, error) {
+	out, err := r.Git.Run(context.Background(), nil, "var", "GIT_COMMITTER_IDENT")
+	if err != nil {
+		return gitrepo.Ident{}, usage("cannot tell who you are: set git config user.name and user.email (%v)", err)
+	}
+	line := strings.TrimSpace(string(out))
+	lt, gt := strings.LastIndexByte(line, '<'), strings.LastIndexByte(line, '>')
+	if lt < 0 || gt < lt {
+		return gitrepo.Ident{}, usage("cannot parse identity %q", line)
+	}
+	now := r.Now()
+	// Keep the user's time zone offset if git reported one.
+	if f := strings.Fields(line[gt+1:]); len(f) == 2 {
+		if off, err := strconv.Atoi(f[1]); err == nil {
+			secs := (off/100)*3600 + (off%100)*60
+			now = now.In(time.FixedZone("", secs))
+		}
+	}
+	return gitrepo.Ident{Name: strings.TrimSpace(line[:lt]), Email: line[lt+1 : gt], When: now.Truncate(time.Second)}, nil
+}
+
+// tips reads the log tip and the policy ref in one process.
+func (r *Repo) tips() (rslTip, policyTip gitrepo.Hash, err error) {
+	refs, err := r.Git.ListRefs(rsl.Ref, policy.Ref)
+	if err != nil {
+		return gitrepo.ZeroHash, gitrepo.ZeroHash, err
+	}
+	for _, ref := range refs {
+		switch ref.Name {
+		case rsl.Ref:
+			rslTip = ref.Hash
+		case policy.Ref:
+			policyTip = ref.Hash
+		}
+	}
+	return rslTip, policyTip, nil
+}
+
+// CurrentPolicy loads the policy in force (refs/secure/policy).
+func (r *Repo) CurrentPolicy() (*policy.Policy, gitrepo.Hash, error) {
+	h, ok, err := r.Git.ResolveRef(policy.Ref)
+	if err != nil {
+		return nil, gitrepo.ZeroHash, err
+	}
+	if !ok {
+		return nil, gitrepo.ZeroHash, usage("this repository is not set up for git-secure (no %s): run git secure init, or fetch refs/secure/* from the remote", policy.Ref)
+	}
+	p, err := policy.Load(r.Git, h)
+	if err != nil {
+		return nil, h, err
+	}
+	return p, h, nil
+}
+
+func signEntry(s sign.Signer) rsl.SignFunc {
+	return func(payload []byte) ([]byte, error) { return sign.SignSSHSig(s, payload, sign.NamespaceGit) }
+}
+
+func isRefChanged(err error) bool { return errors.Is(err, gitrepo.ErrRefChanged) }
+
+func trimLines(b []byte) string { return strings.TrimSpace(string(bytes.TrimSpace(b))) }

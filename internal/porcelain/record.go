@@ -1,0 +1,223 @@
+package porcelain
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/git-secure/git-secure/internal/attest"
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/rsl"
+	"github.com/git-secure/git-secure/internal/sign"
+	"github.com/git-secure/git-secure/internal/verify"
+)
+
+// FullRefName turns a short name (main, v1.0) into the full ref name that
+// exists, preferring branches, then tags; a full name is only validated.
+func (r *Repo) FullRefName(name string) (string, error) {
+	if strings.HasPrefix(name, "refs/") {
+		if err := rsl.ValidateRecordedRef(name); err != nil || name == rsl.PolicyRef {
+			return "", usage("cannot record %q: %v", name, errOr(err, "the policy is recorded by git secure policy apply"))
+		}
+		return name, nil
+	}
+	if strings.HasPrefix(name, "-") {
+		return "", usage("bad ref name %q", name)
+	}
+	for _, prefix := range []string{"refs/heads/", "refs/tags/"} {
+		if gitrepo.ValidRefName(prefix+name) != nil {
+			continue
+		}
+		if _, ok, err := r.Git.ResolveRef(prefix + name); err != nil {
+			return "", err
+		} else if ok {
+			return prefix + name, nil
+		}
+	}
+	full := "refs/heads/" + name
+	if err := gitrepo.ValidRefName(full); err != nil {
+		return "", usage("bad ref name %q: %v", name, err)
+	}
+	return full, nil
+}
+
+func errOr(err error, msg string) string {
+	if err != nil {
+		return err.Error()
+	}
+	return msg
+}
+
+// RecordResult says what Record did.
+type RecordResult struct {
+	Entry   uint64       `json:"entry"`
+	ID      gitrepo.Hash `json:"id"`
+	Ref     string       `json:"ref"`
+	Old     gitrepo.Hash `json:"old"`
+	New     gitrepo.Hash `json:"new"`
+	NoOp    bool         `json:"noop"`
+	Pending []string     `json:"pending,omitempty"` // what the entry still needs to verify
+}
+
+// maxRetries bounds how often Record re-reads the log after losing a race.
+const maxRetries = 8
+
+// Record appends an entry for ref's current value (a deletion when the ref
+// is gone) signed with the user's key. It refuses, changing nothing, when
+// the signer may not move the ref at all; when the signer is allowed but
+// more approvals are needed it records and says who must still approve.
+func (r *Repo) Record(name, keyFile string) (*RecordResult, error) {
+	ref, err := r.FullRefName(name)
+	if err != nil {
+		return nil, err
+	}
+	s, err := r.LoadSigner(keyFile)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	who, err := r.Ident()
+	if err != nil {
+		return nil, err
+	}
+	for attempt := 0; ; attempt++ {
+		res, err := r.recordOnce(ref, s, who)
+		if err != nil && isRefChanged(err) && attempt < maxRetries {
+			continue // someone else appended or moved the ref: re-read and retry
+		}
+		if err != nil && isRefChanged(err) {
+			return nil, fmt.Errorf("%w: the log or %s kept changing while recording; run the command again", ErrRefused, ref)
+		}
+		return res, err
+	}
+}
+
+func (r *Repo) recordOnce(ref string, s sign.Signer, who gitrepo.Ident) (*RecordResult, error) {
+	rslTip, policyTip, err := r.tips()
+	if err != nil {
+		return nil, err
+	}
+	if rslTip.IsZero() || policyTip.IsZero() {
+		return nil, usage("this repository is not set up for git-secure: run git secure init, or fetch refs/secure/* from the remote")
+	}
+	target, exists, err := r.Git.ResolveRef(ref)
+	if err != nil {
+		return nil, err
+	}
+	last, err := rsl.LatestFor(r.Git, rslTip, ref)
+	if err != nil {
+		return nil, err
+	}
+	var old gitrepo.Hash
+	if last != nil {
+		old = last.Entry.New
+	}
+	if !exists && old.IsZero() {
+		return nil, usage("ref %s does not exist", ref)
+	}
+	res := &RecordResult{Ref: ref, Old: old, New: target}
+	if target == old {
+		res.NoOp = true
+		if last != nil {
+			res.Entry, res.ID = last.Entry.Number, last.ID
+		}
+		return res, nil
+	}
+	pol, err := policy.Load(r.Git, policyTip)
+	if err != nil {
+		return nil, err
+	}
+	pending, err := r.precheck(pol, rslTip, ref, old, target, sign.Fingerprint(s.PublicKey()))
+	if err != nil {
+		return nil, err
+	}
+	tipCommit, err := r.Git.ReadCommit(rslTip)
+	if err != nil {
+		return nil, err
+	}
+	tipEntry, err := rsl.FromCommit(tipCommit)
+	if err != nil {
+		return nil, err
+	}
+	e := &rsl.Entry{Number: tipEntry.Number + 1, Type: rsl.TypeRef, Ref: ref, Old: old, New: target}
+	id, err := rsl.Write(r.Git, e, rslTip, who, signEntry(s))
+	if err != nil {
+		return nil, err
+	}
+	// The ref must still be where we read it, and the log where we read it.
+	updates := []gitrepo.RefUpdate{{Name: rsl.Ref, Old: rslTip, New: id}}
+	if exists {
+		updates = append(updates, gitrepo.RefUpdate{Name: ref, Old: target, New: target})
+	}
+	if err := r.Git.UpdateRefs(updates, fmt.Sprintf("git-secure: record %s", ref)); err != nil {
+		return nil, err
+	}
+	res.Entry, res.ID, res.Pending = e.Number, id, pending
+	return res, nil
+}
+
+// precheck refuses an entry its signer may not make and returns what an
+// allowed but not yet sufficient entry still needs.
+func (r *Repo) precheck(pol *policy.Policy, rslTip gitrepo.Hash, ref string, old, new gitrepo.Hash, fp string) ([]string, error) {
+	if _, ok := pol.LookupKey(fp); !ok {
+		return nil, fmt.Errorf("%w: your key %s is not in the policy, so your entries would not verify; ask a rules key holder to run: git secure policy add-person NAME --key YOUR.pub", ErrRefused, fp)
+	}
+	if !pol.Protected(ref) {
+		return nil, nil
+	}
+	signer := ""
+	if p, ok := pol.PersonByFingerprint(fp); ok {
+		signer = p.Name
+	}
+	store, err := attest.OpenStore(r.Git)
+	if err != nil {
+		return nil, err
+	}
+	approvers, _, err := verify.Approvers(store, pol, ref, old, new)
+	if err != nil {
+		return nil, err
+	}
+	targets := func(rule *policy.Rule) []gitrepo.Hash { return r.recordedTargets(rslTip, rule) }
+	d, err := verify.Decide(r.Git, pol, verify.Transition{Ref: ref, Old: old, New: new, Signer: signer, CheckPaths: true}, approvers, targets)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrRefused, err)
+	}
+	var pending []string
+	for _, rd := range d.Rules {
+		if rd.Missing == 0 {
+			continue
+		}
+		if signer == "" || !rd.Rule.Allows(signer) {
+			return nil, fmt.Errorf("%w: rule %s protects %s: it needs %d of %s and you (%s) are not one of them; ask one of them to record it, or to approve this update: git secure attest approve %s --from %s --to %s",
+				ErrRefused, rd.Rule.Name, ref, rd.Rule.Threshold, strings.Join(rd.Rule.Allow, ", "), orKey(signer, fp), ref, old, new)
+		}
+		pending = append(pending, fmt.Sprintf("rule %s needs %d more approval(s) from %s: each runs git secure attest approve %s --from %s --to %s",
+			rd.Rule.Name, rd.Missing, strings.Join(rd.Candidate, " or "), ref, old, new))
+	}
+	return pending, nil
+}
+
+func orKey(person, fp string) string {
+	if person != "" {
+		return person
+	}
+	return fp
+}
+
+// recordedTargets returns the latest recorded targets of the refs rule
+// covers (for the base of a new ref's changed files).
+func (r *Repo) recordedTargets(rslTip gitrepo.Hash, rule *policy.Rule) []gitrepo.Hash {
+	refs, err := r.Git.ListRefs("refs/heads/", "refs/tags/")
+	if err != nil {
+		return nil
+	}
+	var out []gitrepo.Hash
+	for _, ref := range refs {
+		if rule.CoversRef(ref.Name) {
+			if last, err := rsl.LatestFor(r.Git, rslTip, ref.Name); err == nil && last != nil && !last.Entry.New.IsZero() {
+				out = append(out, last.Entry.New)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,272 @@
+package porcelain
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/theupdateframework/go-tuf/v2/metadata"
+
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/rsl"
+	"github.com/git-secure/git-secure/internal/sign"
+	"github.com/git-secure/git-secure/internal/verify"
+)
+
+// Staged is a proposed policy change and the policy it would replace.
+type Staged struct {
+	Policy     *policy.Policy
+	Commit     gitrepo.Hash // zero when nothing is staged yet
+	Base       *policy.Policy
+	BaseCommit gitrepo.Hash
+}
+
+// LoadStaged returns the staged change, or a copy of the policy in force
+// when nothing is staged. A staged change made on top of an older policy is
+// refused: it would silently undo what was applied since.
+func (r *Repo) LoadStaged() (*Staged, error) {
+	base, baseCommit, err := r.CurrentPolicy()
+	if err != nil {
+		return nil, err
+	}
+	st := &Staged{Base: base, BaseCommit: baseCommit}
+	h, ok, err := r.Git.ResolveRef(policy.StagingRef)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		if st.Policy, err = base.Clone(); err != nil {
+			return nil, err
+		}
+		return st, nil
+	}
+	c, err := r.Git.ReadCommit(h)
+	if err != nil {
+		return nil, err
+	}
+	if len(c.Parents) != 1 || c.Parents[0] != baseCommit {
+		return nil, usage("the staged policy change (%s) was made on top of an older policy; discard it with git secure policy discard and make it again", h.String()[:12])
+	}
+	if st.Policy, err = policy.Load(r.Git, h); err != nil {
+		return nil, err
+	}
+	st.Commit = h
+	return st, nil
+}
+
+// saveStaged writes st.Policy as the staged change (compare-and-swap on the
+// staging ref).
+func (r *Repo) saveStaged(st *Staged, message string) (gitrepo.Hash, error) {
+	who, err := r.Ident()
+	if err != nil {
+		return gitrepo.ZeroHash, err
+	}
+	h, err := policy.Save(r.Git, st.Policy, st.BaseCommit, who, message)
+	if err != nil {
+		return gitrepo.ZeroHash, err
+	}
+	if err := r.Git.UpdateRefs([]gitrepo.RefUpdate{{Name: policy.StagingRef, Old: st.Commit, New: h}}, "git-secure: "+message); err != nil {
+		if isRefChanged(err) {
+			return gitrepo.ZeroHash, fmt.Errorf("%w: someone changed the staged policy at the same time; run the command again", ErrRefused)
+		}
+		return gitrepo.ZeroHash, err
+	}
+	st.Commit = h
+	return h, nil
+}
+
+// Edit is one change to a staged policy.
+type Edit func(staged, base *policy.Policy, now time.Time) error
+
+// Stage applies edit to the staged change (starting one from the policy in
+// force when there is none) and saves it, unsigned.
+func (r *Repo) Stage(description string, edit Edit) (*Staged, error) {
+	st, err := r.LoadStaged()
+	if err != nil {
+		return nil, err
+	}
+	if err := edit(st.Policy, st.Base, r.Now()); err != nil {
+		if errors.Is(err, policy.ErrInvalidChange) {
+			return nil, fmt.Errorf("%w: %v", ErrUsage, strings.TrimPrefix(err.Error(), policy.ErrInvalidChange.Error()+": "))
+		}
+		return nil, err
+	}
+	if _, err := r.saveStaged(st, "git-secure policy (staged): "+description); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// Discard drops the staged change.
+func (r *Repo) Discard() error {
+	h, ok, err := r.Git.ResolveRef(policy.StagingRef)
+	if err != nil || !ok {
+		return err
+	}
+	return r.Git.UpdateRefs([]gitrepo.RefUpdate{{Name: policy.StagingRef, Old: h}}, "git-secure: discard staged policy")
+}
+
+// Status returns the signature status of the staged change.
+func (st *Staged) Status() ([]verify.RoleStatus, error) {
+	return verify.PolicyStatus(st.Base, st.Policy)
+}
+
+// Changed reports whether anything is staged.
+func (st *Staged) Changed() bool {
+	a, b, _ := st.Policy.Encode()
+	c, d, _ := st.Base.Encode()
+	return st.Commit != (gitrepo.Hash{}) && (string(a) != string(c) || string(b) != string(d))
+}
+
+// signStaged adds s's signatures to every metadata file of the change that
+// its key may sign. It reports whether it signed anything.
+func signStaged(st *Staged, s sign.Signer) (bool, error) {
+	fp := sign.Fingerprint(s.PublicKey())
+	inRole := func(p *policy.Policy, role string) bool {
+		keys, _ := p.RoleKeys(role)
+		return slices.ContainsFunc(keys, func(k *policy.Key) bool { return k.Fingerprint == fp })
+	}
+	signed := false
+	needsRoot := false
+	statuses, err := st.Status()
+	if err != nil {
+		return false, err
+	}
+	for _, x := range statuses {
+		if strings.HasPrefix(x.Role, metadata.ROOT) {
+			needsRoot = true
+		}
+	}
+	if needsRoot && (inRole(st.Policy, metadata.ROOT) || inRole(st.Base, metadata.ROOT)) {
+		tufSigner, err := sign.TUFSigner(s)
+		if err != nil {
+			return false, fmt.Errorf("%w: %v", ErrUsage, err)
+		}
+		if err := st.Policy.SignRoot(tufSigner); err != nil {
+			return false, err
+		}
+		signed = true
+	}
+	if inRole(st.Policy, metadata.TARGETS) {
+		tufSigner, err := sign.TUFSigner(s)
+		if err != nil {
+			return false, fmt.Errorf("%w: %v", ErrUsage, err)
+		}
+		if err := st.Policy.SignTargets(tufSigner); err != nil {
+			return false, err
+		}
+		signed = true
+	}
+	return signed, nil
+}
+
+// SignStaged signs the staged change with the user's key.
+func (r *Repo) SignStaged(keyFile string) (*Staged, error) {
+	st, err := r.LoadStaged()
+	if err != nil {
+		return nil, err
+	}
+	if st.Commit.IsZero() {
+		return nil, usage("nothing is staged: change the policy first (git secure policy add-person, add-rule, trust add-root-key, ...)")
+	}
+	s, err := r.LoadSigner(keyFile)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	ok, err := signStaged(st, s)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w: your key %s is neither a root key nor a rules key of this policy, so its signature would not count", ErrRefused, sign.Fingerprint(s.PublicKey()))
+	}
+	if _, err := r.saveStaged(st, "git-secure policy (staged): signed by "+sign.Fingerprint(s.PublicKey())); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// ApplyResult says what Apply did.
+type ApplyResult struct {
+	Entry        uint64       `json:"entry"`
+	PolicyCommit gitrepo.Hash `json:"policyCommit"`
+	RootVersion  int64        `json:"rootVersion"`
+	RulesVersion int64        `json:"rulesVersion"`
+}
+
+// ErrThresholdPending is wrapped when a staged change still lacks
+// signatures; the Staged status says whose.
+var ErrThresholdPending = errors.New("the staged policy change does not have enough signatures yet")
+
+// Apply signs the staged change with the user's key where it may, and when
+// every threshold is met makes it the policy in force: the policy ref, its
+// RSL entry and the removal of the staging ref move in one transaction.
+func (r *Repo) Apply(keyFile string) (*ApplyResult, *Staged, error) {
+	st, err := r.LoadStaged()
+	if err != nil {
+		return nil, nil, err
+	}
+	if st.Commit.IsZero() {
+		return nil, nil, usage("nothing is staged: change the policy first (git secure policy add-person, add-rule, trust add-root-key, ...)")
+	}
+	s, err := r.LoadSigner(keyFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer s.Close()
+	if _, err := signStaged(st, s); err != nil {
+		return nil, nil, err
+	}
+	now := r.Now()
+	if err := verify.CheckPolicy(st.Base, st.Policy, now); err != nil {
+		// Keep the signature just added so the next signer builds on it.
+		if _, serr := r.saveStaged(st, "git-secure policy (staged): signed by "+sign.Fingerprint(s.PublicKey())); serr != nil {
+			return nil, st, serr
+		}
+		if errors.Is(err, verify.ErrThreshold) {
+			return nil, st, fmt.Errorf("%w: %w", ErrRefused, ErrThresholdPending)
+		}
+		return nil, st, fmt.Errorf("%w: %v", ErrRefused, err)
+	}
+	who, err := r.Ident()
+	if err != nil {
+		return nil, nil, err
+	}
+	pc, err := policy.Save(r.Git, st.Policy, st.BaseCommit, who, fmt.Sprintf("git-secure policy: root v%d, rules v%d", st.Policy.Root.Signed.Version, st.Policy.Targets.Signed.Version))
+	if err != nil {
+		return nil, nil, err
+	}
+	rslTip, _, err := r.tips()
+	if err != nil {
+		return nil, nil, err
+	}
+	tipCommit, err := r.Git.ReadCommit(rslTip)
+	if err != nil {
+		return nil, nil, err
+	}
+	tipEntry, err := rsl.FromCommit(tipCommit)
+	if err != nil {
+		return nil, nil, err
+	}
+	e := &rsl.Entry{Number: tipEntry.Number + 1, Type: rsl.TypeRef, Ref: rsl.PolicyRef, Old: st.BaseCommit, New: pc}
+	id, err := rsl.Write(r.Git, e, rslTip, who, signEntry(s))
+	if err != nil {
+		return nil, nil, err
+	}
+	updates := []gitrepo.RefUpdate{
+		{Name: policy.Ref, Old: st.BaseCommit, New: pc},
+		{Name: rsl.Ref, Old: rslTip, New: id},
+		{Name: policy.StagingRef, Old: st.Commit},
+	}
+	if err := r.Git.UpdateRefs(updates, "git-secure: apply policy"); err != nil {
+		if isRefChanged(err) {
+			return nil, nil, fmt.Errorf("%w: the policy or the log changed while applying; run git secure policy apply again", ErrRefused)
+		}
+		return nil, nil, err
+	}
+	return &ApplyResult{Entry: e.Number, PolicyCommit: pc, RootVersion: st.Policy.Root.Signed.Version, RulesVersion: st.Policy.Targets.Signed.Version}, st, nil
+}

@@ -1,0 +1,380 @@
+// Package rsl holds the Reference State Log's entry format: pure types that
+// encode and decode the message of an RSL entry commit, canonically and
+// strictly. It does no I/O, checks no signature and trusts nothing: deciding
+// whether an entry counts is internal/verify's job. Safe for concurrent use.
+package rsl
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/git-secure/git-secure/internal/gitrepo"
+)
+
+// Ref is the ref that holds the log.
+const Ref = "refs/secure/rsl"
+
+// PolicyRef is the ref whose changes the log records as policy changes.
+const PolicyRef = "refs/secure/policy"
+
+// Format is the format line every entry carries.
+const Format = "git-secure-rsl/1"
+
+// MaxMessageSize bounds an entry's message.
+const MaxMessageSize = 64 << 10
+
+// MaxSkips bounds the entries one annotation may skip.
+const MaxSkips = 1000
+
+// MaxReasonLen bounds an annotation's reason.
+const MaxReasonLen = 1000
+
+// Type is an entry's kind.
+type Type string
+
+const (
+	// TypeRef records that a ref moved from Old to New.
+	TypeRef Type = "ref"
+	// TypeAnnotation marks earlier entries as skipped.
+	TypeAnnotation Type = "annotation"
+)
+
+// ErrMalformed is wrapped by every decoding error.
+var ErrMalformed = errors.New("rsl: malformed entry")
+
+// Skip names one earlier entry an annotation skips.
+type Skip struct {
+	Number uint64
+	ID     gitrepo.Hash
+}
+
+// Entry is the decoded message of one RSL entry.
+type Entry struct {
+	Number uint64
+	Type   Type
+
+	// TypeRef fields.
+	Ref string
+	Old gitrepo.Hash
+	New gitrepo.Hash
+
+	// TypeAnnotation fields.
+	Skips  []Skip
+	Reason string
+}
+
+// IsPolicy reports whether e records a policy change.
+func (e *Entry) IsPolicy() bool { return e.Type == TypeRef && e.Ref == PolicyRef }
+
+// Title is the first line of the entry's message.
+func (e *Entry) Title() string {
+	switch e.Type {
+	case TypeRef:
+		verb := "update"
+		switch {
+		case e.Old.IsZero():
+			verb = "create"
+		case e.New.IsZero():
+			verb = "delete"
+		}
+		return fmt.Sprintf("rsl #%d: %s %s", e.Number, verb, e.Ref)
+	case TypeAnnotation:
+		return fmt.Sprintf("rsl #%d: annotate", e.Number)
+	}
+	return fmt.Sprintf("rsl #%d: %s", e.Number, e.Type)
+}
+
+// Validate checks the fields of e without reference to other entries.
+func (e *Entry) Validate() error {
+	if e.Number < 1 {
+		return fmt.Errorf("%w: number must be at least 1", ErrMalformed)
+	}
+	switch e.Type {
+	case TypeRef:
+		if err := ValidateRecordedRef(e.Ref); err != nil {
+			return fmt.Errorf("%w: %v", ErrMalformed, err)
+		}
+		if e.Old.IsZero() && e.New.IsZero() {
+			return fmt.Errorf("%w: old and new are both zero", ErrMalformed)
+		}
+		if e.Old == e.New {
+			return fmt.Errorf("%w: old and new are equal", ErrMalformed)
+		}
+		if len(e.Skips) != 0 || e.Reason != "" {
+			return fmt.Errorf("%w: annotation fields in a ref entry", ErrMalformed)
+		}
+	case TypeAnnotation:
+		if e.Ref != "" || !e.Old.IsZero() || !e.New.IsZero() {
+			return fmt.Errorf("%w: ref fields in an annotation", ErrMalformed)
+		}
+		if len(e.Skips) == 0 || len(e.Skips) > MaxSkips {
+			return fmt.Errorf("%w: an annotation skips 1 to %d entries, not %d", ErrMalformed, MaxSkips, len(e.Skips))
+		}
+		var last uint64
+		for _, s := range e.Skips {
+			if s.Number <= last || s.Number >= e.Number || s.ID.IsZero() {
+				return fmt.Errorf("%w: skipped entries must be earlier entries in increasing order", ErrMalformed)
+			}
+			last = s.Number
+		}
+		if err := validReason(e.Reason); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("%w: unknown type %q", ErrMalformed, e.Type)
+	}
+	return nil
+}
+
+func validReason(r string) error {
+	if r == "" || len(r) > MaxReasonLen || !utf8.ValidString(r) {
+		return fmt.Errorf("%w: reason must be 1 to %d bytes of UTF-8", ErrMalformed, MaxReasonLen)
+	}
+	for _, c := range r {
+		if c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) || c == '\u2028' || c == '\u2029' {
+			return fmt.Errorf("%w: reason contains a control character", ErrMalformed)
+		}
+	}
+	if strings.TrimSpace(r) != r {
+		return fmt.Errorf("%w: reason has leading or trailing space", ErrMalformed)
+	}
+	return nil
+}
+
+// ValidateRecordedRef checks that name is a ref the log may record: a valid
+// full ref name outside refs/secure/, or the policy ref itself.
+func ValidateRecordedRef(name string) error {
+	if err := gitrepo.ValidRefName(name); err != nil {
+		return err
+	}
+	if strings.HasPrefix(name, "refs/secure/") && name != PolicyRef {
+		return fmt.Errorf("ref %s is git-secure's own metadata and is not recorded", name)
+	}
+	return nil
+}
+
+// Encode returns the canonical message of e. It fails if e is invalid.
+func (e *Entry) Encode() ([]byte, error) {
+	if err := e.Validate(); err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%s\n\nformat: %s\nnumber: %d\ntype: %s\n", e.Title(), Format, e.Number, e.Type)
+	switch e.Type {
+	case TypeRef:
+		fmt.Fprintf(&b, "ref: %s\nold: %s\nnew: %s\n", e.Ref, e.Old, e.New)
+	case TypeAnnotation:
+		for _, s := range e.Skips {
+			fmt.Fprintf(&b, "skip: %d %s\n", s.Number, s.ID)
+		}
+		fmt.Fprintf(&b, "reason: %s\n", e.Reason)
+	}
+	if b.Len() > MaxMessageSize {
+		return nil, fmt.Errorf("%w: message larger than %d bytes", ErrMalformed, MaxMessageSize)
+	}
+	return b.Bytes(), nil
+}
+
+// Decode parses an entry's commit message strictly: it must be exactly what
+// Encode produces for the fields it holds.
+func Decode(msg []byte) (*Entry, error) {
+	if len(msg) > MaxMessageSize {
+		return nil, fmt.Errorf("%w: message larger than %d bytes", ErrMalformed, MaxMessageSize)
+	}
+	if !bytes.HasSuffix(msg, []byte("\n")) {
+		return nil, fmt.Errorf("%w: message does not end in a newline", ErrMalformed)
+	}
+	lines := strings.Split(string(msg[:len(msg)-1]), "\n")
+	if len(lines) < 6 || lines[1] != "" {
+		return nil, fmt.Errorf("%w: missing title or fields", ErrMalformed)
+	}
+	p := fieldParser{lines: lines[2:]}
+	e := &Entry{}
+	if v := p.next("format"); v != Format {
+		if p.err != nil {
+			return nil, p.err
+		}
+		return nil, fmt.Errorf("%w: unsupported format %q (this version reads %s)", ErrMalformed, v, Format)
+	}
+	e.Number = p.number("number")
+	e.Type = Type(p.next("type"))
+	switch e.Type {
+	case TypeRef:
+		e.Ref = p.next("ref")
+		e.Old = p.hash("old")
+		e.New = p.hash("new")
+	case TypeAnnotation:
+		for p.err == nil && p.peek("skip") {
+			v := p.next("skip")
+			num, id, ok := strings.Cut(v, " ")
+			if !ok {
+				p.fail("skip must be \"<number> <entry-id>\"")
+				break
+			}
+			n, err := parseNumber(num)
+			if err != nil {
+				p.fail("skip number: " + err.Error())
+				break
+			}
+			h, err := gitrepo.ParseHash(id)
+			if err != nil {
+				p.fail("skip id: " + err.Error())
+				break
+			}
+			if len(e.Skips) >= MaxSkips {
+				p.fail("too many skips")
+				break
+			}
+			e.Skips = append(e.Skips, Skip{Number: n, ID: h})
+		}
+		e.Reason = p.next("reason")
+	default:
+		if p.err == nil {
+			return nil, fmt.Errorf("%w: unknown type %q", ErrMalformed, e.Type)
+		}
+	}
+	if p.err != nil {
+		return nil, p.err
+	}
+	if len(p.lines) != 0 {
+		return nil, fmt.Errorf("%w: unexpected line %q", ErrMalformed, truncate(p.lines[0]))
+	}
+	if err := e.Validate(); err != nil {
+		return nil, err
+	}
+	if lines[0] != e.Title() {
+		return nil, fmt.Errorf("%w: title %q does not match fields (want %q)", ErrMalformed, truncate(lines[0]), e.Title())
+	}
+	// Canonical: re-encoding must give the same bytes.
+	again, err := e.Encode()
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(again, msg) {
+		return nil, fmt.Errorf("%w: message is not in canonical form", ErrMalformed)
+	}
+	return e, nil
+}
+
+type fieldParser struct {
+	lines []string
+	err   error
+}
+
+func (p *fieldParser) fail(msg string) {
+	if p.err == nil {
+		p.err = fmt.Errorf("%w: %s", ErrMalformed, msg)
+	}
+}
+
+func (p *fieldParser) peek(key string) bool {
+	return len(p.lines) > 0 && strings.HasPrefix(p.lines[0], key+": ")
+}
+
+func (p *fieldParser) next(key string) string {
+	if p.err != nil {
+		return ""
+	}
+	if len(p.lines) == 0 {
+		p.fail("missing field " + key)
+		return ""
+	}
+	line := p.lines[0]
+	v, ok := strings.CutPrefix(line, key+": ")
+	if !ok {
+		p.fail(fmt.Sprintf("expected field %s, got %q", key, truncate(line)))
+		return ""
+	}
+	p.lines = p.lines[1:]
+	return v
+}
+
+func (p *fieldParser) hash(key string) gitrepo.Hash {
+	v := p.next(key)
+	if p.err != nil {
+		return gitrepo.ZeroHash
+	}
+	h, err := gitrepo.ParseHash(v)
+	if err != nil {
+		p.fail(key + ": " + err.Error())
+	}
+	return h
+}
+
+func (p *fieldParser) number(key string) uint64 {
+	v := p.next(key)
+	if p.err != nil {
+		return 0
+	}
+	n, err := parseNumber(v)
+	if err != nil {
+		p.fail(key + ": " + err.Error())
+	}
+	return n
+}
+
+// parseNumber accepts only canonical decimal: no sign, no leading zeros.
+func parseNumber(s string) (uint64, error) {
+	if s == "" || len(s) > 19 || (len(s) > 1 && s[0] == '0') {
+		return 0, fmt.Errorf("not a canonical number: %q", truncate(s))
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("not a canonical number: %q", truncate(s))
+		}
+	}
+	return strconv.ParseUint(s, 10, 64)
+}
+
+func truncate(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}
+
+// ErrNotEntry is wrapped when a commit on the log is not a well-formed entry.
+var ErrNotEntry = errors.New("rsl: not an RSL entry commit")
+
+// FromCommit checks the commit-level shape of an entry (empty tree, signed,
+// at most one parent) and decodes its message. It does not verify the
+// signature nor the chain.
+func FromCommit(c *gitrepo.Commit) (*Entry, error) {
+	if c.Tree.String() != gitrepo.EmptyTreeHash {
+		return nil, fmt.Errorf("%w %s: tree is not empty", ErrNotEntry, c.Hash)
+	}
+	if len(c.Parents) > 1 {
+		return nil, fmt.Errorf("%w %s: %d parents", ErrNotEntry, c.Hash, len(c.Parents))
+	}
+	if len(c.Signature) == 0 {
+		return nil, fmt.Errorf("%w %s: unsigned", ErrNotEntry, c.Hash)
+	}
+	e, err := Decode([]byte(c.Message))
+	if err != nil {
+		return nil, fmt.Errorf("entry %s: %w", c.Hash, err)
+	}
+	if (e.Number == 1) != (len(c.Parents) == 0) {
+		return nil, fmt.Errorf("%w %s: entry #%d has %d parents", ErrNotEntry, c.Hash, e.Number, len(c.Parents))
+	}
+	return e, nil
+}
+
+// Payload returns the unsigned commit bytes of entry e on top of parent
+// (zero for the first entry), made by who at who.When. The caller signs the
+// payload and adds the signature with gitrepo.AddSignature.
+func Payload(e *Entry, parent gitrepo.Hash, who gitrepo.Ident) ([]byte, error) {
+	msg, err := e.Encode()
+	if err != nil {
+		return nil, err
+	}
+	tree, _ := gitrepo.ParseHash(gitrepo.EmptyTreeHash)
+	var parents []gitrepo.Hash
+	if !parent.IsZero() {
+		parents = []gitrepo.Hash{parent}
+	}
+	return gitrepo.EncodeCommit(tree, parents, who, who, string(msg)), nil
+}

@@ -1,0 +1,127 @@
+package rsl
+
+import (
+	"fmt"
+
+	"github.com/git-secure/git-secure/internal/gitrepo"
+)
+
+// Reader reads commits; *gitrepo.Repo satisfies it.
+type Reader interface {
+	ReadCommit(h gitrepo.Hash) (*gitrepo.Commit, error)
+}
+
+// Record is one entry read from the log with the commit that holds it.
+type Record struct {
+	ID     gitrepo.Hash
+	Entry  *Entry
+	Commit *gitrepo.Commit
+}
+
+// MaxEntries bounds how long a log this version reads.
+const MaxEntries = 10_000_000
+
+// WalkBack visits the log from tip towards the first entry, newest first,
+// until fn returns false. Every visited entry is decoded strictly and the
+// numbering is checked: each entry's number is one more than its parent's.
+func WalkBack(r Reader, tip gitrepo.Hash, fn func(*Record) (bool, error)) error {
+	var want uint64
+	for h := tip; !h.IsZero(); {
+		c, err := r.ReadCommit(h)
+		if err != nil {
+			return fmt.Errorf("rsl: read entry %s: %w", h, err)
+		}
+		e, err := FromCommit(c)
+		if err != nil {
+			return fmt.Errorf("rsl: %w", err)
+		}
+		if want != 0 && e.Number != want {
+			return fmt.Errorf("rsl: %w %s: number %d where %d was expected (entries removed or reordered)", ErrNotEntry, h, e.Number, want)
+		}
+		want = e.Number - 1
+		more, err := fn(&Record{ID: h, Entry: e, Commit: c})
+		if err != nil || !more {
+			return err
+		}
+		if len(c.Parents) == 0 {
+			break
+		}
+		h = c.Parents[0]
+	}
+	return nil
+}
+
+// ReadLog returns every entry from the first to tip, in order.
+func ReadLog(r Reader, tip gitrepo.Hash) ([]*Record, error) {
+	var out []*Record
+	err := WalkBack(r, tip, func(rec *Record) (bool, error) {
+		if out == nil {
+			out = make([]*Record, 0, rec.Entry.Number)
+		}
+		out = append(out, rec)
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	if len(out) > 0 && out[0].Entry.Number != 1 {
+		return nil, fmt.Errorf("rsl: %w: log starts at entry %d", ErrNotEntry, out[0].Entry.Number)
+	}
+	return out, nil
+}
+
+// LatestFor returns the newest entry for ref that no later annotation
+// skips, or nil when the log has none. It does not verify anything.
+func LatestFor(r Reader, tip gitrepo.Hash, ref string) (*Record, error) {
+	var found *Record
+	skipped := map[uint64]bool{}
+	err := WalkBack(r, tip, func(rec *Record) (bool, error) {
+		e := rec.Entry
+		switch {
+		case e.Type == TypeAnnotation:
+			for _, s := range e.Skips {
+				skipped[s.Number] = true
+			}
+		case e.Ref == ref && !skipped[e.Number]:
+			found = rec
+			return false, nil
+		}
+		return true, nil
+	})
+	return found, err
+}
+
+// Writer stores objects; *gitrepo.Repo satisfies it.
+type Writer interface {
+	WriteObject(typ string, data []byte) (gitrepo.Hash, error)
+}
+
+// SignFunc signs an entry commit's payload and returns the armored SSH
+// signature.
+type SignFunc func(payload []byte) ([]byte, error)
+
+// Write makes the signed commit for entry e on top of parent and stores it.
+// It does not move the log's ref: the caller does, with compare-and-swap,
+// together with any ref the entry records.
+func Write(w Writer, e *Entry, parent gitrepo.Hash, who gitrepo.Ident, sign SignFunc) (gitrepo.Hash, error) {
+	payload, err := Payload(e, parent, who)
+	if err != nil {
+		return gitrepo.ZeroHash, err
+	}
+	sig, err := sign(payload)
+	if err != nil {
+		return gitrepo.ZeroHash, fmt.Errorf("rsl: sign entry #%d: %w", e.Number, err)
+	}
+	raw, err := gitrepo.AddSignature(payload, sig)
+	if err != nil {
+		return gitrepo.ZeroHash, fmt.Errorf("rsl: sign entry #%d: %w", e.Number, err)
+	}
+	h, err := w.WriteObject("commit", raw)
+	if err != nil {
+		return gitrepo.ZeroHash, fmt.Errorf("rsl: write entry #%d: %w", e.Number, err)
+	}
+	return h, nil
+}

@@ -1,0 +1,36 @@
+// Package sign holds git-secure's SSH keys and signatures: loading a signing
+// key (from a private key file or from ssh-agent), SSHSIG signatures
+// compatible with `ssh-keygen -Y sign/verify` and git's gpg.format=ssh, raw
+// SSHSIG blobs for DSSE envelopes, and adapters between SSH keys and TUF
+// (go-tuf) keys and signers.
+//
+// # What it trusts
+//
+// Nothing that arrives inside a signature is trusted. A signature names the
+// key that made it, but verification only uses that key to find a trusted
+// key: the caller's lookup function, called with the embedded key's SHA256
+// fingerprint, decides which keys are trusted, and the trusted key must be
+// byte-for-byte the embedded key. The namespace is fixed by the caller and
+// must match exactly; the hash algorithm must be sha512 or sha256. Armored
+// signatures are parsed strictly (exactly one "SSH SIGNATURE" PEM block, no
+// headers, nothing but whitespace after it, at most [MaxSignatureSize]
+// bytes) and a signature blob must re-encode to exactly the bytes given.
+// Accepted key types are ed25519, ECDSA on NIST P-256/P-384/P-521 and RSA of
+// 2048 to 16384 bits; security keys (sk-*) and certificates are rejected with
+// [ErrUnsupportedKey]. RSA signatures are always made with rsa-sha2-512 and
+// never with SHA-1 ssh-rsa.
+//
+// Signing keys come from configuration values passed in by the caller
+// ([KeySpec]); this package never runs git, ssh-keygen or any other process,
+// and never reads the environment. Private keys in ssh-agent are chosen by
+// public key fingerprint, never by position. Passphrase-protected key files
+// are never decrypted: such keys must be in ssh-agent.
+//
+// # Concurrency
+//
+// The package has no global mutable state. All functions are safe for
+// concurrent use. A [Signer] returned by [LoadSigner] is safe for concurrent
+// use until Close is called; a Signer backed by ssh-agent shares one agent
+// connection between its callers. Randomness comes only from crypto/rand or
+// from an io.Reader the caller passes.
+package sign

@@ -1,0 +1,90 @@
+package verify
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/git-secure/git-secure/internal/gitrepo"
+)
+
+// Kinds of verification failure. Every Problem wraps exactly one of them, so
+// callers can test with errors.Is.
+var (
+	// ErrMalformed: the log or a metadata file does not parse.
+	ErrMalformed = errors.New("malformed metadata")
+	// ErrSignature: a signature is missing, does not verify, or was made by a
+	// key the policy in force does not know.
+	ErrSignature = errors.New("bad signature")
+	// ErrUnauthorized: a signer is known but no rule lets them make this change.
+	ErrUnauthorized = errors.New("not authorized")
+	// ErrThreshold: too few distinct persons signed or approved.
+	ErrThreshold = errors.New("threshold not met")
+	// ErrRollback: metadata went back to an older version.
+	ErrRollback = errors.New("rollback")
+	// ErrExpired: the policy in force has expired.
+	ErrExpired = errors.New("expired metadata")
+	// ErrChain: an entry does not follow from the state before it (wrong old
+	// value, bad annotation).
+	ErrChain = errors.New("broken chain")
+	// ErrUnrecorded: a ref's current value is not what the log records.
+	ErrUnrecorded = errors.New("ref does not match the log")
+	// ErrMissingObject: a commit that verification needs is not in the
+	// repository.
+	ErrMissingObject = errors.New("missing object")
+)
+
+// Problem is one verification failure: what (entry, ref), why (rule, kind,
+// detail) and what to do next (hint).
+type Problem struct {
+	Entry   uint64       // RSL entry number, 0 when about the current state
+	EntryID gitrepo.Hash // RSL entry commit
+	Ref     string
+	Rule    string
+	Kind    error
+	Detail  string
+	Hint    string
+}
+
+func (p *Problem) Error() string {
+	var b strings.Builder
+	if p.Entry != 0 {
+		fmt.Fprintf(&b, "entry #%d (%s)", p.Entry, short(p.EntryID))
+	}
+	if p.Ref != "" {
+		if b.Len() > 0 {
+			b.WriteString(" ")
+		}
+		b.WriteString(p.Ref)
+	}
+	if p.Rule != "" {
+		fmt.Fprintf(&b, ", rule %s", p.Rule)
+	}
+	fmt.Fprintf(&b, ": %v: %s", p.Kind, p.Detail)
+	return b.String()
+}
+
+// Unwrap lets errors.Is match the Problem's kind.
+func (p *Problem) Unwrap() error { return p.Kind }
+
+func short(h gitrepo.Hash) string { return h.String()[:12] }
+
+// Failed is returned by Verify when at least one check failed. It lists
+// every Problem found, in log order.
+type Failed struct{ Problems []*Problem }
+
+func (f *Failed) Error() string {
+	if len(f.Problems) == 1 {
+		return "verification failed: " + f.Problems[0].Error()
+	}
+	return fmt.Sprintf("verification failed with %d problems; first: %v", len(f.Problems), f.Problems[0])
+}
+
+// Unwrap returns the problems so errors.Is sees every kind.
+func (f *Failed) Unwrap() []error {
+	out := make([]error, len(f.Problems))
+	for i, p := range f.Problems {
+		out[i] = p
+	}
+	return out
+}

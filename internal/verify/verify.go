@@ -1,0 +1,445 @@
+// Package verify decides trust. It replays the Reference State Log from its
+// first entry: it checks each entry's signature against the policy in force
+// at that entry, each policy change against the one before it (thresholds,
+// versions, expiry), each ref update against the rules (distinct persons,
+// approvals of exactly that update, protected files), and finally that the
+// repository's refs are what the log says. Everything it reads comes from
+// the repository and is treated as hostile; nothing is trusted before its
+// signature is checked. Verify is safe to call from several goroutines on
+// distinct Repos.
+package verify
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/git-secure/git-secure/internal/attest"
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/rsl"
+	"github.com/git-secure/git-secure/internal/sign"
+)
+
+// Options tune a verification.
+type Options struct {
+	// Refs limits the check of rules and of current values to these refs
+	// (all when empty). Policy entries are always checked.
+	Refs []string
+	// Now is the reference time for expiry.
+	Now time.Time
+	// RefValues, when set, replaces the repository's current refs (a server
+	// hook verifying the state a push would create). Keys are full ref names.
+	RefValues map[string]gitrepo.Hash
+	// LocalAhead accepts a local branch that is a descendant of its
+	// recorded value (unpushed work in a clone). Off for servers.
+	LocalAhead bool
+	// IgnoreMissingRefs accepts recorded refs absent from the repository
+	// (a clone that has not checked every branch out). Off for servers.
+	IgnoreMissingRefs bool
+	// Progress, when set, is called as entries are checked.
+	Progress func(done, total int)
+	// Workers bounds signature-checking goroutines (default: GOMAXPROCS).
+	Workers int
+}
+
+// RefStatus is the verified state of one ref.
+type RefStatus struct {
+	Ref       string       `json:"ref"`
+	Target    gitrepo.Hash `json:"target"`
+	Entry     uint64       `json:"entry"`
+	EntryID   gitrepo.Hash `json:"entryId"`
+	Protected bool         `json:"protected"`
+	Note      string       `json:"note,omitempty"`
+}
+
+// Result describes what was verified.
+type Result struct {
+	Entries        int          `json:"entries"`
+	Tip            gitrepo.Hash `json:"tip"`
+	PolicyEntry    uint64       `json:"policyEntry"`
+	RootVersion    int64        `json:"rootVersion"`
+	RulesVersion   int64        `json:"rulesVersion"`
+	PolicyExpires  time.Time    `json:"policyExpires"`
+	Refs           []RefStatus  `json:"refs"`
+	Warnings       []string     `json:"warnings,omitempty"`
+	SkippedEntries []uint64     `json:"skippedEntries,omitempty"`
+}
+
+// ErrNoLog is returned when the repository has no refs/secure/rsl.
+var ErrNoLog = errors.New("verify: this repository has no git-secure log (refs/secure/rsl); run git secure init, or fetch refs/secure/* from a remote")
+
+// Verify replays the whole log of repo. It returns a *Failed error listing
+// every problem when a check fails, another error when verification could
+// not run (I/O), and the Result in both cases where it got that far.
+func Verify(repo *gitrepo.Repo, opts Options) (*Result, error) {
+	if opts.Now.IsZero() {
+		return nil, errors.New("verify: Options.Now is required")
+	}
+	tip, ok, err := repo.ResolveRef(rsl.Ref)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, ErrNoLog
+	}
+	records, err := rsl.ReadLog(repo, tip)
+	if err != nil {
+		return nil, &Failed{Problems: []*Problem{{Kind: ErrMalformed, Detail: err.Error(),
+			Hint: "the log was rewritten or damaged; compare refs/secure/rsl with another clone"}}}
+	}
+	v := &verifier{repo: repo, opts: opts, records: records, res: &Result{Entries: len(records), Tip: tip}}
+	if len(opts.Refs) > 0 {
+		v.only = map[string]bool{}
+		for _, r := range opts.Refs {
+			v.only[r] = true
+		}
+	}
+	return v.run()
+}
+
+type recorded struct {
+	number uint64
+	id     gitrepo.Hash
+	target gitrepo.Hash
+}
+
+type verifier struct {
+	repo    *gitrepo.Repo
+	opts    Options
+	records []*rsl.Record
+	only    map[string]bool
+	res     *Result
+
+	policies []*policy.Policy // policy in force at each entry (index = number-1)
+	// prevPolicy is, for policy entries, the policy before the change.
+	prevPolicy map[uint64]*policy.Policy
+	signers    []string // fingerprint of the verified signer of each entry
+
+	state    map[string][]recorded // non-skipped entries per ref, oldest first
+	skipped  map[uint64]bool
+	problems []*Problem
+	used     map[string]uint64 // approval transitions already counted
+	store    *attest.Store
+}
+
+func (v *verifier) wanted(ref string) bool {
+	return v.only == nil || v.only[ref] || ref == rsl.PolicyRef
+}
+
+func (v *verifier) fail(rec *rsl.Record, ref, rule string, kind error, hint, format string, args ...any) {
+	p := &Problem{Ref: ref, Rule: rule, Kind: kind, Detail: fmt.Sprintf(format, args...), Hint: hint}
+	if rec != nil {
+		p.Entry, p.EntryID = rec.Entry.Number, rec.ID
+	}
+	v.problems = append(v.problems, p)
+}
+
+func (v *verifier) run() (*Result, error) {
+	if err := v.loadPolicies(); err != nil {
+		return v.res, err
+	}
+	if len(v.problems) > 0 {
+		// Without a trustworthy policy timeline nothing else can be judged.
+		return v.res, &Failed{Problems: v.problems}
+	}
+	v.checkSignatures()
+	if err := v.replay(); err != nil {
+		return v.res, err
+	}
+	if err := v.checkCurrent(); err != nil {
+		return v.res, err
+	}
+	// Problems of entries an authorized annotation skipped do not count.
+	kept := v.problems[:0]
+	for _, p := range v.problems {
+		if p.Entry == 0 || !v.skipped[p.Entry] {
+			kept = append(kept, p)
+		}
+	}
+	v.problems = kept
+	for n := range v.skipped {
+		v.res.SkippedEntries = append(v.res.SkippedEntries, n)
+	}
+	sort.Slice(v.res.SkippedEntries, func(i, j int) bool { return v.res.SkippedEntries[i] < v.res.SkippedEntries[j] })
+	if len(v.problems) > 0 {
+		sort.SliceStable(v.problems, func(i, j int) bool {
+			a, b := v.problems[i].Entry, v.problems[j].Entry
+			if a == 0 || b == 0 {
+				return a != 0 && b == 0
+			}
+			return a < b
+		})
+		return v.res, &Failed{Problems: v.problems}
+	}
+	return v.res, nil
+}
+
+// loadPolicies walks the policy entries in order and checks every change
+// against the policy before it. It fills v.policies for every entry.
+func (v *verifier) loadPolicies() error {
+	v.policies = make([]*policy.Policy, len(v.records))
+	v.prevPolicy = map[uint64]*policy.Policy{}
+	var cur *policy.Policy
+	var curCommit gitrepo.Hash
+	first := v.records[0].Entry
+	if !first.IsPolicy() {
+		v.fail(v.records[0], first.Ref, "", ErrMalformed, "the log must start with the policy recorded by git secure init",
+			"the first entry records %s, not the policy", describe(first))
+		return nil
+	}
+	for i, rec := range v.records {
+		e := rec.Entry
+		if e.IsPolicy() {
+			hint := "only a policy signed by the required thresholds can be applied: see git secure policy apply"
+			if e.Old != curCommit {
+				v.fail(rec, e.Ref, "", ErrChain, hint, "policy change from %s, but the policy in force is %s", short(e.Old), shortOrNone(curCommit))
+				return nil
+			}
+			if e.New.IsZero() {
+				v.fail(rec, e.Ref, "", ErrChain, hint, "the policy cannot be deleted")
+				return nil
+			}
+			next, err := policy.Load(v.repo, e.New)
+			if err != nil {
+				kind := ErrMalformed
+				if errors.Is(err, gitrepo.ErrNotFound) {
+					kind = ErrMissingObject
+				}
+				v.fail(rec, e.Ref, "", kind, "fetch refs/secure/policy from the remote", "%v", err)
+				return nil
+			}
+			if err := CheckPolicy(cur, next, rec.Commit.Committer.When); err != nil {
+				v.fail(rec, e.Ref, "", kindOf(err), hint, "policy %s: %v", short(e.New), err)
+				return nil
+			}
+			v.prevPolicy[e.Number] = cur
+			cur, curCommit = next, e.New
+			v.res.PolicyEntry = e.Number
+		}
+		v.policies[i] = cur
+	}
+	v.res.RootVersion = cur.Root.Signed.Version
+	v.res.RulesVersion = cur.Targets.Signed.Version
+	v.res.PolicyExpires = cur.Root.Signed.Expires
+	if cur.Targets.Signed.Expires.Before(v.res.PolicyExpires) {
+		v.res.PolicyExpires = cur.Targets.Signed.Expires
+	}
+	if err := CheckExpiry(cur, v.opts.Now); err != nil {
+		v.fail(nil, rsl.PolicyRef, "", ErrExpired,
+			"the policy must be renewed by its signers: git secure policy renew, then git secure policy apply",
+			"%v", err)
+	}
+	return nil
+}
+
+func kindOf(err error) error {
+	for _, k := range []error{ErrThreshold, ErrRollback, ErrExpired, ErrMalformed, ErrSignature} {
+		if errors.Is(err, k) {
+			return k
+		}
+	}
+	return ErrPolicyKind
+}
+
+// ErrPolicyKind classifies policy errors no other kind fits.
+var ErrPolicyKind = errors.New("policy violation")
+
+// checkSignatures verifies every entry's SSH signature in parallel against
+// the keys of the policy in force (for a policy change, the keys of the
+// old or the new policy).
+func (v *verifier) checkSignatures() {
+	v.signers = make([]string, len(v.records))
+	errs := make([]error, len(v.records))
+	workers := v.opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var wg sync.WaitGroup
+	next := make(chan int, 256)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				v.signers[i], errs[i] = v.checkSignature(i)
+			}
+		}()
+	}
+	total := len(v.records)
+	for i := range v.records {
+		if v.opts.Progress != nil && i%512 == 0 {
+			v.opts.Progress(i/2, total)
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			rec := v.records[i]
+			v.fail(rec, rec.Entry.Ref, "", ErrSignature,
+				"an entry must be signed by a key the policy knows; an authorized person can skip a bad entry with git secure rsl skip",
+				"%v", err)
+		}
+	}
+}
+
+func (v *verifier) checkSignature(i int) (string, error) {
+	rec := v.records[i]
+	if !v.wanted(rec.Entry.Ref) && rec.Entry.Type == rsl.TypeRef {
+		return "", nil
+	}
+	pol := v.policies[i]
+	lookup := pol.LookupKey
+	if prev := v.prevPolicy[rec.Entry.Number]; prev != nil {
+		lookup = func(fp string) (k ssh.PublicKey, ok bool) {
+			if k, ok = prev.LookupKey(fp); ok {
+				return k, ok
+			}
+			return pol.LookupKey(fp)
+		}
+	}
+	key, err := sign.VerifySSHSig(rec.Commit.Signature, rec.Commit.SignedPayload(), sign.NamespaceGit, lookup)
+	if err != nil {
+		if errors.Is(err, sign.ErrUnknownKey) {
+			fp, _ := sign.SignatureFingerprint(rec.Commit.Signature)
+			return "", fmt.Errorf("signed by %s, a key the policy in force does not know", fp)
+		}
+		return "", err
+	}
+	return sign.Fingerprint(key), nil
+}
+
+func describe(e *rsl.Entry) string {
+	if e.Type == rsl.TypeAnnotation {
+		return "an annotation"
+	}
+	return e.Ref
+}
+
+func shortOrNone(h gitrepo.Hash) string {
+	if h.IsZero() {
+		return "none"
+	}
+	return short(h)
+}
+
+func (v *verifier) latest(ref string) (recorded, bool) {
+	s := v.state[ref]
+	if len(s) == 0 {
+		return recorded{}, false
+	}
+	return s[len(s)-1], true
+}
+
+func (v *verifier) replay() error {
+	v.state = map[string][]recorded{}
+	v.skipped = map[uint64]bool{}
+	v.used = map[string]uint64{}
+	total := len(v.records)
+	for i, rec := range v.records {
+		if v.opts.Progress != nil && i%512 == 0 {
+			v.opts.Progress(total/2+i/2, total)
+		}
+		e := rec.Entry
+		switch e.Type {
+		case rsl.TypeAnnotation:
+			if err := v.annotation(i, rec); err != nil {
+				return err
+			}
+			continue
+		case rsl.TypeRef:
+		}
+		var old gitrepo.Hash
+		if last, ok := v.latest(e.Ref); ok {
+			old = last.target
+		}
+		if e.Old != old && v.wanted(e.Ref) {
+			v.fail(rec, e.Ref, "", ErrChain, "entries must record the exact transition from the latest recorded state",
+				"records a move from %s, but the log had the ref at %s", shortOrNone(e.Old), shortOrNone(old))
+		}
+		v.state[e.Ref] = append(v.state[e.Ref], recorded{number: e.Number, id: rec.ID, target: e.New})
+		if e.IsPolicy() || !v.wanted(e.Ref) || v.signers[i] == "" {
+			continue
+		}
+		if err := v.authorize(i, rec, e.Ref, e.Old, e.New, true); err != nil {
+			return err
+		}
+	}
+	if v.opts.Progress != nil {
+		v.opts.Progress(total, total)
+	}
+	return nil
+}
+
+// annotation applies a skip annotation: the skipped entries must be the
+// latest entries of their refs, and moving each ref back must be authorized.
+func (v *verifier) annotation(i int, rec *rsl.Record) error {
+	e := rec.Entry
+	byRef := map[string]map[uint64]bool{}
+	for _, s := range e.Skips {
+		target := v.records[s.Number-1]
+		if target.ID != s.ID {
+			v.fail(rec, "", "", ErrChain, "", "skips entry #%d as %s, but that entry is %s", s.Number, short(s.ID), short(target.ID))
+			return nil
+		}
+		if target.Entry.Type != rsl.TypeRef || target.Entry.IsPolicy() {
+			v.fail(rec, target.Entry.Ref, "", ErrChain, "policy entries and annotations cannot be skipped", "skips entry #%d", s.Number)
+			return nil
+		}
+		if v.skipped[s.Number] {
+			continue
+		}
+		ref := target.Entry.Ref
+		if byRef[ref] == nil {
+			byRef[ref] = map[uint64]bool{}
+		}
+		byRef[ref][s.Number] = true
+	}
+	if v.signers[i] == "" {
+		return nil // signature problem already reported
+	}
+	refs := make([]string, 0, len(byRef))
+	for ref := range byRef {
+		refs = append(refs, ref)
+	}
+	sort.Strings(refs)
+	for _, ref := range refs {
+		set := byRef[ref]
+		st := v.state[ref]
+		// The skipped entries must be the newest of this ref.
+		if len(set) > len(st) {
+			v.fail(rec, ref, "", ErrChain, "", "skips entries that are not recorded for %s", ref)
+			return nil
+		}
+		for _, r := range st[len(st)-len(set):] {
+			if !set[r.number] {
+				v.fail(rec, ref, "", ErrChain, "skip the newest entries of the ref, newest included",
+					"skips entries of %s that later entry #%d builds on", ref, r.number)
+				return nil
+			}
+		}
+		cur := st[len(st)-1].target
+		rest := st[:len(st)-len(set)]
+		var back gitrepo.Hash
+		if len(rest) > 0 {
+			back = rest[len(rest)-1].target
+		}
+		if v.wanted(ref) {
+			if err := v.authorize(i, rec, ref, cur, back, false); err != nil {
+				return err
+			}
+		}
+		v.state[ref] = rest
+		for n := range set {
+			v.skipped[n] = true
+		}
+	}
+	return nil
+}
