@@ -13,10 +13,11 @@ import (
 )
 
 func TestValidRefName(t *testing.T) {
-	good := []string{"refs/heads/main", "refs/secure/rsl", "refs/tags/v1.0", "refs/heads/a-b_c/d", "refs/heads/ünï", "refs/x/@", "refs/heads/a.b"}
+	good := []string{"refs/heads/main", "refs/secure/rsl", "refs/tags/v1.0", "refs/heads/a-b_c/d", "refs/heads/ünï", "refs/x/@", "refs/heads/a.b",
+		"refs/heads/a./b", "refs/heads/@", "refs/heads/a@b", "refs/heads/a.lock.b", "refs/heads/a{b}"}
 	bad := []string{
 		"", "HEAD", "main", "-x", "refs/", "refs", "refs/heads/../x", "refs/heads/a..b",
-		"refs/heads/.hidden", "refs/heads/x.lock", "refs/heads/x.lock/y", "refs/heads/a@{1}",
+		"refs/heads/.hidden", "refs/heads/a/.b", "refs/@{", "refs/heads/x.lock", "refs/heads/x.lock/y", "refs/heads/a@{1}",
 		"refs/heads/a\x01b", "refs/heads/a\x7fb", "refs/heads/a b", "refs/heads/a~1", "refs/heads/a^",
 		"refs/heads/a:b", "refs/heads/a?", "refs/heads/a*", "refs/heads/a[", "refs/heads/a\\b",
 		"refs/heads//x", "refs/heads/x/", "refs/heads/x.", "refs/heads/\n", "/refs/heads/x",
@@ -469,6 +470,10 @@ func TestRunGitError(t *testing.T) {
 	var ge *GitError
 	if !errors.As(err, &ge) || ge.ExitCode != 128 || !strings.Contains(ge.Stderr, "fatal") || !strings.Contains(err.Error(), "fatal") {
 		t.Fatalf("GitError = %#v", err)
+	}
+	_, err = r.Run(context.Background(), nil, "ls-remote", "https://user:s3cret@127.0.0.1:1/repo.git")
+	if err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("credentials not redacted: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -44,11 +44,26 @@ func (e *GitError) Error() string {
 		msg = msg[:i] + " ... " + last
 	}
 	msg = truncate(msg, 300)
-	args := truncate(strings.Join(e.Args, " "), 200)
+	args := truncate(strings.Join(redactArgs(e.Args), " "), 200)
 	if msg == "" {
 		return fmt.Sprintf("gitrepo: git %s: exit status %d", args, e.ExitCode)
 	}
 	return fmt.Sprintf("gitrepo: git %s: exit status %d: %s", args, e.ExitCode, msg)
+}
+
+// redactArgs hides URL credentials ("scheme://user:secret@host").
+func redactArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if j := strings.Index(a, "://"); j >= 0 {
+			rest := a[j+3:]
+			if at := strings.IndexByte(rest, '@'); at >= 0 && !strings.ContainsAny(rest[:at], "/") {
+				a = a[:j+3] + "***" + rest[at:]
+			}
+		}
+		out[i] = a
+	}
+	return out
 }
 
 // envStrip lists inherited variables that would override the repository

@@ -96,6 +96,9 @@ func (v *verifier) checkCurrent() error {
 func (v *verifier) mismatch(ref string, have gitrepo.Hash, last recorded) string {
 	// Was the current value recorded earlier (rollback) or for another ref
 	// (teleport)?
+	// Prefer the same ref: a value it held before is a rollback even when
+	// another ref also held it.
+	var other *rsl.Entry
 	for i := len(v.records) - 1; i >= 0; i-- {
 		e := v.records[i].Entry
 		if e.Type != rsl.TypeRef || e.New != have || v.skipped[e.Number] {
@@ -104,7 +107,12 @@ func (v *verifier) mismatch(ref string, have gitrepo.Hash, last recorded) string
 		if e.Ref == ref {
 			return fmt.Sprintf("points at %s, an older state (entry #%d), instead of the recorded %s (entry #%d): rollback", short(have), e.Number, short(last.target), last.number)
 		}
-		return fmt.Sprintf("points at %s, which the log records for %s (entry #%d), instead of the recorded %s (entry #%d): teleport", short(have), e.Ref, e.Number, short(last.target), last.number)
+		if other == nil {
+			other = e
+		}
+	}
+	if other != nil {
+		return fmt.Sprintf("points at %s, which the log records for %s (entry #%d), instead of the recorded %s (entry #%d): teleport", short(have), other.Ref, other.Number, short(last.target), last.number)
 	}
 	if v.opts.LocalAhead && strings.HasPrefix(ref, "refs/heads/") {
 		if ok, err := v.repo.IsAncestor(last.target, have); err == nil && ok {
