@@ -12,13 +12,15 @@ all: build
 
 build: ## build ./bin/git-secure
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/git-secure ./cmd/git-secure
+	ln -sf git-secure bin/git-remote-secure
 
 install: build ## install git-secure on PATH ($(BINDIR)); git then runs it as "git secure"
 	install -d $(DESTDIR)$(BINDIR)
 	install -m 0755 bin/git-secure $(DESTDIR)$(BINDIR)/git-secure
+	ln -sf git-secure $(DESTDIR)$(BINDIR)/git-remote-secure
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/git-secure
+	rm -f $(DESTDIR)$(BINDIR)/git-secure $(DESTDIR)$(BINDIR)/git-remote-secure
 
 vet:
 	$(GO) vet ./...

@@ -52,6 +52,22 @@ func OpenStore(r Repo) (*Store, error) {
 	return s, nil
 }
 
+// OpenStoreAt returns a read snapshot of the store at commit tip (zero for
+// an empty store), for verifying a state that is not (yet) the ref's value,
+// such as an incoming push or fetch.
+func OpenStoreAt(r Repo, tip gitrepo.Hash) (*Store, error) {
+	s := &Store{r: r}
+	if tip.IsZero() {
+		return s, nil
+	}
+	c, err := r.ReadCommit(tip)
+	if err != nil {
+		return nil, fmt.Errorf("attest: read %s commit %s: %w", Ref, tip, err)
+	}
+	s.tip, s.tree = tip, c.Tree
+	return s, nil
+}
+
 // readTip resolves Ref and the tree of its commit.
 func (s *Store) readTip() (tip, tree gitrepo.Hash, err error) {
 	h, ok, err := s.r.ResolveRef(Ref)

@@ -52,6 +52,9 @@ func Main(args []string, env Env) int {
 			a.repo.Git.Close()
 		}
 	}()
+	if filepath.Base(args[0]) == "git-remote-secure" {
+		return a.runRemoteHelper(args)
+	}
 	ca := a.cliApp()
 	err := ca.Run(reorderArgs(ca, args))
 	return a.exit(err)
@@ -174,6 +177,9 @@ Exit codes: 0 verified/done, 1 a check failed or a change was refused,
 			a.policyCommand(),
 			a.trustCommand(),
 			a.attestCommand(),
+			a.hooksCommand(),
+			a.serverCommand(),
+			a.hookCommand(),
 			a.versionCommand(),
 		},
 	}
@@ -231,7 +237,7 @@ func reorderArgs(app *cli.App, args []string) []string {
 		out = append(out, args[i])
 		leaf, cmds = next, next.Subcommands
 	}
-	if leaf == nil || len(leaf.Subcommands) > 0 {
+	if leaf == nil || len(leaf.Subcommands) > 0 || leaf.SkipFlagParsing {
 		return args
 	}
 	takesValue := map[string]bool{}

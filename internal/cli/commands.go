@@ -27,7 +27,7 @@ func (a *app) initCommand() *cli.Command {
 and rules key (threshold 1), and starts the log (refs/secure/rsl) with one entry
 for the policy and one for every existing branch and tag. History before init is
 the accepted starting point. Nothing is protected until you add rules.`,
-		Flags: []cli.Flag{keyFlag, jsonFlag},
+		Flags: []cli.Flag{keyFlag, jsonFlag, &cli.BoolFlag{Name: "no-hooks", Usage: "do not install the hooks and remote helper (git secure hooks install)"}},
 		Action: func(c *cli.Context) error {
 			r, err := a.open()
 			if err != nil {
@@ -36,6 +36,9 @@ the accepted starting point. Nothing is protected until you add rules.`,
 			res, err := r.Init(c.String("key"))
 			if err != nil {
 				return err
+			}
+			if !c.Bool("no-hooks") {
+				a.installHooksAfterInit(r)
 			}
 			if c.Bool("json") {
 				return a.printJSON(res)

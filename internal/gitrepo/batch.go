@@ -99,17 +99,26 @@ func (c *catFile) request(h Hash) (objInfo, error) {
 	if c.repo.isClosed() {
 		return objInfo{}, errClosed
 	}
+	fresh := false
 	if c.cmd == nil {
 		if err := c.start(); err != nil {
 			return objInfo{}, fmt.Errorf("start git cat-file %s: %w", c.mode, err)
 		}
+		fresh = true
 	}
 	c.wbuf = append(c.wbuf[:0], h.String()...)
 	c.wbuf = append(c.wbuf, '\n')
-	if _, err := c.stdin.Write(c.wbuf); err != nil {
-		return objInfo{}, c.fail(err)
+	_, err := c.stdin.Write(c.wbuf)
+	var line []byte
+	if err == nil {
+		line, err = c.readLine()
 	}
-	line, err := c.readLine()
+	if err != nil && !fresh {
+		// The process died between requests (killed, crashed): restart
+		// it once and retry; reads are idempotent.
+		c.kill()
+		return c.request(h)
+	}
 	if err != nil {
 		return objInfo{}, c.fail(err)
 	}

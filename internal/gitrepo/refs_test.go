@@ -330,10 +330,10 @@ func TestChangedPaths(t *testing.T) {
 		"README": "r", "a/b/c.txt": "c", "a/b/d.txt": "d", "a/e": "e", "x/y/z/w": "w", "same/s": "s", "f": "file", "a.b": "ab",
 	}))
 	trees = append(trees, write(map[string]string{
-		"a/b/c.txt": "c2",                                  // modified deep
-		"a/e":       "",                                    // deleted
-		"x":         "",                                    // dir deleted
-		"f":         "",                                    // file -> dir
+		"a/b/c.txt": "c2",                              // modified deep
+		"a/e":       "",                                // deleted
+		"x":         "",                                // dir deleted
+		"f":         "",                                // file -> dir
 		"f/g/h":     "h", "f/i": "i", "new/dir/n": "n", // added
 		"a.b":   "",
 		"a.b/c": "file->dir", // trap for sort order

@@ -14,7 +14,13 @@ import (
 // notes, stashes and the like excluded).
 func (v *verifier) currentRefs() (map[string]gitrepo.Hash, error) {
 	if v.opts.RefValues != nil {
-		return v.opts.RefValues, nil
+		out := map[string]gitrepo.Hash{}
+		for name, h := range v.opts.RefValues {
+			if !h.IsZero() && (strings.HasPrefix(name, "refs/heads/") || strings.HasPrefix(name, "refs/tags/") || name == rsl.PolicyRef) {
+				out[name] = h
+			}
+		}
+		return out, nil
 	}
 	refs, err := v.repo.ListRefs("refs/heads/", "refs/tags/", rsl.PolicyRef)
 	if err != nil {

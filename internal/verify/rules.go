@@ -263,7 +263,12 @@ func (v *verifier) authorize(i int, rec *rsl.Record, ref string, old, new gitrep
 		notes = append(notes, fmt.Sprintf("approvals of this exact update were already counted for entry #%d", n))
 	} else {
 		if v.store == nil {
-			if v.store, err = attest.OpenStore(v.repo); err != nil {
+			if v.opts.RefValues != nil {
+				v.store, err = attest.OpenStoreAt(v.repo, v.opts.RefValues[attest.Ref])
+			} else {
+				v.store, err = attest.OpenStore(v.repo)
+			}
+			if err != nil {
 				return err
 			}
 		}

@@ -33,8 +33,10 @@ type Options struct {
 	Refs []string
 	// Now is the reference time for expiry.
 	Now time.Time
-	// RefValues, when set, replaces the repository's current refs (a server
-	// hook verifying the state a push would create). Keys are full ref names.
+	// RefValues, when set, replaces the repository's refs (a server hook
+	// verifying the state a push would create, a fetch verifying what
+	// arrived): the log, the policy, the attestations and every recorded
+	// ref are read from it. Keys are full ref names.
 	RefValues map[string]gitrepo.Hash
 	// LocalAhead accepts a local branch that is a descendant of its
 	// recorded value (unpushed work in a clone). Off for servers.
@@ -81,8 +83,13 @@ func Verify(repo *gitrepo.Repo, opts Options) (*Result, error) {
 	if opts.Now.IsZero() {
 		return nil, errors.New("verify: Options.Now is required")
 	}
-	tip, ok, err := repo.ResolveRef(rsl.Ref)
-	if err != nil {
+	var tip gitrepo.Hash
+	var ok bool
+	var err error
+	if opts.RefValues != nil {
+		tip, ok = opts.RefValues[rsl.Ref]
+		ok = ok && !tip.IsZero()
+	} else if tip, ok, err = repo.ResolveRef(rsl.Ref); err != nil {
 		return nil, err
 	}
 	if !ok {

@@ -1,0 +1,252 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/hooks"
+	"github.com/git-secure/git-secure/internal/porcelain"
+	"github.com/git-secure/git-secure/internal/remote"
+)
+
+// runRemoteHelper serves git-remote-secure <remote> <url>.
+func (a *app) runRemoteHelper(args []string) int {
+	if len(args) < 2 {
+		fmt.Fprintln(a.env.Stderr, "git-remote-secure: usage: git-remote-secure <remote> [<url>]; set remote.<name>.vcs = secure instead of running it")
+		return ExitUsage
+	}
+	name, url := args[1], args[1]
+	if len(args) >= 3 {
+		url = args[2]
+	}
+	// git runs helpers with GIT_DIR set.
+	r, err := a.open()
+	if err != nil {
+		return a.exit(err)
+	}
+	mode, _, _ := r.Git.Config("secure.verifyOnFetch")
+	h := &remote.Helper{Repo: r, Remote: name, URL: url, In: a.env.Stdin, Out: a.env.Stdout, Err: a.env.Stderr, Mode: mode}
+	if err := h.Run(); err != nil {
+		if !errors.Is(err, remote.ErrVerifyFailed) {
+			fmt.Fprintf(a.env.Stderr, "git-secure: error: %v\n", err)
+		}
+		return ExitFailed
+	}
+	return ExitOK
+}
+
+func (a *app) hookCommand() *cli.Command {
+	return &cli.Command{
+		Name:            "hook",
+		Usage:           "run one of git-secure's git hooks (git calls this; you do not)",
+		ArgsUsage:       "NAME [ARGS...]",
+		Hidden:          true,
+		SkipFlagParsing: true,
+		Action: func(c *cli.Context) error {
+			if c.NArg() < 1 {
+				return usageErr("hook takes the hook NAME")
+			}
+			r, err := a.open()
+			if err != nil {
+				return err
+			}
+			hc := &hooks.Context{Repo: r, Name: c.Args().First(), Args: c.Args().Tail(), Stdin: a.env.Stdin, Stderr: a.env.Stderr, Getenv: a.env.Getenv}
+			if err := hooks.Run(hc); err != nil {
+				if errors.Is(err, hooks.ErrRejected) {
+					return cli.Exit("", ExitFailed)
+				}
+				return err
+			}
+			return nil
+		},
+	}
+}
+
+func (a *app) installer(global bool) (*hooks.Installer, error) {
+	in := &hooks.Installer{Binary: hooks.Binary(), Global: global}
+	if global {
+		home := a.env.Getenv("HOME")
+		if home == "" {
+			return nil, usageErr("HOME is not set")
+		}
+		cfg := a.env.Getenv("XDG_CONFIG_HOME")
+		if cfg == "" {
+			cfg = filepath.Join(home, ".config")
+		}
+		in.HooksDir = filepath.Join(cfg, "git-secure", "hooks")
+		in.ConfigGet = func(k string) (string, bool, error) { return globalConfig(a, "--get", k) }
+		in.ConfigSet = func(k, v string) error { _, _, err := globalConfig(a, k, v); return err }
+		in.ConfigUnset = func(k string) error {
+			_, _, err := globalConfig(a, "--unset", k)
+			return err
+		}
+		in.Remotes = []string{"origin"}
+		return in, nil
+	}
+	r, err := a.open()
+	if err != nil {
+		return nil, err
+	}
+	in.Git = r.Git
+	in.HooksDir = filepath.Join(r.Git.GitDir(), "secure", "hooks")
+	in.ConfigGet = r.Git.Config
+	in.ConfigSet = r.Git.SetConfig
+	in.ConfigUnset = r.Git.UnsetConfig
+	out, err := r.Git.Run(context.Background(), nil, "remote")
+	if err != nil {
+		return nil, err
+	}
+	in.Remotes = strings.Fields(string(out))
+	return in, nil
+}
+
+// globalConfig runs git config --global; exit 1 (unset key) and 5 (unset
+// of a missing key) are not errors.
+func globalConfig(a *app, args ...string) (string, bool, error) {
+	out, err := gitrepo.RunGlobal(context.Background(), os.Environ(), append([]string{"config", "--global"}, args...)...)
+	if err != nil {
+		var ge *gitrepo.GitError
+		if errors.As(err, &ge) && (ge.ExitCode == 1 || ge.ExitCode == 5) {
+			return "", false, nil
+		}
+		return "", false, err
+	}
+	return strings.TrimSpace(string(out)), true, nil
+}
+
+func (a *app) hooksCommand() *cli.Command {
+	global := &cli.BoolFlag{Name: "global", Usage: "for every repository of this user (only repositories with a git-secure policy are affected)"}
+	return &cli.Command{
+		Name:  "hooks",
+		Usage: "install or remove git-secure's hooks and remote helper, so plain git push/fetch do the work",
+		Description: `install points core.hooksPath at git-secure's hook directory (your existing hooks,
+in .git/hooks or a previous core.hooksPath such as husky's, keep running after
+git-secure's) and sets remote.<name>.vcs = secure for each remote, so that git
+push records and sends log entries and git fetch verifies what arrives.
+uninstall restores exactly the previous configuration.`,
+		Subcommands: []*cli.Command{
+			{
+				Name:  "install",
+				Usage: "install in this repository (or --global)",
+				Flags: []cli.Flag{global},
+				Action: func(c *cli.Context) error {
+					in, err := a.installer(c.Bool("global"))
+					if err != nil {
+						return err
+					}
+					if err := in.Install(); err != nil {
+						return err
+					}
+					a.out("git-secure hooks installed in %s\n", in.HooksDir)
+					if len(in.Remotes) > 0 {
+						a.out("remotes routed through git-remote-secure: %s\n", strings.Join(in.Remotes, ", "))
+					}
+					if hooks.Binary() == "" || !onPath("git-remote-secure") {
+						a.info("git-secure: warning: git-remote-secure is not on PATH; run make install (it installs both)\n")
+					}
+					return nil
+				},
+			},
+			{
+				Name:  "uninstall",
+				Usage: "remove from this repository (or --global), restoring what was there",
+				Flags: []cli.Flag{global},
+				Action: func(c *cli.Context) error {
+					in, err := a.installer(c.Bool("global"))
+					if err != nil {
+						return err
+					}
+					if err := in.Uninstall(); err != nil {
+						return err
+					}
+					a.out("git-secure hooks removed\n")
+					return nil
+				},
+			},
+		},
+	}
+}
+
+func onPath(name string) bool {
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if st, err := os.Stat(filepath.Join(dir, name)); err == nil && !st.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *app) serverCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "server",
+		Usage: "make a bare repository an enforcing server (pre-receive hook)",
+		Description: `install adds a pre-receive hook that verifies every push against the policy and
+the log, and refuses (with a message the pusher sees) any update of a protected
+ref without a valid entry or its threshold. An existing pre-receive hook keeps
+running after it. Works with any server that runs git's hooks: git over ssh,
+git daemon, git http-backend, Gitea/GitLab server hooks.`,
+		Subcommands: []*cli.Command{
+			{
+				Name: "install", Usage: "install the enforcing hook in bare repository PATH", ArgsUsage: "PATH",
+				Action: func(c *cli.Context) error {
+					dir, err := a.bareDir(c)
+					if err != nil {
+						return err
+					}
+					if err := hooks.InstallServer(dir, hooks.Binary()); err != nil {
+						return err
+					}
+					a.out("%s now verifies every push with git-secure\n", dir)
+					return nil
+				},
+			},
+			{
+				Name: "uninstall", Usage: "remove the enforcing hook from PATH", ArgsUsage: "PATH",
+				Action: func(c *cli.Context) error {
+					dir, err := a.bareDir(c)
+					if err != nil {
+						return err
+					}
+					return hooks.UninstallServer(dir)
+				},
+			},
+		},
+	}
+}
+
+func (a *app) bareDir(c *cli.Context) (string, error) {
+	if c.NArg() != 1 {
+		return "", usageErr("give the PATH of a bare repository")
+	}
+	p := c.Args().First()
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(a.env.Dir, p)
+	}
+	g, err := gitrepo.OpenWithEnv(p, os.Environ())
+	if err != nil {
+		return "", usageErr("%s is not a git repository: %v", p, err)
+	}
+	defer g.Close()
+	if g.WorkTree() != "" {
+		return "", usageErr("%s has a work tree; a server repository must be bare (git init --bare)", p)
+	}
+	return g.GitDir(), nil
+}
+
+// installHooksAfterInit is called by init unless --no-hooks.
+func (a *app) installHooksAfterInit(r *porcelain.Repo) {
+	in, err := a.installer(false)
+	if err == nil {
+		err = in.Install()
+	}
+	if err != nil {
+		a.info("git-secure: warning: could not install hooks: %v (run git secure hooks install)\n", err)
+	}
+}

@@ -1,0 +1,272 @@
+package hooks
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/git-secure/git-secure/internal/attest"
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/porcelain"
+	"github.com/git-secure/git-secure/internal/rsl"
+	"github.com/git-secure/git-secure/internal/verify"
+)
+
+// EnvInternal marks git processes git-secure started itself.
+const EnvInternal = "GIT_SECURE_INTERNAL"
+
+// MaxStdin bounds what a hook reads from git.
+const MaxStdin = 64 << 20
+
+// ErrRejected is returned when a hook refuses the operation (exit 1).
+var ErrRejected = errors.New("rejected by git-secure")
+
+// Context is one hook invocation.
+type Context struct {
+	Repo   *porcelain.Repo
+	Name   string
+	Args   []string
+	Stdin  io.Reader
+	Stderr io.Writer
+	Getenv func(string) string
+}
+
+func (c *Context) say(format string, args ...any) {
+	fmt.Fprintf(c.Stderr, "git-secure: "+format+"\n", args...)
+}
+
+// Run runs git-secure's part of hook Name, then the hook it chains to. The
+// operation is refused when either refuses.
+func Run(c *Context) error {
+	input, err := io.ReadAll(io.LimitReader(c.Stdin, MaxStdin+1))
+	if err != nil {
+		return err
+	}
+	if len(input) > MaxStdin {
+		return fmt.Errorf("hooks: more than %d bytes on stdin", MaxStdin)
+	}
+	var ours error
+	switch c.Name {
+	case "pre-receive":
+		ours = c.preReceive(input)
+	case "pre-push":
+		ours = c.prePush(input)
+	}
+	if ours != nil && !errors.Is(ours, ErrRejected) {
+		// Fail closed where security needs it: a server that cannot verify
+		// refuses the push.
+		if c.Name == "pre-receive" {
+			c.say("error: cannot verify this push: %v", ours)
+			return fmt.Errorf("%w: %v", ErrRejected, ours)
+		}
+		c.say("warning: %v", ours)
+		ours = nil
+	}
+	if ours != nil {
+		return ours
+	}
+	return c.chain(input)
+}
+
+// chain runs the hook that was in place before git-secure, if any.
+func (c *Context) chain(input []byte) error {
+	var path string
+	if c.Name == "pre-receive" {
+		path = filepath.Join(c.Repo.Git.GitDir(), "hooks", "pre-receive.git-secure-chained")
+	} else {
+		dir, ok, err := c.Repo.Git.Config(keyPrevHooksPath)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			dir = filepath.Join(c.Repo.Git.GitDir(), "hooks")
+		} else if !filepath.IsAbs(dir) && c.Repo.Git.WorkTree() != "" {
+			dir = filepath.Join(c.Repo.Git.WorkTree(), dir)
+		}
+		path = filepath.Join(dir, c.Name)
+	}
+	st, err := os.Stat(path)
+	if err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+		return nil
+	}
+	cmd := exec.Command(path, c.Args...)
+	cmd.Stdin = bytes.NewReader(input)
+	cmd.Stdout = os.Stdout
+	cmd.Stderr = c.Stderr
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return fmt.Errorf("%w: %s exited with %d", ErrRejected, path, ee.ExitCode())
+		}
+		return err
+	}
+	return nil
+}
+
+// RefLine is one "<old> <new> <ref>" line of pre-receive input.
+type RefLine struct {
+	Old, New gitrepo.Hash
+	Ref      string
+}
+
+// ParseRefLines parses pre-receive (and reference-transaction) input
+// strictly.
+func ParseRefLines(input []byte) ([]RefLine, error) {
+	var out []RefLine
+	sc := bufio.NewScanner(bytes.NewReader(input))
+	sc.Buffer(make([]byte, 4096), 8192)
+	for sc.Scan() {
+		f := strings.Split(sc.Text(), " ")
+		if len(f) != 3 {
+			return nil, fmt.Errorf("hooks: bad input line %q", truncate(sc.Text()))
+		}
+		old, err1 := gitrepo.ParseHash(f[0])
+		nw, err2 := gitrepo.ParseHash(f[1])
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("hooks: bad object name in %q", truncate(sc.Text()))
+		}
+		if err := gitrepo.ValidRefName(f[2]); err != nil {
+			return nil, fmt.Errorf("hooks: %v", err)
+		}
+		out = append(out, RefLine{Old: old, New: nw, Ref: f[2]})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("hooks: read input: %w", err)
+	}
+	return out, nil
+}
+
+func truncate(s string) string {
+	if len(s) > 100 {
+		return s[:100] + "…"
+	}
+	return s
+}
+
+// InstallHelp is what a pusher without git-secure is told.
+const InstallHelp = `this repository is protected by git-secure: changes to protected refs need a
+signed entry in its log. Install git-secure (make install from its source), then
+in your clone run: git secure hooks install; git config gpg.format ssh;
+git config user.signingkey ~/.ssh/id_ed25519.pub; and push again.`
+
+// preReceive verifies the state a push would create and refuses the whole
+// push when it does not verify.
+func (c *Context) preReceive(input []byte) error {
+	lines, err := ParseRefLines(input)
+	if err != nil {
+		return err
+	}
+	g := c.Repo.Git
+	refs, err := g.ListRefs("refs/")
+	if err != nil {
+		return err
+	}
+	proposed := map[string]gitrepo.Hash{}
+	for _, r := range refs {
+		proposed[r.Name] = r.Hash
+	}
+	pushed := map[string]bool{}
+	for _, l := range lines {
+		if cur := proposed[l.Ref]; cur != l.Old {
+			return fmt.Errorf("%w: %s moved during the push; push again", ErrRejected, l.Ref)
+		}
+		if l.New.IsZero() {
+			delete(proposed, l.Ref)
+		} else {
+			proposed[l.Ref] = l.New
+		}
+		pushed[l.Ref] = true
+	}
+	if proposed[rsl.Ref].IsZero() && proposed[policy.Ref].IsZero() {
+		return nil // not a git-secure repository
+	}
+	for _, l := range lines {
+		switch l.Ref {
+		case rsl.Ref, attest.Ref:
+			if l.New.IsZero() {
+				c.say("error: %s cannot be deleted", l.Ref)
+				return ErrRejected
+			}
+			if !l.Old.IsZero() {
+				if ok, err := g.IsAncestor(l.Old, l.New); err != nil || !ok {
+					c.say("error: %s can only grow: %s does not extend %s", l.Ref, short(l.New), short(l.Old))
+					c.say("hint: fetch the remote's %s and build on it (git fetch)", l.Ref)
+					return ErrRejected
+				}
+			}
+		case policy.Ref:
+			if l.New.IsZero() {
+				c.say("error: %s cannot be deleted", l.Ref)
+				return ErrRejected
+			}
+		}
+	}
+	_, err = verify.Verify(g, verify.Options{Now: c.Repo.Now(), RefValues: proposed})
+	if err == nil {
+		return nil
+	}
+	var failed *verify.Failed
+	if !errors.As(err, &failed) {
+		return err
+	}
+	unrecorded := false
+	for _, p := range failed.Problems {
+		c.say("rejected: %s", p.Error())
+		if p.Hint != "" {
+			c.say("hint: %s", p.Hint)
+		}
+		if errors.Is(p, verify.ErrUnrecorded) && pushed[p.Ref] {
+			unrecorded = true
+		}
+	}
+	if unrecorded {
+		for _, l := range strings.Split(InstallHelp, "\n") {
+			c.say("%s", l)
+		}
+	}
+	return ErrRejected
+}
+
+func short(h gitrepo.Hash) string { return h.String()[:12] }
+
+// prePush refuses pushing protected refs of a git-secure repository to a
+// remote that does not go through git-remote-secure, which would send the
+// branch without its log entry.
+func (c *Context) prePush(input []byte) error {
+	if c.Getenv(EnvInternal) != "" || len(c.Args) < 1 {
+		return nil
+	}
+	g := c.Repo.Git
+	polTip, ok, err := g.ResolveRef(policy.Ref)
+	if err != nil || !ok {
+		return err
+	}
+	remote := c.Args[0]
+	if v, _, _ := g.Config("remote." + remote + ".vcs"); v == "secure" {
+		return nil
+	}
+	pol, err := policy.Load(g, polTip)
+	if err != nil {
+		return err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(input))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) != 4 {
+			continue
+		}
+		if pol.Protected(f[2]) {
+			c.say("error: %s is protected by git-secure, but remote %q does not carry its log entries", f[2], remote)
+			c.say("hint: run git secure hooks install (it routes %s through git-remote-secure), then push again", remote)
+			return ErrRejected
+		}
+	}
+	return nil
+}

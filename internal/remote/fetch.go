@@ -1,0 +1,167 @@
+package remote
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/git-secure/git-secure/internal/attest"
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/rsl"
+	"github.com/git-secure/git-secure/internal/verify"
+)
+
+// secureRefs are the metadata refs the helper carries.
+var secureRefs = []string{rsl.Ref, policy.Ref, attest.Ref, policy.StagingRef}
+
+// ErrVerifyFailed is returned when what a remote serves does not verify.
+var ErrVerifyFailed = errors.New("the remote's state does not verify")
+
+func (h *Helper) configKey(suffix string) string {
+	return "remote." + h.Remote + "." + suffix
+}
+
+// fetchAndVerify mirrors the remote into the private namespace, checks its
+// log against the local one, verifies it, moves the local refs/secure/*,
+// and returns the remote's refs (without refs/secure/*) and HEAD.
+func (h *Helper) fetchAndVerify() (map[string]gitrepo.Hash, string, error) {
+	_, head, err := h.lsRemote()
+	if err != nil {
+		return nil, "", err
+	}
+	ns := h.namespace
+	if _, err := h.Repo.Git.RunTee(bgctx(), h.Err, "fetch", "--no-tags", "--no-write-fetch-head", "--quiet", "--no-recurse-submodules", "--", h.URL, "+refs/*:"+ns+"/*"); err != nil {
+		return nil, "", fmt.Errorf("fetch from %s: %w", h.URL, err)
+	}
+	incoming, err := h.Repo.Git.ListRefs(ns + "/")
+	if err != nil {
+		return nil, "", err
+	}
+	remote := map[string]gitrepo.Hash{}
+	for _, r := range incoming {
+		remote["refs/"+strings.TrimPrefix(r.Name, ns+"/")] = r.Hash
+	}
+	visible := map[string]gitrepo.Hash{}
+	for name, hash := range remote {
+		if !strings.HasPrefix(name, "refs/secure/") && !strings.HasPrefix(name, "refs/secure-incoming/") {
+			visible[name] = hash
+		}
+	}
+	if err := h.checkRemoteLog(remote); err != nil {
+		return nil, "", err
+	}
+	return visible, head, nil
+}
+
+// checkRemoteLog decides whether the remote's metadata can be trusted and,
+// if so, adopts it locally.
+func (h *Helper) checkRemoteLog(remote map[string]gitrepo.Hash) error {
+	g := h.Repo.Git
+	localTip, _, err := g.ResolveRef(rsl.Ref)
+	if err != nil {
+		return err
+	}
+	remoteTip := remote[rsl.Ref]
+	seen, _, _ := g.Config(h.configKey("securetip"))
+	if remoteTip.IsZero() {
+		if seen != "" {
+			return h.refuse("the remote no longer has a git-secure log (refs/secure/rsl), which it had before (%s): it may be hiding it", shortStr(seen))
+		}
+		if !localTip.IsZero() {
+			h.logf("note: the remote has no git-secure metadata yet; push to set it up")
+		}
+		return nil
+	}
+	adopt := true
+	if !localTip.IsZero() && localTip != remoteTip {
+		switch {
+		case mustAncestor(g, localTip, remoteTip):
+		case mustAncestor(g, remoteTip, localTip):
+			// We hold entries the remote lacks: unpushed local work, or the
+			// remote went back in time.
+			if seenTip, err := gitrepo.ParseHash(seen); err == nil && seenTip != remoteTip && mustAncestor(g, remoteTip, seenTip) {
+				return h.refuse("the remote's log went back from %s to %s: it serves an older state than it did before (rollback or freeze)", shortStr(seen), remoteTip.String()[:12])
+			}
+			adopt = false
+		default:
+			return h.refuse("the remote's log (%s) and yours (%s) have diverged: the remote rewrote its log or serves different logs to different clients; compare with another clone before trusting it", remoteTip.String()[:12], localTip.String()[:12])
+		}
+	}
+	opts := verify.Options{Now: h.Repo.Now(), RefValues: remote}
+	if _, err := verify.Verify(g, opts); err != nil {
+		var failed *verify.Failed
+		if !errors.As(err, &failed) {
+			return err
+		}
+		for _, p := range failed.Problems {
+			h.logf("error: %s", p.Error())
+			if p.Hint != "" {
+				h.logf("hint: %s", p.Hint)
+			}
+		}
+		if h.Mode == "warn" {
+			h.logf("warning: the remote's state does NOT verify (%d problem(s)); continuing because secure.verifyOnFetch=warn", len(failed.Problems))
+		} else {
+			return h.refuse("the remote's state does not verify (%d problem(s)); nothing was updated. To fetch anyway (unsafe): git -c secure.verifyOnFetch=warn fetch", len(failed.Problems))
+		}
+	}
+	if adopt {
+		if err := h.adopt(remote, localTip); err != nil {
+			return err
+		}
+	}
+	_ = g.SetConfig(h.configKey("securetip"), remoteTip.String())
+	return nil
+}
+
+func (h *Helper) refuse(format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	h.logf("error: %s", msg)
+	return fmt.Errorf("%w: %s", ErrVerifyFailed, msg)
+}
+
+// adopt moves the local metadata refs to the remote's verified values, each
+// with compare-and-swap; attestations and staged policy only fast-forward.
+func (h *Helper) adopt(remote map[string]gitrepo.Hash, localTip gitrepo.Hash) error {
+	g := h.Repo.Git
+	var updates []gitrepo.RefUpdate
+	for _, name := range secureRefs {
+		want := remote[name]
+		have, _, err := g.ResolveRef(name)
+		if err != nil {
+			return err
+		}
+		if want.IsZero() || want == have {
+			continue
+		}
+		if name == attest.Ref || name == policy.StagingRef {
+			if !have.IsZero() && !mustAncestor(g, have, want) {
+				if name == attest.Ref {
+					h.logf("note: your local approvals and the remote's have diverged; keeping yours (push them with git push)")
+				}
+				continue
+			}
+		}
+		updates = append(updates, gitrepo.RefUpdate{Name: name, Old: have, New: want})
+	}
+	if len(updates) == 0 {
+		return nil
+	}
+	if err := g.UpdateRefs(updates, "git-secure: fetch from "+h.Remote); err != nil {
+		return fmt.Errorf("update local metadata: %w (another git-secure command ran at the same time; fetch again)", err)
+	}
+	return nil
+}
+
+func mustAncestor(g *gitrepo.Repo, a, b gitrepo.Hash) bool {
+	ok, err := g.IsAncestor(a, b)
+	return err == nil && ok
+}
+
+func shortStr(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}

@@ -1,0 +1,236 @@
+// Package remote is git-secure's git remote helper (gitremote-helpers(7)):
+// with remote.<name>.vcs = secure, git runs "git-remote-secure <name> <url>"
+// for every fetch, pull, clone and push of that remote, so plain git
+// commands carry and check git-secure's metadata:
+//
+//   - fetch: everything the remote has (branches, tags, refs/secure/*) is
+//     fetched into a private namespace, the remote's log is checked to
+//     extend the local one (no fork, no rollback) and verified against the
+//     remote's branches and tags; only then are the local refs/secure/*
+//     moved and the refs handed to git. A failure stops the fetch, so no
+//     branch moves onto unverified state.
+//   - push: every pushed branch or tag gets a signed log entry, and the
+//     branches, the log and any unpushed metadata go in one atomic push
+//     (git push --atomic). When someone else pushed first, the entries are
+//     made again on top of theirs and the push retried.
+//
+// The helper talks to the real remote with the git binary and the real URL,
+// so every transport git supports works. It trusts nothing it receives
+// before verification.
+package remote
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/porcelain"
+)
+
+// EnvInternal is set for git processes the helper starts, so git-secure's
+// own hooks in them stand aside.
+const EnvInternal = "GIT_SECURE_INTERNAL"
+
+// Helper serves one invocation of git-remote-secure.
+type Helper struct {
+	Repo   *porcelain.Repo
+	Remote string // remote name, or the URL when git has none
+	URL    string
+	In     io.Reader
+	Out    io.Writer
+	Err    io.Writer
+	// Mode is secure.verifyOnFetch: "" or "fail" (default) or "warn".
+	Mode string
+
+	namespace string
+	listed    map[string]gitrepo.Hash
+}
+
+func (h *Helper) logf(format string, args ...any) {
+	fmt.Fprintf(h.Err, "git-secure: "+format+"\n", args...)
+}
+
+// Run answers git's commands until it closes the pipe.
+func (h *Helper) Run() error {
+	h.namespace = fmt.Sprintf("refs/secure-incoming/%d", os.Getpid())
+	defer h.cleanup()
+	in := bufio.NewReader(h.In)
+	for {
+		line, err := readLine(in)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		switch {
+		case line == "":
+			return nil
+		case line == "capabilities":
+			fmt.Fprint(h.Out, "fetch\npush\noption\n\n")
+		case strings.HasPrefix(line, "option "):
+			fmt.Fprint(h.Out, h.option(strings.TrimPrefix(line, "option "))+"\n")
+		case line == "list":
+			if err := h.list(false); err != nil {
+				return err
+			}
+		case line == "list for-push":
+			if err := h.list(true); err != nil {
+				return err
+			}
+		case strings.HasPrefix(line, "fetch "):
+			if err := h.fetch(in, line); err != nil {
+				return err
+			}
+		case strings.HasPrefix(line, "push "):
+			if err := h.push(in, line); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("remote helper: unsupported command %q", line)
+		}
+		if f, ok := h.Out.(interface{ Flush() error }); ok {
+			f.Flush()
+		}
+	}
+}
+
+func readLine(r *bufio.Reader) (string, error) {
+	line, err := r.ReadString('\n')
+	if err != nil && (err != io.EOF || line == "") {
+		return "", err
+	}
+	if len(line) > 64<<10 {
+		return "", errors.New("remote helper: command line too long")
+	}
+	return strings.TrimSuffix(line, "\n"), nil
+}
+
+func (h *Helper) option(opt string) string {
+	name, _, _ := strings.Cut(opt, " ")
+	switch name {
+	case "verbosity", "progress", "followtags":
+		return "ok"
+	}
+	return "unsupported"
+}
+
+func (h *Helper) git(args ...string) ([]byte, error) {
+	return h.Repo.Git.Run(context.Background(), nil, args...)
+}
+
+// cleanup deletes the private namespace.
+func (h *Helper) cleanup() {
+	refs, err := h.Repo.Git.ListRefs(h.namespace + "/")
+	if err != nil || len(refs) == 0 {
+		return
+	}
+	var del []gitrepo.RefUpdate
+	for _, r := range refs {
+		del = append(del, gitrepo.RefUpdate{Name: r.Name, Old: r.Hash})
+	}
+	_ = h.Repo.Git.UpdateRefs(del, "git-secure: clean up")
+}
+
+// lsRemote lists the remote's refs (no objects fetched).
+func (h *Helper) lsRemote() (map[string]gitrepo.Hash, string, error) {
+	out, err := h.git("ls-remote", "--symref", "--", h.URL)
+	if err != nil {
+		return nil, "", fmt.Errorf("list %s: %w", h.URL, err)
+	}
+	refs := map[string]gitrepo.Hash{}
+	head := ""
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if line == "" {
+			continue
+		}
+		val, name, ok := strings.Cut(line, "\t")
+		if !ok {
+			continue
+		}
+		if sym, isSym := strings.CutPrefix(val, "ref: "); isSym {
+			if name == "HEAD" {
+				head = sym
+			}
+			continue
+		}
+		if strings.HasSuffix(name, "^{}") {
+			continue
+		}
+		hash, err := gitrepo.ParseHash(val)
+		if err != nil {
+			continue
+		}
+		refs[name] = hash
+	}
+	return refs, head, nil
+}
+
+func writeList(w io.Writer, refs map[string]gitrepo.Hash, head string) {
+	names := make([]string, 0, len(refs))
+	for n := range refs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "%s %s\n", refs[n], n)
+	}
+	if head != "" {
+		if _, ok := refs[head]; ok {
+			fmt.Fprintf(w, "@%s HEAD\n", head)
+		}
+	}
+	fmt.Fprint(w, "\n")
+}
+
+// list answers "list": for a fetch it fetches and verifies everything
+// first, so that what git is told is exactly what was verified.
+func (h *Helper) list(forPush bool) error {
+	if forPush {
+		refs, head, err := h.lsRemote()
+		if err != nil {
+			return err
+		}
+		writeList(h.Out, refs, head)
+		return nil
+	}
+	refs, head, err := h.fetchAndVerify()
+	if err != nil {
+		return err
+	}
+	h.listed = refs
+	writeList(h.Out, refs, head)
+	return nil
+}
+
+// fetch answers a batch of "fetch <sha> <name>": the objects arrived with
+// list already; check that they did.
+func (h *Helper) fetch(in *bufio.Reader, first string) error {
+	line := first
+	for line != "" {
+		f := strings.Fields(line)
+		if len(f) != 3 || f[0] != "fetch" {
+			return fmt.Errorf("remote helper: bad fetch command %q", line)
+		}
+		want, err := gitrepo.ParseHash(f[1])
+		if err != nil {
+			return fmt.Errorf("remote helper: bad fetch command %q", line)
+		}
+		if ok, err := h.Repo.Git.HasObject(want); err != nil {
+			return err
+		} else if !ok {
+			return fmt.Errorf("remote helper: %s (%s) did not arrive; the remote changed during the fetch, fetch again", f[2], want)
+		}
+		if line, err = readLine(in); err != nil {
+			return err
+		}
+	}
+	fmt.Fprint(h.Out, "\n")
+	return nil
+}

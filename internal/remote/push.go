@@ -1,0 +1,264 @@
+package remote
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/git-secure/git-secure/internal/attest"
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/porcelain"
+	"github.com/git-secure/git-secure/internal/rsl"
+	"github.com/git-secure/git-secure/internal/sign"
+)
+
+func bgctx() context.Context { return context.Background() }
+
+type pushSpec struct {
+	force    bool
+	src, dst string
+	raw      string
+}
+
+// maxPushAttempts bounds retries after losing a race for the log.
+const maxPushAttempts = 6
+
+func (h *Helper) push(in *bufio.Reader, first string) error {
+	var specs []pushSpec
+	for line := first; line != ""; {
+		raw := strings.TrimPrefix(line, "push ")
+		s := pushSpec{raw: raw}
+		spec := raw
+		if strings.HasPrefix(spec, "+") {
+			s.force, spec = true, spec[1:]
+		}
+		src, dst, ok := strings.Cut(spec, ":")
+		if !ok || gitrepo.ValidRefName(dst) != nil || strings.HasPrefix(src, "-") {
+			return fmt.Errorf("remote helper: bad push command %q", line)
+		}
+		s.src, s.dst = src, dst
+		specs = append(specs, s)
+		var err error
+		if line, err = readLine(in); err != nil {
+			return err
+		}
+	}
+	results := h.pushSpecs(specs)
+	for _, s := range specs {
+		if msg, failed := results[s.dst]; failed {
+			fmt.Fprintf(h.Out, "error %s %s\n", s.dst, oneLine(msg))
+		} else {
+			fmt.Fprintf(h.Out, "ok %s\n", s.dst)
+		}
+	}
+	fmt.Fprint(h.Out, "\n")
+	return nil
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(strings.TrimSpace(s), "\n", " ")
+	if s == "" {
+		return "rejected"
+	}
+	return s
+}
+
+// failAll marks every spec failed with msg.
+func failAll(specs []pushSpec, msg string) map[string]string {
+	out := map[string]string{}
+	for _, s := range specs {
+		out[s.dst] = msg
+	}
+	return out
+}
+
+// pushSpecs returns, per failed destination, why it failed.
+func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
+	// Bring the remote's metadata in (verified) before building on it.
+	if _, _, err := h.fetchAndVerify(); err != nil {
+		return failAll(specs, "git-secure: "+err.Error())
+	}
+	g := h.Repo.Git
+	localTip, _, err := g.ResolveRef(rsl.Ref)
+	if err != nil {
+		return failAll(specs, err.Error())
+	}
+	if localTip.IsZero() {
+		return h.runPush(specs, nil)
+	}
+	var changes []porcelain.RefChange
+	for _, s := range specs {
+		if strings.HasPrefix(s.dst, "refs/secure/") {
+			continue
+		}
+		var target gitrepo.Hash
+		if s.src != "" {
+			if target, err = h.resolveSrc(s.src); err != nil {
+				return failAll(specs, err.Error())
+			}
+		}
+		changes = append(changes, porcelain.RefChange{Ref: s.dst, New: target})
+	}
+	pol, _, err := h.Repo.CurrentPolicy()
+	if err != nil {
+		return failAll(specs, err.Error())
+	}
+	signer, err := h.Repo.LoadSigner("")
+	if err != nil {
+		for _, c := range changes {
+			if pol.Protected(c.Ref) {
+				return failAll(specs, fmt.Sprintf("git-secure: %s is protected and needs a signed log entry, but %v", c.Ref, err))
+			}
+		}
+		h.logf("note: no signing key configured; pushing without log entries (only unprotected refs)")
+		return h.runPush(specs, nil)
+	}
+	defer signer.Close()
+	if _, ok := pol.LookupKey(sign.Fingerprint(signer.PublicKey())); !ok {
+		for _, c := range changes {
+			if pol.Protected(c.Ref) {
+				return failAll(specs, fmt.Sprintf("git-secure: %s is protected and your key %s is not in the policy", c.Ref, sign.Fingerprint(signer.PublicKey())))
+			}
+		}
+		return h.runPush(specs, nil)
+	}
+	for attempt := 1; ; attempt++ {
+		localTip, _, err = g.ResolveRef(rsl.Ref)
+		if err != nil {
+			return failAll(specs, err.Error())
+		}
+		prepared, err := h.Repo.Prepare(localTip, pol, signer, changes)
+		if err != nil {
+			return failAll(specs, "git-secure: "+strings.TrimPrefix(err.Error(), "refused: "))
+		}
+		extra := h.metadataSpecs(prepared.Tip)
+		failed, raceLost := h.runPushRaw(specs, extra)
+		if len(failed) == 0 {
+			// The server has the entries; make them ours too.
+			if prepared.Tip != localTip {
+				if err := g.UpdateRefs([]gitrepo.RefUpdate{{Name: rsl.Ref, Old: localTip, New: prepared.Tip}}, "git-secure: push"); err != nil {
+					h.logf("warning: pushed, but could not update the local log (%v); git fetch will bring it", err)
+				}
+			}
+			for _, e := range prepared.Entries {
+				h.logf("recorded %s as entry #%d", e.Ref, e.Number)
+			}
+			for _, p := range prepared.Pending {
+				h.logf("note: %s", p)
+			}
+			return nil
+		}
+		if !raceLost || attempt >= maxPushAttempts {
+			if raceLost {
+				return failAll(specs, "git-secure: others kept pushing; run git push again")
+			}
+			return failed
+		}
+		h.logf("someone else pushed first; recording on top of their entries and retrying (attempt %d)", attempt+1)
+		if _, _, err := h.fetchAndVerify(); err != nil {
+			return failAll(specs, "git-secure: "+err.Error())
+		}
+		if pol, _, err = h.Repo.CurrentPolicy(); err != nil {
+			return failAll(specs, err.Error())
+		}
+	}
+}
+
+func (h *Helper) resolveSrc(src string) (gitrepo.Hash, error) {
+	if strings.HasPrefix(src, "refs/") {
+		if v, ok, err := h.Repo.Git.ResolveRef(src); err != nil {
+			return gitrepo.ZeroHash, err
+		} else if ok {
+			return v, nil
+		}
+	}
+	return h.Repo.Git.ResolveRevision(src)
+}
+
+// metadataSpecs returns the refspecs that bring the remote's metadata up to
+// the local state: the new log tip, and the policy, approvals and staged
+// policy where the local ones are ahead. None is forced, so the remote
+// moving meanwhile makes the atomic push fail instead of losing anything.
+func (h *Helper) metadataSpecs(tip gitrepo.Hash) []string {
+	g := h.Repo.Git
+	remote := map[string]gitrepo.Hash{}
+	if refs, err := g.ListRefs(h.namespace + "/secure/"); err == nil {
+		for _, r := range refs {
+			remote["refs/secure/"+strings.TrimPrefix(r.Name, h.namespace+"/secure/")] = r.Hash
+		}
+	}
+	var out []string
+	if tip != remote[rsl.Ref] {
+		out = append(out, fmt.Sprintf("%s:%s", tip, rsl.Ref))
+	}
+	for _, name := range []string{policy.Ref, attest.Ref, policy.StagingRef} {
+		local, ok, err := g.ResolveRef(name)
+		if err != nil || !ok || local == remote[name] {
+			continue
+		}
+		if r := remote[name]; !r.IsZero() && !mustAncestor(g, r, local) {
+			continue // the remote is ahead or diverged: nothing of ours to send
+		}
+		out = append(out, fmt.Sprintf("%s:%s", local, name))
+	}
+	return out
+}
+
+// runPush pushes specs plus extra refspecs atomically and returns failures.
+func (h *Helper) runPush(specs []pushSpec, extra []string) map[string]string {
+	failed, _ := h.runPushRaw(specs, extra)
+	return failed
+}
+
+// runPushRaw runs git push --atomic --porcelain and parses its report. It
+// also tells whether the push failed because a metadata ref moved on the
+// remote (a race to retry).
+func (h *Helper) runPushRaw(specs []pushSpec, extra []string) (map[string]string, bool) {
+	args := []string{"push", "--atomic", "--porcelain", "--no-verify", "--", h.URL}
+	for _, s := range specs {
+		args = append(args, s.raw)
+	}
+	args = append(args, extra...)
+	out, err := h.Repo.Git.RunTee(bgctx(), h.Err, args...)
+	if err == nil {
+		return nil, false
+	}
+	reasons := map[string]string{}
+	race := false
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.SplitN(line, "\t", 3)
+		if len(f) != 3 || len(f[0]) != 1 || f[0] != "!" {
+			continue
+		}
+		_, dst, _ := strings.Cut(f[1], ":")
+		reasons[dst] = f[2]
+		if strings.HasPrefix(dst, "refs/secure/") && (strings.Contains(f[2], "fetch first") || strings.Contains(f[2], "non-fast-forward") || strings.Contains(f[2], "stale info")) {
+			race = true
+		}
+	}
+	failed := map[string]string{}
+	for _, s := range specs {
+		msg := reasons[s.dst]
+		if msg == "" || strings.Contains(msg, "atomic push failed") {
+			msg = firstReason(reasons, err)
+		}
+		failed[s.dst] = msg
+	}
+	var ge *gitrepo.GitError
+	if len(reasons) == 0 && errors.As(err, &ge) {
+		return failAll(specs, oneLine(ge.Stderr)), false
+	}
+	return failed, race
+}
+
+func firstReason(reasons map[string]string, err error) string {
+	for dst, r := range reasons {
+		if !strings.Contains(r, "atomic push failed") {
+			return fmt.Sprintf("%s: %s (atomic push)", dst, r)
+		}
+	}
+	return err.Error()
+}
