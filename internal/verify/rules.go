@@ -46,6 +46,10 @@ type Transition struct {
 	// CheckPaths enables path rules (off for skips, which return a ref to a
 	// state that was verified already).
 	CheckPaths bool
+	// DiffBase, when not zero, replaces Old as the state the changed files
+	// are computed from (Old's commits were rewritten away; DiffBase is the
+	// newest earlier recorded state still present, a larger, safe diff).
+	DiffBase gitrepo.Hash
 }
 
 // Source is what Decide reads. *gitrepo.Repo satisfies it.
@@ -79,10 +83,14 @@ func Decide(src Source, pol *policy.Policy, t Transition, approvers []string, re
 				continue
 			}
 			var err error
-			if t.Old.IsZero() {
+			base := t.Old
+			if !t.DiffBase.IsZero() {
+				base = t.DiffBase
+			}
+			if base.IsZero() {
 				changed, err = changedSinceBase(src, t.New, recordedTargets(r), changedFor)
 			} else {
-				changed, err = changedBetween(src, t.Old, t.New, changedFor)
+				changed, err = changedBetween(src, base, t.New, changedFor)
 			}
 			if err != nil {
 				return nil, err
@@ -249,6 +257,9 @@ func (v *verifier) authorize(i int, rec *rsl.Record, ref string, old, new gitrep
 		signer = p.Name
 	}
 	t := Transition{Ref: ref, Old: old, New: new, Signer: signer, CheckPaths: checkPaths}
+	if checkPaths && !old.IsZero() {
+		t.DiffBase = v.diffBase(ref, old)
+	}
 	d, err := Decide(v.repo, pol, t, nil, v.recordedTargets)
 	if err != nil {
 		return v.objectProblem(rec, ref, err)
@@ -306,8 +317,30 @@ func (v *verifier) objectProblem(rec *rsl.Record, ref string, err error) error {
 	if !errors.Is(err, ErrMissingObject) {
 		return err
 	}
-	v.fail(rec, ref, "", ErrMissingObject, "fetch the missing commits (git fetch), or skip the entry if its commits were rewritten away", "%v", err)
+	v.fail(rec, ref, "", ErrMissingObject, "fetch the missing commits (git fetch); if they were rewritten away, record the ref's current value", "%v", err)
+	v.missing[rec.Entry.Number] = true
 	return nil
+}
+
+// diffBase returns, when old's commit is no longer in the repository (a
+// rebase or force push rewrote it away and it was garbage-collected), the
+// newest earlier recorded target of ref that is still present, or zero to
+// diff as for a new ref. It returns zero when old is present.
+func (v *verifier) diffBase(ref string, old gitrepo.Hash) gitrepo.Hash {
+	if ok, err := v.repo.HasObject(old); err != nil || ok {
+		return gitrepo.ZeroHash
+	}
+	st := v.state[ref]
+	for i := len(st) - 2; i >= 0; i-- { // st[len-1] is the entry being checked
+		t := st[i].target
+		if t.IsZero() {
+			break
+		}
+		if ok, err := v.repo.HasObject(t); err == nil && ok {
+			return t
+		}
+	}
+	return gitrepo.ZeroHash
 }
 
 func (v *verifier) recordedTargets(r *policy.Rule) []gitrepo.Hash {

@@ -912,6 +912,32 @@ func TestScenarioAttacks(t *testing.T) {
 		}
 	})
 
+	t.Run("protected ref outside refs/heads and refs/tags", func(t *testing.T) {
+		t.Parallel()
+		// The format lets the log record any valid ref (refs/notes/...),
+		// and porcelain records it, but the current-state check only reads
+		// refs/heads/, refs/tags/ and the policy ref.
+		f := tmpl.Clone(t)
+		f.S.Git(f.Dir, "notes", "add", "-m", "a note", "HEAD")
+		f.AddRule(policy.Rule{Name: "notes", Refs: []string{"refs/notes/**"}, Allow: []string{"alice"}})
+		f.Apply("alice")
+		r := f.Record("alice", "refs/notes/commits")
+		if r.Ref != "refs/notes/commits" || r.New != f.Ref("refs/notes/commits") {
+			t.Fatalf("record: %+v", r)
+		}
+		t.Run("recorded value verifies on a server", func(t *testing.T) {
+			t.Skip("BUG: verify.currentRefs lists only refs/heads/, refs/tags/ and the policy ref, so a protected ref the log records elsewhere (refs/notes/commits) is reported missing although it is exactly at its recorded value")
+			if _, err := f.Verify(verify.Options{}); err != nil {
+				t.Errorf("strict verify of a correctly recorded refs/notes/commits: %s; want success", scenarioDescribe(err))
+			}
+		})
+		t.Run("unrecorded move is detected in a clone", func(t *testing.T) {
+			t.Skip("BUG: verify.currentRefs never reads refs/notes/*, so with IgnoreMissingRefs (every non-bare clone, git secure verify) a protected refs/notes/commits moved without an entry verifies OK")
+			f.S.Git(f.Dir, "notes", "add", "-f", "-m", "rewritten note", "HEAD")
+			f.MustFail(verify.Options{LocalAhead: true, IgnoreMissingRefs: true}, verify.ErrUnrecorded, "refs/notes/commits", "without an entry")
+		})
+	})
+
 	t.Run("skip annotation without the rule's threshold", func(t *testing.T) {
 		t.Parallel()
 		f := tmpl.Clone(t)
@@ -1036,6 +1062,8 @@ func TestScenarioPolicyAttacks(t *testing.T) {
 		if p.Entry != n {
 			t.Errorf("problem on entry #%d, want #%d", p.Entry, n)
 		}
+		// Limiting verification to some refs never skips policy entries.
+		f.MustFail(verify.Options{Refs: []string{"refs/heads/main"}}, verify.ErrThreshold, rsl.PolicyRef, "#"+scenarioItoa(n))
 	})
 
 	t.Run("13 policy rolled back to an older policy commit", func(t *testing.T) {
@@ -1157,9 +1185,9 @@ func TestScenarioPolicyAttacks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			t.Skip("BUG: verify.PolicyStatus (roleStatus) counts one key listed under two TUF key IDs twice (policy.Parse accepts the duplicate), so it reports a root threshold of 2 as met that CheckPolicy (go-tuf VerifyDelegate) rejects")
 			for _, st := range statuses {
 				if st.Role == metadata.ROOT && st.Met() {
-					t.Skip("BUG: verify.PolicyStatus (roleStatus) counts one key listed under two TUF key IDs twice, so it reports a root threshold of 2 as met that CheckPolicy (go-tuf VerifyDelegate) rejects")
 					t.Errorf("PolicyStatus root = %v: met with signatures %v; want not met (one distinct key)", st, st.SignedBy)
 				}
 			}

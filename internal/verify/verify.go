@@ -132,6 +132,7 @@ type verifier struct {
 	skipped  map[uint64]bool
 	problems []*Problem
 	used     map[string]uint64 // approval transitions already counted
+	missing  map[uint64]bool   // entries whose commits are gone
 	store    *attest.Store
 }
 
@@ -163,9 +164,22 @@ func (v *verifier) run() (*Result, error) {
 		return v.res, err
 	}
 	// Problems of entries an authorized annotation skipped do not count.
+	// Nor do missing commits of entries a later entry of the same ref
+	// superseded: history was rewritten and the current state, checked from
+	// the newest state still present, does not depend on them.
+	latest := map[uint64]bool{}
+	for _, st := range v.state {
+		if len(st) > 0 {
+			latest[st[len(st)-1].number] = true
+		}
+	}
 	kept := v.problems[:0]
 	for _, p := range v.problems {
-		if p.Entry == 0 || !v.skipped[p.Entry] {
+		switch {
+		case p.Entry != 0 && v.skipped[p.Entry]:
+		case p.Entry != 0 && p.Kind == ErrMissingObject && !latest[p.Entry]:
+			v.res.Warnings = append(v.res.Warnings, fmt.Sprintf("entry #%d (%s): its commits are no longer in the repository (history rewritten); the later state was checked instead", p.Entry, p.Ref))
+		default:
 			kept = append(kept, p)
 		}
 	}
@@ -349,6 +363,7 @@ func (v *verifier) replay() error {
 	v.state = map[string][]recorded{}
 	v.skipped = map[uint64]bool{}
 	v.used = map[string]uint64{}
+	v.missing = map[uint64]bool{}
 	total := len(v.records)
 	for i, rec := range v.records {
 		if v.opts.Progress != nil && i%512 == 0 {
