@@ -4,7 +4,7 @@
 // encoding), and the store of such envelopes on the ref
 // refs/secure/attestations.
 //
-// The wire format is specified in FORMAT.md next to this file. Everything
+// The wire format is specified in docs/format.md, section 3. Everything
 // that is parsed is parsed strictly: exact field names, no unknown fields,
 // no duplicate JSON keys, canonical base64, 40-hex lowercase hashes and size
 // limits. Every parse failure wraps [ErrMalformed].

@@ -1,6 +1,7 @@
 package benchrepo
 
 import (
+	"bufio"
 	"bytes"
 	"compress/zlib"
 	"crypto/sha1"
@@ -11,8 +12,10 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
 )
@@ -76,28 +79,65 @@ func typeCode(typ string) (byte, error) {
 	return 0, fmt.Errorf("benchrepo: invalid object type %q", typ)
 }
 
-// packWriter collects undeltified objects in memory and writes one version
-// 2 pack and its version 2 index at Finish, exactly as git index-pack would
-// (without deltas). Duplicate objects are stored once.
+// packWriter writes one version 2 pack of undeltified objects and its
+// version 2 index at Finish, as git index-pack would for such a pack.
+// Objects are compressed by background goroutines (one per CPU) while the
+// caller signs the next entry. Duplicate objects are stored once.
 type packWriter struct {
 	packDir string
-	body    bytes.Buffer // object records, after the 12-byte header
-	objs    []packObj
+	objs    []*packObj
 	seen    map[gitrepo.Hash]struct{}
-	zbuf    bytes.Buffer
-	zw      *zlib.Writer
+	work    chan *packObj
+	wg      sync.WaitGroup
 }
 
 type packObj struct {
-	id  gitrepo.Hash
-	off uint64
-	crc uint32
+	id   gitrepo.Hash
+	code byte
+	data []byte // until compressed
+	z    []byte // type and size header, then the zlib stream
+	off  uint64
+	crc  uint32
 }
 
 func newPackWriter(gitDir string) *packWriter {
 	p := &packWriter{packDir: filepath.Join(gitDir, "objects", "pack"), seen: map[gitrepo.Hash]struct{}{}}
-	p.zw, _ = zlib.NewWriterLevel(&p.zbuf, zlib.BestSpeed)
+	p.work = make(chan *packObj, 1024)
+	for range runtime.GOMAXPROCS(0) {
+		p.wg.Add(1)
+		go p.compress()
+	}
 	return p
+}
+
+func (p *packWriter) compress() {
+	defer p.wg.Done()
+	var zbuf bytes.Buffer
+	zw, _ := zlib.NewWriterLevel(&zbuf, zlib.BestSpeed)
+	for o := range p.work {
+		// Header: type and size, 4 bits then 7 bits per byte, low bits first.
+		var hdr [16]byte
+		size := uint64(len(o.data))
+		n := 0
+		c := o.code<<4 | byte(size&0x0f)
+		size >>= 4
+		for size > 0 {
+			hdr[n] = c | 0x80
+			n++
+			c = byte(size & 0x7f)
+			size >>= 7
+		}
+		hdr[n] = c
+		n++
+		zbuf.Reset()
+		zbuf.Write(hdr[:n])
+		zw.Reset(&zbuf)
+		_, _ = zw.Write(o.data) // writes to a bytes.Buffer cannot fail
+		_ = zw.Close()
+		o.z = bytes.Clone(zbuf.Bytes())
+		o.crc = crc32.ChecksumIEEE(o.z)
+		o.data = nil
+	}
 }
 
 func (p *packWriter) WriteTree(entries []gitrepo.TreeEntry) (gitrepo.Hash, error) {
@@ -108,46 +148,33 @@ func (p *packWriter) WriteTree(entries []gitrepo.TreeEntry) (gitrepo.Hash, error
 	return p.WriteObject("tree", raw)
 }
 
+// WriteObject queues data (which the caller must not change afterwards).
 func (p *packWriter) WriteObject(typ string, data []byte) (gitrepo.Hash, error) {
 	code, err := typeCode(typ)
 	if err != nil {
 		return gitrepo.ZeroHash, err
+	}
+	if p.work == nil {
+		return gitrepo.ZeroHash, errors.New("benchrepo: pack writer is finished")
 	}
 	id := ObjectID(typ, data)
 	if _, dup := p.seen[id]; dup {
 		return id, nil
 	}
 	p.seen[id] = struct{}{}
-	// Header: type and size, 4 bits then 7 bits per byte, little end first.
-	var hdr [16]byte
-	size := uint64(len(data))
-	n := 0
-	c := code<<4 | byte(size&0x0f)
-	size >>= 4
-	for size > 0 {
-		hdr[n] = c | 0x80
-		n++
-		c = byte(size & 0x7f)
-		size >>= 7
-	}
-	hdr[n] = c
-	n++
-	p.zbuf.Reset()
-	p.zw.Reset(&p.zbuf)
-	if _, err := p.zw.Write(data); err != nil {
-		return gitrepo.ZeroHash, err
-	}
-	if err := p.zw.Close(); err != nil {
-		return gitrepo.ZeroHash, err
-	}
-	crc := crc32.Update(crc32.ChecksumIEEE(hdr[:n]), crc32.IEEETable, p.zbuf.Bytes())
-	p.objs = append(p.objs, packObj{id: id, off: uint64(12 + p.body.Len()), crc: crc})
-	p.body.Write(hdr[:n])
-	p.body.Write(p.zbuf.Bytes())
+	o := &packObj{id: id, code: code, data: data}
+	p.objs = append(p.objs, o)
+	p.work <- o
 	return id, nil
 }
 
 func (p *packWriter) Finish() (int, int64, error) {
+	if p.work == nil {
+		return 0, 0, errors.New("benchrepo: pack writer is finished")
+	}
+	close(p.work)
+	p.work = nil
+	p.wg.Wait()
 	if len(p.objs) == 0 {
 		return 0, 0, nil
 	}
@@ -160,9 +187,13 @@ func (p *packWriter) Finish() (int, int64, error) {
 	binary.BigEndian.PutUint32(head[8:], uint32(len(p.objs)))
 	h := sha1.New()
 	h.Write(head[:])
-	h.Write(p.body.Bytes())
+	off := uint64(len(head))
+	for _, o := range p.objs {
+		o.off = off
+		off += uint64(len(o.z))
+		h.Write(o.z)
+	}
 	sum := h.Sum(nil)
-
 	idx := p.index(sum)
 	if err := os.MkdirAll(p.packDir, 0o755); err != nil {
 		return 0, 0, err
@@ -172,27 +203,28 @@ func (p *packWriter) Finish() (int, int64, error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	_, err1 := f.Write(head[:])
-	_, err2 := f.Write(p.body.Bytes())
-	_, err3 := f.Write(sum)
-	if err := errors.Join(err1, err2, err3, f.Close()); err != nil {
+	bw := bufio.NewWriterSize(f, 1<<20)
+	bw.Write(head[:])
+	for _, o := range p.objs {
+		bw.Write(o.z)
+	}
+	bw.Write(sum)
+	if err := errors.Join(bw.Flush(), f.Close()); err != nil {
 		return 0, 0, err
 	}
 	// The index last: git only looks at packs that have one.
 	if err := os.WriteFile(base+".idx", idx, 0o444); err != nil {
 		return 0, 0, err
 	}
-	size := int64(len(head) + p.body.Len() + len(sum) + len(idx))
 	n := len(p.objs)
-	p.body = bytes.Buffer{}
-	p.objs, p.seen = nil, map[gitrepo.Hash]struct{}{}
-	return n, size, nil
+	p.objs, p.seen = nil, nil
+	return n, int64(off) + int64(len(sum)+len(idx)), nil
 }
 
 // index encodes the version 2 .idx of the pack whose checksum is sum.
 func (p *packWriter) index(sum []byte) []byte {
 	objs := slices.Clone(p.objs)
-	slices.SortFunc(objs, func(a, b packObj) int { return bytes.Compare(a.id[:], b.id[:]) })
+	slices.SortFunc(objs, func(a, b *packObj) int { return bytes.Compare(a.id[:], b.id[:]) })
 	var b bytes.Buffer
 	b.Grow(8 + 256*4 + len(objs)*(20+4+4) + 40)
 	b.Write([]byte{0xff, 't', 'O', 'c', 0, 0, 0, 2})

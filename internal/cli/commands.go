@@ -197,6 +197,45 @@ persons, the entry is written and the command says who must still approve.`,
 				},
 			},
 			{
+				Name:      "skip",
+				Usage:     "mark the newest entries of refs as mistaken (a revoked push): they stop counting",
+				ArgsUsage: "ENTRY...",
+				Description: `Appends a signed annotation. Each skipped ref goes back to its latest entry
+before the skipped ones; you must be allowed to move it back (verification checks
+it like any update). Then move the ref itself back, as the command says.`,
+				Flags: []cli.Flag{keyFlag, jsonFlag, &cli.StringFlag{Name: "reason", Usage: "why (recorded in the log)", Required: true}},
+				Action: func(c *cli.Context) error {
+					var nums []uint64
+					for _, a := range c.Args().Slice() {
+						var n uint64
+						if _, err := fmt.Sscanf(strings.TrimPrefix(a, "#"), "%d", &n); err != nil || n == 0 {
+							return usageErr("%q is not an entry number", a)
+						}
+						nums = append(nums, n)
+					}
+					r, err := a.open()
+					if err != nil {
+						return err
+					}
+					res, err := r.Skip(nums, c.String("reason"), c.String("key"))
+					if err != nil {
+						return err
+					}
+					if c.Bool("json") {
+						return a.printJSON(res)
+					}
+					a.out("recorded annotation #%d\n", res.Entry)
+					for ref, back := range res.Refs {
+						if back == "deleted" {
+							a.out("  %s is now recorded as absent: git update-ref -d %s\n", ref, ref)
+						} else {
+							a.out("  %s is now recorded at %s: move it back with git update-ref %s %s\n", ref, back[:12], ref, back)
+						}
+					}
+					return nil
+				},
+			},
+			{
 				Name:  "log",
 				Usage: "show the log, newest first",
 				Flags: []cli.Flag{jsonFlag, &cli.IntFlag{Name: "max-count", Aliases: []string{"n"}, Usage: "show at most `N` entries"}},
@@ -481,6 +520,17 @@ every ref; both protect those files on those refs. Patterns: * (not /), ** (any)
 					}
 					a.out("policy applied: root v%d, rules v%d, recorded as entry #%d\n", res.RootVersion, res.RulesVersion, res.Entry)
 					return nil
+				},
+			},
+			{
+				Name:  "renew",
+				Usage: "stage a new version of the rules (and with --root the root) that expires a year from now",
+				Flags: []cli.Flag{&cli.BoolFlag{Name: "root", Usage: "renew the root too (needs the root keys' threshold)"}},
+				Action: func(c *cli.Context) error {
+					root := c.Bool("root")
+					return a.stage("renew", func(p, base *policy.Policy, now time.Time) error {
+						return p.Renew(base, root, now)
+					})
 				},
 			},
 			{

@@ -323,3 +323,15 @@ func signMeta[T metadata.Roles](m *metadata.Metadata[T], s signature.Signer) err
 func HasSignature[T metadata.Roles](m *metadata.Metadata[T], id string) bool {
 	return slices.ContainsFunc(m.Signatures, func(x metadata.Signature) bool { return x.KeyID == id })
 }
+
+// Renew extends the expiry of the rules metadata (and of the root when
+// root is set) by DefaultLifetime from now, as a new version.
+func (p *Policy) Renew(base *Policy, root bool, now time.Time) error {
+	if root {
+		if err := p.reindexRoot(base, now); err != nil {
+			return err
+		}
+	}
+	p.touchTargets(base, now)
+	return nil
+}

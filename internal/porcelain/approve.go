@@ -87,6 +87,21 @@ func (r *Repo) Approve(name, to, from, keyFile string) (*ApproveResult, error) {
 			return nil, err
 		}
 	}
+	if fromH != possible && from != "" {
+		// Moving back from a value the ref had (a skip annotation rewinding
+		// a mistaken push) is an update too.
+		seen := false
+		err := rsl.WalkBack(r.Git, rslTip, func(rec *rsl.Record) (bool, error) {
+			seen = rec.Entry.Ref == ref && rec.Entry.New == fromH
+			return !seen, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if seen {
+			possible = fromH
+		}
+	}
 	if fromH != possible {
 		return nil, usage("no update of %s from %s to %s is recorded or can be recorded next (%s is recorded at %s); leave --from out to approve the update from the recorded value", ref, shortOrNone(fromH), shortOrNone(toH), ref, shortOrNone(recorded))
 	}

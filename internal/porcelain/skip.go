@@ -1,0 +1,120 @@
+package porcelain
+
+import (
+	"fmt"
+
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/rsl"
+)
+
+// SkipResult says what Skip recorded.
+type SkipResult struct {
+	Entry uint64            `json:"entry"`
+	ID    gitrepo.Hash      `json:"id"`
+	Refs  map[string]string `json:"refs"` // ref -> value it is recorded at again
+}
+
+// Skip appends an annotation that marks entries as mistaken: they stop
+// counting and each ref goes back to its latest entry before them. The
+// skipped entries must be the newest of their refs; verification checks
+// that the signer may move each ref back.
+func (r *Repo) Skip(numbers []uint64, reason, keyFile string) (*SkipResult, error) {
+	if len(numbers) == 0 {
+		return nil, usage("name at least one entry number to skip (see git secure rsl log)")
+	}
+	if reason == "" {
+		return nil, usage("say why with --reason (it is recorded in the log)")
+	}
+	s, err := r.LoadSigner(keyFile)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	who, err := r.Ident()
+	if err != nil {
+		return nil, err
+	}
+	tip, _, err := r.tips()
+	if err != nil {
+		return nil, err
+	}
+	if tip.IsZero() {
+		return nil, usage("this repository has no git-secure log")
+	}
+	records, err := rsl.ReadLog(r.Git, tip)
+	if err != nil {
+		return nil, err
+	}
+	want := map[uint64]bool{}
+	for _, n := range numbers {
+		if n < 1 || n > uint64(len(records)) {
+			return nil, usage("there is no entry #%d (the log has %d)", n, len(records))
+		}
+		want[n] = true
+	}
+	// Replay the log's skips to know each ref's entries.
+	state := map[string][]*rsl.Record{}
+	for _, rec := range records {
+		e := rec.Entry
+		if e.Type == rsl.TypeAnnotation {
+			for _, sk := range e.Skips {
+				ref := records[sk.Number-1].Entry.Ref
+				st := state[ref]
+				for i := len(st) - 1; i >= 0; i-- {
+					if st[i].Entry.Number == sk.Number {
+						state[ref] = append(st[:i:i], st[i+1:]...)
+						break
+					}
+				}
+			}
+			continue
+		}
+		state[e.Ref] = append(state[e.Ref], rec)
+	}
+	e := &rsl.Entry{Number: uint64(len(records)) + 1, Type: rsl.TypeAnnotation, Reason: reason}
+	res := &SkipResult{Refs: map[string]string{}}
+	for n := uint64(1); n <= uint64(len(records)); n++ {
+		if !want[n] {
+			continue
+		}
+		target := records[n-1]
+		if target.Entry.Type != rsl.TypeRef || target.Entry.IsPolicy() {
+			return nil, usage("entry #%d is not a ref update; only ref updates can be skipped", n)
+		}
+		e.Skips = append(e.Skips, rsl.Skip{Number: n, ID: target.ID})
+	}
+	for ref, st := range state {
+		n := 0
+		for _, rec := range st {
+			if want[rec.Entry.Number] {
+				n++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		// The skipped entries of ref must be its newest ones.
+		for _, rec := range st[len(st)-n:] {
+			if !want[rec.Entry.Number] {
+				return nil, usage("entry #%d of %s builds on the entries you skip: skip it too, or skip only the newest entries", rec.Entry.Number, ref)
+			}
+		}
+		back := "deleted"
+		if rest := st[:len(st)-n]; len(rest) > 0 {
+			back = rest[len(rest)-1].Entry.New.String()
+		}
+		res.Refs[ref] = back
+	}
+	id, err := rsl.Write(r.Git, e, tip, who, signEntry(s))
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Git.UpdateRefs([]gitrepo.RefUpdate{{Name: rsl.Ref, Old: tip, New: id}}, "git-secure: skip entries"); err != nil {
+		if isRefChanged(err) {
+			return nil, fmt.Errorf("%w: the log changed meanwhile; run the command again", ErrRefused)
+		}
+		return nil, err
+	}
+	res.Entry, res.ID = e.Number, id
+	return res, nil
+}
