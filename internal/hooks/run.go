@@ -208,7 +208,7 @@ func (c *Context) preReceive(input []byte) error {
 			}
 		}
 	}
-	_, err = verify.Verify(g, verify.Options{Now: c.Repo.Now(), RefValues: proposed})
+	_, err = verify.WithCheckpoint(g, verify.Options{Now: c.Repo.Now(), RefValues: proposed}, false)
 	if err == nil {
 		return nil
 	}

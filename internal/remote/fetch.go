@@ -89,7 +89,7 @@ func (h *Helper) checkRemoteLog(remote map[string]gitrepo.Hash) error {
 		}
 	}
 	opts := verify.Options{Now: h.Repo.Now(), RefValues: remote}
-	if _, err := verify.Verify(g, opts); err != nil {
+	if _, err := verify.WithCheckpoint(g, opts, false); err != nil {
 		var failed *verify.Failed
 		if !errors.As(err, &failed) {
 			return err

@@ -41,7 +41,7 @@ func (v *verifier) checkCurrent() error {
 	if err != nil {
 		return err
 	}
-	final := v.policies[len(v.policies)-1]
+	final := v.finalPolicy
 	names := map[string]bool{}
 	for ref := range v.state {
 		names[ref] = true

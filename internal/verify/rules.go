@@ -268,7 +268,7 @@ func (v *verifier) authorize(i int, rec *rsl.Record, ref string, old, new gitrep
 		return nil
 	}
 	// Only now read approvals: most entries are met by their signer.
-	key := ref + "\x00" + old.String() + "\x00" + new.String()
+	key := usedKey(ref, old, new)
 	var approvers, notes []string
 	if n, dup := v.used[key]; dup {
 		notes = append(notes, fmt.Sprintf("approvals of this exact update were already counted for entry #%d", n))

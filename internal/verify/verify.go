@@ -48,6 +48,10 @@ type Options struct {
 	Progress func(done, total int)
 	// Workers bounds signature-checking goroutines (default: GOMAXPROCS).
 	Workers int
+	// Checkpoint, when set, is a previous complete verification: only the
+	// entries after it are checked. A checkpoint that does not match the
+	// log is ignored (Result.Warnings says so) and everything is checked.
+	Checkpoint *Checkpoint
 }
 
 // RefStatus is the verified state of one ref.
@@ -71,6 +75,12 @@ type Result struct {
 	Refs           []RefStatus  `json:"refs"`
 	Warnings       []string     `json:"warnings,omitempty"`
 	SkippedEntries []uint64     `json:"skippedEntries,omitempty"`
+	// Checked is how many entries this run checked (fewer than Entries
+	// when it started from a checkpoint).
+	Checked int `json:"checked"`
+	// Checkpoint is the state after this verification, when it checked
+	// every ref and everything verified; save it for the next run.
+	Checkpoint *Checkpoint `json:"-"`
 }
 
 // ErrNoLog is returned when the repository has no refs/secure/rsl.
@@ -95,12 +105,40 @@ func Verify(repo *gitrepo.Repo, opts Options) (*Result, error) {
 	if !ok {
 		return nil, ErrNoLog
 	}
-	records, err := rsl.ReadLog(repo, tip)
+	var warnings []string
+	if cp := opts.Checkpoint; cp != nil {
+		res, err := verifyFrom(repo, tip, opts, cp)
+		if !errors.Is(err, errStale) {
+			return res, err
+		}
+		warnings = append(warnings, "the saved checkpoint does not match the log (rewritten log, or a tampered checkpoint): verified everything again")
+	}
+	res, err := verifyFrom(repo, tip, opts, nil)
+	if res != nil {
+		res.Warnings = append(warnings, res.Warnings...)
+	}
+	return res, err
+}
+
+func verifyFrom(repo *gitrepo.Repo, tip gitrepo.Hash, opts Options, cp *Checkpoint) (*Result, error) {
+	v := &verifier{repo: repo, opts: opts, res: &Result{Tip: tip}}
+	var err error
+	if cp != nil {
+		if v.records, err = readSince(repo, tip, cp); err == nil {
+			err = v.startFrom(cp)
+		}
+	} else {
+		v.records, err = rsl.ReadLog(repo, tip)
+	}
+	if errors.Is(err, errStale) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, &Failed{Problems: []*Problem{{Kind: ErrMalformed, Detail: err.Error(),
 			Hint: "the log was rewritten or damaged; compare refs/secure/rsl with another clone"}}}
 	}
-	v := &verifier{repo: repo, opts: opts, records: records, res: &Result{Entries: len(records), Tip: tip}}
+	v.res.Entries = int(v.base) + len(v.records)
+	v.res.Checked = len(v.records)
 	if len(opts.Refs) > 0 {
 		v.only = map[string]bool{}
 		for _, r := range opts.Refs {
@@ -119,9 +157,16 @@ type recorded struct {
 type verifier struct {
 	repo    *gitrepo.Repo
 	opts    Options
-	records []*rsl.Record
+	records []*rsl.Record // entries to check: numbers base+1, base+2, ...
+	base    uint64        // entries up to base were verified before (checkpoint)
 	only    map[string]bool
 	res     *Result
+
+	startPolicy       *policy.Policy // policy in force at base (checkpoint)
+	startPolicyCommit gitrepo.Hash
+	startPolicyEntry  uint64
+	finalPolicy       *policy.Policy
+	policyCommit      gitrepo.Hash
 
 	policies []*policy.Policy // policy in force at each entry (index = number-1)
 	// prevPolicy is, for policy entries, the policy before the change.
@@ -158,7 +203,7 @@ func (v *verifier) run() (*Result, error) {
 	}
 	v.checkSignatures()
 	if err := v.replay(); err != nil {
-		return v.res, err
+		return nil, err
 	}
 	if err := v.checkCurrent(); err != nil {
 		return v.res, err
@@ -188,6 +233,13 @@ func (v *verifier) run() (*Result, error) {
 		v.res.SkippedEntries = append(v.res.SkippedEntries, n)
 	}
 	sort.Slice(v.res.SkippedEntries, func(i, j int) bool { return v.res.SkippedEntries[i] < v.res.SkippedEntries[j] })
+	if len(v.problems) == 0 && v.only == nil && (v.base > 0 || len(v.records) > 0) {
+		if len(v.records) == 0 {
+			v.res.Checkpoint = v.opts.Checkpoint
+		} else {
+			v.res.Checkpoint = v.checkpoint()
+		}
+	}
 	if len(v.problems) > 0 {
 		sort.SliceStable(v.problems, func(i, j int) bool {
 			a, b := v.problems[i].Entry, v.problems[j].Entry
@@ -206,13 +258,17 @@ func (v *verifier) run() (*Result, error) {
 func (v *verifier) loadPolicies() error {
 	v.policies = make([]*policy.Policy, len(v.records))
 	v.prevPolicy = map[uint64]*policy.Policy{}
-	var cur *policy.Policy
-	var curCommit gitrepo.Hash
-	first := v.records[0].Entry
-	if !first.IsPolicy() {
-		v.fail(v.records[0], first.Ref, "", ErrMalformed, "the log must start with the policy recorded by git secure init",
-			"the first entry records %s, not the policy", describe(first))
-		return nil
+	cur, curCommit := v.startPolicy, v.startPolicyCommit
+	v.res.PolicyEntry = v.startPolicyEntry
+	if v.base == 0 {
+		if len(v.records) == 0 {
+			return errors.New("verify: the log is empty")
+		}
+		if first := v.records[0].Entry; !first.IsPolicy() {
+			v.fail(v.records[0], first.Ref, "", ErrMalformed, "the log must start with the policy recorded by git secure init",
+				"the first entry records %s, not the policy", describe(first))
+			return nil
+		}
 	}
 	for i, rec := range v.records {
 		e := rec.Entry
@@ -245,6 +301,7 @@ func (v *verifier) loadPolicies() error {
 		}
 		v.policies[i] = cur
 	}
+	v.finalPolicy, v.policyCommit = cur, curCommit
 	v.res.RootVersion = cur.Root.Signed.Version
 	v.res.RulesVersion = cur.Targets.Signed.Version
 	v.res.PolicyExpires = cur.Root.Signed.Expires
@@ -360,9 +417,13 @@ func (v *verifier) latest(ref string) (recorded, bool) {
 }
 
 func (v *verifier) replay() error {
-	v.state = map[string][]recorded{}
+	if v.state == nil {
+		v.state = map[string][]recorded{}
+	}
+	if v.used == nil {
+		v.used = map[string]uint64{}
+	}
 	v.skipped = map[uint64]bool{}
-	v.used = map[string]uint64{}
 	v.missing = map[uint64]bool{}
 	total := len(v.records)
 	for i, rec := range v.records {
@@ -406,7 +467,10 @@ func (v *verifier) annotation(i int, rec *rsl.Record) error {
 	e := rec.Entry
 	byRef := map[string]map[uint64]bool{}
 	for _, s := range e.Skips {
-		target := v.records[s.Number-1]
+		if s.Number <= v.base {
+			return errStale // reaches before the checkpoint: verify everything
+		}
+		target := v.records[s.Number-1-v.base]
 		if target.ID != s.ID {
 			v.fail(rec, "", "", ErrChain, "", "skips entry #%d as %s, but that entry is %s", s.Number, short(s.ID), short(target.ID))
 			return nil
@@ -436,6 +500,9 @@ func (v *verifier) annotation(i int, rec *rsl.Record) error {
 		set := byRef[ref]
 		st := v.state[ref]
 		// The skipped entries must be the newest of this ref.
+		if v.base > 0 && len(set) >= len(st) {
+			return errStale // rewinds to a state before the checkpoint
+		}
 		if len(set) > len(st) {
 			v.fail(rec, ref, "", ErrChain, "", "skips entries that are not recorded for %s", ref)
 			return nil

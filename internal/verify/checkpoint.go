@@ -1,0 +1,185 @@
+package verify
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/rsl"
+	"github.com/git-secure/git-secure/internal/strictjson"
+)
+
+// CheckpointVersion is the format version of checkpoint files.
+const CheckpointVersion = 1
+
+// MaxCheckpointSize bounds a checkpoint file.
+const MaxCheckpointSize = 64 << 20
+
+// Checkpoint is the state of a fully verified log at one entry: enough to
+// verify only the entries after it. It lives in the clone's git directory,
+// never in a shared ref, and is re-checked against the log before use: a
+// checkpoint whose entry is not in the log is ignored and everything is
+// verified again.
+type Checkpoint struct {
+	Version      int                      `json:"version"`
+	Entry        uint64                   `json:"entry"`
+	EntryID      gitrepo.Hash             `json:"entryId"`
+	PolicyEntry  uint64                   `json:"policyEntry"`
+	PolicyCommit gitrepo.Hash             `json:"policyCommit"`
+	Refs         map[string]CheckpointRef `json:"refs"`
+	// Used holds SHA-256 digests of the approval transitions already
+	// counted, so that approvals are never counted twice across runs.
+	Used []string `json:"used"`
+}
+
+// CheckpointRef is a ref's latest recorded entry.
+type CheckpointRef struct {
+	Entry   uint64       `json:"entry"`
+	EntryID gitrepo.Hash `json:"entryId"`
+	Target  gitrepo.Hash `json:"target"`
+}
+
+// CheckpointPath is where a repository's checkpoint is kept.
+func CheckpointPath(gitDir string) string {
+	return filepath.Join(gitDir, "secure", "checkpoint.json")
+}
+
+// LoadCheckpoint reads a checkpoint file. A missing file is (nil, nil);
+// a malformed one is an error (callers then verify everything).
+func LoadCheckpoint(path string) (*Checkpoint, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := strictjson.Check(data, MaxCheckpointSize); err != nil {
+		return nil, fmt.Errorf("verify: checkpoint %s: %w", path, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var cp Checkpoint
+	if err := dec.Decode(&cp); err != nil {
+		return nil, fmt.Errorf("verify: checkpoint %s: %w", path, err)
+	}
+	if cp.Version != CheckpointVersion || cp.Entry == 0 || cp.EntryID.IsZero() || cp.PolicyCommit.IsZero() {
+		return nil, fmt.Errorf("verify: checkpoint %s: unsupported or incomplete", path)
+	}
+	return &cp, nil
+}
+
+// Save writes the checkpoint atomically (temporary file and rename).
+func (cp *Checkpoint) Save(path string) error {
+	data, err := json.Marshal(cp)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func usedKey(ref string, old, new gitrepo.Hash) string {
+	sum := sha256.Sum256([]byte(ref + "\x00" + old.String() + "\x00" + new.String()))
+	return hex.EncodeToString(sum[:])
+}
+
+// errStale means the checkpoint cannot serve this log; verify everything.
+var errStale = errors.New("checkpoint does not match the log")
+
+// readSince reads the entries after the checkpoint, checking that the
+// checkpoint's entry is in the log.
+func readSince(repo *gitrepo.Repo, tip gitrepo.Hash, cp *Checkpoint) ([]*rsl.Record, error) {
+	var out []*rsl.Record
+	found := false
+	err := rsl.WalkBack(repo, tip, func(rec *rsl.Record) (bool, error) {
+		if rec.Entry.Number == cp.Entry {
+			found = rec.ID == cp.EntryID
+			return false, nil
+		}
+		if rec.Entry.Number < cp.Entry {
+			return false, nil
+		}
+		out = append(out, rec)
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, errStale
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, nil
+}
+
+// startFrom seeds the verifier with the checkpoint's state.
+func (v *verifier) startFrom(cp *Checkpoint) error {
+	pol, err := policy.Load(v.repo, cp.PolicyCommit)
+	if err != nil {
+		return errStale
+	}
+	v.base = cp.Entry
+	v.startPolicy, v.startPolicyCommit, v.startPolicyEntry = pol, cp.PolicyCommit, cp.PolicyEntry
+	v.state = map[string][]recorded{}
+	for ref, r := range cp.Refs {
+		v.state[ref] = []recorded{{number: r.Entry, id: r.EntryID, target: r.Target}}
+	}
+	v.used = map[string]uint64{}
+	for _, k := range cp.Used {
+		v.used[k] = cp.Entry
+	}
+	return nil
+}
+
+// checkpoint returns the state after a complete, successful verification.
+func (v *verifier) checkpoint() *Checkpoint {
+	last := v.records[len(v.records)-1]
+	cp := &Checkpoint{Version: CheckpointVersion, Entry: last.Entry.Number, EntryID: last.ID,
+		PolicyEntry: v.res.PolicyEntry, PolicyCommit: v.policyCommit, Refs: map[string]CheckpointRef{}}
+	for ref, st := range v.state {
+		if len(st) == 0 {
+			continue
+		}
+		r := st[len(st)-1]
+		cp.Refs[ref] = CheckpointRef{Entry: r.number, EntryID: r.id, Target: r.target}
+	}
+	for k := range v.used {
+		cp.Used = append(cp.Used, k)
+	}
+	sort.Strings(cp.Used)
+	return cp
+}
+
+// WithCheckpoint runs Verify starting from the checkpoint saved in gitDir
+// (unless full), and saves the new checkpoint when everything verified.
+// A checkpoint that cannot be read is ignored.
+func WithCheckpoint(repo *gitrepo.Repo, opts Options, full bool) (*Result, error) {
+	path := CheckpointPath(repo.GitDir())
+	if !full {
+		if cp, err := LoadCheckpoint(path); err == nil {
+			opts.Checkpoint = cp
+		}
+	}
+	res, err := Verify(repo, opts)
+	if err == nil && res != nil && res.Checkpoint != nil && res.Checkpoint != opts.Checkpoint {
+		_ = res.Checkpoint.Save(path) // a cache: failing to save only costs time next run
+	}
+	return res, err
+}
