@@ -72,7 +72,11 @@ func (a *app) exit(err error) int {
 		if msg := err.Error(); msg != "" {
 			fmt.Fprintf(a.env.Stderr, "git-secure: error: %s\n", msg)
 		}
-		return exitErr.ExitCode()
+		switch c := exitErr.ExitCode(); c {
+		case ExitOK, ExitFailed, ExitUsage, ExitInterrupted:
+			return c
+		}
+		return ExitUsage // urfave/cli's own codes (unknown command: 3) are usage errors
 	case errors.As(err, &failed):
 		a.printProblems(failed)
 		return ExitFailed

@@ -3,7 +3,8 @@ package policy
 import (
 	"fmt"
 	"slices"
-	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sigstore/sigstore/pkg/signature"
@@ -62,24 +63,53 @@ func (p *Policy) rebuildTargets(persons []*Person, rules []*Rule) error {
 		for _, x := range r.Paths {
 			pats = append(pats, rolePrefixPath+x)
 		}
-		var keyIDs []string
-		allow := make([]any, 0, len(r.Allow))
-		for _, name := range r.Allow {
-			allow = append(allow, name)
-			if person := byName[name]; person != nil {
-				for _, k := range person.Keys {
-					keyIDs = append(keyIDs, k.ID)
-				}
+		fields := map[string]any{fieldAllow: anyList(r.Allow)}
+		if len(r.Require) > 0 {
+			var reqs []string
+			for _, q := range r.Require {
+				reqs = append(reqs, q.String())
 			}
+			fields[fieldRequire] = anyList(reqs)
 		}
-		sort.Strings(keyIDs)
+		if len(r.TestsBy) > 0 {
+			fields[fieldTests] = anyList(r.TestsBy)
+		}
 		roles = append(roles, metadata.DelegatedRole{
-			Name: r.Name, KeyIDs: keyIDs, Threshold: r.Threshold, Paths: pats,
-			UnrecognizedFields: map[string]any{fieldAllow: allow},
+			Name: r.Name, KeyIDs: p.ruleKeyIDsFrom(byName, r), Threshold: r.Threshold, Paths: pats,
+			UnrecognizedFields: fields,
 		})
 	}
 	p.Targets.Signed.Delegations = &metadata.Delegations{Keys: keys, Roles: roles}
-	p.Targets.Signed.UnrecognizedFields = map[string]any{fieldFormat: Format, fieldPersons: rawPersons}
+	top := map[string]any{fieldFormat: Format, fieldPersons: rawPersons}
+	if len(p.teams) > 0 {
+		teams := map[string]any{}
+		for _, t := range p.teams {
+			teams[t.Name] = anyList(t.Members)
+		}
+		top[fieldTeams] = teams
+	}
+	if len(p.global) > 0 {
+		var gl []any
+		for _, g := range p.global {
+			obj := map[string]any{"name": g.Name, "type": g.Type}
+			if len(g.Refs) > 0 {
+				obj["refs"] = anyList(g.Refs)
+			}
+			if g.N > 0 {
+				obj["n"] = strconv.Itoa(g.N)
+			}
+			gl = append(gl, obj)
+		}
+		top[fieldGlobal] = gl
+	}
+	if len(p.revoked) > 0 {
+		var rv []any
+		for _, r := range p.revoked {
+			rv = append(rv, map[string]any{"key": r.Fingerprint, "fromEntry": strconv.FormatUint(r.FromEntry, 10)})
+		}
+		top[fieldRevoked] = rv
+	}
+	p.Targets.Signed.UnrecognizedFields = top
 	// Round-trip through the encoder so the indexes see exactly what a
 	// reader of the stored bytes will see.
 	r, t, err := p.Encode()
@@ -137,8 +167,13 @@ func (p *Policy) RemovePerson(base *Policy, name string, now time.Time) error {
 		return invalid("no person named %s (see git secure policy list)", name)
 	}
 	for _, r := range p.rules {
-		if r.Allows(name) {
-			return invalid("rule %s allows %s: remove the rule or change it first", r.Name, name)
+		if slices.Contains(r.Allow, name) || slices.ContainsFunc(r.Require, func(q Requirement) bool { return q.Group == name }) || slices.Contains(r.TestsBy, name) {
+			return invalid("rule %s names %s: remove the rule or change it first", r.Name, name)
+		}
+	}
+	for _, t := range p.teams {
+		if slices.Contains(t.Members, name) {
+			return invalid("%s is a member of team %s: change the team first", name, t.Name)
 		}
 	}
 	persons := slices.DeleteFunc(slices.Clone(p.persons), func(x *Person) bool { return x.Name == name })
@@ -170,24 +205,31 @@ func (p *Policy) AddRule(base *Policy, r Rule, now time.Time) error {
 			return invalid("%v", err)
 		}
 	}
-	if len(r.Allow) == 0 {
-		return invalid("rule %s needs at least one --allow PERSON", r.Name)
+	if len(r.Allow) == 0 && len(r.Require) == 0 {
+		return invalid("rule %s needs at least one --allow PERSON (or team:NAME) or --require GROUP=N", r.Name)
 	}
-	seen := map[string]bool{}
-	for _, name := range r.Allow {
-		if _, ok := p.Person(name); !ok {
-			return invalid("rule %s: unknown person %s (add it with git secure policy add-person)", r.Name, name)
+	for _, g := range append(append(slices.Clone(r.Allow), r.TestsBy...), requireGroups(r.Require)...) {
+		if _, ok := p.Members(g); !ok {
+			if strings.HasPrefix(g, teamPrefix) {
+				return invalid("rule %s: unknown team %s (add it with git secure policy add-team)", r.Name, strings.TrimPrefix(g, teamPrefix))
+			}
+			return invalid("rule %s: unknown person %s (add it with git secure policy add-person)", r.Name, g)
 		}
-		if seen[name] {
-			return invalid("rule %s: person %s given twice", r.Name, name)
+	}
+	if len(r.Allow) == 0 {
+		// --require alone: the groups it names are the allowed persons.
+		r.Allow = requireGroups(r.Require)
+		if r.Threshold == 0 {
+			for _, q := range r.Require {
+				r.Threshold += q.N
+			}
 		}
-		seen[name] = true
 	}
 	if r.Threshold == 0 {
 		r.Threshold = 1
 	}
-	if r.Threshold < 1 || r.Threshold > len(r.Allow) {
-		return invalid("rule %s: threshold %d cannot be met by %d allowed persons", r.Name, r.Threshold, len(r.Allow))
+	if err := p.checkRuleGroups(&r); err != nil {
+		return invalid("rule %s: %v", r.Name, err)
 	}
 	rule := r
 	rules := append(slices.Clone(p.rules), &rule)
@@ -331,6 +373,157 @@ func (p *Policy) Renew(base *Policy, root bool, now time.Time) error {
 		if err := p.reindexRoot(base, now); err != nil {
 			return err
 		}
+	}
+	p.touchTargets(base, now)
+	return nil
+}
+
+func anyList(xs []string) []any {
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		out[i] = x
+	}
+	return out
+}
+
+func requireGroups(reqs []Requirement) []string {
+	var out []string
+	for _, q := range reqs {
+		if !slices.Contains(out, q.Group) {
+			out = append(out, q.Group)
+		}
+	}
+	return out
+}
+
+// ruleKeyIDsFrom is ruleKeyIDs over the persons being written.
+func (p *Policy) ruleKeyIDsFrom(byName map[string]*Person, r *Rule) []string {
+	persons := map[string]bool{}
+	add := func(g string) {
+		if name, ok := strings.CutPrefix(g, teamPrefix); ok {
+			if t, ok := p.Team(name); ok {
+				for _, m := range t.Members {
+					persons[m] = true
+				}
+			}
+			return
+		}
+		persons[g] = true
+	}
+	for _, g := range r.Allow {
+		add(g)
+	}
+	for _, q := range r.Require {
+		add(q.Group)
+	}
+	ids := []string{}
+	for name := range persons {
+		if person := byName[name]; person != nil {
+			for _, k := range person.Keys {
+				ids = append(ids, k.ID)
+			}
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// AddTeam adds a team of existing persons.
+func (p *Policy) AddTeam(base *Policy, name string, members []string, now time.Time) error {
+	if !nameRE.MatchString(name) {
+		return invalid("team name %q: use letters, digits, '.', '_' or '-' (at most 64)", name)
+	}
+	if _, ok := p.Team(name); ok {
+		return invalid("team %s already exists", name)
+	}
+	if len(members) == 0 {
+		return invalid("team %s needs at least one --member PERSON", name)
+	}
+	seen := map[string]bool{}
+	for _, m := range members {
+		if _, ok := p.Person(m); !ok {
+			return invalid("team %s: unknown person %s (add it with git secure policy add-person)", name, m)
+		}
+		if seen[m] {
+			return invalid("team %s: %s given twice", name, m)
+		}
+		seen[m] = true
+	}
+	p.teams = append(slices.Clone(p.teams), &Team{Name: name, Members: slices.Clone(members)})
+	if err := p.rebuildTargets(p.persons, p.rules); err != nil {
+		return err
+	}
+	p.touchTargets(base, now)
+	return nil
+}
+
+// RemoveTeam removes a team no rule names.
+func (p *Policy) RemoveTeam(base *Policy, name string, now time.Time) error {
+	if _, ok := p.Team(name); !ok {
+		return invalid("no team named %s (see git secure policy list)", name)
+	}
+	g := teamPrefix + name
+	for _, r := range p.rules {
+		if slices.Contains(r.Allow, g) || slices.Contains(r.TestsBy, g) || slices.Contains(requireGroups(r.Require), g) {
+			return invalid("rule %s names team %s: remove or change the rule first", r.Name, name)
+		}
+	}
+	p.teams = slices.DeleteFunc(slices.Clone(p.teams), func(t *Team) bool { return t.Name == name })
+	if err := p.rebuildTargets(p.persons, p.rules); err != nil {
+		return err
+	}
+	p.touchTargets(base, now)
+	return nil
+}
+
+// AddGlobalRule adds a rule that applies on top of all others.
+func (p *Policy) AddGlobalRule(base *Policy, g GlobalRule, now time.Time) error {
+	if err := validGlobal(&g); err != nil {
+		return invalid("%v", err)
+	}
+	for _, x := range p.global {
+		if x.Name == g.Name {
+			return invalid("global rule %s already exists", g.Name)
+		}
+	}
+	p.global = append(slices.Clone(p.global), &g)
+	if err := p.rebuildTargets(p.persons, p.rules); err != nil {
+		return err
+	}
+	p.touchTargets(base, now)
+	return nil
+}
+
+// RemoveGlobalRule removes a global rule.
+func (p *Policy) RemoveGlobalRule(base *Policy, name string, now time.Time) error {
+	n := len(p.global)
+	p.global = slices.DeleteFunc(slices.Clone(p.global), func(g *GlobalRule) bool { return g.Name == name })
+	if len(p.global) == n {
+		return invalid("no global rule named %s", name)
+	}
+	if err := p.rebuildTargets(p.persons, p.rules); err != nil {
+		return err
+	}
+	p.touchTargets(base, now)
+	return nil
+}
+
+// RevokeKey records that the key with fingerprint fp is compromised from
+// RSL entry fromEntry on. The key stays listed (earlier entries still
+// verify); remove it from its person or role as well.
+func (p *Policy) RevokeKey(base *Policy, fp string, fromEntry uint64, now time.Time) error {
+	if fromEntry < 1 {
+		return invalid("revocation needs the first entry it applies to (--from-entry N)")
+	}
+	if _, known := p.byFP[fp]; !known && p.RevokedFrom(fp) == 0 {
+		return invalid("no key %s in the policy", fp)
+	}
+	if from := p.RevokedFrom(fp); from != 0 && from <= fromEntry {
+		return invalid("key %s is already revoked from entry #%d", fp, from)
+	}
+	p.revoked = append(slices.Clone(p.revoked), Revocation{Fingerprint: fp, FromEntry: fromEntry})
+	if err := p.rebuildTargets(p.persons, p.rules); err != nil {
+		return err
 	}
 	p.touchTargets(base, now)
 	return nil

@@ -79,8 +79,14 @@ type Rule struct {
 	Name      string
 	Refs      []string // ref patterns
 	Paths     []string // file path patterns
-	Allow     []string // person names
-	Threshold int      // distinct persons required
+	Allow     []string // person names and team:NAME groups
+	Threshold int      // distinct allowed persons required
+	// Require demands, on top of the threshold, N distinct persons from
+	// each group; one person fills at most one requirement.
+	Require []Requirement
+	// TestsBy names groups one of whose persons must have attested a
+	// passing test run on the new commit's tree.
+	TestsBy []string
 }
 
 // IsPathRule reports whether r protects files (rather than whole refs).
@@ -110,9 +116,6 @@ func (r *Rule) CoversPath(path string) bool {
 	return false
 }
 
-// Allows reports whether person may count toward r.
-func (r *Rule) Allows(person string) bool { return slices.Contains(r.Allow, person) }
-
 // Policy is one decoded policy: root and targets metadata plus indexes.
 type Policy struct {
 	Root    *metadata.Metadata[metadata.RootType]
@@ -120,6 +123,9 @@ type Policy struct {
 
 	persons []*Person
 	rules   []*Rule
+	teams   []*Team
+	global  []*GlobalRule
+	revoked []Revocation
 	byFP    map[string]*Key    // every key: root, targets and persons
 	ownerFP map[string]*Person // person keys only
 }
@@ -322,6 +328,7 @@ func keyMap(where string, keys map[string]*metadata.Key) (map[string]*Key, error
 		return nil, fmt.Errorf("%w: %s: more than %d keys", ErrMalformed, where, MaxKeys)
 	}
 	out := make(map[string]*Key, len(keys))
+	fps := map[string]string{}
 	for id, mk := range keys {
 		k, err := newKey(mk)
 		if err != nil {
@@ -330,6 +337,12 @@ func keyMap(where string, keys map[string]*metadata.Key) (map[string]*Key, error
 		if k.ID != id {
 			return nil, fmt.Errorf("%w: %s key stored as %s has ID %s", ErrMalformed, where, id, k.ID)
 		}
+		// One key, two encodings (hex case, key type aliases) would count
+		// twice toward a threshold.
+		if other, dup := fps[k.Fingerprint]; dup {
+			return nil, fmt.Errorf("%w: %s key %s is listed twice (as %s and %s)", ErrMalformed, where, k.Fingerprint, other, id)
+		}
+		fps[k.Fingerprint] = id
 		out[id] = k
 	}
 	return out, nil
@@ -359,6 +372,11 @@ func (p *Policy) index() error {
 	}
 	if rs.Version < 1 || p.Targets.Signed.Version < 1 {
 		return fmt.Errorf("%w: versions start at 1", ErrMalformed)
+	}
+	for _, t := range []time.Time{rs.Expires, p.Targets.Signed.Expires} {
+		if name, off := t.Zone(); off != 0 || name != "UTC" || t.Nanosecond() != 0 {
+			return fmt.Errorf("%w: expires must be written in UTC (…Z), not %s", ErrMalformed, t.Format(time.RFC3339))
+		}
 	}
 	if f, _ := rs.UnrecognizedFields[fieldFormat].(string); f != Format || len(rs.UnrecognizedFields) != 1 {
 		return fmt.Errorf("%w: root.json: %s must be %q and no other extension field may be present", ErrMalformed, fieldFormat, Format)
@@ -399,7 +417,7 @@ func (p *Policy) index() error {
 		return fmt.Errorf("%w: targets.json: %s must be %q", ErrMalformed, fieldFormat, Format)
 	}
 	for k := range ts.UnrecognizedFields {
-		if k != fieldFormat && k != fieldPersons {
+		if k != fieldFormat && k != fieldPersons && k != fieldTeams && k != fieldGlobal && k != fieldRevoked {
 			return fmt.Errorf("%w: targets.json: unknown field %q", ErrMalformed, k)
 		}
 	}
@@ -444,6 +462,15 @@ func (p *Policy) index() error {
 		return fmt.Errorf("%w: targets.json lists keys no person owns", ErrMalformed)
 	}
 	sort.Slice(p.persons, func(i, j int) bool { return p.persons[i].Name < p.persons[j].Name })
+	if err := p.decodeTeams(ts.UnrecognizedFields[fieldTeams]); err != nil {
+		return err
+	}
+	if err := p.decodeGlobal(ts.UnrecognizedFields[fieldGlobal]); err != nil {
+		return err
+	}
+	if err := p.decodeRevoked(ts.UnrecognizedFields[fieldRevoked]); err != nil {
+		return err
+	}
 
 	if len(ts.Delegations.Roles) > MaxRules {
 		return fmt.Errorf("%w: more than %d rules", ErrMalformed, MaxRules)
@@ -483,7 +510,7 @@ func (p *Policy) decodeRule(d *metadata.DelegatedRole) (*Rule, error) {
 		return nil, fail("terminating and path_hash_prefixes are not used")
 	}
 	for k := range d.UnrecognizedFields {
-		if k != fieldAllow {
+		if k != fieldAllow && k != fieldRequire && k != fieldTests {
 			return nil, fail("unknown field %q", k)
 		}
 	}
@@ -492,6 +519,24 @@ func (p *Policy) decodeRule(d *metadata.DelegatedRole) (*Rule, error) {
 		return nil, fail("%s must list at least one person", fieldAllow)
 	}
 	r := &Rule{Name: d.Name, Allow: allow, Threshold: d.Threshold}
+	if v, present := d.UnrecognizedFields[fieldRequire]; present {
+		reqs, ok := stringList(v)
+		if !ok || len(reqs) == 0 {
+			return nil, fail("%s must be a non-empty list", fieldRequire)
+		}
+		for _, x := range reqs {
+			q, err := ParseRequirement(x)
+			if err != nil || q.String() != x {
+				return nil, fail("bad requirement %q", x)
+			}
+			r.Require = append(r.Require, q)
+		}
+	}
+	if v, present := d.UnrecognizedFields[fieldTests]; present {
+		if r.TestsBy, ok = stringList(v); !ok || len(r.TestsBy) == 0 {
+			return nil, fail("%s must be a non-empty list", fieldTests)
+		}
+	}
 	for _, pat := range d.Paths {
 		switch {
 		case strings.HasPrefix(pat, rolePrefixRef):
@@ -515,20 +560,12 @@ func (p *Policy) decodeRule(d *metadata.DelegatedRole) (*Rule, error) {
 			return nil, fail("%v", err)
 		}
 	}
-	wantIDs := map[string]bool{}
-	seen := map[string]bool{}
-	for _, name := range allow {
-		person, ok := p.Person(name)
-		if !ok || seen[name] {
-			return nil, fail("unknown or repeated person %q", name)
-		}
-		seen[name] = true
-		for _, k := range person.Keys {
-			wantIDs[k.ID] = true
-		}
+	if err := p.checkRuleGroups(r); err != nil {
+		return nil, fail("%v", err)
 	}
-	if r.Threshold < 1 || r.Threshold > len(allow) {
-		return nil, fail("threshold %d with %d persons", r.Threshold, len(allow))
+	wantIDs := map[string]bool{}
+	for _, id := range p.ruleKeyIDs(r) {
+		wantIDs[id] = true
 	}
 	got := map[string]bool{}
 	for _, id := range d.KeyIDs {
@@ -544,3 +581,7 @@ func (p *Policy) decodeRule(d *metadata.DelegatedRole) (*Rule, error) {
 	}
 	return r, nil
 }
+
+// Allows reports whether r names person directly in its allow list (not
+// through a team). Counting uses Policy.RuleAllows, which expands teams.
+func (r *Rule) Allows(person string) bool { return slices.Contains(r.Allow, person) }

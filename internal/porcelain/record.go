@@ -1,7 +1,9 @@
 package porcelain
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/git-secure/git-secure/internal/attest"
@@ -173,28 +175,90 @@ func (r *Repo) precheck(pol *policy.Policy, rslTip gitrepo.Hash, ref string, old
 	if err != nil {
 		return nil, err
 	}
-	approvers, _, err := verify.Approvers(store, pol, ref, old, new)
+	revoked := func(fp string) bool { return pol.RevokedFrom(fp) != 0 }
+	approvers, _, err := verify.Approvers(store, pol, ref, old, new, revoked)
 	if err != nil {
 		return nil, err
 	}
-	targets := func(rule *policy.Rule) []gitrepo.Hash { return r.recordedTargets(rslTip, rule) }
-	d, err := verify.Decide(r.Git, pol, verify.Transition{Ref: ref, Old: old, New: new, Signer: signer, CheckPaths: true}, approvers, targets)
+	if len(approvers) > 0 {
+		// Approvals count once: if this exact update was recorded before,
+		// they were used up there.
+		again, err := r.transitionRecorded(rslTip, ref, old, new)
+		if err != nil {
+			return nil, err
+		}
+		if again {
+			approvers = nil
+		}
+	}
+	in := verify.Inputs{
+		Approvers:       approvers,
+		RecordedTargets: func(rule *policy.Rule) []gitrepo.Hash { return r.recordedTargets(rslTip, rule) },
+		Tests: func(tree gitrepo.Hash) ([]string, []string, error) {
+			return verify.Testers(store, pol, tree, revoked)
+		},
+	}
+	d, err := verify.Decide(r.Git, pol, verify.Transition{Ref: ref, Old: old, New: new, Signer: signer, CheckPaths: true}, in)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrRefused, err)
 	}
 	var pending []string
-	for _, rd := range d.Rules {
-		if rd.Missing == 0 {
-			continue
+	for _, f := range d.Failures() {
+		switch {
+		case errors.Is(f.Kind, verify.ErrPolicyRule):
+			return nil, fmt.Errorf("%w: %s: %s; %s", ErrRefused, ruleOrPolicy(f.Rule), f.Detail, f.Hint)
+		case errors.Is(f.Kind, verify.ErrNoTests):
+			pending = append(pending, fmt.Sprintf("rule %s %s; %s", f.Rule, f.Detail, f.Hint))
+		default:
+			rule, _ := pol.Rule(f.Rule)
+			if f.Rule != "" && (signer == "" || rule == nil || !signerCounts(pol, rule, signer)) {
+				return nil, fmt.Errorf("%w: rule %s protects %s and you (%s) cannot sign for it: %s; ask one of its persons to record it, or to approve it: %s",
+					ErrRefused, f.Rule, ref, orKey(signer, fp), f.Detail, f.Hint)
+			}
+			pending = append(pending, fmt.Sprintf("rule %s: %s; %s", orPolicy(f.Rule), f.Detail, f.Hint))
 		}
-		if signer == "" || !rd.Rule.Allows(signer) {
-			return nil, fmt.Errorf("%w: rule %s protects %s: it needs %d of %s and you (%s) are not one of them; ask one of them to record it, or to approve this update: git secure attest approve %s --from %s --to %s",
-				ErrRefused, rd.Rule.Name, ref, rd.Rule.Threshold, strings.Join(rd.Rule.Allow, ", "), orKey(signer, fp), ref, old, new)
-		}
-		pending = append(pending, fmt.Sprintf("rule %s needs %d more approval(s) from %s: each runs git secure attest approve %s --from %s --to %s",
-			rd.Rule.Name, rd.Missing, strings.Join(rd.Candidate, " or "), ref, old, new))
 	}
 	return pending, nil
+}
+
+func ruleOrPolicy(rule string) string {
+	if rule == "" {
+		return "the policy"
+	}
+	return "global rule " + rule
+}
+
+func orPolicy(rule string) string {
+	if rule == "" {
+		return "(global)"
+	}
+	return rule
+}
+
+// signerCounts reports whether signer can count toward rule (allowed, or
+// in one of its requirement groups).
+func signerCounts(pol *policy.Policy, rule *policy.Rule, signer string) bool {
+	if pol.RuleAllows(rule, signer) {
+		return true
+	}
+	for _, q := range rule.Require {
+		if m, ok := pol.Members(q.Group); ok && slices.Contains(m, signer) {
+			return true
+		}
+	}
+	return false
+}
+
+// transitionRecorded reports whether the log already records ref moving
+// from old to new.
+func (r *Repo) transitionRecorded(tip gitrepo.Hash, ref string, old, new gitrepo.Hash) (bool, error) {
+	found := false
+	err := rsl.WalkBack(r.Git, tip, func(rec *rsl.Record) (bool, error) {
+		e := rec.Entry
+		found = e.Type == rsl.TypeRef && e.Ref == ref && e.Old == old && e.New == new
+		return !found, nil
+	})
+	return found, err
 }
 
 func orKey(person, fp string) string {

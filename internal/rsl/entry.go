@@ -27,6 +27,10 @@ const Format = "git-secure-rsl/1"
 // MaxMessageSize bounds an entry's message.
 const MaxMessageSize = 64 << 10
 
+// MaxNumber bounds entry numbers (so that every number encodes in at most
+// 16 digits).
+const MaxNumber = 1e15
+
 // MaxSkips bounds the entries one annotation may skip.
 const MaxSkips = 1000
 
@@ -90,8 +94,8 @@ func (e *Entry) Title() string {
 
 // Validate checks the fields of e without reference to other entries.
 func (e *Entry) Validate() error {
-	if e.Number < 1 {
-		return fmt.Errorf("%w: number must be at least 1", ErrMalformed)
+	if e.Number < 1 || e.Number > MaxNumber {
+		return fmt.Errorf("%w: number must be from 1 to %d", ErrMalformed, uint64(MaxNumber))
 	}
 	switch e.Type {
 	case TypeRef:
@@ -151,8 +155,11 @@ func ValidateRecordedRef(name string) error {
 	if err := gitrepo.ValidRefName(name); err != nil {
 		return err
 	}
-	if strings.HasPrefix(name, "refs/secure/") && name != PolicyRef {
+	if (strings.HasPrefix(name, "refs/secure/") || strings.HasPrefix(name, "refs/secure-")) && name != PolicyRef {
 		return fmt.Errorf("ref %s is git-secure's own metadata and is not recorded", name)
+	}
+	if strings.HasPrefix(name, "refs/remotes/") {
+		return fmt.Errorf("ref %s is a remote-tracking ref, a clone's private view; record the branch itself", name)
 	}
 	return nil
 }

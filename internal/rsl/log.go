@@ -35,6 +35,9 @@ func WalkBack(r Reader, tip gitrepo.Hash, fn func(*Record) (bool, error)) error 
 		if err != nil {
 			return fmt.Errorf("rsl: %w", err)
 		}
+		if e.Number > MaxEntries {
+			return fmt.Errorf("rsl: %w %s: entry #%d: this version reads logs of at most %d entries", ErrNotEntry, h, e.Number, MaxEntries)
+		}
 		if want != 0 && e.Number != want {
 			return fmt.Errorf("rsl: %w %s: number %d where %d was expected (entries removed or reordered)", ErrNotEntry, h, e.Number, want)
 		}
@@ -56,7 +59,9 @@ func ReadLog(r Reader, tip gitrepo.Hash) ([]*Record, error) {
 	var out []*Record
 	err := WalkBack(r, tip, func(rec *Record) (bool, error) {
 		if out == nil {
-			out = make([]*Record, 0, rec.Entry.Number)
+			// The number is the tip's claim, not yet checked: bound the
+			// allocation it can cause.
+			out = make([]*Record, 0, min(rec.Entry.Number, 1<<16))
 		}
 		out = append(out, rec)
 		return true, nil

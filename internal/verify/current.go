@@ -10,25 +10,25 @@ import (
 )
 
 // currentRefs returns the repository's refs that the log may record: the
-// policy ref and everything outside refs/secure/ (remote-tracking refs,
-// notes, stashes and the like excluded).
+// policy ref and every ref rsl.ValidateRecordedRef accepts (branches, tags,
+// notes, ...; not git-secure's own refs nor remote-tracking refs).
 func (v *verifier) currentRefs() (map[string]gitrepo.Hash, error) {
-	if v.opts.RefValues != nil {
-		out := map[string]gitrepo.Hash{}
-		for name, h := range v.opts.RefValues {
-			if !h.IsZero() && (strings.HasPrefix(name, "refs/heads/") || strings.HasPrefix(name, "refs/tags/") || name == rsl.PolicyRef) {
-				out[name] = h
-			}
+	all := v.opts.RefValues
+	if all == nil {
+		refs, err := v.repo.ListRefs("refs/")
+		if err != nil {
+			return nil, err
 		}
-		return out, nil
+		all = make(map[string]gitrepo.Hash, len(refs))
+		for _, r := range refs {
+			all[r.Name] = r.Hash
+		}
 	}
-	refs, err := v.repo.ListRefs("refs/heads/", "refs/tags/", rsl.PolicyRef)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]gitrepo.Hash, len(refs))
-	for _, r := range refs {
-		out[r.Name] = r.Hash
+	out := make(map[string]gitrepo.Hash, len(all))
+	for name, h := range all {
+		if !h.IsZero() && rsl.ValidateRecordedRef(name) == nil {
+			out[name] = h
+		}
 	}
 	return out, nil
 }
@@ -47,7 +47,7 @@ func (v *verifier) checkCurrent() error {
 		names[ref] = true
 	}
 	for ref := range cur {
-		if strings.HasPrefix(ref, "refs/heads/") || strings.HasPrefix(ref, "refs/tags/") || ref == rsl.PolicyRef {
+		if strings.HasPrefix(ref, "refs/heads/") || strings.HasPrefix(ref, "refs/tags/") || ref == rsl.PolicyRef || final.Protected(ref) {
 			names[ref] = true
 		}
 	}

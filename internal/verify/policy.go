@@ -55,7 +55,12 @@ func roleStatus[T metadata.Roles](delegator *policy.Policy, role string, m *meta
 	for _, s := range m.Signatures {
 		sigs[s.KeyID] = s.Signature
 	}
+	seen := map[string]bool{}
 	for _, k := range keys {
+		if seen[k.Fingerprint] {
+			continue // one key counts once, however it is listed
+		}
+		seen[k.Fingerprint] = true
 		sig, ok := sigs[k.ID]
 		if ok && verifyTUF(k.TUF, payload, sig) {
 			st.SignedBy = append(st.SignedBy, k.Fingerprint)

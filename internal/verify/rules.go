@@ -13,112 +13,6 @@ import (
 	"github.com/git-secure/git-secure/internal/sign"
 )
 
-// Decision is the outcome of checking one ref transition against a policy.
-type Decision struct {
-	Rules []RuleDecision
-}
-
-// RuleDecision is one applicable rule's outcome.
-type RuleDecision struct {
-	Rule      *policy.Rule
-	Signed    []string // persons allowed by the rule who signed or approved
-	Missing   int      // how many more persons are needed
-	Candidate []string // allowed persons who have not signed yet
-	Paths     []string // protected files that changed (path rules)
-}
-
-// Satisfied reports whether every applicable rule is met.
-func (d *Decision) Satisfied() bool {
-	for _, r := range d.Rules {
-		if r.Missing > 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// Transition is one proposed or recorded update of a ref.
-type Transition struct {
-	Ref      string
-	Old, New gitrepo.Hash
-	// Signer is the person who signs the entry ("" for none).
-	Signer string
-	// CheckPaths enables path rules (off for skips, which return a ref to a
-	// state that was verified already).
-	CheckPaths bool
-	// DiffBase, when not zero, replaces Old as the state the changed files
-	// are computed from (Old's commits were rewritten away; DiffBase is the
-	// newest earlier recorded state still present, a larger, safe diff).
-	DiffBase gitrepo.Hash
-}
-
-// Source is what Decide reads. *gitrepo.Repo satisfies it.
-type Source interface {
-	PeelToCommit(h gitrepo.Hash) (gitrepo.Hash, error)
-	ReadCommit(h gitrepo.Hash) (*gitrepo.Commit, error)
-	ChangedPaths(oldTree, newTree gitrepo.Hash) ([]string, error)
-	MergeBase(a gitrepo.Hash, others ...gitrepo.Hash) (gitrepo.Hash, bool, error)
-}
-
-// Decide evaluates t under pol. approvers are the persons with valid
-// approvals of exactly this transition. recordedTargets returns, for a new
-// ref, the recorded targets of the refs a path rule covers (the base its
-// changed files are computed against). The error is an I/O error or wraps
-// ErrMissingObject.
-func Decide(src Source, pol *policy.Policy, t Transition, approvers []string, recordedTargets func(*policy.Rule) []gitrepo.Hash) (*Decision, error) {
-	persons := map[string]bool{}
-	if t.Signer != "" {
-		persons[t.Signer] = true
-	}
-	for _, a := range approvers {
-		persons[a] = true
-	}
-	d := &Decision{}
-	var changed []string
-	changedFor := map[gitrepo.Hash][]string{}
-	for _, r := range pol.RulesFor(t.Ref) {
-		rd := RuleDecision{Rule: r}
-		if r.IsPathRule() {
-			if !t.CheckPaths || t.New.IsZero() {
-				continue
-			}
-			var err error
-			base := t.Old
-			if !t.DiffBase.IsZero() {
-				base = t.DiffBase
-			}
-			if base.IsZero() {
-				changed, err = changedSinceBase(src, t.New, recordedTargets(r), changedFor)
-			} else {
-				changed, err = changedBetween(src, base, t.New, changedFor)
-			}
-			if err != nil {
-				return nil, err
-			}
-			for _, p := range changed {
-				if r.CoversPath(p) {
-					rd.Paths = append(rd.Paths, p)
-				}
-			}
-			if len(rd.Paths) == 0 {
-				continue
-			}
-		}
-		for _, name := range r.Allow {
-			if persons[name] {
-				rd.Signed = append(rd.Signed, name)
-			} else {
-				rd.Candidate = append(rd.Candidate, name)
-			}
-		}
-		if len(rd.Signed) < r.Threshold {
-			rd.Missing = r.Threshold - len(rd.Signed)
-		}
-		d.Rules = append(d.Rules, rd)
-	}
-	return d, nil
-}
-
 func treeOf(src Source, h gitrepo.Hash) (gitrepo.Hash, error) {
 	c, err := src.PeelToCommit(h)
 	if err != nil {
@@ -186,7 +80,7 @@ func changedSinceBase(src Source, new gitrepo.Hash, targets []gitrepo.Hash, _ ma
 // Approvers returns the persons with a valid approval, under pol, of
 // exactly ref moving from old to new, and notes about approvals that did
 // not count.
-func Approvers(store *attest.Store, pol *policy.Policy, ref string, old, new gitrepo.Hash) ([]string, []string, error) {
+func Approvers(store *attest.Store, pol *policy.Policy, ref string, old, new gitrepo.Hash, revoked func(fp string) bool) ([]string, []string, error) {
 	if store == nil {
 		return nil, nil, nil
 	}
@@ -202,7 +96,7 @@ func Approvers(store *attest.Store, pol *policy.Policy, ref string, old, new git
 	var persons, notes []string
 	seen := map[string]bool{}
 	for _, name := range names {
-		who, err := approver(pol, name, files[name], ref, old, new)
+		who, err := approver(pol, name, files[name], ref, old, new, revoked)
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("approval %s ignored: %v", name, err))
 			continue
@@ -215,7 +109,7 @@ func Approvers(store *attest.Store, pol *policy.Policy, ref string, old, new git
 	return persons, notes, nil
 }
 
-func approver(pol *policy.Policy, file string, data []byte, ref string, old, new gitrepo.Hash) (string, error) {
+func approver(pol *policy.Policy, file string, data []byte, ref string, old, new gitrepo.Hash, revoked func(string) bool) (string, error) {
 	env, err := attest.ParseEnvelope(data)
 	if err != nil {
 		return "", err
@@ -237,7 +131,11 @@ func approver(pol *policy.Policy, file string, data []byte, ref string, old, new
 	if !a.ToTree.IsZero() {
 		return "", errors.New("tree-bound approvals are not accepted by this version")
 	}
-	person, ok := pol.PersonByFingerprint(sign.Fingerprint(key))
+	fp := sign.Fingerprint(key)
+	if revoked != nil && revoked(fp) {
+		return "", fmt.Errorf("signed by %s, a revoked key", fp)
+	}
+	person, ok := pol.PersonByFingerprint(fp)
 	if !ok {
 		return "", errors.New("signer is not a person in the policy")
 	}
@@ -245,11 +143,10 @@ func approver(pol *policy.Policy, file string, data []byte, ref string, old, new
 }
 
 // authorize checks one transition of ref at entry i and records a problem
-// when a rule is not met.
+// for every requirement that is not met.
 func (v *verifier) authorize(i int, rec *rsl.Record, ref string, old, new gitrepo.Hash, checkPaths bool) error {
 	pol := v.policies[i]
-	rules := pol.RulesFor(ref)
-	if len(rules) == 0 {
+	if len(pol.RulesFor(ref)) == 0 {
 		return nil
 	}
 	signer := ""
@@ -260,57 +157,74 @@ func (v *verifier) authorize(i int, rec *rsl.Record, ref string, old, new gitrep
 	if checkPaths && !old.IsZero() {
 		t.DiffBase = v.diffBase(ref, old)
 	}
-	d, err := Decide(v.repo, pol, t, nil, v.recordedTargets)
+	in := Inputs{RecordedTargets: v.recordedTargets, Tests: v.testers(pol, rec.Entry.Number)}
+	d, err := Decide(v.repo, pol, t, in)
 	if err != nil {
 		return v.objectProblem(rec, ref, err)
 	}
-	if d.Satisfied() {
-		return nil
-	}
-	// Only now read approvals: most entries are met by their signer.
-	key := usedKey(ref, old, new)
-	var approvers, notes []string
-	if n, dup := v.used[key]; dup {
-		notes = append(notes, fmt.Sprintf("approvals of this exact update were already counted for entry #%d", n))
-	} else {
-		if v.store == nil {
-			if v.opts.RefValues != nil {
-				v.store, err = attest.OpenStoreAt(v.repo, v.opts.RefValues[attest.Ref])
-			} else {
-				v.store, err = attest.OpenStore(v.repo)
-			}
+	var notes []string
+	if d.NeedsApprovals() {
+		// Only now read approvals: most entries are met by their signer.
+		key := usedKey(ref, old, new)
+		if n, dup := v.used[key]; dup {
+			notes = append(notes, fmt.Sprintf("approvals of this exact update were already counted for entry #%d", n))
+		} else {
+			store, err := v.attestations()
 			if err != nil {
 				return err
 			}
-		}
-		approvers, notes, err = Approvers(v.store, pol, ref, old, new)
-		if err != nil {
-			return err
-		}
-		if len(approvers) > 0 {
-			v.used[key] = rec.Entry.Number
-		}
-	}
-	if len(approvers) > 0 {
-		if d, err = Decide(v.repo, pol, t, approvers, v.recordedTargets); err != nil {
-			return v.objectProblem(rec, ref, err)
+			in.Approvers, notes, err = Approvers(store, pol, ref, old, new, v.revokedAt(rec.Entry.Number))
+			if err != nil {
+				return err
+			}
+			if len(in.Approvers) > 0 {
+				v.used[key] = rec.Entry.Number
+				if d, err = Decide(v.repo, pol, t, in); err != nil {
+					return v.objectProblem(rec, ref, err)
+				}
+			}
 		}
 	}
-	for _, rd := range d.Rules {
-		if rd.Missing == 0 {
-			continue
-		}
-		kind := ErrThreshold
-		if len(rd.Signed) == 0 && signer != "" && !rd.Rule.Allows(signer) && len(approvers) == 0 {
-			kind = ErrUnauthorized
-		}
+	for _, f := range d.Failures() {
 		v.problems = append(v.problems, &Problem{
-			Entry: rec.Entry.Number, EntryID: rec.ID, Ref: ref, Rule: rd.Rule.Name, Kind: kind,
-			Detail: describeDecision(rd, signer, notes),
-			Hint:   approveHint(rd, ref, old, new),
+			Entry: rec.Entry.Number, EntryID: rec.ID, Ref: ref, Rule: f.Rule, Kind: f.Kind,
+			Detail: f.Detail + noteText(notes), Hint: f.Hint,
 		})
 	}
 	return nil
+}
+
+func noteText(notes []string) string {
+	if len(notes) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(notes, "; ")
+}
+
+// attestations opens the attestation store the verification reads.
+func (v *verifier) attestations() (*attest.Store, error) {
+	if v.store != nil {
+		return v.store, nil
+	}
+	var err error
+	if v.opts.RefValues != nil {
+		v.store, err = attest.OpenStoreAt(v.repo, v.opts.RefValues[attest.Ref])
+	} else {
+		v.store, err = attest.OpenStore(v.repo)
+	}
+	return v.store, err
+}
+
+// testers returns the lookup of persons who attested a passing test run on
+// a tree, under pol, as of entry n.
+func (v *verifier) testers(pol *policy.Policy, n uint64) func(tree gitrepo.Hash) ([]string, []string, error) {
+	return func(tree gitrepo.Hash) ([]string, []string, error) {
+		store, err := v.attestations()
+		if err != nil {
+			return nil, nil, err
+		}
+		return Testers(store, pol, tree, v.revokedAt(n))
+	}
 }
 
 func (v *verifier) objectProblem(rec *rsl.Record, ref string, err error) error {
@@ -359,40 +273,4 @@ func (v *verifier) recordedTargets(r *policy.Rule) []gitrepo.Hash {
 		}
 	}
 	return out
-}
-
-func describeDecision(rd RuleDecision, signer string, notes []string) string {
-	var b strings.Builder
-	who := "nobody allowed"
-	if len(rd.Signed) > 0 {
-		who = strings.Join(rd.Signed, ", ")
-	}
-	fmt.Fprintf(&b, "needs %d of %s, has %d (%s); %d more needed", rd.Rule.Threshold, strings.Join(rd.Rule.Allow, ", "), len(rd.Signed), who, rd.Missing)
-	if signer == "" {
-		b.WriteString("; the entry's signer is not a person in the policy")
-	} else if !rd.Rule.Allows(signer) {
-		fmt.Fprintf(&b, "; signer %s is not allowed by this rule", signer)
-	}
-	if len(rd.Paths) > 0 {
-		shown := rd.Paths
-		if len(shown) > 5 {
-			shown = shown[:5]
-		}
-		fmt.Fprintf(&b, "; protected files changed: %s", strings.Join(shown, ", "))
-		if len(rd.Paths) > 5 {
-			fmt.Fprintf(&b, " and %d more", len(rd.Paths)-5)
-		}
-	}
-	for _, n := range notes {
-		b.WriteString("; " + n)
-	}
-	return b.String()
-}
-
-func approveHint(rd RuleDecision, ref string, old, new gitrepo.Hash) string {
-	if len(rd.Candidate) == 0 {
-		return "no allowed person is left to approve: the rule's threshold cannot be met"
-	}
-	return fmt.Sprintf("%s can approve with: git secure attest approve %s --from %s --to %s",
-		strings.Join(rd.Candidate, " or "), ref, old, new)
 }

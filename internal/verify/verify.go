@@ -178,7 +178,10 @@ type verifier struct {
 	problems []*Problem
 	used     map[string]uint64 // approval transitions already counted
 	missing  map[uint64]bool   // entries whose commits are gone
-	store    *attest.Store
+	// revokedFrom maps a key fingerprint to the first entry from which it
+	// is revoked, over every policy seen.
+	revokedFrom map[string]uint64
+	store       *attest.Store
 }
 
 func (v *verifier) wanted(ref string) bool {
@@ -259,6 +262,10 @@ func (v *verifier) loadPolicies() error {
 	v.policies = make([]*policy.Policy, len(v.records))
 	v.prevPolicy = map[uint64]*policy.Policy{}
 	cur, curCommit := v.startPolicy, v.startPolicyCommit
+	v.revokedFrom = map[string]uint64{}
+	if cur != nil {
+		v.addRevocations(cur)
+	}
 	v.res.PolicyEntry = v.startPolicyEntry
 	if v.base == 0 {
 		if len(v.records) == 0 {
@@ -297,6 +304,12 @@ func (v *verifier) loadPolicies() error {
 			}
 			v.prevPolicy[e.Number] = cur
 			cur, curCommit = next, e.New
+			for _, r := range next.Revocations() {
+				if r.FromEntry <= v.base {
+					return errStale // revokes entries verified before the checkpoint
+				}
+			}
+			v.addRevocations(next)
 			v.res.PolicyEntry = e.Number
 		}
 		v.policies[i] = cur
@@ -384,6 +397,12 @@ func (v *verifier) checkSignature(i int) (string, error) {
 		}
 	}
 	key, err := sign.VerifySSHSig(rec.Commit.Signature, rec.Commit.SignedPayload(), sign.NamespaceGit, lookup)
+	if err == nil {
+		fp := sign.Fingerprint(key)
+		if from := v.revokedFrom[fp]; from != 0 && from <= rec.Entry.Number {
+			return "", fmt.Errorf("signed by %s, a key revoked from entry #%d on", fp, from)
+		}
+	}
 	if err != nil {
 		if errors.Is(err, sign.ErrUnknownKey) {
 			fp, _ := sign.SignatureFingerprint(rec.Commit.Signature)
@@ -531,4 +550,20 @@ func (v *verifier) annotation(i int, rec *rsl.Record) error {
 		}
 	}
 	return nil
+}
+
+func (v *verifier) addRevocations(p *policy.Policy) {
+	for _, r := range p.Revocations() {
+		if from, ok := v.revokedFrom[r.Fingerprint]; !ok || r.FromEntry < from {
+			v.revokedFrom[r.Fingerprint] = r.FromEntry
+		}
+	}
+}
+
+// revokedAt returns whether a key was revoked at entry n.
+func (v *verifier) revokedAt(n uint64) func(fp string) bool {
+	return func(fp string) bool {
+		from := v.revokedFrom[fp]
+		return from != 0 && from <= n
+	}
 }

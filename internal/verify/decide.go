@@ -1,0 +1,474 @@
+package verify
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/git-secure/git-secure/internal/attest"
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/sign"
+)
+
+// ErrPolicyRule is the kind of a violated global rule or of a move of a
+// protected tag.
+var ErrPolicyRule = errors.New("policy violation")
+
+// ErrNoTests is the kind of an update whose tree lacks a required passing
+// test run.
+var ErrNoTests = errors.New("missing test attestation")
+
+// Transition is one proposed or recorded update of a ref.
+type Transition struct {
+	Ref      string
+	Old, New gitrepo.Hash
+	// Signer is the person who signs the entry ("" for none).
+	Signer string
+	// CheckPaths enables path rules (off for skips, which return a ref to a
+	// state that was verified already).
+	CheckPaths bool
+	// DiffBase, when not zero, replaces Old as the state the changed files
+	// are computed from (Old's commits were rewritten away; DiffBase is the
+	// newest earlier recorded state still present, a larger, safe diff).
+	DiffBase gitrepo.Hash
+}
+
+// Source is what Decide reads. *gitrepo.Repo satisfies it.
+type Source interface {
+	PeelToCommit(h gitrepo.Hash) (gitrepo.Hash, error)
+	ReadCommit(h gitrepo.Hash) (*gitrepo.Commit, error)
+	ChangedPaths(oldTree, newTree gitrepo.Hash) ([]string, error)
+	MergeBase(a gitrepo.Hash, others ...gitrepo.Hash) (gitrepo.Hash, bool, error)
+	IsAncestor(a, b gitrepo.Hash) (bool, error)
+}
+
+// Inputs are what Decide needs beyond the transition.
+type Inputs struct {
+	// Approvers are persons with valid approvals of exactly this transition.
+	Approvers []string
+	// RecordedTargets returns, for a new ref, the recorded targets of the
+	// refs a path rule covers (the base its changed files are computed
+	// against).
+	RecordedTargets func(*policy.Rule) []gitrepo.Hash
+	// Tests returns the persons with a valid passing test run on a tree.
+	Tests func(tree gitrepo.Hash) (persons, notes []string, err error)
+}
+
+// Decision is the outcome of checking one ref transition against a policy.
+type Decision struct {
+	Persons []string // distinct persons who signed or approved
+	Rules   []RuleDecision
+	Global  []Failure // violated global rules and tag moves
+	t       Transition
+}
+
+// RuleDecision is one applicable rule's outcome.
+type RuleDecision struct {
+	Rule      *policy.Rule
+	Signed    []string // persons allowed by the rule who signed or approved
+	Missing   int      // how many more allowed persons are needed
+	Candidate []string // allowed persons who have not signed yet
+	Paths     []string // protected files that changed (path rules)
+	// Unmet lists requirements (GROUP=N) not covered by distinct persons.
+	Unmet []string
+	// TestsMissing names the groups whose passing test run is required but
+	// absent; TestNotes says why attestations found did not count.
+	TestsMissing []string
+	TestNotes    []string
+}
+
+// Met reports whether the rule is satisfied.
+func (rd *RuleDecision) Met() bool {
+	return rd.Missing == 0 && len(rd.Unmet) == 0 && len(rd.TestsMissing) == 0
+}
+
+// Failure is one unmet requirement, ready to report.
+type Failure struct {
+	Rule   string
+	Kind   error
+	Detail string
+	Hint   string
+}
+
+// Satisfied reports whether every applicable rule and global rule is met.
+func (d *Decision) Satisfied() bool {
+	if len(d.Global) > 0 {
+		return false
+	}
+	for i := range d.Rules {
+		if !d.Rules[i].Met() {
+			return false
+		}
+	}
+	return true
+}
+
+// NeedsApprovals reports whether more persons could change the outcome.
+func (d *Decision) NeedsApprovals() bool {
+	for i := range d.Rules {
+		if d.Rules[i].Missing > 0 || len(d.Rules[i].Unmet) > 0 {
+			return true
+		}
+	}
+	for _, g := range d.Global {
+		if g.Kind == ErrThreshold {
+			return true
+		}
+	}
+	return false
+}
+
+// Decide evaluates t under pol. The error is an I/O error or wraps
+// ErrMissingObject.
+func Decide(src Source, pol *policy.Policy, t Transition, in Inputs) (*Decision, error) {
+	set := map[string]bool{}
+	if t.Signer != "" {
+		set[t.Signer] = true
+	}
+	for _, a := range in.Approvers {
+		set[a] = true
+	}
+	d := &Decision{t: t}
+	for p := range set {
+		d.Persons = append(d.Persons, p)
+	}
+	sort.Strings(d.Persons)
+	rules := pol.RulesFor(t.Ref)
+	var cached []string // changed files when they do not depend on the rule
+	cachedOK := false
+	for _, r := range rules {
+		rd := RuleDecision{Rule: r}
+		if r.IsPathRule() {
+			if !t.CheckPaths || t.New.IsZero() {
+				continue
+			}
+			changed := cached
+			if !cachedOK {
+				newRef := t.Old.IsZero() && t.DiffBase.IsZero()
+				var targets []gitrepo.Hash
+				if newRef && in.RecordedTargets != nil {
+					targets = in.RecordedTargets(r)
+				}
+				var err error
+				if changed, err = changedFiles(src, t, targets); err != nil {
+					return nil, err
+				}
+				// A new ref's base depends on the refs each rule covers.
+				cached, cachedOK = changed, !newRef
+			}
+			for _, p := range changed {
+				if r.CoversPath(p) {
+					rd.Paths = append(rd.Paths, p)
+				}
+			}
+			if len(rd.Paths) == 0 {
+				continue
+			}
+		}
+		for _, name := range pol.AllowedPersons(r) {
+			if set[name] {
+				rd.Signed = append(rd.Signed, name)
+			} else {
+				rd.Candidate = append(rd.Candidate, name)
+			}
+		}
+		if len(rd.Signed) < r.Threshold {
+			rd.Missing = r.Threshold - len(rd.Signed)
+		}
+		rd.Unmet = unmetRequirements(pol, r.Require, d.Persons)
+		if len(r.TestsBy) > 0 && !t.New.IsZero() {
+			missing, notes, err := missingTests(src, pol, r.TestsBy, t.New, in.Tests)
+			if err != nil {
+				return nil, err
+			}
+			rd.TestsMissing, rd.TestNotes = missing, notes
+		}
+		d.Rules = append(d.Rules, rd)
+	}
+	if len(rules) > 0 {
+		if err := d.checkGlobal(src, pol); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// changedFiles lists the files that differ between the transition's base
+// and its new target. A new ref with no base uses its best common ancestor
+// with targets.
+func changedFiles(src Source, t Transition, targets []gitrepo.Hash) ([]string, error) {
+	base := t.Old
+	if !t.DiffBase.IsZero() {
+		base = t.DiffBase
+	}
+	if base.IsZero() {
+		return changedSinceBase(src, t.New, targets, nil)
+	}
+	return changedBetween(src, base, t.New, nil)
+}
+
+// unmetRequirements assigns distinct persons to requirement slots (a
+// person fills one slot at most) and returns what stays unmet.
+func unmetRequirements(pol *policy.Policy, reqs []policy.Requirement, persons []string) []string {
+	if len(reqs) == 0 {
+		return nil
+	}
+	var slots []int // requirement index per slot
+	for i, q := range reqs {
+		for k := 0; k < q.N; k++ {
+			slots = append(slots, i)
+		}
+	}
+	eligible := func(person string, req int) bool {
+		m, _ := pol.Members(reqs[req].Group)
+		for _, x := range m {
+			if x == person {
+				return true
+			}
+		}
+		return false
+	}
+	// Bipartite matching, slots to persons (Kuhn's algorithm; sizes are small).
+	owner := make(map[string]int) // person -> slot
+	var try func(slot int, seen map[string]bool) bool
+	try = func(slot int, seen map[string]bool) bool {
+		for _, p := range persons {
+			if seen[p] || !eligible(p, slots[slot]) {
+				continue
+			}
+			seen[p] = true
+			if prev, taken := owner[p]; !taken || try(prev, seen) {
+				owner[p] = slot
+				return true
+			}
+		}
+		return false
+	}
+	filled := make([]int, len(reqs))
+	for slot := range slots {
+		if try(slot, map[string]bool{}) {
+			continue
+		}
+	}
+	for _, slot := range owner {
+		filled[slots[slot]]++
+	}
+	var unmet []string
+	for i, q := range reqs {
+		if filled[i] < q.N {
+			unmet = append(unmet, fmt.Sprintf("%s needs %d more", q.Group, q.N-filled[i]))
+		}
+	}
+	return unmet
+}
+
+func missingTests(src Source, pol *policy.Policy, groups []string, target gitrepo.Hash, tests func(gitrepo.Hash) ([]string, []string, error)) ([]string, []string, error) {
+	tree, err := treeOf(src, target)
+	if err != nil {
+		return nil, nil, err
+	}
+	var testers, notes []string
+	if tests != nil {
+		if testers, notes, err = tests(tree); err != nil {
+			return nil, nil, err
+		}
+	}
+	var missing []string
+	for _, g := range groups {
+		members, _ := pol.Members(g)
+		found := false
+		for _, m := range members {
+			for _, t := range testers {
+				found = found || m == t
+			}
+		}
+		if !found {
+			missing = append(missing, g)
+		}
+	}
+	return missing, notes, nil
+}
+
+// checkGlobal applies global rules and tag immutability to a protected ref.
+func (d *Decision) checkGlobal(src Source, pol *policy.Policy) error {
+	t := d.t
+	if strings.HasPrefix(t.Ref, "refs/tags/") && !t.Old.IsZero() {
+		verb := "moved"
+		if t.New.IsZero() {
+			verb = "deleted"
+		}
+		d.Global = append(d.Global, Failure{Kind: ErrPolicyRule,
+			Detail: fmt.Sprintf("protected tag %s was %s: a protected tag is created once and never moved or deleted", t.Ref, verb),
+			Hint:   "make a new tag instead"})
+	}
+	for _, g := range pol.GlobalRules() {
+		if !g.CoversRef(t.Ref) {
+			continue
+		}
+		switch g.Type {
+		case policy.GlobalNoForcePush:
+			if t.Old.IsZero() {
+				continue
+			}
+			ff := false
+			if !t.New.IsZero() {
+				ok, err := src.IsAncestor(t.Old, t.New)
+				if err != nil {
+					return fmt.Errorf("%w: ancestry of %s: %v", ErrMissingObject, short(t.New), err)
+				}
+				ff = ok
+			}
+			if !ff {
+				d.Global = append(d.Global, Failure{Rule: g.Name, Kind: ErrPolicyRule,
+					Detail: fmt.Sprintf("%s may only fast-forward, but %s does not contain %s (force push or deletion)", t.Ref, shortOrNone(t.New), short(t.Old)),
+					Hint:   "merge or rebase onto the recorded commit instead of rewriting it"})
+			}
+		case policy.GlobalMinPersons:
+			if len(d.Persons) < g.N {
+				d.Global = append(d.Global, Failure{Rule: g.Name, Kind: ErrThreshold,
+					Detail: fmt.Sprintf("every protected update needs %d distinct persons; has %d (%s)", g.N, len(d.Persons), strings.Join(d.Persons, ", ")),
+					Hint:   fmt.Sprintf("another person approves with: git secure attest approve %s --from %s --to %s", t.Ref, t.Old, t.New)})
+			}
+		}
+	}
+	return nil
+}
+
+// Failures lists every unmet requirement of d.
+func (d *Decision) Failures() []Failure {
+	out := append([]Failure(nil), d.Global...)
+	t := d.t
+	for _, rd := range d.Rules {
+		if rd.Met() {
+			continue
+		}
+		if rd.Missing > 0 || len(rd.Unmet) > 0 {
+			kind := ErrThreshold
+			if len(d.Persons) > 0 && len(rd.Signed) == 0 && t.Signer != "" && len(d.Persons) == 1 {
+				kind = ErrUnauthorized
+			}
+			out = append(out, Failure{Rule: rd.Rule.Name, Kind: kind, Detail: describeRule(rd, t.Signer), Hint: approveHint(rd, t)})
+		}
+		if len(rd.TestsMissing) > 0 {
+			detail := fmt.Sprintf("needs a passing test run on the tree of %s attested by %s", shortOrNone(t.New), strings.Join(rd.TestsMissing, ", "))
+			if len(rd.TestNotes) > 0 {
+				detail += "; " + strings.Join(rd.TestNotes, "; ")
+			}
+			out = append(out, Failure{Rule: rd.Rule.Name, Kind: ErrNoTests, Detail: detail,
+				Hint: "a member of " + strings.Join(rd.TestsMissing, " or ") + " runs the tests on that commit: git secure attest run -- <test command>"})
+		}
+	}
+	return out
+}
+
+func describeRule(rd RuleDecision, signer string) string {
+	var b strings.Builder
+	who := "nobody allowed"
+	if len(rd.Signed) > 0 {
+		who = strings.Join(rd.Signed, ", ")
+	}
+	fmt.Fprintf(&b, "needs %d of %s, has %d (%s)", rd.Rule.Threshold, strings.Join(rd.Rule.Allow, ", "), len(rd.Signed), who)
+	if rd.Missing > 0 {
+		fmt.Fprintf(&b, "; %d more needed", rd.Missing)
+	}
+	for _, u := range rd.Unmet {
+		b.WriteString("; " + u)
+	}
+	if signer == "" {
+		b.WriteString("; the entry's signer is not a person in the policy")
+	} else if len(rd.Signed) == 0 || !contains(rd.Signed, signer) {
+		fmt.Fprintf(&b, "; signer %s is not allowed by this rule", signer)
+	}
+	if len(rd.Paths) > 0 {
+		shown := rd.Paths
+		if len(shown) > 5 {
+			shown = shown[:5]
+		}
+		fmt.Fprintf(&b, "; protected files changed: %s", strings.Join(shown, ", "))
+		if len(rd.Paths) > 5 {
+			fmt.Fprintf(&b, " and %d more", len(rd.Paths)-5)
+		}
+	}
+	return b.String()
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func approveHint(rd RuleDecision, t Transition) string {
+	if len(rd.Candidate) == 0 {
+		return "no allowed person is left to approve: the rule's threshold cannot be met"
+	}
+	return fmt.Sprintf("%s can approve with: git secure attest approve %s --from %s --to %s",
+		strings.Join(rd.Candidate, " or "), t.Ref, t.Old, t.New)
+}
+
+// Testers returns the persons with a valid passing test-run attestation on
+// tree under pol, and notes about attestations that did not count.
+func Testers(store *attest.Store, pol *policy.Policy, tree gitrepo.Hash, revoked func(string) bool) ([]string, []string, error) {
+	if store == nil {
+		return nil, nil, nil
+	}
+	files, err := store.TestRuns(tree)
+	if err != nil {
+		return nil, nil, fmt.Errorf("verify: read test runs of tree %s: %w", short(tree), err)
+	}
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var persons, notes []string
+	for _, name := range names {
+		who, err := tester(pol, name, files[name], tree, revoked)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("test run %s ignored: %v", name, err))
+			continue
+		}
+		if !contains(persons, who) {
+			persons = append(persons, who)
+		}
+	}
+	return persons, notes, nil
+}
+
+func tester(pol *policy.Policy, file string, data []byte, tree gitrepo.Hash, revoked func(string) bool) (string, error) {
+	env, err := attest.ParseEnvelope(data)
+	if err != nil {
+		return "", err
+	}
+	if err := attest.CheckSignerFile(file, env); err != nil {
+		return "", err
+	}
+	key, err := env.Verify(pol.LookupPersonKey)
+	if err != nil {
+		return "", err
+	}
+	run, err := attest.ParseTestRun(env.Payload)
+	if err != nil {
+		return "", err
+	}
+	if run.Tree != tree {
+		return "", fmt.Errorf("it is for tree %s", short(run.Tree))
+	}
+	if run.ExitCode != 0 {
+		return "", fmt.Errorf("the command exited with %d", run.ExitCode)
+	}
+	fp := sign.Fingerprint(key)
+	if revoked != nil && revoked(fp) {
+		return "", fmt.Errorf("signed by %s, a revoked key", fp)
+	}
+	person, ok := pol.PersonByFingerprint(fp)
+	if !ok {
+		return "", errors.New("signer is not a person in the policy")
+	}
+	return person.Name, nil
+}
