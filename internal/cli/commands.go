@@ -430,24 +430,107 @@ rules keys' threshold (and, for root changes, the root thresholds) are met.`,
 				ArgsUsage: "NAME",
 				Description: `--ref alone protects refs (who may move them); --path alone protects files on
 every ref; both protect those files on those refs. Patterns: * (not /), ** (any),
-? (one character). Example:
-   git secure policy add-rule main --ref refs/heads/main --allow alice --allow bob --threshold 2`,
+? (one character). A protected tag (refs/tags/...) can be created once and never
+moved or deleted. Examples:
+   git secure policy add-rule main --ref refs/heads/main --allow alice --allow bob --threshold 2
+   git secure policy add-rule main --ref refs/heads/main --require team:developers=2 --require team:security=1
+   git secure policy add-rule crypto --path 'src/crypto/**' --allow team:security
+   git secure policy add-rule tested --ref refs/heads/main --allow team:developers --require-tests-by ci`,
 				Flags: []cli.Flag{
 					&cli.StringSliceFlag{Name: "ref", Usage: "ref `PATTERN`, e.g. refs/heads/main or refs/tags/v* (repeatable)"},
 					&cli.StringSliceFlag{Name: "path", Usage: "file `PATTERN`, e.g. src/crypto/** (repeatable)"},
-					&cli.StringSliceFlag{Name: "allow", Usage: "`PERSON` who may sign (repeatable)", Required: true},
-					&cli.IntFlag{Name: "threshold", Value: 1, Usage: "distinct persons `N` required"},
+					&cli.StringSliceFlag{Name: "allow", Usage: "`PERSON` or team:NAME who may sign (repeatable)"},
+					&cli.IntFlag{Name: "threshold", Usage: "distinct allowed persons `N` required (default 1, or the sum of --require)"},
+					&cli.StringSliceFlag{Name: "require", Usage: "`GROUP=N`: N distinct persons of GROUP (a person or team:NAME) must sign or approve, every --require at once (repeatable)"},
+					&cli.StringSliceFlag{Name: "require-tests-by", Usage: "`GROUP` (person or team:NAME) that must have attested a passing test run on the new tree (git secure attest run)"},
 				},
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {
 						return usageErr("add-rule takes exactly one NAME")
 					}
-					rule := policy.Rule{Name: c.Args().First(), Refs: c.StringSlice("ref"), Paths: c.StringSlice("path"), Allow: c.StringSlice("allow"), Threshold: c.Int("threshold")}
-					if rule.Threshold < 1 {
+					rule := policy.Rule{Name: c.Args().First(), Refs: c.StringSlice("ref"), Paths: c.StringSlice("path"), Allow: c.StringSlice("allow"), Threshold: c.Int("threshold"), TestsBy: c.StringSlice("require-tests-by")}
+					for _, q := range c.StringSlice("require") {
+						req, err := policy.ParseRequirement(q)
+						if err != nil {
+							return usageErr("%v", err)
+						}
+						rule.Require = append(rule.Require, req)
+					}
+					if c.IsSet("threshold") && rule.Threshold < 1 {
 						return usageErr("--threshold must be at least 1")
 					}
 					return a.stage("add rule "+rule.Name, func(p, base *policy.Policy, now time.Time) error {
 						return p.AddRule(base, rule, now)
+					})
+				},
+			},
+			{
+				Name:      "add-team",
+				Usage:     "add a team: a named set of persons that rules can allow or require (team:NAME)",
+				ArgsUsage: "NAME",
+				Flags:     []cli.Flag{&cli.StringSliceFlag{Name: "member", Usage: "`PERSON` (repeatable)", Required: true}},
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return usageErr("add-team takes exactly one NAME")
+					}
+					name, members := c.Args().First(), c.StringSlice("member")
+					return a.stage("add team "+name, func(p, base *policy.Policy, now time.Time) error {
+						return p.AddTeam(base, name, members, now)
+					})
+				},
+			},
+			{
+				Name:      "remove-team",
+				Usage:     "remove a team no rule names",
+				ArgsUsage: "NAME",
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return usageErr("remove-team takes exactly one NAME")
+					}
+					name := c.Args().First()
+					return a.stage("remove team "+name, func(p, base *policy.Policy, now time.Time) error {
+						return p.RemoveTeam(base, name, now)
+					})
+				},
+			},
+			{
+				Name:      "add-global-rule",
+				Usage:     "a rule on top of all others: --no-force-push, or --min-persons N for every protected update",
+				ArgsUsage: "NAME",
+				Flags: []cli.Flag{
+					&cli.StringSliceFlag{Name: "ref", Usage: "ref `PATTERN` it applies to (repeatable; default: every ref)"},
+					&cli.BoolFlag{Name: "no-force-push", Usage: "matching refs may only fast-forward (no rewrite, no deletion)"},
+					&cli.IntFlag{Name: "min-persons", Usage: "every update of a protected ref needs `N` distinct persons"},
+				},
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return usageErr("add-global-rule takes exactly one NAME")
+					}
+					g := policy.GlobalRule{Name: c.Args().First(), Refs: c.StringSlice("ref")}
+					switch {
+					case c.Bool("no-force-push") && !c.IsSet("min-persons"):
+						g.Type = policy.GlobalNoForcePush
+					case c.IsSet("min-persons") && !c.Bool("no-force-push"):
+						g.Type, g.N = policy.GlobalMinPersons, c.Int("min-persons")
+					default:
+						return usageErr("give exactly one of --no-force-push or --min-persons N")
+					}
+					return a.stage("add global rule "+g.Name, func(p, base *policy.Policy, now time.Time) error {
+						return p.AddGlobalRule(base, g, now)
+					})
+				},
+			},
+			{
+				Name:      "remove-global-rule",
+				Usage:     "remove a global rule",
+				ArgsUsage: "NAME",
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return usageErr("remove-global-rule takes exactly one NAME")
+					}
+					name := c.Args().First()
+					return a.stage("remove global rule "+name, func(p, base *policy.Policy, now time.Time) error {
+						return p.RemoveGlobalRule(base, name, now)
 					})
 				},
 			},
@@ -562,8 +645,28 @@ type policyJSON struct {
 	RulesKeys     []string     `json:"rulesKeys"`
 	RulesThresh   int          `json:"rulesThreshold"`
 	Persons       []personJSON `json:"persons"`
+	Teams         []teamJSON   `json:"teams"`
 	Rules         []ruleJSON   `json:"rules"`
+	GlobalRules   []globalJSON `json:"globalRules"`
+	Revoked       []revokeJSON `json:"revokedKeys"`
 	Staged        bool         `json:"staged"`
+}
+
+type teamJSON struct {
+	Name    string   `json:"name"`
+	Members []string `json:"members"`
+}
+
+type globalJSON struct {
+	Name       string   `json:"name"`
+	Type       string   `json:"type"`
+	Refs       []string `json:"refs,omitempty"`
+	MinPersons int      `json:"minPersons,omitempty"`
+}
+
+type revokeJSON struct {
+	Key       string `json:"key"`
+	FromEntry uint64 `json:"fromEntry"`
 }
 
 type personJSON struct {
@@ -577,12 +680,23 @@ type ruleJSON struct {
 	Paths     []string `json:"paths,omitempty"`
 	Allow     []string `json:"allow"`
 	Threshold int      `json:"threshold"`
+	Require   []string `json:"require,omitempty"`
+	TestsBy   []string `json:"requireTestsBy,omitempty"`
 }
 
 func (a *app) listPolicy(p *policy.Policy, st *porcelain.Staged, asJSON bool) error {
 	j := policyJSON{RootVersion: p.Root.Signed.Version, RulesVersion: p.Targets.Signed.Version,
 		RootExpires: p.Root.Signed.Expires, RulesExpires: p.Targets.Signed.Expires, Staged: st.Changed(),
-		Persons: []personJSON{}, Rules: []ruleJSON{}}
+		Persons: []personJSON{}, Rules: []ruleJSON{}, Teams: []teamJSON{}, GlobalRules: []globalJSON{}, Revoked: []revokeJSON{}}
+	for _, t := range p.Teams() {
+		j.Teams = append(j.Teams, teamJSON{Name: t.Name, Members: t.Members})
+	}
+	for _, g := range p.GlobalRules() {
+		j.GlobalRules = append(j.GlobalRules, globalJSON{Name: g.Name, Type: g.Type, Refs: g.Refs, MinPersons: g.N})
+	}
+	for _, r := range p.Revocations() {
+		j.Revoked = append(j.Revoked, revokeJSON{Key: r.Fingerprint, FromEntry: r.FromEntry})
+	}
 	rk, rt := p.RoleKeys(metadata.ROOT)
 	for _, k := range rk {
 		j.RootKeys = append(j.RootKeys, k.Fingerprint)
@@ -601,7 +715,11 @@ func (a *app) listPolicy(p *policy.Policy, st *porcelain.Staged, asJSON bool) er
 		j.Persons = append(j.Persons, pj)
 	}
 	for _, r := range p.Rules() {
-		j.Rules = append(j.Rules, ruleJSON{Name: r.Name, Refs: r.Refs, Paths: r.Paths, Allow: r.Allow, Threshold: r.Threshold})
+		rj := ruleJSON{Name: r.Name, Refs: r.Refs, Paths: r.Paths, Allow: r.Allow, Threshold: r.Threshold, TestsBy: r.TestsBy}
+		for _, q := range r.Require {
+			rj.Require = append(rj.Require, q.String())
+		}
+		j.Rules = append(j.Rules, rj)
 	}
 	if asJSON {
 		return a.printJSON(j)
@@ -627,7 +745,40 @@ func (a *app) listPolicy(p *policy.Policy, st *porcelain.Staged, asJSON bool) er
 		for _, x := range r.Paths {
 			what = append(what, "path "+x)
 		}
-		a.out("  %-16s %s: %d of %s\n", r.Name, strings.Join(what, ", "), r.Threshold, strings.Join(r.Allow, ", "))
+		line := fmt.Sprintf("  %-16s %s: %d of %s", r.Name, strings.Join(what, ", "), r.Threshold, strings.Join(r.Allow, ", "))
+		if len(r.Require) > 0 {
+			line += "; and " + strings.Join(r.Require, " and ")
+		}
+		if len(r.TestsBy) > 0 {
+			line += "; tests passed, attested by " + strings.Join(r.TestsBy, " or ")
+		}
+		a.out("%s\n", line)
+	}
+	if len(j.Teams) > 0 {
+		a.out("\nteams:\n")
+		for _, t := range j.Teams {
+			a.out("  %-16s %s\n", t.Name, strings.Join(t.Members, ", "))
+		}
+	}
+	if len(j.GlobalRules) > 0 {
+		a.out("\nglobal rules:\n")
+		for _, g := range j.GlobalRules {
+			scope := "every ref"
+			if len(g.Refs) > 0 {
+				scope = strings.Join(g.Refs, ", ")
+			}
+			what := "no force push or deletion"
+			if g.Type == policy.GlobalMinPersons {
+				what = fmt.Sprintf("at least %d persons per protected update", g.MinPersons)
+			}
+			a.out("  %-16s %s: %s\n", g.Name, scope, what)
+		}
+	}
+	if len(j.Revoked) > 0 {
+		a.out("\nrevoked keys:\n")
+		for _, r := range j.Revoked {
+			a.out("  %s from entry #%d\n", r.Key, r.FromEntry)
+		}
 	}
 	if j.Staged {
 		a.out("\na change is staged: see git secure policy list --staged; put it in force with git secure policy apply\n")
@@ -686,6 +837,32 @@ new root keys' threshold (git secure policy sign / apply).`,
 			roleCmd("add-rules-key", "add a key trusted to sign rules changes", metadata.TARGETS, true),
 			roleCmd("remove-rules-key", "remove a rules key", metadata.TARGETS, false),
 			thresholdCmd("set-rules-threshold", "set how many rules keys must sign a rules change", metadata.TARGETS),
+			{
+				Name:      "revoke-key",
+				Usage:     "declare a key compromised from RSL entry N on: what it signed from there fails verification",
+				ArgsUsage: "FILE|FINGERPRINT",
+				Description: `Entries and approvals the key made before entry N still verify; those from N on
+do not, even where the policy of their time allowed the key. Also remove the key
+from its person or role (remove-person, remove-root-key) so it signs nothing new.`,
+				Flags: []cli.Flag{&cli.Uint64Flag{Name: "from-entry", Usage: "first RSL entry `N` the key may no longer sign", Required: true}},
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return usageErr("revoke-key takes one public key FILE or SHA256: fingerprint")
+					}
+					fp := c.Args().First()
+					if !strings.HasPrefix(fp, "SHA256:") {
+						pub, err := readPublicKey(fp)
+						if err != nil {
+							return err
+						}
+						fp = sign.Fingerprint(pub)
+					}
+					from := c.Uint64("from-entry")
+					return a.stage(fmt.Sprintf("revoke key %s from entry #%d", fp, from), func(p, base *policy.Policy, now time.Time) error {
+						return p.RevokeKey(base, fp, from, now)
+					})
+				},
+			},
 		},
 	}
 }
@@ -693,8 +870,39 @@ new root keys' threshold (git secure policy sign / apply).`,
 func (a *app) attestCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "attest",
-		Usage: "signed statements that count toward thresholds (approvals)",
+		Usage: "signed statements that count toward thresholds (approvals, passing test runs)",
 		Subcommands: []*cli.Command{
+			{
+				Name:      "run",
+				Usage:     "run the tests on HEAD's committed tree and, if they pass, attest it",
+				ArgsUsage: "-- CMD [ARGS...]",
+				Description: `Refuses a work tree with changes, runs CMD in it, and when CMD exits 0 (and left
+the tree unchanged) records a signed in-toto statement: this tree, this command,
+exit 0, how long, which tools. Rules with --require-tests-by accept an update only
+when its tree has such a statement from their group ("tests passed on this exact
+tree", from a developer's machine or CI). Example:
+   git secure attest run -- make test`,
+				Flags: []cli.Flag{keyFlag, jsonFlag},
+				Action: func(c *cli.Context) error {
+					argv := c.Args().Slice()
+					if len(argv) > 0 && argv[0] == "--" {
+						argv = argv[1:]
+					}
+					r, err := a.open()
+					if err != nil {
+						return err
+					}
+					res, err := r.AttestRun(argv, c.String("key"), Version, a.env.Stderr, a.env.Stderr)
+					if err != nil {
+						return err
+					}
+					if c.Bool("json") {
+						return a.printJSON(res)
+					}
+					a.out("tests passed in %.1fs; %s attested tree %s (commit %s)\n", float64(res.DurationMs)/1000, res.Person, res.Tree.String()[:12], res.Commit.String()[:12])
+					return nil
+				},
+			},
 			{
 				Name:      "approve",
 				Usage:     "approve exactly one update of REF: from OLD (default: its recorded value) to NEW",

@@ -2,7 +2,10 @@ package policy
 
 import (
 	"bytes"
+	"crypto/ecdsa"
 	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -848,6 +851,8 @@ func TestParseRejectsSameKeyUnderTwoIDs(t *testing.T) {
 			keys, th := p.RoleKeys(metadata.ROOT)
 			t.Fatalf("Parse accepted a root role of %d keys (threshold %d) that are one key %s, %s: one holder meets the threshold",
 				len(keys), th, keys[0].Fingerprint, keys[1].Fingerprint)
+		} else if !errors.Is(err, ErrMalformed) {
+			t.Fatalf("error %v does not wrap ErrMalformed", err)
 		}
 	})
 	t.Run("two persons", func(t *testing.T) {
@@ -859,8 +864,69 @@ func TestParseRejectsSameKeyUnderTwoIDs(t *testing.T) {
 		if p, err := Parse(r, tg); err == nil {
 			who, _ := p.PersonByFingerprint(f.bob.FP)
 			t.Fatalf("Parse accepted bob's key as mallory's too; PersonByFingerprint(bob's key) = %s", who.Name)
+		} else if !errors.Is(err, ErrMalformed) {
+			t.Fatalf("error %v does not wrap ErrMalformed", err)
 		}
 	})
+}
+
+// TestParseRejectsSameECDSAKeyUnderTwoIDs: ECDSA keys have more spellings
+// than ed25519 ones: the "ecdsa" type alias and PEM layout variants.
+func TestParseRejectsSameECDSAKeyUnderTwoIDs(t *testing.T) {
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	must(t, err)
+	pub, err := ssh.NewPublicKey(&priv.PublicKey)
+	must(t, err)
+	variants := []struct {
+		name   string
+		change func(k *metadata.Key)
+	}{
+		{"ecdsa type alias", func(k *metadata.Key) { k.Type = metadata.KeyTypeECDSA_SHA2_P256_COMPAT }},
+		{"PEM without final newline", func(k *metadata.Key) { k.Value.PublicKey = strings.TrimSuffix(k.Value.PublicKey, "\n") }},
+		{"PEM with CRLF", func(k *metadata.Key) { k.Value.PublicKey = strings.ReplaceAll(k.Value.PublicKey, "\n", "\r\n") }},
+	}
+	for _, v := range variants {
+		for _, where := range []string{"other person", "same person", "rules role"} {
+			t.Run(v.name+"/"+where, func(t *testing.T) {
+				f := newFixture(t)
+				must(t, f.p.AddPerson(nil, "erin", []ssh.PublicKey{pub}, t0))
+				orig, origID, err := sign.TUFKey(pub)
+				must(t, err)
+				alt := &metadata.Key{Type: orig.Type, Scheme: orig.Scheme, Value: metadata.KeyVal{PublicKey: orig.Value.PublicKey}}
+				v.change(alt)
+				altID, err := alt.ID()
+				must(t, err)
+				if altID == origID {
+					t.Fatal("test setup: same ID")
+				}
+				if _, err := newKey(alt); err != nil {
+					t.Skipf("this spelling is refused on its own: %v", err)
+				}
+				switch where {
+				case "other person":
+					f.p.Targets.Signed.Delegations.Keys[altID] = alt
+					persons(f.p)["mallory"] = []any{altID}
+				case "same person":
+					f.p.Targets.Signed.Delegations.Keys[altID] = alt
+					persons(f.p)["erin"] = []any{origID, altID}
+				case "rules role":
+					f.p.Root.Signed.Keys[origID] = orig
+					f.p.Root.Signed.Keys[altID] = alt
+					role := f.p.Root.Signed.Roles[metadata.TARGETS]
+					role.KeyIDs = append(role.KeyIDs, origID, altID)
+					role.Threshold = 2
+				}
+				r, tg := encode(t, f.p)
+				_, err = Parse(r, tg)
+				if err == nil {
+					t.Fatal("Parse accepted one ECDSA key under two key IDs")
+				}
+				if !errors.Is(err, ErrMalformed) {
+					t.Fatalf("error %v does not wrap ErrMalformed", err)
+				}
+			})
+		}
+	}
 }
 
 // TestParseExpiresUTC: docs/format.md says expires is an RFC 3339 time in
