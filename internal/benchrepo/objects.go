@@ -105,16 +105,16 @@ func newPackWriter(gitDir string) *packWriter {
 	p.work = make(chan *packObj, 1024)
 	for range runtime.GOMAXPROCS(0) {
 		p.wg.Add(1)
-		go p.compress()
+		go p.compress(p.work)
 	}
 	return p
 }
 
-func (p *packWriter) compress() {
+func (p *packWriter) compress(work <-chan *packObj) {
 	defer p.wg.Done()
 	var zbuf bytes.Buffer
 	zw, _ := zlib.NewWriterLevel(&zbuf, zlib.BestSpeed)
-	for o := range p.work {
+	for o := range work {
 		// Header: type and size, 4 bits then 7 bits per byte, low bits first.
 		var hdr [16]byte
 		size := uint64(len(o.data))

@@ -67,7 +67,11 @@ refs are exactly what the log records. With REF arguments only those refs are
 checked (policy changes always are).
 
 Exit 0 when everything verifies, 1 when a check fails, 2 on usage errors.`,
-		Flags: []cli.Flag{jsonFlag, &cli.BoolFlag{Name: "full", Usage: "ignore the saved checkpoint and check every entry again"}},
+		Flags: []cli.Flag{jsonFlag, &cli.BoolFlag{Name: "full", Usage: "ignore the saved checkpoint and check every entry again"},
+			&cli.StringFlag{Name: "at", Usage: "with one REF: was `COMMIT` ever a verified state of REF? (exit 0 yes, 1 no)"},
+			&cli.BoolFlag{Name: "attest", Usage: "with one REF: after success, write a signed SLSA verification summary (in-toto, DSSE) of REF"},
+			&cli.StringFlag{Name: "out", Usage: "write the --attest summary to `FILE` (default stdout)"},
+			keyFlag},
 		Action: func(c *cli.Context) error {
 			r, err := a.open()
 			if err != nil {
@@ -81,6 +85,9 @@ Exit 0 when everything verifies, 1 when a check fails, 2 on usage errors.`,
 				}
 				refs = append(refs, full)
 			}
+			if (c.IsSet("at") || c.Bool("attest")) && len(refs) != 1 {
+				return usageErr("--at and --attest need exactly one REF")
+			}
 			bare := r.Git.WorkTree() == ""
 			opts := verify.Options{Refs: refs, Now: a.env.Now(), LocalAhead: !bare, IgnoreMissingRefs: !bare}
 			start := time.Now()
@@ -88,6 +95,24 @@ Exit 0 when everything verifies, 1 when a check fails, 2 on usage errors.`,
 			var failed *verify.Failed
 			if err != nil && !errors.As(err, &failed) {
 				return err
+			}
+			if failed == nil && c.IsSet("at") {
+				n, err := a.verifyAt(r, res, refs[0], c.String("at"))
+				if err != nil {
+					return err
+				}
+				if c.Bool("json") {
+					return a.printJSON(map[string]any{"ok": n != 0, "ref": refs[0], "commit": c.String("at"), "entry": n})
+				}
+				if n == 0 {
+					a.info("git-secure: %s was never a verified state of %s\n", c.String("at"), refs[0])
+					return cli.Exit("", ExitFailed)
+				}
+				a.out("%s was a verified state of %s: entry #%d\n", c.String("at"), refs[0], n)
+				return nil
+			}
+			if failed == nil && c.Bool("attest") {
+				return a.writeSummary(r, res, refs[0], c.String("key"), c.String("out"))
 			}
 			if c.Bool("json") {
 				out := verifyJSON{OK: err == nil, Result: res, Seconds: time.Since(start).Seconds()}
@@ -619,6 +644,12 @@ moved or deleted. Examples:
 						return p.Renew(base, root, now)
 					})
 				},
+			},
+			{
+				Name:   "check",
+				Usage:  "replay the whole history under the staged policy: what would it have refused?",
+				Flags:  []cli.Flag{jsonFlag},
+				Action: func(c *cli.Context) error { return a.policyCheck(c) },
 			},
 			{
 				Name:  "discard",

@@ -16,7 +16,7 @@ type snapshot struct {
 func takeSnapshot(t *testing.T, u *user, dir string, files ...string) snapshot {
 	t.Helper()
 	s := snapshot{config: u.git(dir, "config", "--local", "--list"), files: map[string]string{}}
-	for _, f := range files {
+	for _, f := range append([]string{".git/config"}, files...) {
 		s.files[f] = readFile(t, filepath.Join(dir, f))
 	}
 	return s

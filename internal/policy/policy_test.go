@@ -1240,6 +1240,10 @@ func fuzzPolicySeeds(t testing.TB) [][2][]byte {
 	return out
 }
 
+// FuzzParse: whatever Parse accepts re-encodes to the same bytes and is a
+// consistent policy that edits keep parseable. Inputs are multi-KB JSON, so
+// minimizing each new input takes long: run with -fuzzminimizetime=2s (the
+// default of 60 s leaves the fuzzer minimizing most of the time).
 func FuzzParse(f *testing.F) {
 	seeds := fuzzPolicySeeds(f)
 	for _, s := range seeds {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
@@ -139,8 +140,10 @@ func validReason(r string) error {
 		return fmt.Errorf("%w: reason must be 1 to %d bytes of UTF-8", ErrMalformed, MaxReasonLen)
 	}
 	for _, c := range r {
-		if c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) || c == '\u2028' || c == '\u2029' {
-			return fmt.Errorf("%w: reason contains a control character", ErrMalformed)
+		// Printable only: no controls, and no format characters such as
+		// bidi overrides that make the log display other text than signed.
+		if !unicode.IsPrint(c) || unicode.Is(unicode.Cf, c) {
+			return fmt.Errorf("%w: reason contains a control or format character (%U)", ErrMalformed, c)
 		}
 	}
 	if strings.TrimSpace(r) != r {

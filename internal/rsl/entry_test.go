@@ -721,3 +721,19 @@ func FuzzEntryRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+// TestReasonPrintable: docs/format.md allows "one line of printable UTF-8"
+// as a reason. Format characters (bidi overrides, zero-width characters,
+// BOM) are not printable; a bidi override in a reason makes `git secure
+// log` show a different text than the one signed (Trojan Source).
+func TestReasonPrintable(t *testing.T) {
+	for _, r := range []string{"revoked \u202eexe.txt", "a\u2066b\u2069", "zero\u200bwidth", "bom\ufeff", "a\u061cb"} {
+		e := rsl.Entry{Number: 2, Type: rsl.TypeAnnotation, Skips: []rsl.Skip{{1, hx('a')}}, Reason: r}
+		if _, err := e.Encode(); err == nil {
+			t.Errorf("reason %+q accepted", r)
+		}
+		if _, err := rsl.Decode([]byte(annotation("2", []string{"1 " + a40}, r))); err == nil {
+			t.Errorf("Decode accepted reason %+q", r)
+		}
+	}
+}

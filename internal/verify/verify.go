@@ -52,6 +52,10 @@ type Options struct {
 	// entries after it are checked. A checkpoint that does not match the
 	// log is ignored (Result.Warnings says so) and everything is checked.
 	Checkpoint *Checkpoint
+	// PolicyOverride, when set, is used as the policy in force at every
+	// entry ("what would this policy have refused?"); policy changes in
+	// the log are then not checked.
+	PolicyOverride *policy.Policy
 }
 
 // RefStatus is the verified state of one ref.
@@ -236,7 +240,7 @@ func (v *verifier) run() (*Result, error) {
 		v.res.SkippedEntries = append(v.res.SkippedEntries, n)
 	}
 	sort.Slice(v.res.SkippedEntries, func(i, j int) bool { return v.res.SkippedEntries[i] < v.res.SkippedEntries[j] })
-	if len(v.problems) == 0 && v.only == nil && (v.base > 0 || len(v.records) > 0) {
+	if len(v.problems) == 0 && v.only == nil && v.opts.PolicyOverride == nil && (v.base > 0 || len(v.records) > 0) {
 		if len(v.records) == 0 {
 			v.res.Checkpoint = v.opts.Checkpoint
 		} else {
@@ -276,6 +280,15 @@ func (v *verifier) loadPolicies() error {
 				"the first entry records %s, not the policy", describe(first))
 			return nil
 		}
+	}
+	if o := v.opts.PolicyOverride; o != nil {
+		for i := range v.records {
+			v.policies[i] = o
+		}
+		v.finalPolicy = o
+		v.addRevocations(o)
+		v.res.RootVersion, v.res.RulesVersion = o.Root.Signed.Version, o.Targets.Signed.Version
+		return nil
 	}
 	for i, rec := range v.records {
 		e := rec.Entry

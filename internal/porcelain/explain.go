@@ -1,0 +1,143 @@
+package porcelain
+
+import (
+	"github.com/git-secure/git-secure/internal/attest"
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/rsl"
+	"github.com/git-secure/git-secure/internal/sign"
+	"github.com/git-secure/git-secure/internal/verify"
+)
+
+// Explanation says which rules apply to a ref and how far an update of it
+// is from satisfying them.
+type Explanation struct {
+	Ref       string             `json:"ref"`
+	Recorded  gitrepo.Hash       `json:"recorded"`        // latest entry's value
+	Current   gitrepo.Hash       `json:"current"`         // the ref's value here
+	Entry     uint64             `json:"entry,omitempty"` // latest entry
+	Pending   bool               `json:"pending"`         // Current is not recorded yet
+	Old       gitrepo.Hash       `json:"old"`             // the update explained
+	New       gitrepo.Hash       `json:"new"`
+	Signer    string             `json:"signer,omitempty"` // who signs (entry signer, or you)
+	Approved  []string           `json:"approvedBy"`       // valid approvals of that update
+	Notes     []string           `json:"notes,omitempty"`
+	Rules     []ExplainedRule    `json:"rules"`
+	Failures  []ExplainedFailure `json:"failures"`
+	Satisfied bool               `json:"satisfied"`
+	Protected bool               `json:"protected"`
+}
+
+// ExplainedRule is one rule that covers the ref.
+type ExplainedRule struct {
+	Name      string   `json:"name"`
+	Refs      []string `json:"refs,omitempty"`
+	Paths     []string `json:"paths,omitempty"`
+	Allow     []string `json:"allow"`
+	Threshold int      `json:"threshold"`
+	Require   []string `json:"require,omitempty"`
+	TestsBy   []string `json:"requireTestsBy,omitempty"`
+	Applies   bool     `json:"applies"`          // to the update explained (path rules only when protected files change)
+	Signed    []string `json:"signed,omitempty"` // persons counted
+	Files     []string `json:"files,omitempty"`  // protected files the update changes
+}
+
+// ExplainedFailure is one unmet requirement with what to do about it.
+type ExplainedFailure struct {
+	Rule   string `json:"rule,omitempty"`
+	Kind   string `json:"kind"`
+	Detail string `json:"detail"`
+	Next   string `json:"next"`
+}
+
+// Explain evaluates the update of ref that is pending (its current value
+// against its latest entry) or, when none is, the update the latest entry
+// recorded.
+func (r *Repo) Explain(name, keyFile string) (*Explanation, error) {
+	ref, err := r.FullRefName(name)
+	if err != nil {
+		return nil, err
+	}
+	rslTip, _, err := r.tips()
+	if err != nil {
+		return nil, err
+	}
+	if rslTip.IsZero() {
+		return nil, usage("this repository has no git-secure log: run git secure init, or fetch refs/secure/*")
+	}
+	pol, _, err := r.CurrentPolicy()
+	if err != nil {
+		return nil, err
+	}
+	x := &Explanation{Ref: ref, Approved: []string{}, Rules: []ExplainedRule{}, Failures: []ExplainedFailure{}}
+	x.Current, _, err = r.Git.ResolveRef(ref)
+	if err != nil {
+		return nil, err
+	}
+	last, err := rsl.LatestFor(r.Git, rslTip, ref)
+	if err != nil {
+		return nil, err
+	}
+	if last != nil {
+		x.Recorded, x.Entry = last.Entry.New, last.Entry.Number
+	}
+	x.Pending = x.Current != x.Recorded
+	if x.Pending {
+		x.Old, x.New = x.Recorded, x.Current
+		if s, err := r.LoadSigner(keyFile); err == nil {
+			if p, ok := pol.PersonByFingerprint(sign.Fingerprint(s.PublicKey())); ok {
+				x.Signer = p.Name
+			}
+			s.Close()
+		}
+	} else if last != nil {
+		x.Old, x.New = last.Entry.Old, last.Entry.New
+		if fp, err := sign.SignatureFingerprint(last.Commit.Signature); err == nil {
+			if p, ok := pol.PersonByFingerprint(fp); ok {
+				x.Signer = p.Name
+			}
+		}
+	}
+	x.Protected = pol.Protected(ref)
+	store, err := attest.OpenStore(r.Git)
+	if err != nil {
+		return nil, err
+	}
+	revoked := func(fp string) bool { return pol.RevokedFrom(fp) != 0 }
+	approvers, notes, err := verify.Approvers(store, pol, ref, x.Old, x.New, revoked)
+	if err != nil {
+		return nil, err
+	}
+	x.Approved = append(x.Approved, approvers...)
+	x.Notes = notes
+	in := verify.Inputs{
+		Approvers:       approvers,
+		RecordedTargets: func(rule *policy.Rule) []gitrepo.Hash { return r.recordedTargets(rslTip, rule) },
+		Tests: func(tree gitrepo.Hash) ([]string, []string, error) {
+			return verify.Testers(store, pol, tree, revoked)
+		},
+	}
+	d, err := verify.Decide(r.Git, pol, verify.Transition{Ref: ref, Old: x.Old, New: x.New, Signer: x.Signer, CheckPaths: true}, in)
+	if err != nil {
+		return nil, err
+	}
+	applied := map[string]verify.RuleDecision{}
+	for _, rd := range d.Rules {
+		applied[rd.Rule.Name] = rd
+	}
+	for _, rule := range pol.RulesFor(ref) {
+		er := ExplainedRule{Name: rule.Name, Refs: rule.Refs, Paths: rule.Paths, Allow: rule.Allow, Threshold: rule.Threshold, TestsBy: rule.TestsBy}
+		for _, q := range rule.Require {
+			er.Require = append(er.Require, q.String())
+		}
+		if rd, ok := applied[rule.Name]; ok {
+			er.Applies, er.Signed, er.Files = true, rd.Signed, rd.Paths
+		}
+		x.Rules = append(x.Rules, er)
+	}
+	for _, f := range d.Failures() {
+		x.Failures = append(x.Failures, ExplainedFailure{Rule: f.Rule, Kind: f.Kind.Error(), Detail: f.Detail, Next: f.Hint})
+	}
+	x.Satisfied = d.Satisfied()
+	return x, nil
+}
