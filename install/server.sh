@@ -1,0 +1,11 @@
+#!/bin/sh
+# Turns bare repositories into enforcing git-secure servers: a pre-receive
+# hook verifies every push and refuses updates of protected refs without a
+# valid, signed log entry and its threshold.
+#   sh install/server.sh /srv/git/project.git [...]
+# git-secure must be installed where the server's git runs (make install).
+set -eu
+[ $# -ge 1 ] || { echo "usage: $0 BARE_REPO..." >&2; exit 2; }
+for repo in "$@"; do
+  git secure server install "$repo"
+done
