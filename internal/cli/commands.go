@@ -962,6 +962,7 @@ threshold of the rules that protect REF, for that exact update only.`,
 						return a.printJSON(res)
 					}
 					a.out("%s approves %s %s -> %s\n", res.Person, res.Ref, shortHash(res.From), shortHash(res.To))
+					a.info("git-secure: share it with: git push origin refs/secure/attestations (or with your next git push)\n")
 					return nil
 				},
 			},

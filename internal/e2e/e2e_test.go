@@ -20,6 +20,12 @@ import (
 	"time"
 
 	"github.com/git-secure/git-secure/internal/testutil"
+
+	// Not used in-process: the tests run the binary TestMain builds. The
+	// import makes this test binary depend on every package the binary is
+	// built from, so that go test's cache never reports a result for code
+	// that has changed since.
+	_ "github.com/git-secure/git-secure/internal/cli"
 )
 
 // binDir holds the git-secure binary built by TestMain and its
@@ -146,15 +152,6 @@ func (u *user) runStdin(dir string, stdin []byte, name string, args ...string) r
 		}
 	}
 	return r
-}
-
-// command starts nothing: it returns the exec.Cmd for a command in dir,
-// for tests that start several at once.
-func (u *user) command(dir string, name string, args ...string) *exec.Cmd {
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	cmd.Env = u.sb.Environ()
-	return cmd
 }
 
 // must runs a command that has to succeed and returns its stdout.

@@ -46,7 +46,22 @@ func (h *Helper) push(in *bufio.Reader, first string) error {
 			return err
 		}
 	}
-	results := h.pushSpecs(specs)
+	// Metadata refs named by the user (git push origin refs/secure/...)
+	// are sent by the helper itself, from the local state, never forced.
+	var branchSpecs []pushSpec
+	for _, s := range specs {
+		if !strings.HasPrefix(s.dst, "refs/secure/") {
+			branchSpecs = append(branchSpecs, s)
+		}
+	}
+	results := h.pushSpecs(branchSpecs)
+	if len(results) > 0 {
+		for _, s := range specs {
+			if _, failed := results[s.dst]; !failed && strings.HasPrefix(s.dst, "refs/secure/") {
+				results[s.dst] = "not sent: the push failed"
+			}
+		}
+	}
 	for _, s := range specs {
 		if msg, failed := results[s.dst]; failed {
 			fmt.Fprintf(h.Out, "error %s %s\n", s.dst, oneLine(msg))
@@ -91,9 +106,6 @@ func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
 	}
 	var changes []porcelain.RefChange
 	for _, s := range specs {
-		if strings.HasPrefix(s.dst, "refs/secure/") {
-			continue
-		}
 		var target gitrepo.Hash
 		if s.src != "" {
 			if target, err = h.resolveSrc(s.src); err != nil {
@@ -114,7 +126,7 @@ func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
 			}
 		}
 		h.logf("note: no signing key configured; pushing without log entries (only unprotected refs)")
-		return h.runPush(specs, nil)
+		return h.runPush(specs, h.metadataSpecs(localTip))
 	}
 	defer signer.Close()
 	if _, ok := pol.LookupKey(sign.Fingerprint(signer.PublicKey())); !ok {
@@ -123,7 +135,7 @@ func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
 				return failAll(specs, fmt.Sprintf("git-secure: %s is protected and your key %s is not in the policy", c.Ref, sign.Fingerprint(signer.PublicKey())))
 			}
 		}
-		return h.runPush(specs, nil)
+		return h.runPush(specs, h.metadataSpecs(localTip))
 	}
 	for attempt := 1; ; attempt++ {
 		localTip, _, err = g.ResolveRef(rsl.Ref)
@@ -222,6 +234,9 @@ func (h *Helper) runPushRaw(specs []pushSpec, extra []string) (map[string]string
 		args = append(args, s.raw)
 	}
 	args = append(args, extra...)
+	if len(specs) == 0 && len(extra) == 0 {
+		return nil, false // nothing to send
+	}
 	out, err := h.Repo.Git.RunTee(bgctx(), h.Err, args...)
 	if err == nil {
 		return nil, false
