@@ -90,8 +90,11 @@ Exit 0 when everything verifies, 1 when a check fails, 2 on usage errors.`,
 			}
 			bare := r.Git.WorkTree() == ""
 			opts := verify.Options{Refs: refs, Now: a.env.Now(), LocalAhead: !bare, IgnoreMissingRefs: !bare}
+			prog := a.newProgress(!c.Bool("json"))
+			opts.Progress = prog.update
 			start := time.Now()
 			res, err := verify.WithCheckpoint(r.Git, opts, c.Bool("full"))
+			prog.finish()
 			var failed *verify.Failed
 			if err != nil && !errors.As(err, &failed) {
 				return err
