@@ -393,9 +393,18 @@ func (s *server) startDaemon() {
 		}
 		logFile.Close()
 		pgid := cmd.Process.Pid
-		stop := func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
 		exited := make(chan struct{})
 		go func() { _ = cmd.Wait(); close(exited) }()
+		// SIGTERM to git, which passes it on to git-daemon and reaps it;
+		// then SIGKILL to whatever of the group is left.
+		stop := func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-exited:
+			case <-time.After(5 * time.Second):
+			}
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		}
 		addr := "127.0.0.1:" + strconv.Itoa(port)
 		up := false
 	wait:

@@ -1,0 +1,258 @@
+#!/usr/bin/env bash
+# Benchmarks behind "make bench": verification of logs of 100 / 1 000 /
+# 10 000 entries (every 10th a release update approved by a second person),
+# the cost of "rsl record", peak memory, a CPU profile of the largest
+# verification, and batched object reading (git cat-file --batch vs go-git).
+#
+# Repositories are generated in-process by internal/benchrepo (no process
+# per entry) and cached in .bench/ (or $GIT_SECURE_BENCH_CACHE), keyed by
+# size; a re-run reuses them. Raw "go test -bench" output (benchstat input),
+# the profile and the CLI measurements go to .bench/results/. A summary table
+# is printed at the end.
+#
+# Environment: BENCH_SIZES (default "100 1000 10000"), BENCH_COUNT (runs per
+# Go benchmark, default 3), BENCH_CLI_RECORDS (CLI records timed, default 15).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+export GIT_SECURE_BENCH_CACHE="${GIT_SECURE_BENCH_CACHE:-$ROOT/.bench}"
+SIZES="${BENCH_SIZES:-100 1000 10000}"
+COUNT="${BENCH_COUNT:-3}"
+CLI_RECORDS="${BENCH_CLI_RECORDS:-15}"
+OUT="$GIT_SECURE_BENCH_CACHE/results"
+BIN="$ROOT/bin/git-secure"
+mkdir -p "$OUT"
+rm -f "$OUT"/*.txt
+T0=$(date +%s)
+
+log() { printf '\n== %s\n' "$*" >&2; }
+sizes_csv=$(echo $SIZES | tr ' ' ',')
+largest=$(printf '%s\n' $SIZES | sort -n | tail -1)
+# Record benchmarks: the sizes >= 1000 (the brief's 1 000, and the largest
+# to show the cost does not grow), else the largest.
+rec_sizes=$(printf '%s\n' $SIZES | awk '$1 >= 1000' | paste -sd, -)
+[ -n "$rec_sizes" ] || rec_sizes=$largest
+rec_base=$(echo "$rec_sizes" | cut -d, -f1)
+
+# A hermetic environment for git and the git-secure binary.
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null LC_ALL=C TZ=UTC
+unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_COMMON_DIR || true
+
+if [ ! -x "$BIN" ]; then
+  log "building $BIN"
+  go build -o "$BIN" ./cmd/git-secure
+fi
+
+{
+  echo "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(go version | cut -d' ' -f3), $(git --version)"
+  echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+} | tee "$OUT/machine.txt"
+
+# --- 1. repositories -------------------------------------------------------
+log "1/6 benchmark repositories ($SIZES entries; cache $GIT_SECURE_BENCH_CACHE)"
+go run ./internal/benchrepo/cmd/mkbenchrepo $SIZES | tee "$OUT/generate.txt"
+repo_dir() { awk -v n="$1" '$1 == n { print $6 }' "$OUT/generate.txt"; }
+
+# --- 2. verification -------------------------------------------------------
+log "2/6 go test -bench BenchmarkVerify (count $COUNT) and BenchmarkVerifyPhases"
+GIT_SECURE_BENCH_SIZES=$sizes_csv go test -run '^$' -bench '^BenchmarkVerify$' -count "$COUNT" ./internal/verify | tee "$OUT/verify.txt"
+GIT_SECURE_BENCH_SIZES=$sizes_csv go test -run '^$' -bench '^BenchmarkVerifyPhases$' -count 1 ./internal/verify | tee "$OUT/phases.txt"
+
+log "3/6 CPU profile of the $largest-entry verification"
+GIT_SECURE_BENCH_SIZES=$largest go test -run '^$' -bench '^BenchmarkVerify$' -benchtime 2x -count 1 \
+  -cpuprofile "$OUT/verify-$largest.cpu.prof" -o "$OUT/verify.test" ./internal/verify >"$OUT/profile-run.txt"
+go tool pprof -top -nodecount=15 "$OUT/verify.test" "$OUT/verify-$largest.cpu.prof" 2>/dev/null >"$OUT/pprof-top.txt"
+go tool pprof -top -cum -unit=ms -nodecount=1000 "$OUT/verify.test" "$OUT/verify-$largest.cpu.prof" 2>/dev/null >"$OUT/pprof-cum.txt"
+
+# --- 3. rsl record ---------------------------------------------------------
+log "4/6 go test -bench BenchmarkRecord (entries $rec_sizes, count $COUNT)"
+GIT_SECURE_BENCH_RECORD_SIZES=$rec_sizes go test -run '^$' -bench '^BenchmarkRecord$' -count "$COUNT" ./internal/porcelain | tee "$OUT/record.txt"
+
+# --- 4. the CLI: verify wall time and peak RSS, rsl record per entry --------
+log "5/6 bin/git-secure under /usr/bin/time: verify --full, rsl record"
+median() { sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "n/a"; else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+for n in $SIZES; do
+  [ "$n" -ge 1000 ] || continue
+  gd="$(repo_dir "$n")/repo.git"
+  for i in 1 2 3; do
+    if command -v /usr/bin/time >/dev/null; then
+      (cd "$gd" && /usr/bin/time -v -o "$OUT/cli-verify-$n-$i.time" "$BIN" verify --full >"$OUT/cli-verify-$n-$i.out" 2>&1 </dev/null) || true
+      rss=$(awk -F: '/Maximum resident set size/ { gsub(/ /, "", $2); print $2 }' "$OUT/cli-verify-$n-$i.time")
+      wall=$(awk '/Elapsed \(wall clock\)/ { n = split($NF, t, ":"); s = 0; for (k = 1; k <= n; k++) s = s * 60 + t[k]; print s }' "$OUT/cli-verify-$n-$i.time")
+    else
+      s=$(date +%s%N); (cd "$gd" && "$BIN" verify --full >"$OUT/cli-verify-$n-$i.out" 2>&1 </dev/null) || true; e=$(date +%s%N)
+      rss=n/a; wall=$(awk -v d=$((e - s)) 'BEGIN { print d / 1e9 }')
+    fi
+    grep -q "^verified $n entries" "$OUT/cli-verify-$n-$i.out" || { echo "bin/git-secure verify failed on $gd:" >&2; cat "$OUT/cli-verify-$n-$i.out" >&2; exit 1; }
+    echo "$n $wall $rss" >>"$OUT/cli-verify.txt"
+  done
+  rm -f "$gd/secure/checkpoint.json"
+done
+[ -f "$OUT/cli-verify.txt" ] && cat "$OUT/cli-verify.txt"
+
+# rsl record through the binary on a copy of the repository of $rec_base
+# entries: move main to the next commit (not timed), record (timed).
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cp -a "$(repo_dir "$rec_base")" "$tmp/r"
+gd="$tmp/r/repo.git"
+key="$tmp/r/keys/alice"
+cur=$(git -C "$gd" rev-parse refs/heads/main)
+git -C "$gd" rev-list --reverse "refs/heads/main..refs/bench/spare" >"$tmp/spare.all"
+head -n $((CLI_RECORDS + 1)) "$tmp/spare.all" >"$tmp/spare"
+i=0
+while read -r next; do
+  i=$((i + 1))
+  git -C "$gd" update-ref refs/heads/main "$next" "$cur" </dev/null
+  cur=$next
+  if [ "$i" -le "$CLI_RECORDS" ]; then
+    s=$(date +%s%N)
+    (cd "$gd" && "$BIN" rsl record --key "$key" main >"$tmp/rec.out" 2>&1 </dev/null) || { cat "$tmp/rec.out" >&2; exit 1; }
+    e=$(date +%s%N)
+    echo $(((e - s) / 1000)) >>"$OUT/cli-record-us.txt"
+  else
+    # One more, counting the git processes it starts.
+    mkdir -p "$tmp/shim"
+    printf '#!/bin/sh\necho "$*" >>"%s"\nexec "%s" "$@"\n' "$tmp/shim/log" "$(command -v git)" >"$tmp/shim/git"
+    chmod +x "$tmp/shim/git"
+    (cd "$gd" && PATH="$tmp/shim:$PATH" "$BIN" rsl record --key "$key" main >"$tmp/rec.out" 2>&1 </dev/null) || { cat "$tmp/rec.out" >&2; exit 1; }
+    cp "$tmp/shim/log" "$OUT/cli-record-git-processes.txt"
+  fi
+done <"$tmp/spare"
+(cd "$gd" && "$BIN" verify --full >"$tmp/verify.out" 2>&1) || { echo "the copy does not verify after CLI records:" >&2; cat "$tmp/verify.out" >&2; exit 1; }
+echo "CLI rsl record, µs per entry: $(tr '\n' ' ' <"$OUT/cli-record-us.txt")"
+echo "git processes per CLI record: $(wc -l <"$OUT/cli-record-git-processes.txt"): $(awk '{ print $1 }' "$OUT/cli-record-git-processes.txt" | paste -sd' ' -)"
+
+# --- 5. batched object reading --------------------------------------------
+log "6/6 go test -bench BenchmarkReadCommits5000 ./internal/gitrepo (count $COUNT)"
+go test -run '^$' -bench '^BenchmarkReadCommits5000$' -count "$COUNT" ./internal/gitrepo | tee "$OUT/readcommits.txt"
+
+# --- summary ---------------------------------------------------------------
+# metric FILE NAME UNIT: median over the -count runs of benchmark NAME.
+metric() {
+  awk -v name="$2" -v unit="$3" '
+    $1 == name || (index($1, name "-") == 1 && substr($1, length(name) + 2) ~ /^[0-9]+$/) {
+      for (i = 3; i <= NF; i++) if ($i == unit) print $(i - 1)
+    }' "$1" | median
+}
+# num FORMAT EXPR: awk arithmetic, "n/a" if an operand is n/a.
+num() { case "$2" in *n/a*) echo n/a ;; *) awk "BEGIN { printf \"$1\", $2 }" ;; esac; }
+pass() { case "$1" in *n/a*) echo "?" ;; *) awk "BEGIN { print (($1) ? \"PASS\" : \"FAIL\") }" ;; esac; }
+cum_ms() { awk -v f="$1" '$6 == f { v = $4; sub(/ms$/, "", v); print v; exit }' "$OUT/pprof-cum.txt"; }
+
+{
+echo
+echo "================================ git-secure benchmarks ================================"
+cat "$OUT/machine.txt"
+echo "load average at end:   $(cut -d' ' -f1-3 /proc/loadavg)   (other work on the machine inflates wall times; cpu/entry is this process only)"
+echo
+echo "Generated repositories (internal/benchrepo; one pack written in-process, no process per entry)"
+printf '  %-8s %-7s %9s %9s %9s\n' entries status build-s objects pack-MB
+while read -r n st secs objs bytes dir; do
+  printf '  %-8s %-7s %9s %9s %9s\n' "$n" "$st" "$secs" "$objs" "$(num '%.1f' "$bytes/1048576")"
+done <"$OUT/generate.txt"
+echo
+echo "1. Full verification, verify.Verify on the whole log (every 10th entry a release update with bob's approval)"
+printf '  %-8s %10s %12s %12s %10s %10s %12s %10s\n' entries total-ms us/entry cpu-us/entry peak-heap alloc-MB cli-wall-s cli-RSS-MB
+for n in $SIZES; do
+  b="BenchmarkVerify/entries=$n"
+  t=$(metric "$OUT/verify.txt" "$b" ns/op)
+  cw=n/a; cr=n/a
+  if [ -f "$OUT/cli-verify.txt" ] && grep -q "^$n " "$OUT/cli-verify.txt"; then
+    cw=$(awk -v n="$n" '$1 == n { print $2 }' "$OUT/cli-verify.txt" | median)
+    cr=$(awk -v n="$n" '$1 == n { print $3 }' "$OUT/cli-verify.txt" | median)
+    cr=$(num '%.1f' "$cr/1024")
+  fi
+  printf '  %-8s %10s %12s %12s %10s %10s %12s %10s\n' "$n" \
+    "$(num '%.1f' "$t/1e6")" \
+    "$(num '%.1f' "$(metric "$OUT/verify.txt" "$b" ns/entry)/1e3")" \
+    "$(num '%.1f' "$(metric "$OUT/verify.txt" "$b" cpu-ns/entry)/1e3")" \
+    "$(num '%.1f' "$(metric "$OUT/verify.txt" "$b" peak-heap-MB)")" \
+    "$(num '%.1f' "$(metric "$OUT/verify.txt" "$b" B/op)/1048576")" \
+    "$cw" "$cr"
+done
+set -- $(printf '%s\n' $SIZES | sort -n)
+small=$1; big=${!#}
+ts=$(metric "$OUT/verify.txt" "BenchmarkVerify/entries=$small" ns/op)
+tb=$(metric "$OUT/verify.txt" "BenchmarkVerify/entries=$big" ns/op)
+if [ "$small" != "$big" ]; then
+  echo "  marginal cost per entry ($small -> $big): $(num '%.1f' "($tb - $ts)/($big - $small)/1e3") us; per-entry ratio $big/$small: $(num '%.2f' "($tb/$big)/($ts/$small)")"
+fi
+echo
+echo "   Phases, run one by one (BenchmarkVerifyPhases): wall us per entry; approvals per approval."
+echo "   'pipelined' and 'indexed' are the suggested fixes, measured in test code (see bench_test.go)."
+printf '  %-8s %12s %10s %9s %7s %16s %10s %8s\n' entries read-objects pipelined read-log parse 'signatures(1cpu)' approvals indexed
+for n in $SIZES; do
+  p="BenchmarkVerifyPhases/entries=$n"
+  printf '  %-8s %12s %10s %9s %7s %16s %10s %8s\n' "$n" \
+    "$(num '%.1f' "$(metric "$OUT/phases.txt" "$p/read-objects" ns/entry)/1e3")" \
+    "$(num '%.1f' "$(metric "$OUT/phases.txt" "$p/read-objects-pipelined" ns/entry)/1e3")" \
+    "$(num '%.1f' "$(metric "$OUT/phases.txt" "$p/read-log" ns/entry)/1e3")" \
+    "$(num '%.1f' "$(metric "$OUT/phases.txt" "$p/parse" ns/entry)/1e3")" \
+    "$(num '%.1f' "$(metric "$OUT/phases.txt" "$p/signatures" ns/entry)/1e3")" \
+    "$(num '%.1f' "$(metric "$OUT/phases.txt" "$p/approvals" ns/approval)/1e3")" \
+    "$(num '%.1f' "$(metric "$OUT/phases.txt" "$p/approvals-indexed" ns/approval)/1e3")"
+done
+echo
+total=$(awk '/Total samples/ { v = $(NF - 1); print v }' "$OUT/pprof-top.txt")
+total_ms=$(awk -v v="$total" 'BEGIN { if (v ~ /ms$/) { sub(/ms$/, "", v); print v } else if (v ~ /s$/) { sub(/s$/, "", v); print v * 1000 } else print "n/a" }')
+echo "   CPU profile of $largest entries (go test -cpuprofile, 3 verifications; $OUT/pprof-top.txt), share of $total:"
+while IFS='|' read -r f label; do
+  full=$f
+  case $f in verify.* | attest.* | gitrepo.* | rsl.* | sign.*) full="github.com/git-secure/git-secure/internal/$f" ;; esac
+  v=$(cum_ms "$full")
+  [ -n "$v" ] || continue
+  printf '    %-34s %-32s %8s ms %6s%%\n' "$f" "$label" "$v" "$(num '%.1f' "100*$v/$total_ms")"
+done <<'EOF'
+verify.(*verifier).checkSignature|entry signatures (2 goroutines)
+sign.VerifySSHSig|  of which SSHSIG checks
+crypto/ed25519.Verify|ed25519 (entries and approvals)
+verify.(*verifier).replay|replay: rules, approvals
+verify.Approvers|  of which approvals
+attest.(*Store).readDir|    of which store reads
+gitrepo.ParseTree|    of which tree parsing
+attest.(*Envelope).Verify|    of which envelope signatures
+rsl.ReadLog|reading the log
+gitrepo.(*catFile).read|  of which cat-file I/O
+gitrepo.ParseCommit|  of which commit parsing
+rsl.FromCommit|  of which entry decoding
+verify.(*verifier).checkCurrent|current refs
+runtime.gcBgMarkWorker|GC (background)
+EOF
+echo
+echo "2. rsl record, one entry (ms; git processes included)"
+printf '  %-8s %10s %10s %18s\n' entries main/warm main/cold release+approval
+for n in $(echo "$rec_sizes" | tr , ' '); do
+  r="BenchmarkRecord/entries=$n"
+  printf '  %-8s %10s %10s %18s\n' "$n" \
+    "$(num '%.1f' "$(metric "$OUT/record.txt" "$r/main/warm" ns/op)/1e6")" \
+    "$(num '%.1f' "$(metric "$OUT/record.txt" "$r/main/cold" ns/op)/1e6")" \
+    "$(num '%.1f' "$(metric "$OUT/record.txt" "$r/release/warm" ns/op)/1e6")"
+done
+cli_rec=$(median <"$OUT/cli-record-us.txt")
+echo "  CLI: bin/git-secure rsl record main ($rec_base entries, median of $CLI_RECORDS): $(num '%.1f' "$cli_rec/1e3") ms; $(wc -l <"$OUT/cli-record-git-processes.txt") git processes per record"
+echo
+echo "3. Object reads, 5 000 commits (internal/gitrepo BenchmarkReadCommits5000, ns/commit)"
+for s in batch go-git process-per-commit-200; do
+  printf '  %-26s %10s\n' "$s" "$(num '%.0f' "$(metric "$OUT/readcommits.txt" "BenchmarkReadCommits5000/$s" ns/commit)")"
+done
+echo
+echo "Targets"
+v_big=$(num '%.2f' "$tb/1e9")
+echo "  verify $big entries < 2 s:                  ${v_big} s   $(pass "$tb < 2e9")"
+if [ "$small" != "$big" ]; then
+  echo "  per-entry cost constant ($small..$big, ratio <= 1.25): $(num '%.2f' "($tb/$big)/($ts/$small)")   $(pass "($tb/$big)/($ts/$small) <= 1.25")"
+fi
+rm_warm=$(metric "$OUT/record.txt" "BenchmarkRecord/entries=$rec_base/main/warm" ns/op)
+echo "  rsl record <= 10 ms per entry:             warm $(num '%.1f' "$rm_warm/1e6") ms $(pass "$rm_warm <= 1e7"), CLI $(num '%.1f' "$cli_rec/1e3") ms $(pass "$cli_rec <= 1e4")"
+t1000=$(metric "$OUT/verify.txt" "BenchmarkVerify/entries=1000" ns/op)
+rss1000=$(awk '$1 == 1000 { print $3 }' "$OUT/cli-verify.txt" 2>/dev/null | median)
+echo "  gittuf v0.15 reference (same machine kind): 1 000 entries verify 9.9 s, record 60 ms/entry, 45 MB"
+echo "    git-secure:                               1 000 entries verify $(num '%.2f' "$t1000/1e9") s, record $(num '%.1f' "$cli_rec/1e3") ms/entry (CLI), $(num '%.1f' "$rss1000/1024") MB max RSS (CLI)"
+echo
+echo "Raw go test output (benchstat input): $OUT/{verify,phases,record,readcommits}.txt"
+echo "Total time: $(($(date +%s) - T0)) s"
+} | tee "$OUT/summary.txt"
+echo
+echo "CPU profile, top 15 ($largest entries):"
+sed -n '/flat%/,$p' "$OUT/pprof-top.txt"
