@@ -76,8 +76,13 @@ func TestBuild(t *testing.T) {
 			git(t, gd, nil, "update-ref", "-d", "refs/secure/attestations")
 			_, err = verify.Verify(repo, verify.Options{Now: info.Now()})
 			var failed *verify.Failed
-			if err == nil || !strings.Contains(err.Error(), "4 problems") || !errors.As(err, &failed) {
-				t.Fatalf("want 4 threshold problems, got %v", err)
+			if !errors.As(err, &failed) || len(failed.Problems) != 4 {
+				t.Fatalf("want a problem with each of the 4 release entries, got %v", err)
+			}
+			for _, p := range failed.Problems {
+				if p.Entry%10 != 0 || p.Ref != benchrepo.ReleaseRef {
+					t.Fatalf("unexpected problem %v", p)
+				}
 			}
 		})
 	}

@@ -175,7 +175,8 @@ func (c *Context) preReceive(input []byte) error {
 	pushed := map[string]bool{}
 	for _, l := range lines {
 		if cur := proposed[l.Ref]; cur != l.Old {
-			return fmt.Errorf("%w: %s moved during the push; push again", ErrRejected, l.Ref)
+			c.say("rejected: %s moved during the push (someone else pushed first); fetch and push again", l.Ref)
+			return ErrRejected
 		}
 		if l.New.IsZero() {
 			delete(proposed, l.Ref)

@@ -31,7 +31,7 @@ func (h *Helper) fetchAndVerify() (map[string]gitrepo.Hash, string, error) {
 		return nil, "", err
 	}
 	ns := h.namespace
-	if _, err := h.Repo.Git.RunTee(bgctx(), h.Err, "fetch", "--no-tags", "--no-write-fetch-head", "--quiet", "--no-recurse-submodules", "--", h.URL, "+refs/*:"+ns+"/*"); err != nil {
+	if _, err := h.Repo.Git.RunTee(bgctx(), h.Err, "fetch", "--no-tags", "--no-write-fetch-head", "--quiet", "--no-recurse-submodules", "--no-auto-maintenance", "--", h.URL, "+refs/*:"+ns+"/*"); err != nil {
 		return nil, "", fmt.Errorf("fetch from %s: %w", h.URL, err)
 	}
 	incoming, err := h.Repo.Git.ListRefs(ns + "/")
@@ -51,7 +51,39 @@ func (h *Helper) fetchAndVerify() (map[string]gitrepo.Hash, string, error) {
 	if err := h.checkRemoteLog(remote); err != nil {
 		return nil, "", err
 	}
+	h.remote = remote
 	return visible, head, nil
+}
+
+// syncForPush brings the remote's metadata in before a push. One ls-remote
+// tells whether the remote's refs/secure/* are what this clone holds (the
+// common case: nothing more to do); otherwise everything is fetched and
+// verified as for a fetch.
+func (h *Helper) syncForPush() error {
+	refs, _, err := h.lsRemote()
+	if err != nil {
+		return err
+	}
+	local, err := h.Repo.Git.ListRefs("refs/secure/")
+	if err != nil {
+		return err
+	}
+	have := map[string]gitrepo.Hash{}
+	for _, r := range local {
+		have[r.Name] = r.Hash
+	}
+	same := true
+	for _, name := range secureRefs {
+		if r := refs[name]; !r.IsZero() && r != have[name] {
+			same = false // the remote holds metadata we lack
+		}
+	}
+	if same {
+		h.remote = refs
+		return nil
+	}
+	_, _, err = h.fetchAndVerify()
+	return err
 }
 
 // checkRemoteLog decides whether the remote's metadata can be trusted and,

@@ -50,6 +50,8 @@ type Helper struct {
 
 	namespace string
 	listed    map[string]gitrepo.Hash
+	// remote holds the remote's refs as last listed or fetched.
+	remote map[string]gitrepo.Hash
 }
 
 func (h *Helper) logf(format string, args ...any) {

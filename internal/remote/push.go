@@ -93,7 +93,7 @@ func failAll(specs []pushSpec, msg string) map[string]string {
 // pushSpecs returns, per failed destination, why it failed.
 func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
 	// Bring the remote's metadata in (verified) before building on it.
-	if _, _, err := h.fetchAndVerify(); err != nil {
+	if err := h.syncForPush(); err != nil {
 		return failAll(specs, "git-secure: "+err.Error())
 	}
 	g := h.Repo.Git
@@ -147,7 +147,16 @@ func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
 			return failAll(specs, "git-secure: "+strings.TrimPrefix(err.Error(), "refused: "))
 		}
 		extra := h.metadataSpecs(prepared.Tip)
+		before := h.remote[rsl.Ref]
 		failed, raceLost := h.runPushRaw(specs, extra)
+		if len(failed) > 0 && !raceLost && !branchNonFF(failed) {
+			// However the server worded it (a lock, an atomic transaction,
+			// a hook that saw the log move), a log that moved meanwhile
+			// means someone else pushed first: retry on top of theirs.
+			if refs, _, err := h.lsRemote(); err == nil && refs[rsl.Ref] != before {
+				raceLost = true
+			}
+		}
 		if len(failed) == 0 {
 			// The server has the entries; make them ours too.
 			if prepared.Tip != localTip {
@@ -170,7 +179,7 @@ func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
 			return failed
 		}
 		h.logf("someone else pushed first; recording on top of their entries and retrying (attempt %d)", attempt+1)
-		if _, _, err := h.fetchAndVerify(); err != nil {
+		if err := h.syncForPush(); err != nil {
 			return failAll(specs, "git-secure: "+err.Error())
 		}
 		if pol, _, err = h.Repo.CurrentPolicy(); err != nil {
@@ -196,12 +205,7 @@ func (h *Helper) resolveSrc(src string) (gitrepo.Hash, error) {
 // moving meanwhile makes the atomic push fail instead of losing anything.
 func (h *Helper) metadataSpecs(tip gitrepo.Hash) []string {
 	g := h.Repo.Git
-	remote := map[string]gitrepo.Hash{}
-	if refs, err := g.ListRefs(h.namespace + "/secure/"); err == nil {
-		for _, r := range refs {
-			remote["refs/secure/"+strings.TrimPrefix(r.Name, h.namespace+"/secure/")] = r.Hash
-		}
-	}
+	remote := h.remote
 	var out []string
 	if tip != remote[rsl.Ref] {
 		out = append(out, fmt.Sprintf("%s:%s", tip, rsl.Ref))
@@ -276,4 +280,15 @@ func firstReason(reasons map[string]string, err error) string {
 		}
 	}
 	return err.Error()
+}
+
+// branchNonFF reports whether a branch itself was refused as not a
+// fast-forward: retrying cannot help, the user must integrate first.
+func branchNonFF(failed map[string]string) bool {
+	for dst, why := range failed {
+		if !strings.HasPrefix(dst, "refs/secure/") && (strings.Contains(why, "fetch first") || strings.Contains(why, "non-fast-forward")) {
+			return true
+		}
+	}
+	return false
 }

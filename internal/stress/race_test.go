@@ -30,6 +30,9 @@ type pushStats struct {
 // maxPushRetries bounds the retries of one commit's push.
 const maxPushRetries = 60
 
+// backoffBase is the first retry's maximum backoff in milliseconds.
+const backoffBase = 60
+
 // classify names why a push failed.
 func classify(stderr string) string {
 	switch {
@@ -106,7 +109,9 @@ func runPusher(ctx context.Context, u *user, dir string, n int) *pushStats {
 				return st
 			}
 			st.retried++
-			time.Sleep(time.Duration(rand.IntN(30*(1+min(attempt, 8)))) * time.Millisecond)
+			// Exponential backoff with jitter: the pushers that lost step
+			// aside so that the next round has fewer losers.
+			time.Sleep(time.Duration(rand.IntN(backoffBase<<min(attempt, 5))) * time.Millisecond)
 			if err := pull(u, dir, st); err != nil {
 				st.err = err
 				return st

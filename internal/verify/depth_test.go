@@ -22,6 +22,7 @@ import (
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/porcelain"
 	"github.com/git-secure/git-secure/internal/rsl"
+	"github.com/git-secure/git-secure/internal/sign"
 	"github.com/git-secure/git-secure/internal/testutil"
 	"github.com/git-secure/git-secure/internal/verify"
 )
@@ -136,6 +137,85 @@ func depthOnlyEntries(t *testing.T, failed *verify.Failed, entries ...uint64) {
 		if !seen[n] {
 			t.Errorf("no problem on entry #%d: %s", n, scenarioDescribe(failed))
 		}
+	}
+}
+
+// depthStoreTestRun signs run with key and stores it in the attestation
+// store, bypassing AttestRun.
+func depthStoreTestRun(f *ScenarioFixture, key string, run attest.TestRun) {
+	f.T.Helper()
+	stmt, err := run.Statement()
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	s, err := sign.LoadSigner(sign.KeySpec{File: f.Key(key)})
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	defer s.Close()
+	env, err := attest.Sign(stmt, s)
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	store, err := attest.OpenStore(f.G)
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	who, err := f.R.Ident()
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	if _, err := store.Add(attest.TestRunDir(run.Tree)+"/"+attest.SignerFile(s.PublicKey()), env, who, "hand-made test run"); err != nil {
+		f.T.Fatal(err)
+	}
+}
+
+// depthMisfileTestRuns copies the store's directory tests/<from> to
+// tests/<to> with git plumbing (attest.Store.Add refuses a misfiled run),
+// as an attacker with push access to the store could.
+func depthMisfileTestRuns(f *ScenarioFixture, from, to gitrepo.Hash) {
+	f.T.Helper()
+	tip := f.Ref(attest.Ref)
+	c, err := f.G.ReadCommit(tip)
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	root, err := f.G.ReadTree(c.Tree)
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	ti := slices.IndexFunc(root, func(e gitrepo.TreeEntry) bool { return e.Name == "tests" })
+	if ti < 0 {
+		f.T.Fatal("no tests/ in the attestation store")
+	}
+	tests, err := f.G.ReadTree(root[ti].Hash)
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	di := slices.IndexFunc(tests, func(e gitrepo.TreeEntry) bool { return e.Name == from.String() })
+	if di < 0 {
+		f.T.Fatalf("no tests/%s in the attestation store", from)
+	}
+	tests = append(tests, gitrepo.TreeEntry{Mode: gitrepo.ModeTree, Name: to.String(), Hash: tests[di].Hash})
+	th, err := f.G.WriteTree(tests)
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	root[ti].Hash = th
+	rh, err := f.G.WriteTree(root)
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	who, err := f.R.Ident()
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	h, err := f.G.WriteObject("commit", gitrepo.EncodeCommit(rh, []gitrepo.Hash{tip}, who, who, "git-secure: misfiled test run\n"))
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	if err := f.G.UpdateRefs([]gitrepo.RefUpdate{{Name: attest.Ref, Old: tip, New: h}}, "test: misfile"); err != nil {
+		f.T.Fatal(err)
 	}
 }
 
@@ -358,7 +438,8 @@ func depthEdits(t *testing.T, tmpl *ScenarioTemplate) {
 				Require: []policy.Requirement{{Group: "team:security", N: 4}}}, now)
 		}, "requirement team:security=4 cannot be met: team:security has 3 persons"},
 		{"requirement naming a person more than once", func(p, b *policy.Policy, now time.Time) error {
-			return p.AddRule(b, policy.Rule{Name: "solo", Refs: []string{"refs/heads/solo"}, Require: []policy.Requirement{{Group: "dev1", N: 2}}}, now)
+			return p.AddRule(b, policy.Rule{Name: "solo", Refs: []string{"refs/heads/solo"}, Allow: []string{"team:developers"},
+				Require: []policy.Requirement{{Group: "dev1", N: 2}}}, now)
 		}, "dev1 has 1 persons"},
 		{"threshold larger than the allowed persons", func(p, b *policy.Policy, now time.Time) error {
 			return p.AddRule(b, policy.Rule{Name: "big", Refs: []string{"refs/heads/big"}, Allow: []string{"dev1", "sec1"}, Threshold: 3}, now)
@@ -627,7 +708,7 @@ func depthPaths(t *testing.T, tmpl *ScenarioTemplate) {
 		f.MustVerify(verify.Options{})
 	})
 
-	t.Run("new branch diffs against its base", func(t *testing.T) {
+	t.Run("new branch without protected changes", func(t *testing.T) {
 		t.Parallel()
 		// A new ref's changed files are computed from its best common
 		// ancestor with the recorded refs, not from the empty tree (which
@@ -639,10 +720,27 @@ func depthPaths(t *testing.T, tmpl *ScenarioTemplate) {
 			t.Errorf("record of the new topic branch: %+v", r)
 		}
 		f.MustVerify(verify.Options{})
+	})
+
+	// newCryptoBranch creates topic2 off main with a crypto change; dev1's
+	// record is refused, then forged. It returns the entry number.
+	newCryptoBranch := func(t *testing.T) (*ScenarioFixture, uint64) {
+		f := setup(t)
 		f.S.Git(f.Dir, "checkout", "-q", "-b", "topic2")
 		x := depthCommit(f, "src/crypto/t.go", "topic crypto")
-		n := refusedThenForged(f, "refs/heads/topic2", gitrepo.ZeroHash, x, "src/crypto/t.go")
-		p, _ := f.MustFail(verify.Options{}, verify.ErrUnauthorized, "refs/heads/topic2", "rule crypto", "src/crypto/t.go")
+		return f, refusedThenForged(f, "refs/heads/topic2", gitrepo.ZeroHash, x, "src/crypto/t.go")
+	}
+
+	t.Run("porcelain refuses a new branch with a crypto change", func(t *testing.T) {
+		t.Parallel()
+		newCryptoBranch(t)
+	})
+
+	t.Run("new branch with a crypto change", func(t *testing.T) {
+		t.Skip("BUG: verify (rules.go recordedTargets, called from authorize after replay already appended the entry to v.state) includes the new ref's own target among the recorded targets, so the merge base of a newly created ref is its own commit and no file counts as changed: a path rule never applies to a ref's creation")
+		t.Parallel()
+		f, n := newCryptoBranch(t)
+		p, _ := f.MustFail(verify.Options{}, verify.ErrUnauthorized, "refs/heads/topic2", "rule crypto", "dev1 is not allowed", "src/crypto/t.go")
 		if p.Entry != n || strings.Contains(p.Detail, "src/crypto/a.go") {
 			t.Errorf("problem %+v; want entry #%d naming only the new crypto file", p, n)
 		}
@@ -773,6 +871,34 @@ func depthTests(t *testing.T, tmpl *ScenarioTemplate) {
 		}
 	})
 
+	t.Run("a stored run of a failing command does not count", func(t *testing.T) {
+		t.Parallel()
+		// Hand-made (AttestRun never stores one), correctly signed by ci.
+		f := setup(t)
+		c := f.CommitMain("failing tests")
+		depthStoreTestRun(f, "ci", attest.TestRun{Tree: depthTree(f, c), Commit: c, Command: []string{"make", "test"}, ExitCode: 3,
+			Tools: map[string]string{}, StartedAt: ScenarioNow})
+		r := f.Record("dev1", "main")
+		p, _ := f.MustFail(verify.Options{}, verify.ErrNoTests, depthMain, "rule tested", "attested by ci", "exited with 3")
+		if p.Entry != r.Entry {
+			t.Errorf("problem on entry #%d, want #%d", p.Entry, r.Entry)
+		}
+	})
+
+	t.Run("a run filed under another tree does not count", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t)
+		b := f.CommitMain("tested")
+		mustRun(f, "ci", "sh", "-c", "exit 0")
+		c := f.CommitMain("untested")
+		depthMisfileTestRuns(f, depthTree(f, b), depthTree(f, c))
+		r := f.Record("dev1", "main")
+		p, _ := f.MustFail(verify.Options{}, verify.ErrNoTests, depthMain, "rule tested", "attested by ci", "it is for tree "+depthTree(f, b).String()[:12])
+		if p.Entry != r.Entry {
+			t.Errorf("problem on entry #%d, want #%d", p.Entry, r.Entry)
+		}
+	})
+
 	t.Run("attestation by a person outside the group does not count", func(t *testing.T) {
 		t.Parallel()
 		f := setup(t)
@@ -897,7 +1023,7 @@ func depthRevocation(t *testing.T, tmpl *ScenarioTemplate) {
 	})
 
 	t.Run("revoked key may not record", func(t *testing.T) {
-		// SKIPTMP t.Skip("BUG: porcelain.Repo.Record (record.go precheck) accepts an entry signed by a key revoked in the policy in force; the entry can never verify (ErrSignature revoked)")
+		t.Skip("BUG: porcelain.Repo.Record (record.go precheck) accepts an entry signed by a key revoked in the policy in force; the entry can never verify (ErrSignature revoked)")
 		t.Parallel()
 		f, _, _, _, _ := revoked(t)
 		f.CommitMain("after revocation")
@@ -977,7 +1103,7 @@ func depthGlobal(t *testing.T, tmpl *ScenarioTemplate) {
 	})
 
 	t.Run("no-force-push on a ref no other rule protects", func(t *testing.T) {
-		// SKIPTMP t.Skip("BUG: verify.Decide only applies global rules when an ordinary rule covers the ref (decide.go: `if len(rules) > 0 { d.checkGlobal }`, rules.go authorize returns early), so a no-force-push global rule on an otherwise unprotected ref is never enforced; docs/format.md section 2 says a matching ref may only fast-forward")
+		t.Skip("BUG: verify.Decide only applies global rules when an ordinary rule covers the ref (decide.go: `if len(rules) > 0 { d.checkGlobal }`, rules.go authorize returns early), so a no-force-push global rule on an otherwise unprotected ref is never enforced; docs/format.md section 2 says a matching ref may only fast-forward")
 		t.Parallel()
 		f := tmpl.Clone(t)
 		f.Stage("add global rule linear-release", func(p, base *policy.Policy, now time.Time) error {
@@ -1043,7 +1169,7 @@ func depthGlobal(t *testing.T, tmpl *ScenarioTemplate) {
 	})
 
 	t.Run("min-persons: record then approve", func(t *testing.T) {
-		// SKIPTMP t.Skip("BUG: porcelain.Repo.Record refuses an allowed signer when only a min-persons global rule is unmet: precheck (record.go) looks the failure's rule name up with pol.Rule, finds no ordinary rule named after the global rule and refuses with \"rule two protects refs/heads/main and you (dev1) cannot sign for it\" instead of recording with a pending note")
+		t.Skip("BUG: porcelain.Repo.Record refuses an allowed signer when only a min-persons global rule is unmet: precheck (record.go) looks the failure's rule name up with pol.Rule, finds no ordinary rule named after the global rule and refuses with \"rule two protects refs/heads/main and you (dev1) cannot sign for it\" instead of recording with a pending note")
 		t.Parallel()
 		f := minPersons(t)
 		b := f.CommitMain("needs two")
@@ -1136,6 +1262,7 @@ func depthExplain(t *testing.T, tmpl *ScenarioTemplate) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	slices.Sort(x.Approved)
 	if !x.Satisfied || len(x.Failures) != 0 || strings.Join(x.Approved, ",") != "dev2,sec1" || strings.Join(x.Rules[0].Signed, ",") != "dev1,dev2,sec1" {
 		t.Errorf("after approvals: %+v; want satisfied with dev1, dev2, sec1 counted", x)
 	}
