@@ -31,6 +31,12 @@ var Names = []string{
 // Handled are the client hooks git-secure itself acts on.
 var Handled = map[string]bool{"pre-push": true}
 
+// hot are hooks git runs on nearly every command (twice per ref update for
+// reference-transaction). A repository install forwards them only when the
+// chained directory has them, so they cost nothing otherwise; install again
+// after adding one.
+var hot = map[string]bool{"reference-transaction": true, "post-index-change": true}
+
 // Config keys git-secure owns.
 const (
 	keyHooksPath     = "core.hooksPath"
@@ -70,6 +76,12 @@ func writeDir(dir, binary, chainDir string) error {
 	}
 	for _, name := range Names {
 		p := filepath.Join(dir, name)
+		if hot[name] && chainDir != "" {
+			if st, err := os.Stat(filepath.Join(chainDir, name)); err != nil || st.IsDir() {
+				_ = os.Remove(p)
+				continue
+			}
+		}
 		if err := os.WriteFile(p+".tmp", []byte(Script(name, binary, chainDir, Handled[name])), 0o755); err != nil {
 			return fmt.Errorf("hooks: write %s: %w", p, err)
 		}

@@ -245,13 +245,15 @@ func (c *Context) prePush(input []byte) error {
 		return nil
 	}
 	g := c.Repo.Git
+	remote := c.Args[0]
+	// The common case first and cheapest: the remote goes through
+	// git-remote-secure, which records and sends the entries itself.
+	if v, _, _ := g.Config("remote." + remote + ".vcs"); v == "secure" {
+		return nil
+	}
 	polTip, ok, err := g.ResolveRef(policy.Ref)
 	if err != nil || !ok {
 		return err
-	}
-	remote := c.Args[0]
-	if v, _, _ := g.Config("remote." + remote + ".vcs"); v == "secure" {
-		return nil
 	}
 	pol, err := policy.Load(g, polTip)
 	if err != nil {

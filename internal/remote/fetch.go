@@ -90,10 +90,11 @@ func (h *Helper) syncForPush() error {
 // if so, adopts it locally.
 func (h *Helper) checkRemoteLog(remote map[string]gitrepo.Hash) error {
 	g := h.Repo.Git
-	localTip, _, err := g.ResolveRef(rsl.Ref)
+	local, err := h.localSecure()
 	if err != nil {
 		return err
 	}
+	localTip := local[rsl.Ref]
 	remoteTip := remote[rsl.Ref]
 	seen, _, _ := g.Config(h.configKey("securetip"))
 	if remoteTip.IsZero() {
@@ -139,7 +140,7 @@ func (h *Helper) checkRemoteLog(remote map[string]gitrepo.Hash) error {
 		}
 	}
 	if adopt {
-		if err := h.adopt(remote, localTip); err != nil {
+		if err := h.adopt(remote, local); err != nil {
 			return err
 		}
 	}
@@ -155,15 +156,11 @@ func (h *Helper) refuse(format string, args ...any) error {
 
 // adopt moves the local metadata refs to the remote's verified values, each
 // with compare-and-swap; attestations and staged policy only fast-forward.
-func (h *Helper) adopt(remote map[string]gitrepo.Hash, localTip gitrepo.Hash) error {
+func (h *Helper) adopt(remote, local map[string]gitrepo.Hash) error {
 	g := h.Repo.Git
 	var updates []gitrepo.RefUpdate
 	for _, name := range secureRefs {
-		want := remote[name]
-		have, _, err := g.ResolveRef(name)
-		if err != nil {
-			return err
-		}
+		want, have := remote[name], local[name]
 		if want.IsZero() || want == have {
 			continue
 		}

@@ -127,6 +127,19 @@ func (h *Helper) git(args ...string) ([]byte, error) {
 	return h.Repo.Git.Run(context.Background(), nil, args...)
 }
 
+// localSecure reads the local refs/secure/* in one process.
+func (h *Helper) localSecure() (map[string]gitrepo.Hash, error) {
+	refs, err := h.Repo.Git.ListRefs("refs/secure/")
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]gitrepo.Hash, len(refs))
+	for _, r := range refs {
+		out[r.Name] = r.Hash
+	}
+	return out, nil
+}
+
 // cleanup deletes the private namespace.
 func (h *Helper) cleanup() {
 	refs, err := h.Repo.Git.ListRefs(h.namespace + "/")

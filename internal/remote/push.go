@@ -138,15 +138,16 @@ func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
 		return h.runPush(specs, h.metadataSpecs(localTip))
 	}
 	for attempt := 1; ; attempt++ {
-		localTip, _, err = g.ResolveRef(rsl.Ref)
+		local, err := h.localSecure()
 		if err != nil {
 			return failAll(specs, err.Error())
 		}
+		localTip = local[rsl.Ref]
 		prepared, err := h.Repo.Prepare(localTip, pol, signer, changes)
 		if err != nil {
 			return failAll(specs, "git-secure: "+strings.TrimPrefix(err.Error(), "refused: "))
 		}
-		extra := h.metadataSpecs(prepared.Tip)
+		extra := h.metadataSpecsFrom(prepared.Tip, local)
 		before := h.remote[rsl.Ref]
 		failed, raceLost := h.runPushRaw(specs, extra)
 		if len(failed) > 0 && !raceLost && !branchNonFF(failed) {
@@ -204,6 +205,14 @@ func (h *Helper) resolveSrc(src string) (gitrepo.Hash, error) {
 // policy where the local ones are ahead. None is forced, so the remote
 // moving meanwhile makes the atomic push fail instead of losing anything.
 func (h *Helper) metadataSpecs(tip gitrepo.Hash) []string {
+	local, err := h.localSecure()
+	if err != nil {
+		return nil
+	}
+	return h.metadataSpecsFrom(tip, local)
+}
+
+func (h *Helper) metadataSpecsFrom(tip gitrepo.Hash, locals map[string]gitrepo.Hash) []string {
 	g := h.Repo.Git
 	remote := h.remote
 	var out []string
@@ -211,8 +220,8 @@ func (h *Helper) metadataSpecs(tip gitrepo.Hash) []string {
 		out = append(out, fmt.Sprintf("%s:%s", tip, rsl.Ref))
 	}
 	for _, name := range []string{policy.Ref, attest.Ref, policy.StagingRef} {
-		local, ok, err := g.ResolveRef(name)
-		if err != nil || !ok || local == remote[name] {
+		local := locals[name]
+		if local.IsZero() || local == remote[name] {
 			continue
 		}
 		if r := remote[name]; !r.IsZero() && !mustAncestor(g, r, local) {

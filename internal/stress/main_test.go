@@ -444,18 +444,25 @@ type project struct {
 }
 
 // newProject sets up an enforcing server repository whose policy protects
-// refs/heads/main (threshold 1) with n persons; person 0 initialises it,
-// the others clone it, install the hooks and fetch.
+// refs/heads/main (threshold 1) with n new persons; person 0 initialises
+// it, the others clone it, install the hooks and fetch.
 func newProject(t testing.TB, tr transport, n int) *project {
 	t.Helper()
-	srv := startServer(t, tr)
-	p := &project{srv: srv}
-	p.repo, p.url = srv.newRepo("project.git")
+	var persons []*user
 	for i := 0; i < n; i++ {
-		p.persons = append(p.persons, newUser(t, fmt.Sprintf("p%d", i)))
+		persons = append(persons, newUser(t, fmt.Sprintf("p%d", i)))
 	}
+	return newProjectOn(t, startServer(t, tr), "project", persons)
+}
+
+// newProjectOn sets up the repository NAME.git on srv for persons (each
+// gets the clone ~/NAME).
+func newProjectOn(t testing.TB, srv *server, name string, persons []*user) *project {
+	t.Helper()
+	p := &project{srv: srv, persons: persons}
+	p.repo, p.url = srv.newRepo(name + ".git")
 	owner := p.persons[0]
-	dir := owner.sb.InitRepo("clone", 1)
+	dir := owner.sb.InitRepo(name, 1)
 	owner.configure(dir)
 	owner.git(dir, "remote", "add", "origin", p.url)
 	owner.secure(dir, "init")
@@ -469,7 +476,7 @@ func newProject(t testing.TB, tr transport, n int) *project {
 	owner.git(dir, "push", "-q", "-u", "origin", "main")
 	p.dirs = append(p.dirs, dir)
 	for _, u := range p.persons[1:] {
-		d := u.path("clone")
+		d := u.path(name)
 		u.git(u.sb.Home, "clone", "-q", p.url, d)
 		u.configure(d)
 		u.secure(d, "hooks", "install")
@@ -477,6 +484,19 @@ func newProject(t testing.TB, tr transport, n int) *project {
 		p.dirs = append(p.dirs, d)
 	}
 	return p
+}
+
+// localRepo makes a repository without remote in which u is the only
+// person, allowed to move the protected main.
+func localRepo(u *user, name string) string {
+	u.t.Helper()
+	dir := u.sb.InitRepo(name, 1)
+	u.configure(dir)
+	u.secure(dir, "init")
+	u.secure(dir, "policy", "add-person", u.name, "--key", u.key.Public)
+	u.secure(dir, "policy", "add-rule", "protect-main", "--ref", "refs/heads/main", "--allow", u.name)
+	u.secure(dir, "policy", "apply")
+	return dir
 }
 
 // locks lists the *.lock files under dir (relative paths).

@@ -38,10 +38,10 @@ func classify(stderr string) string {
 	switch {
 	case strings.Contains(stderr, "others kept pushing"):
 		return "helper gave up after its own retries (others kept pushing)"
-	case strings.Contains(stderr, "fetch first") || strings.Contains(stderr, "non-fast-forward"):
-		return "non-fast-forward: someone else pushed main first"
 	case strings.Contains(stderr, "cannot lock ref") || strings.Contains(stderr, "atomic transaction failed") || strings.Contains(stderr, "failed to update ref"):
 		return "server ref transaction lost the race (cannot lock ref / failed to update ref)"
+	case strings.Contains(stderr, "fetch first") || strings.Contains(stderr, "non-fast-forward"):
+		return "non-fast-forward: someone else pushed main first"
 	case strings.Contains(stderr, "moved during the push"):
 		return "server hook: a ref moved during the push"
 	case strings.Contains(stderr, "pre-receive hook declined") && !strings.Contains(stderr, "git-secure: rejected"):
