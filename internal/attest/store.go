@@ -37,9 +37,10 @@ type Store struct {
 	r     Repo
 	addMu sync.Mutex // serializes Add
 
-	mu   sync.RWMutex // guards tip and tree
-	tip  gitrepo.Hash
-	tree gitrepo.Hash
+	mu    sync.RWMutex // guards tip, tree and index
+	tip   gitrepo.Hash
+	tree  gitrepo.Hash
+	index map[gitrepo.Hash]map[string]gitrepo.TreeEntry
 }
 
 // OpenStore returns a store reading the current tip of Ref (zero and empty
@@ -131,15 +132,15 @@ func (s *Store) readDir(dir string) (map[string][]byte, error) {
 		return out, nil
 	}
 	for _, name := range strings.Split(dir, "/") {
-		entries, err := s.r.ReadTree(cur)
+		idx, err := s.treeIndex(cur)
 		if err != nil {
 			return nil, fmt.Errorf("attest: read %s: %w", dir, err)
 		}
-		i := slices.IndexFunc(entries, func(e gitrepo.TreeEntry) bool { return e.Name == name })
-		if i < 0 || entries[i].Mode != gitrepo.ModeTree {
+		e, ok := idx[name]
+		if !ok || e.Mode != gitrepo.ModeTree {
 			return out, nil
 		}
-		cur = entries[i].Hash
+		cur = e.Hash
 	}
 	entries, err := s.r.ReadTree(cur)
 	if err != nil {
@@ -340,4 +341,37 @@ func (s *Store) put(tree gitrepo.Hash, parts []string, blob gitrepo.Hash) (gitre
 		return gitrepo.ZeroHash, fmt.Errorf("attest: write tree: %w", err)
 	}
 	return h, nil
+}
+
+// maxIndexedTrees bounds the tree index cache of one Store.
+const maxIndexedTrees = 64
+
+// treeIndex returns the entries of tree h by name. The store's upper trees
+// (the root, approvals/, tests/) are read once per snapshot, not once per
+// lookup: with thousands of approvals that is the difference between a
+// linear and a quadratic verification.
+func (s *Store) treeIndex(h gitrepo.Hash) (map[string]gitrepo.TreeEntry, error) {
+	s.mu.RLock()
+	idx, ok := s.index[h]
+	s.mu.RUnlock()
+	if ok {
+		return idx, nil
+	}
+	entries, err := s.r.ReadTree(h)
+	if err != nil {
+		return nil, err
+	}
+	idx = make(map[string]gitrepo.TreeEntry, len(entries))
+	for _, e := range entries {
+		idx[e.Name] = e
+	}
+	if len(entries) > 16 { // small leaf trees are cheap to re-read
+		s.mu.Lock()
+		if s.index == nil || len(s.index) >= maxIndexedTrees {
+			s.index = map[gitrepo.Hash]map[string]gitrepo.TreeEntry{}
+		}
+		s.index[h] = idx
+		s.mu.Unlock()
+	}
+	return idx, nil
 }
