@@ -105,7 +105,13 @@ Exit 0 when everything verifies, 1 when a check fails, 2 on usage errors.`,
 					return err
 				}
 				if c.Bool("json") {
-					return a.printJSON(map[string]any{"ok": n != 0, "ref": refs[0], "commit": c.String("at"), "entry": n})
+					if err := a.printJSON(map[string]any{"ok": n != 0, "ref": refs[0], "commit": c.String("at"), "entry": n}); err != nil {
+						return err
+					}
+					if n == 0 {
+						return cli.Exit("", ExitFailed)
+					}
+					return nil
 				}
 				if n == 0 {
 					a.info("git-secure: %s was never a verified state of %s\n", c.String("at"), refs[0])

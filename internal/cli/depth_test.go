@@ -341,7 +341,6 @@ func TestDepthCLISkip(t *testing.T) {
 }
 
 func TestDepthCLIVerifyAtJSONExitCode(t *testing.T) {
-	t.Skip("BUG: verify REF --at COMMIT --json exits 0 when COMMIT was never a verified state (prints ok:false); --at documents exit 1 for no, as verify --json and policy check --json do (internal/cli/commands.go, verifyCommand, the --at --json branch returns printJSON without cli.Exit)")
 	h := NewCLIHarness(t)
 	depthCLISetup(h)
 	depthRecord(h, "main", "alice", "one.txt")

@@ -515,8 +515,10 @@ func (p *Policy) RevokeKey(base *Policy, fp string, fromEntry uint64, now time.T
 	if fromEntry < 1 {
 		return invalid("revocation needs the first entry it applies to (--from-entry N)")
 	}
-	if _, known := p.byFP[fp]; !known && p.RevokedFrom(fp) == 0 {
-		return invalid("no key %s in the policy", fp)
+	// A key rotated out earlier may be found compromised later: it need
+	// not be listed any more, only well formed.
+	if !strings.HasPrefix(fp, "SHA256:") || len(fp) != len("SHA256:")+43 {
+		return invalid("%q is not an SSH SHA256 fingerprint (SHA256: and 43 base64 characters)", fp)
 	}
 	if from := p.RevokedFrom(fp); from != 0 && from <= fromEntry {
 		return invalid("key %s is already revoked from entry #%d", fp, from)

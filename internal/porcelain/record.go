@@ -164,7 +164,10 @@ func (r *Repo) precheck(pol *policy.Policy, rslTip gitrepo.Hash, ref string, old
 	if _, ok := pol.LookupKey(fp); !ok {
 		return nil, fmt.Errorf("%w: your key %s is not in the policy, so your entries would not verify; ask a rules key holder to run: git secure policy add-person NAME --key YOUR.pub", ErrRefused, fp)
 	}
-	if !pol.Protected(ref) {
+	if from := pol.RevokedFrom(fp); from != 0 {
+		return nil, fmt.Errorf("%w: your key %s is revoked (from entry #%d): nothing it signs counts; use your new key", ErrRefused, fp, from)
+	}
+	if !pol.Protected(ref) && len(pol.GlobalRules()) == 0 {
 		return nil, nil
 	}
 	signer := ""
@@ -210,8 +213,8 @@ func (r *Repo) precheck(pol *policy.Policy, rslTip gitrepo.Hash, ref string, old
 		case errors.Is(f.Kind, verify.ErrNoTests):
 			pending = append(pending, fmt.Sprintf("rule %s %s; %s", f.Rule, f.Detail, f.Hint))
 		default:
-			rule, _ := pol.Rule(f.Rule)
-			if f.Rule != "" && (signer == "" || rule == nil || !signerCounts(pol, rule, signer)) {
+			rule, isRule := pol.Rule(f.Rule)
+			if isRule && (signer == "" || !signerCounts(pol, rule, signer)) {
 				return nil, fmt.Errorf("%w: rule %s protects %s and you (%s) cannot sign for it: %s; ask one of its persons to record it, or to approve it: %s",
 					ErrRefused, f.Rule, ref, orKey(signer, fp), f.Detail, f.Hint)
 			}

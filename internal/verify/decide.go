@@ -187,10 +187,8 @@ func Decide(src Source, pol *policy.Policy, t Transition, in Inputs) (*Decision,
 		}
 		d.Rules = append(d.Rules, rd)
 	}
-	if len(rules) > 0 {
-		if err := d.checkGlobal(src, pol); err != nil {
-			return nil, err
-		}
+	if err := d.checkGlobal(src, pol, len(rules) > 0); err != nil {
+		return nil, err
 	}
 	return d, nil
 }
@@ -292,9 +290,9 @@ func missingTests(src Source, pol *policy.Policy, groups []string, target gitrep
 }
 
 // checkGlobal applies global rules and tag immutability to a protected ref.
-func (d *Decision) checkGlobal(src Source, pol *policy.Policy) error {
+func (d *Decision) checkGlobal(src Source, pol *policy.Policy, protected bool) error {
 	t := d.t
-	if strings.HasPrefix(t.Ref, "refs/tags/") && !t.Old.IsZero() {
+	if protected && strings.HasPrefix(t.Ref, "refs/tags/") && !t.Old.IsZero() {
 		verb := "moved"
 		if t.New.IsZero() {
 			verb = "deleted"
@@ -326,7 +324,7 @@ func (d *Decision) checkGlobal(src Source, pol *policy.Policy) error {
 					Hint:   "merge or rebase onto the recorded commit instead of rewriting it"})
 			}
 		case policy.GlobalMinPersons:
-			if len(d.Persons) < g.N {
+			if protected && len(d.Persons) < g.N {
 				d.Global = append(d.Global, Failure{Rule: g.Name, Kind: ErrThreshold,
 					Detail: fmt.Sprintf("every protected update needs %d distinct persons; has %d (%s)", g.N, len(d.Persons), strings.Join(d.Persons, ", ")),
 					Hint:   fmt.Sprintf("another person approves with: git secure attest approve %s --from %s --to %s", t.Ref, t.Old, t.New)})

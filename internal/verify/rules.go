@@ -146,7 +146,7 @@ func approver(pol *policy.Policy, file string, data []byte, ref string, old, new
 // for every requirement that is not met.
 func (v *verifier) authorize(i int, rec *rsl.Record, ref string, old, new gitrepo.Hash, checkPaths bool) error {
 	pol := v.policies[i]
-	if len(pol.RulesFor(ref)) == 0 {
+	if len(pol.RulesFor(ref)) == 0 && !hasGlobal(pol, ref) {
 		return nil
 	}
 	signer := ""
@@ -157,7 +157,9 @@ func (v *verifier) authorize(i int, rec *rsl.Record, ref string, old, new gitrep
 	if checkPaths && !old.IsZero() {
 		t.DiffBase = v.diffBase(ref, old)
 	}
-	in := Inputs{RecordedTargets: v.recordedTargets, Tests: v.testers(pol, rec.Entry.Number)}
+	// A new ref's own value is not a base for its changed files.
+	targets := func(r *policy.Rule) []gitrepo.Hash { return v.recordedTargetsExcept(r, ref) }
+	in := Inputs{RecordedTargets: targets, Tests: v.testers(pol, rec.Entry.Number)}
 	d, err := Decide(v.repo, pol, t, in)
 	if err != nil {
 		return v.objectProblem(rec, ref, err)
@@ -257,7 +259,16 @@ func (v *verifier) diffBase(ref string, old gitrepo.Hash) gitrepo.Hash {
 	return gitrepo.ZeroHash
 }
 
-func (v *verifier) recordedTargets(r *policy.Rule) []gitrepo.Hash {
+func hasGlobal(pol *policy.Policy, ref string) bool {
+	for _, g := range pol.GlobalRules() {
+		if g.CoversRef(ref) {
+			return true
+		}
+	}
+	return false
+}
+
+func (v *verifier) recordedTargetsExcept(r *policy.Rule, except string) []gitrepo.Hash {
 	var out []gitrepo.Hash
 	refs := make([]string, 0, len(v.state))
 	for ref := range v.state {
@@ -265,7 +276,7 @@ func (v *verifier) recordedTargets(r *policy.Rule) []gitrepo.Hash {
 	}
 	sort.Strings(refs)
 	for _, ref := range refs {
-		if ref == rsl.PolicyRef || !r.CoversRef(ref) {
+		if ref == rsl.PolicyRef || ref == except || !r.CoversRef(ref) {
 			continue
 		}
 		if last, ok := v.latest(ref); ok && !last.target.IsZero() {
