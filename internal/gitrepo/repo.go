@@ -21,6 +21,10 @@ type Repo struct {
 	workTree string
 	env      []string
 	dir      string // working directory for child processes
+	// objectsDir is where WriteObject writes loose objects in-process; ""
+	// when the environment redirects objects (quarantine, alternates set
+	// by GIT_OBJECT_DIRECTORY): then git hash-object writes them.
+	objectsDir string
 
 	batch      catFile // git cat-file --batch
 	batchCheck catFile // git cat-file --batch-check
@@ -106,15 +110,18 @@ func OpenWithEnv(dir string, env []string) (*Repo, error) {
 	}
 	base := filterEnv(env)
 	out, err := runGit(context.Background(), base, abs, nil,
-		"rev-parse", "--absolute-git-dir", "--is-bare-repository", "--is-inside-git-dir", "--show-object-format")
+		"rev-parse", "--absolute-git-dir", "--is-bare-repository", "--is-inside-git-dir", "--show-object-format", "--git-common-dir")
 	if err != nil {
 		return nil, fmt.Errorf("gitrepo: open %s: %w", dir, err)
 	}
 	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	if len(lines) != 4 {
+	if len(lines) != 5 {
 		return nil, fmt.Errorf("gitrepo: open %s: unexpected rev-parse output %q", dir, truncate(string(out), 200))
 	}
-	gitDir, bare, inGitDir, format := lines[0], lines[1] == "true", lines[2] == "true", lines[3]
+	gitDir, bare, inGitDir, format, common := lines[0], lines[1] == "true", lines[2] == "true", lines[3], lines[4]
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(abs, common)
+	}
 	if format != "sha1" {
 		return nil, fmt.Errorf("gitrepo: open %s: object format %q is not supported (only sha1 repositories)", dir, format)
 	}
@@ -145,6 +152,11 @@ func OpenWithEnv(dir string, env []string) (*Repo, error) {
 		}
 	}
 	r := &Repo{gitDir: gitDir, workTree: workTree}
+	if envValue(base, "GIT_OBJECT_DIRECTORY") == "" && envValue(base, "GIT_QUARANTINE_PATH") == "" {
+		if st, err := os.Stat(filepath.Join(common, "objects")); err == nil && st.IsDir() {
+			r.objectsDir = filepath.Join(common, "objects")
+		}
+	}
 	r.env = append(base, "GIT_DIR="+gitDir, "GIT_NO_REPLACE_OBJECTS=1")
 	if workTree != "" {
 		r.env = append(r.env, "GIT_WORK_TREE="+workTree)
@@ -262,4 +274,13 @@ func (b *limitedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+func envValue(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v
+		}
+	}
+	return ""
 }
