@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/git-secure/git-secure/internal/attest"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/rsl"
@@ -30,6 +31,42 @@ type Repo struct {
 	Now func() time.Time
 	// AgentSocket is $SSH_AUTH_SOCK and Home is $HOME (for ~ in key paths).
 	AgentSocket, Home string
+
+	cfg map[string]string // git config, read once
+	// attestTip, when set by a ref snapshot, saves attestations() a
+	// process.
+	attestTip gitrepo.Hash
+}
+
+// attestations opens the attestation store at the snapshot's tip when one
+// was taken, else at the ref's current value.
+func (r *Repo) attestations() (*attest.Store, error) {
+	if !r.attestTip.IsZero() {
+		return attest.OpenStoreAt(r.Git, r.attestTip)
+	}
+	return attest.OpenStore(r.Git)
+}
+
+// config returns the repository's git configuration (all scopes), read in
+// one process the first time.
+func (r *Repo) config() (map[string]string, error) {
+	if r.cfg != nil {
+		return r.cfg, nil
+	}
+	out, err := r.Git.Run(context.Background(), nil, "config", "-z", "--list")
+	if err != nil {
+		return nil, fmt.Errorf("porcelain: read git config: %w", err)
+	}
+	cfg := map[string]string{}
+	for _, item := range strings.Split(string(out), "\x00") {
+		if k, v, ok := strings.Cut(item, "\n"); ok {
+			cfg[strings.ToLower(k)] = v
+		} else if item != "" {
+			cfg[strings.ToLower(item)] = "true"
+		}
+	}
+	r.cfg = cfg
+	return cfg, nil
 }
 
 // ErrUsage marks errors caused by the user's input or environment (exit 2).
@@ -48,15 +85,12 @@ func usage(format string, args ...any) error {
 func (r *Repo) LoadSigner(keyFile string) (sign.Signer, error) {
 	spec := sign.KeySpec{File: keyFile, AgentSocket: r.AgentSocket, Home: r.Home}
 	if keyFile == "" {
-		format, _, err := r.Git.Config("gpg.format")
+		cfg, err := r.config()
 		if err != nil {
 			return nil, err
 		}
-		if format == "ssh" {
-			spec.SigningKey, _, err = r.Git.Config("user.signingkey")
-			if err != nil {
-				return nil, err
-			}
+		if cfg["gpg.format"] == "ssh" {
+			spec.SigningKey = cfg["user.signingkey"]
 		}
 	}
 	s, err := sign.LoadSigner(spec)
@@ -73,6 +107,21 @@ func (r *Repo) LoadSigner(keyFile string) (sign.Signer, error) {
 // GIT_COMMITTER_IDENT honours user.name, user.email and GIT_COMMITTER_*),
 // stamped with r.Now.
 func (r *Repo) Ident() (gitrepo.Ident, error) {
+	// Fast path without a process: the environment, then user.name and
+	// user.email, as git itself prefers them.
+	if cfg, err := r.config(); err == nil {
+		env := r.Git.Env()
+		name, email := lastEnv(env, "GIT_COMMITTER_NAME"), lastEnv(env, "GIT_COMMITTER_EMAIL")
+		if name == "" {
+			name = cfg["user.name"]
+		}
+		if email == "" {
+			email = cfg["user.email"]
+		}
+		if name != "" && email != "" && lastEnv(env, "GIT_COMMITTER_DATE") == "" {
+			return gitrepo.Ident{Name: name, Email: email, When: r.Now().Truncate(time.Second)}, nil
+		}
+	}
 	out, err := r.Git.Run(context.Background(), nil, "var", "GIT_COMMITTER_IDENT")
 	if err != nil {
 		return gitrepo.Ident{}, usage("cannot tell who you are: set git config user.name and user.email (%v)", err)
@@ -133,3 +182,12 @@ func signEntry(s sign.Signer) rsl.SignFunc {
 func isRefChanged(err error) bool { return errors.Is(err, gitrepo.ErrRefChanged) }
 
 func trimLines(b []byte) string { return strings.TrimSpace(string(bytes.TrimSpace(b))) }
+
+func lastEnv(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}

@@ -26,14 +26,23 @@ func (r *Repo) FullRefName(name string) (string, error) {
 	if strings.HasPrefix(name, "-") {
 		return "", usage("bad ref name %q", name)
 	}
+	var candidates []string
 	for _, prefix := range []string{"refs/heads/", "refs/tags/"} {
-		if gitrepo.ValidRefName(prefix+name) != nil {
-			continue
+		if gitrepo.ValidRefName(prefix+name) == nil {
+			candidates = append(candidates, prefix+name)
 		}
-		if _, ok, err := r.Git.ResolveRef(prefix + name); err != nil {
+	}
+	if len(candidates) > 0 {
+		refs, err := r.Git.ListRefs(candidates...) // one process for both
+		if err != nil {
 			return "", err
-		} else if ok {
-			return prefix + name, nil
+		}
+		for _, c := range candidates {
+			for _, ref := range refs {
+				if ref.Name == c {
+					return c, nil
+				}
+			}
 		}
 	}
 	full := "refs/heads/" + name
@@ -95,16 +104,27 @@ func (r *Repo) Record(name, keyFile string) (*RecordResult, error) {
 }
 
 func (r *Repo) recordOnce(ref string, s sign.Signer, who gitrepo.Ident) (*RecordResult, error) {
-	rslTip, policyTip, err := r.tips()
+	// One process for every ref this record reads.
+	snap, err := r.Git.ListRefs(rsl.Ref, policy.Ref, attest.Ref, ref)
 	if err != nil {
 		return nil, err
+	}
+	var rslTip, policyTip, target gitrepo.Hash
+	exists := false
+	for _, x := range snap {
+		switch x.Name {
+		case rsl.Ref:
+			rslTip = x.Hash
+		case policy.Ref:
+			policyTip = x.Hash
+		case attest.Ref:
+			r.attestTip = x.Hash
+		case ref:
+			target, exists = x.Hash, true
+		}
 	}
 	if rslTip.IsZero() || policyTip.IsZero() {
 		return nil, usage("this repository is not set up for git-secure: run git secure init, or fetch refs/secure/* from the remote")
-	}
-	target, exists, err := r.Git.ResolveRef(ref)
-	if err != nil {
-		return nil, err
 	}
 	last, err := rsl.LatestFor(r.Git, rslTip, ref)
 	if err != nil {
@@ -174,7 +194,7 @@ func (r *Repo) precheck(pol *policy.Policy, rslTip gitrepo.Hash, ref string, old
 	if p, ok := pol.PersonByFingerprint(fp); ok {
 		signer = p.Name
 	}
-	store, err := attest.OpenStore(r.Git)
+	store, err := r.attestations()
 	if err != nil {
 		return nil, err
 	}
@@ -254,14 +274,26 @@ func signerCounts(pol *policy.Policy, rule *policy.Rule, signer string) bool {
 
 // transitionRecorded reports whether the log already records ref moving
 // from old to new.
+// It walks back only to the verification checkpoint, whose digests of
+// counted approvals answer for the older entries.
 func (r *Repo) transitionRecorded(tip gitrepo.Hash, ref string, old, new gitrepo.Hash) (bool, error) {
-	found := false
+	cp, _ := verify.LoadCheckpoint(verify.CheckpointPath(r.Git.GitDir()))
+	found, atCheckpoint := false, false
 	err := rsl.WalkBack(r.Git, tip, func(rec *rsl.Record) (bool, error) {
 		e := rec.Entry
+		if cp != nil && e.Number == cp.Entry {
+			atCheckpoint = rec.ID == cp.EntryID
+			if atCheckpoint {
+				return false, nil
+			}
+		}
 		found = e.Type == rsl.TypeRef && e.Ref == ref && e.Old == old && e.New == new
 		return !found, nil
 	})
-	return found, err
+	if err != nil || found || !atCheckpoint {
+		return found, err
+	}
+	return slices.Contains(cp.Used, verify.UsedKey(ref, old, new)), nil
 }
 
 func orKey(person, fp string) string {

@@ -93,6 +93,10 @@ func (cp *Checkpoint) Save(path string) error {
 	return os.Rename(tmp, path)
 }
 
+// UsedKey is the digest under which a checkpoint remembers that the
+// approvals of ref moving from old to new were counted.
+func UsedKey(ref string, old, new gitrepo.Hash) string { return usedKey(ref, old, new) }
+
 func usedKey(ref string, old, new gitrepo.Hash) string {
 	sum := sha256.Sum256([]byte(ref + "\x00" + old.String() + "\x00" + new.String()))
 	return hex.EncodeToString(sum[:])
