@@ -109,8 +109,24 @@ func OpenWithEnv(dir string, env []string) (*Repo, error) {
 		return nil, fmt.Errorf("gitrepo: open %s: %w", dir, err)
 	}
 	base := filterEnv(env)
-	out, err := runGit(context.Background(), base, abs, nil,
-		"rev-parse", "--absolute-git-dir", "--is-bare-repository", "--is-inside-git-dir", "--show-object-format", "--git-common-dir")
+	args := []string{"rev-parse", "--absolute-git-dir", "--is-bare-repository", "--is-inside-git-dir", "--show-object-format", "--git-common-dir"}
+	// The common case, inside a work tree, in one process; --show-toplevel
+	// fails in a bare repository or inside .git, which the slower path
+	// below handles.
+	fastTop := ""
+	out, err := runGit(context.Background(), base, abs, nil, append(args, "--show-toplevel")...)
+	if err == nil {
+		lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+		if len(lines) == 6 && lines[1] == "false" && lines[2] == "false" && filepath.IsAbs(lines[5]) {
+			fastTop = lines[5]
+			out = []byte(strings.Join(lines[:5], "\n") + "\n")
+		} else {
+			err = errors.New("slow path")
+		}
+	}
+	if err != nil {
+		out, err = runGit(context.Background(), base, abs, nil, args...)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("gitrepo: open %s: %w", dir, err)
 	}
@@ -128,8 +144,8 @@ func OpenWithEnv(dir string, env []string) (*Repo, error) {
 	if !filepath.IsAbs(gitDir) {
 		return nil, fmt.Errorf("gitrepo: open %s: git dir %q is not absolute", dir, gitDir)
 	}
-	workTree := ""
-	if !bare {
+	workTree := fastTop
+	if !bare && workTree == "" {
 		probe := abs
 		if inGitDir {
 			// Inside the .git directory of a non-bare repository: the
