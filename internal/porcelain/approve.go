@@ -133,20 +133,8 @@ func (r *Repo) Approve(name, to, from, keyFile string) (*ApproveResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	env, err := attest.Sign(stmt, s)
-	if err != nil {
-		return nil, err
-	}
-	who, err := r.Ident()
-	if err != nil {
-		return nil, err
-	}
-	store, err := attest.OpenStore(r.Git)
-	if err != nil {
-		return nil, err
-	}
-	path := attest.ApprovalDir(ref, fromH, toH) + "/" + attest.SignerFile(s.PublicKey())
-	tip, err := store.Add(path, env, who, fmt.Sprintf("git-secure: %s approves %s %s..%s", person.Name, ref, shortOrNone(fromH), shortOrNone(toH)))
+	tip, err := r.storeAttestation(stmt, s, attest.ApprovalDir(ref, fromH, toH),
+		fmt.Sprintf("git-secure: %s approves %s %s..%s", person.Name, ref, shortOrNone(fromH), shortOrNone(toH)))
 	if err != nil {
 		return nil, err
 	}
@@ -158,4 +146,22 @@ func shortOrNone(h gitrepo.Hash) string {
 		return "nothing"
 	}
 	return h.String()[:12]
+}
+
+// storeAttestation signs statement with s and adds it to the attestation
+// store under dir, in the signer's file; it returns the store's new tip.
+func (r *Repo) storeAttestation(statement []byte, s sign.Signer, dir, message string) (gitrepo.Hash, error) {
+	env, err := attest.Sign(statement, s)
+	if err != nil {
+		return gitrepo.ZeroHash, err
+	}
+	who, err := r.Ident()
+	if err != nil {
+		return gitrepo.ZeroHash, err
+	}
+	store, err := attest.OpenStore(r.Git)
+	if err != nil {
+		return gitrepo.ZeroHash, err
+	}
+	return store.Add(dir+"/"+attest.SignerFile(s.PublicKey()), env, who, message)
 }

@@ -85,20 +85,8 @@ func (r *Repo) AttestRun(argv []string, keyFile, version string, stdout, stderr 
 	if err != nil {
 		return nil, err
 	}
-	env, err := attest.Sign(stmt, s)
-	if err != nil {
-		return nil, err
-	}
-	who, err := r.Ident()
-	if err != nil {
-		return nil, err
-	}
-	store, err := attest.OpenStore(r.Git)
-	if err != nil {
-		return nil, err
-	}
-	path := attest.TestRunDir(tree) + "/" + attest.SignerFile(s.PublicKey())
-	if _, err := store.Add(path, env, who, fmt.Sprintf("git-secure: %s attests a passing test run on tree %s", person.Name, tree.String()[:12])); err != nil {
+	if _, err := r.storeAttestation(stmt, s, attest.TestRunDir(tree),
+		fmt.Sprintf("git-secure: %s attests a passing test run on tree %s", person.Name, tree.String()[:12])); err != nil {
 		return nil, err
 	}
 	res.Attested, res.Person = true, person.Name

@@ -9,7 +9,6 @@ import (
 	"github.com/git-secure/git-secure/internal/attest"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
-	"github.com/git-secure/git-secure/internal/sign"
 )
 
 // ErrPolicyRule is the kind of a violated global rule or of a move of a
@@ -419,54 +418,18 @@ func Testers(store *attest.Store, pol *policy.Policy, tree gitrepo.Hash, revoked
 	if err != nil {
 		return nil, nil, fmt.Errorf("verify: read test runs of tree %s: %w", short(tree), err)
 	}
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	var persons, notes []string
-	for _, name := range names {
-		who, err := tester(pol, name, files[name], tree, revoked)
+	persons, notes := attestedPersons(pol, files, revoked, "test run", func(payload []byte) error {
+		run, err := attest.ParseTestRun(payload)
 		if err != nil {
-			notes = append(notes, fmt.Sprintf("test run %s ignored: %v", name, err))
-			continue
+			return err
 		}
-		if !contains(persons, who) {
-			persons = append(persons, who)
+		if run.Tree != tree {
+			return fmt.Errorf("it is for tree %s", short(run.Tree))
 		}
-	}
+		if run.ExitCode != 0 {
+			return fmt.Errorf("the command exited with %d", run.ExitCode)
+		}
+		return nil
+	})
 	return persons, notes, nil
-}
-
-func tester(pol *policy.Policy, file string, data []byte, tree gitrepo.Hash, revoked func(string) bool) (string, error) {
-	env, err := attest.ParseEnvelope(data)
-	if err != nil {
-		return "", err
-	}
-	if err := attest.CheckSignerFile(file, env); err != nil {
-		return "", err
-	}
-	key, err := env.Verify(pol.LookupPersonKey)
-	if err != nil {
-		return "", err
-	}
-	run, err := attest.ParseTestRun(env.Payload)
-	if err != nil {
-		return "", err
-	}
-	if run.Tree != tree {
-		return "", fmt.Errorf("it is for tree %s", short(run.Tree))
-	}
-	if run.ExitCode != 0 {
-		return "", fmt.Errorf("the command exited with %d", run.ExitCode)
-	}
-	fp := sign.Fingerprint(key)
-	if revoked != nil && revoked(fp) {
-		return "", fmt.Errorf("signed by %s, a revoked key", fp)
-	}
-	person, ok := pol.PersonByFingerprint(fp)
-	if !ok {
-		return "", errors.New("signer is not a person in the policy")
-	}
-	return person.Name, nil
 }

@@ -88,17 +88,36 @@ func Approvers(store *attest.Store, pol *policy.Policy, ref string, old, new git
 	if err != nil {
 		return nil, nil, fmt.Errorf("verify: read approvals of %s %s..%s: %w", ref, short(old), short(new), err)
 	}
+	persons, notes := attestedPersons(pol, files, revoked, "approval", func(payload []byte) error {
+		a, err := attest.ParseApproval(payload)
+		if err != nil {
+			return err
+		}
+		if err := a.Matches(ref, old, new); err != nil {
+			return err
+		}
+		if !a.ToTree.IsZero() {
+			return errors.New("tree-bound approvals are not accepted by this version")
+		}
+		return nil
+	})
+	return persons, notes, nil
+}
+
+// attestedPersons checks every stored envelope (in file order) with
+// attestedBy and returns the distinct persons, and a note for each
+// envelope that did not count.
+func attestedPersons(pol *policy.Policy, files map[string][]byte, revoked func(string) bool, what string, check func(payload []byte) error) (persons, notes []string) {
 	names := make([]string, 0, len(files))
 	for name := range files {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	var persons, notes []string
 	seen := map[string]bool{}
 	for _, name := range names {
-		who, err := approver(pol, name, files[name], ref, old, new, revoked)
+		who, err := attestedBy(pol, name, files[name], revoked, check)
 		if err != nil {
-			notes = append(notes, fmt.Sprintf("approval %s ignored: %v", name, err))
+			notes = append(notes, fmt.Sprintf("%s %s ignored: %v", what, name, err))
 			continue
 		}
 		if !seen[who] {
@@ -106,10 +125,13 @@ func Approvers(store *attest.Store, pol *policy.Policy, ref string, old, new git
 			persons = append(persons, who)
 		}
 	}
-	return persons, notes, nil
+	return persons, notes
 }
 
-func approver(pol *policy.Policy, file string, data []byte, ref string, old, new gitrepo.Hash, revoked func(string) bool) (string, error) {
+// attestedBy verifies one stored envelope: strict decoding, a file named
+// for its signer, a signature by a person's key that is not revoked, and
+// check on the statement. It returns the person.
+func attestedBy(pol *policy.Policy, file string, data []byte, revoked func(string) bool, check func(payload []byte) error) (string, error) {
 	env, err := attest.ParseEnvelope(data)
 	if err != nil {
 		return "", err
@@ -121,15 +143,8 @@ func approver(pol *policy.Policy, file string, data []byte, ref string, old, new
 	if err != nil {
 		return "", err
 	}
-	a, err := attest.ParseApproval(env.Payload)
-	if err != nil {
+	if err := check(env.Payload); err != nil {
 		return "", err
-	}
-	if err := a.Matches(ref, old, new); err != nil {
-		return "", err
-	}
-	if !a.ToTree.IsZero() {
-		return "", errors.New("tree-bound approvals are not accepted by this version")
 	}
 	fp := sign.Fingerprint(key)
 	if revoked != nil && revoked(fp) {
