@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -54,6 +55,15 @@ func Main(args []string, env Env) int {
 	}()
 	if filepath.Base(args[0]) == "git-remote-secure" {
 		return a.runRemoteHelper(args)
+	}
+	if path := env.Getenv("GIT_SECURE_CPUPROFILE"); path != "" {
+		// For performance reports: a CPU profile of this one command.
+		if f, err := os.Create(path); err == nil {
+			defer f.Close()
+			if pprof.StartCPUProfile(f) == nil {
+				defer pprof.StopCPUProfile()
+			}
+		}
 	}
 	ca := a.cliApp()
 	err := ca.Run(reorderArgs(ca, args))

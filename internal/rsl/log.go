@@ -54,8 +54,66 @@ func WalkBack(r Reader, tip gitrepo.Hash, fn func(*Record) (bool, error)) error 
 	return nil
 }
 
+// bulkReader reads a whole chain fast (*gitrepo.Repo implements it).
+type bulkReader interface {
+	FirstParents(tip gitrepo.Hash, max int) ([]gitrepo.Hash, error)
+	ReadCommitsPipelined(hashes []gitrepo.Hash, fn func(*gitrepo.Commit) error) error
+}
+
+// pipelineMin is the log length from which ReadLog lists the chain first
+// and reads it in one pipelined stream.
+const pipelineMin = 64
+
 // ReadLog returns every entry from the first to tip, in order.
 func ReadLog(r Reader, tip gitrepo.Hash) ([]*Record, error) {
+	if br, ok := r.(bulkReader); ok && !tip.IsZero() {
+		c, err := r.ReadCommit(tip)
+		if err != nil {
+			return nil, fmt.Errorf("rsl: read entry %s: %w", tip, err)
+		}
+		if e, err := FromCommit(c); err == nil && e.Number >= pipelineMin && e.Number <= MaxEntries {
+			return readBulk(br, tip, e.Number)
+		}
+	}
+	return readLog(r, tip)
+}
+
+// readBulk lists the chain with one rev-list and reads it pipelined, then
+// checks exactly what WalkBack checks: every commit an entry, numbers
+// descending by one to 1, each entry's parent the next one listed.
+func readBulk(br bulkReader, tip gitrepo.Hash, n uint64) ([]*Record, error) {
+	hashes, err := br.FirstParents(tip, int(n)+1)
+	if err != nil {
+		return nil, fmt.Errorf("rsl: %w", err)
+	}
+	out := make([]*Record, len(hashes))
+	i := 0
+	err = br.ReadCommitsPipelined(hashes, func(c *gitrepo.Commit) error {
+		e, err := FromCommit(c)
+		if err != nil {
+			return err
+		}
+		want := n - uint64(i)
+		if e.Number != want {
+			return fmt.Errorf("%w %s: number %d where %d was expected (entries removed or reordered)", ErrNotEntry, c.Hash, e.Number, want)
+		}
+		if i+1 < len(hashes) && (len(c.Parents) != 1 || c.Parents[0] != hashes[i+1]) {
+			return fmt.Errorf("%w %s: its parent is not the entry before it", ErrNotEntry, c.Hash)
+		}
+		out[len(hashes)-1-i] = &Record{ID: c.Hash, Entry: e, Commit: c}
+		i++
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rsl: %w", err)
+	}
+	if i != len(hashes) || len(out) == 0 || out[0].Entry.Number != 1 || len(out[0].Commit.Parents) != 0 {
+		return nil, fmt.Errorf("rsl: %w: the log does not go back to entry 1", ErrNotEntry)
+	}
+	return out, nil
+}
+
+func readLog(r Reader, tip gitrepo.Hash) ([]*Record, error) {
 	var out []*Record
 	err := WalkBack(r, tip, func(rec *Record) (bool, error) {
 		if out == nil {

@@ -169,7 +169,7 @@ func (v *verifier) authorize(i int, rec *rsl.Record, ref string, old, new gitrep
 		signer = p.Name
 	}
 	t := Transition{Ref: ref, Old: old, New: new, Signer: signer, CheckPaths: checkPaths}
-	if checkPaths && !old.IsZero() {
+	if checkPaths && !old.IsZero() && hasPathRule(pol, ref) {
 		t.DiffBase = v.diffBase(ref, old)
 	}
 	// A new ref's own value is not a base for its changed files.
@@ -299,4 +299,15 @@ func (v *verifier) recordedTargetsExcept(r *policy.Rule, except string) []gitrep
 		}
 	}
 	return out
+}
+
+// hasPathRule reports whether a path rule covers ref (only then do an
+// entry's commits need to be present).
+func hasPathRule(pol *policy.Policy, ref string) bool {
+	for _, r := range pol.RulesFor(ref) {
+		if r.IsPathRule() {
+			return true
+		}
+	}
+	return false
 }

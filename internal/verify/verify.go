@@ -48,6 +48,9 @@ type Options struct {
 	Progress func(done, total int)
 	// Workers bounds signature-checking goroutines (default: GOMAXPROCS).
 	Workers int
+	// Trace, when set, is told how long each phase took (git secure
+	// verify prints it with GIT_SECURE_TRACE=1).
+	Trace func(phase string, d time.Duration)
 	// Checkpoint, when set, is a previous complete verification: only the
 	// entries after it are checked. A checkpoint that does not match the
 	// log is ignored (Result.Warnings says so) and everything is checked.
@@ -132,7 +135,9 @@ func verifyFrom(repo *gitrepo.Repo, tip gitrepo.Hash, opts Options, cp *Checkpoi
 			err = v.startFrom(cp)
 		}
 	} else {
+		start := time.Now()
 		v.records, err = rsl.ReadLog(repo, tip)
+		v.trace("read log", start)
 	}
 	if errors.Is(err, errStale) {
 		return nil, err
@@ -200,18 +205,32 @@ func (v *verifier) fail(rec *rsl.Record, ref, rule string, kind error, hint, for
 	v.problems = append(v.problems, p)
 }
 
+func (v *verifier) trace(phase string, start time.Time) {
+	if v.opts.Trace != nil {
+		v.opts.Trace(phase, time.Since(start))
+	}
+}
+
 func (v *verifier) run() (*Result, error) {
+	start := time.Now()
 	if err := v.loadPolicies(); err != nil {
 		return v.res, err
 	}
+	v.trace("policies", start)
 	if len(v.problems) > 0 {
 		// Without a trustworthy policy timeline nothing else can be judged.
 		return v.res, &Failed{Problems: v.problems}
 	}
+	start = time.Now()
 	v.checkSignatures()
+	v.trace("signatures", start)
+	start = time.Now()
 	if err := v.replay(); err != nil {
 		return nil, err
 	}
+	v.trace("replay", start)
+	start = time.Now()
+	defer v.trace("current refs", start)
 	if err := v.checkCurrent(); err != nil {
 		return v.res, err
 	}
