@@ -93,7 +93,9 @@ Exit 0 when everything verifies, 1 when a check fails, 2 on usage errors.`,
 			prog := a.newProgress(!c.Bool("json"))
 			opts.Progress = prog.update
 			if a.env.Getenv("GIT_SECURE_TRACE") != "" {
-				opts.Trace = func(phase string, d time.Duration) { a.info("git-secure: trace: %-13s %v\n", phase, d.Round(time.Millisecond)) }
+				opts.Trace = func(phase string, d time.Duration) {
+					a.info("git-secure: trace: %-13s %v\n", phase, d.Round(time.Millisecond))
+				}
 			}
 			start := time.Now()
 			res, err := verify.WithCheckpoint(r.Git, opts, c.Bool("full"))
