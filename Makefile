@@ -6,7 +6,7 @@ VERSION   ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -s -w -X github.com/git-secure/git-secure/internal/cli.Version=$(VERSION)
 FUZZTIME  ?= 20s
 
-.PHONY: all build install uninstall test test-short bench fuzz vet fmt clean
+.PHONY: all build install uninstall test test-short bench fuzz vet fmt clean stress
 
 all: build
 
@@ -38,6 +38,9 @@ test-short:
 
 bench: build ## benchmarks: verification of 100 / 1 000 / 10 000 entries, record, hooks
 	./scripts/bench.sh
+
+stress: build ## push races (8 x 50) and crash kills against loopback servers, bounded in time
+	./scripts/stress.sh
 
 fuzz: ## run every fuzz target for $(FUZZTIME)
 	./scripts/fuzz.sh $(FUZZTIME)

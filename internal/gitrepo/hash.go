@@ -25,6 +25,9 @@ var (
 	// ErrRefChanged reports a lost compare-and-swap: a ref was not at the
 	// expected old value (or was locked by a concurrent update).
 	ErrRefChanged = errors.New("gitrepo: ref changed concurrently")
+	// ErrLocked means a ref's lock file exists: another git process holds
+	// it, or a crashed one left it behind. The error names the file.
+	ErrLocked = errors.New("gitrepo: ref is locked")
 	// ErrTooLarge reports an object larger than the caller's limit.
 	ErrTooLarge = errors.New("gitrepo: object too large")
 )

@@ -307,6 +307,11 @@ func (r *Repo) classifyUpdateError(updates []RefUpdate, err error) error {
 	var ge *GitError
 	if errors.As(err, &ge) {
 		s := ge.Stderr
+		if i := strings.Index(s, "Unable to create '"); i >= 0 && strings.Contains(s, ".lock': File exists") {
+			lock := s[i+len("Unable to create '"):]
+			lock = lock[:strings.Index(lock, "'")]
+			return fmt.Errorf("gitrepo: update refs: %w: %s exists; another git process is using it, or one that crashed left it behind: if no git command is running in this repository, remove it (rm %s) and run the command again", ErrLocked, truncate(lock, 300), truncate(lock, 300))
+		}
 		if (strings.Contains(s, ".lock': File exists") || strings.Contains(s, "but expected") ||
 			strings.Contains(s, "reference already exists") || strings.Contains(s, "unable to resolve reference")) &&
 			strings.Contains(s, "cannot lock ref '") {

@@ -120,25 +120,30 @@ type RefLine struct {
 // strictly.
 func ParseRefLines(input []byte) ([]RefLine, error) {
 	var out []RefLine
-	sc := bufio.NewScanner(bytes.NewReader(input))
-	sc.Buffer(make([]byte, 4096), 8192)
-	for sc.Scan() {
-		f := strings.Split(sc.Text(), " ")
+	if len(input) == 0 {
+		return nil, nil
+	}
+	if input[len(input)-1] != '\n' {
+		return nil, errors.New("hooks: input does not end with a newline")
+	}
+	// Split by hand: bufio.Scanner would silently drop a trailing \r.
+	for _, line := range strings.Split(string(input[:len(input)-1]), "\n") {
+		if len(line) > 4096 || strings.ContainsAny(line, "\r\x00") {
+			return nil, fmt.Errorf("hooks: bad input line %q", truncate(line))
+		}
+		f := strings.Split(line, " ")
 		if len(f) != 3 {
-			return nil, fmt.Errorf("hooks: bad input line %q", truncate(sc.Text()))
+			return nil, fmt.Errorf("hooks: bad input line %q", truncate(line))
 		}
 		old, err1 := gitrepo.ParseHash(f[0])
 		nw, err2 := gitrepo.ParseHash(f[1])
 		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("hooks: bad object name in %q", truncate(sc.Text()))
+			return nil, fmt.Errorf("hooks: bad object name in %q", truncate(line))
 		}
 		if err := gitrepo.ValidRefName(f[2]); err != nil {
 			return nil, fmt.Errorf("hooks: %v", err)
 		}
 		out = append(out, RefLine{Old: old, New: nw, Ref: f[2]})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("hooks: read input: %w", err)
 	}
 	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/git-secure/git-secure/internal/attest"
 	"github.com/git-secure/git-secure/internal/gitrepo"
@@ -93,6 +94,13 @@ func (r *Repo) Record(name, keyFile string) (*RecordResult, error) {
 	}
 	for attempt := 0; ; attempt++ {
 		res, err := r.recordOnce(ref, s, who)
+		if err != nil && errors.Is(err, gitrepo.ErrLocked) {
+			if attempt < 3 {
+				time.Sleep(time.Duration(50*(attempt+1)) * time.Millisecond)
+				continue // another git process may be finishing
+			}
+			return nil, fmt.Errorf("%w: %v", ErrRefused, err)
+		}
 		if err != nil && isRefChanged(err) && attempt < maxRetries {
 			continue // someone else appended or moved the ref: re-read and retry
 		}

@@ -263,6 +263,9 @@ func (r *Repo) Apply(keyFile string) (*ApplyResult, *Staged, error) {
 		{Name: policy.StagingRef, Old: st.Commit},
 	}
 	if err := r.Git.UpdateRefs(updates, "git-secure: apply policy"); err != nil {
+		if errors.Is(err, gitrepo.ErrLocked) {
+			return nil, nil, fmt.Errorf("%w: %v", ErrRefused, err)
+		}
 		if isRefChanged(err) {
 			return nil, nil, fmt.Errorf("%w: the policy or the log changed while applying; run git secure policy apply again", ErrRefused)
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/git-secure/git-secure/internal/attest"
 	"github.com/git-secure/git-secure/internal/gitrepo"
@@ -26,6 +27,21 @@ func (h *Helper) configKey(suffix string) string {
 // log against the local one, verifies it, moves the local refs/secure/*,
 // and returns the remote's refs (without refs/secure/*) and HEAD.
 func (h *Helper) fetchAndVerify() (map[string]gitrepo.Hash, string, error) {
+	refs, head, err := h.fetchAndVerifyOnce()
+	if errors.Is(err, errRefetch) {
+		// A server updates a push's refs one at a time: a fetch racing a
+		// push can see the branch before its log entry. Look again once.
+		time.Sleep(300 * time.Millisecond)
+		h.refetched = true
+		refs, head, err = h.fetchAndVerifyOnce()
+	}
+	return refs, head, err
+}
+
+// errRefetch asks for one more fetch before judging the remote.
+var errRefetch = errors.New("the remote's refs moved during the fetch")
+
+func (h *Helper) fetchAndVerifyOnce() (map[string]gitrepo.Hash, string, error) {
 	_, head, err := h.lsRemote()
 	if err != nil {
 		return nil, "", err
@@ -127,6 +143,9 @@ func (h *Helper) checkRemoteLog(remote map[string]gitrepo.Hash) error {
 		if !errors.As(err, &failed) {
 			return err
 		}
+		if !h.refetched && onlyUnrecorded(failed) {
+			return errRefetch
+		}
 		for _, p := range failed.Problems {
 			h.logf("error: %s", p.Error())
 			if p.Hint != "" {
@@ -144,7 +163,11 @@ func (h *Helper) checkRemoteLog(remote map[string]gitrepo.Hash) error {
 			return err
 		}
 	}
-	_ = g.SetConfig(h.configKey("securetip"), remoteTip.String())
+	// The remembered tip is what detects a later rollback: failing to keep
+	// it must not pass silently.
+	if err := g.SetConfig(h.configKey("securetip"), remoteTip.String()); err != nil {
+		return h.refuse("cannot remember the verified state of the remote's log (%v); without it a later rollback would go unnoticed: fix the git config (a stale .git/config.lock?) and fetch again", err)
+	}
 	return nil
 }
 
@@ -193,4 +216,13 @@ func shortStr(s string) string {
 		return s[:12]
 	}
 	return s
+}
+
+func onlyUnrecorded(f *verify.Failed) bool {
+	for _, p := range f.Problems {
+		if !errors.Is(p, verify.ErrUnrecorded) {
+			return false
+		}
+	}
+	return len(f.Problems) > 0
 }

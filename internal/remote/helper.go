@@ -52,6 +52,8 @@ type Helper struct {
 	listed    map[string]gitrepo.Hash
 	// remote holds the remote's refs as last listed or fetched.
 	remote map[string]gitrepo.Hash
+	// refetched is set once a fetch was repeated to rule out a race.
+	refetched bool
 }
 
 func (h *Helper) logf(format string, args ...any) {

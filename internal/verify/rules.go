@@ -114,10 +114,14 @@ func attestedPersons(pol *policy.Policy, files map[string][]byte, revoked func(s
 	}
 	sort.Strings(names)
 	seen := map[string]bool{}
+	ignored := 0
 	for _, name := range names {
 		who, err := attestedBy(pol, name, files[name], revoked, check)
 		if err != nil {
-			notes = append(notes, fmt.Sprintf("%s %s ignored: %v", what, name, err))
+			// A hostile store may hold thousands: say a few, count the rest.
+			if ignored++; ignored <= maxNotes {
+				notes = append(notes, fmt.Sprintf("%s %s ignored: %v", what, name, err))
+			}
 			continue
 		}
 		if !seen[who] {
@@ -125,8 +129,14 @@ func attestedPersons(pol *policy.Policy, files map[string][]byte, revoked func(s
 			persons = append(persons, who)
 		}
 	}
+	if ignored > maxNotes {
+		notes = append(notes, fmt.Sprintf("and %d more %ss ignored", ignored-maxNotes, what))
+	}
 	return persons, notes
 }
+
+// maxNotes bounds the notes about ignored attestations in one problem.
+const maxNotes = 5
 
 // attestedBy verifies one stored envelope: strict decoding, a file named
 // for its signer, a signature by a person's key that is not revoked, and
