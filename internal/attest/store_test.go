@@ -358,8 +358,17 @@ func TestStoreReadIgnoresJunk(t *testing.T) {
 	}
 	big := strings.Repeat("0", 64) + ".json"
 	write(adir+"/"+big, bytes.Repeat([]byte("x"), MaxEnvelopeSize+1), gitrepo.ModeFile)
-	if _, err := s.Approvals(ap.Ref, ap.From, ap.To); !errors.Is(err, ErrMalformed) {
+	// An oversized file cannot be an envelope: it is listed without
+	// content (callers count it as malformed), and the read still succeeds.
+	got, err = s.Approvals(ap.Ref, ap.From, ap.To)
+	if err != nil {
 		t.Fatalf("oversized envelope: %v", err)
+	}
+	if data, ok := got[big]; !ok || data != nil {
+		t.Fatalf("oversized envelope: listed=%v content=%d bytes; want listed with no content", ok, len(data))
+	}
+	if _, err := ParseEnvelope(got[big]); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("oversized envelope parses: %v", err)
 	}
 	sb.Git(dir, "fsck", "--no-dangling")
 }
