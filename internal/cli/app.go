@@ -127,9 +127,13 @@ func (a *app) open() (*porcelain.Repo, error) {
 	}
 	dir := a.env.Dir
 	if d := a.env.Getenv("GIT_DIR"); d != "" {
-		dir = d
-		if !filepath.IsAbs(dir) {
-			dir = filepath.Join(a.env.Dir, dir)
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(a.env.Dir, d)
+		}
+		// git runs hooks and helpers in the work tree with GIT_DIR=.git:
+		// open the work tree itself (one process instead of several).
+		if filepath.Clean(d) != filepath.Join(a.env.Dir, ".git") {
+			dir = d
 		}
 	}
 	g, err := gitrepo.Open(dir)

@@ -31,11 +31,7 @@ var Names = []string{
 // Handled are the client hooks git-secure itself acts on.
 var Handled = map[string]bool{"pre-push": true}
 
-// hot are hooks git runs on nearly every command (twice per ref update for
-// reference-transaction). A repository install forwards them only when the
-// chained directory has them, so they cost nothing otherwise; install again
-// after adding one.
-var hot = map[string]bool{"reference-transaction": true, "post-index-change": true}
+
 
 // Config keys git-secure owns.
 const (
@@ -59,7 +55,10 @@ func Script(name, binary, chainDir string, handled bool) string {
 		return b.String()
 	}
 	if chainDir == "" {
-		b.WriteString("h=\"$(git rev-parse --absolute-git-dir)/hooks/" + name + "\"\n")
+		// Installed for a user: the repository's own hooks directory. A
+		// plain .git directory needs no process to find.
+		b.WriteString("d=${GIT_DIR:-.git}; [ -d \"$d\" ] || d=$(git rev-parse --absolute-git-dir)\n")
+		b.WriteString("h=\"$d/hooks/" + name + "\"\n")
 	} else {
 		fmt.Fprintf(&b, "h=%s\n", shellQuote(filepath.Join(chainDir, name)))
 	}
@@ -69,27 +68,57 @@ func Script(name, binary, chainDir string, handled bool) string {
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// writeDir writes a complete hooks directory.
+// writeDir writes a hooks directory. For one repository (chainDir known)
+// it forwards only the hooks chainDir has, so that git runs no extra
+// process for the others (a commit then costs what it did before); hooks
+// added there later are picked up by SyncForwarders, which runs on every
+// push, or by installing again. For a user (chainDir "") it forwards all.
 func writeDir(dir, binary, chainDir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("hooks: create %s: %w", dir, err)
 	}
+	for _, name := range Names { // start over: the binary may have moved
+		_ = os.Remove(filepath.Join(dir, name))
+	}
+	_, err := SyncForwarders(dir, binary, chainDir)
+	return err
+}
+
+// SyncForwarders makes dir hold git-secure's handled hooks and a forwarder
+// for each hook chainDir has (all hooks when chainDir is ""), removing
+// forwarders whose target is gone. It returns the hooks it started
+// forwarding.
+func SyncForwarders(dir, binary, chainDir string) ([]string, error) {
+	var added []string
 	for _, name := range Names {
 		p := filepath.Join(dir, name)
-		if hot[name] && chainDir != "" {
-			if st, err := os.Stat(filepath.Join(chainDir, name)); err != nil || st.IsDir() {
+		want := Handled[name] || chainDir == ""
+		if !want {
+			st, err := os.Stat(filepath.Join(chainDir, name))
+			want = err == nil && !st.IsDir() && st.Mode()&0o111 != 0
+		}
+		_, statErr := os.Stat(p)
+		have := statErr == nil
+		if !want {
+			if have {
 				_ = os.Remove(p)
-				continue
 			}
+			continue
+		}
+		if have && chainDir != "" {
+			continue
+		}
+		if !have && chainDir != "" && !Handled[name] {
+			added = append(added, name)
 		}
 		if err := os.WriteFile(p+".tmp", []byte(Script(name, binary, chainDir, Handled[name])), 0o755); err != nil {
-			return fmt.Errorf("hooks: write %s: %w", p, err)
+			return added, fmt.Errorf("hooks: write %s: %w", p, err)
 		}
 		if err := os.Rename(p+".tmp", p); err != nil {
-			return fmt.Errorf("hooks: write %s: %w", p, err)
+			return added, fmt.Errorf("hooks: write %s: %w", p, err)
 		}
 	}
-	return nil
+	return added, nil
 }
 
 // Binary returns the absolute path of the running git-secure.

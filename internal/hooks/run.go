@@ -57,6 +57,7 @@ func Run(c *Context) error {
 	case "pre-receive":
 		ours = c.preReceive(input)
 	case "pre-push":
+		c.syncForwarders()
 		ours = c.prePush(input)
 	}
 	if ours != nil && !errors.Is(ours, ErrRejected) {
@@ -75,20 +76,49 @@ func Run(c *Context) error {
 	return c.chain(input)
 }
 
+// syncForwarders picks up hooks added to the chained directory since the
+// install, so that they run from now on.
+func (c *Context) syncForwarders() {
+	dir := filepath.Join(c.Repo.Git.GitDir(), "secure", "hooks")
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return // installed for the user, not in this repository
+	}
+	chainDir, err := c.chainDir()
+	if err != nil {
+		return
+	}
+	added, err := SyncForwarders(dir, Binary(), chainDir)
+	if err != nil {
+		c.say("warning: %v", err)
+	}
+	for _, name := range added {
+		c.say("note: your %s hook (%s) was added after git secure hooks install; it runs from now on", name, filepath.Join(chainDir, name))
+	}
+}
+
+func (c *Context) chainDir() (string, error) {
+	dir, ok, err := c.Repo.ConfigValue(keyPrevHooksPath)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return filepath.Join(c.Repo.Git.GitDir(), "hooks"), nil
+	}
+	if !filepath.IsAbs(dir) && c.Repo.Git.WorkTree() != "" {
+		dir = filepath.Join(c.Repo.Git.WorkTree(), dir)
+	}
+	return dir, nil
+}
+
 // chain runs the hook that was in place before git-secure, if any.
 func (c *Context) chain(input []byte) error {
 	var path string
 	if c.Name == "pre-receive" {
 		path = filepath.Join(c.Repo.Git.GitDir(), "hooks", "pre-receive.git-secure-chained")
 	} else {
-		dir, ok, err := c.Repo.Git.Config(keyPrevHooksPath)
+		dir, err := c.chainDir()
 		if err != nil {
 			return err
-		}
-		if !ok {
-			dir = filepath.Join(c.Repo.Git.GitDir(), "hooks")
-		} else if !filepath.IsAbs(dir) && c.Repo.Git.WorkTree() != "" {
-			dir = filepath.Join(c.Repo.Git.WorkTree(), dir)
 		}
 		path = filepath.Join(dir, c.Name)
 	}
@@ -253,7 +283,7 @@ func (c *Context) prePush(input []byte) error {
 	remote := c.Args[0]
 	// The common case first and cheapest: the remote goes through
 	// git-remote-secure, which records and sends the entries itself.
-	if v, _, _ := g.Config("remote." + remote + ".vcs"); v == "secure" {
+	if v, _, _ := c.Repo.ConfigValue("remote." + remote + ".vcs"); v == "secure" {
 		return nil
 	}
 	polTip, ok, err := g.ResolveRef(policy.Ref)

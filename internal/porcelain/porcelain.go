@@ -47,6 +47,17 @@ func (r *Repo) attestations() (*attest.Store, error) {
 	return attest.OpenStore(r.Git)
 }
 
+// ConfigValue returns one git configuration value from the snapshot the
+// repository's configuration is read into once.
+func (r *Repo) ConfigValue(key string) (string, bool, error) {
+	cfg, err := r.config()
+	if err != nil {
+		return "", false, err
+	}
+	v, ok := cfg[strings.ToLower(key)]
+	return v, ok, nil
+}
+
 // config returns the repository's git configuration (all scopes), read in
 // one process the first time.
 func (r *Repo) config() (map[string]string, error) {

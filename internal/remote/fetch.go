@@ -76,9 +76,13 @@ func (h *Helper) fetchAndVerifyOnce() (map[string]gitrepo.Hash, string, error) {
 // common case: nothing more to do); otherwise everything is fetched and
 // verified as for a fetch.
 func (h *Helper) syncForPush() error {
-	refs, _, err := h.lsRemote()
-	if err != nil {
-		return err
+	refs := h.forPush
+	h.forPush = nil
+	if refs == nil {
+		var err error
+		if refs, _, err = h.lsRemote(); err != nil {
+			return err
+		}
 	}
 	local, err := h.Repo.Git.ListRefs("refs/secure/")
 	if err != nil {

@@ -54,6 +54,8 @@ type Helper struct {
 	remote map[string]gitrepo.Hash
 	// refetched is set once a fetch was repeated to rule out a race.
 	refetched bool
+	// forPush is the listing "list for-push" just made, used once.
+	forPush map[string]gitrepo.Hash
 }
 
 func (h *Helper) logf(format string, args ...any) {
@@ -214,6 +216,7 @@ func (h *Helper) list(forPush bool) error {
 		if err != nil {
 			return err
 		}
+		h.forPush = refs // the push that follows needs no second round trip
 		writeList(h.Out, refs, head)
 		return nil
 	}
