@@ -31,8 +31,6 @@ var Names = []string{
 // Handled are the client hooks git-secure itself acts on.
 var Handled = map[string]bool{"pre-push": true}
 
-
-
 // Config keys git-secure owns.
 const (
 	keyHooksPath     = "core.hooksPath"
