@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -309,8 +311,17 @@ func (r *Repo) classifyUpdateError(updates []RefUpdate, err error) error {
 		s := ge.Stderr
 		if i := strings.Index(s, "Unable to create '"); i >= 0 && strings.Contains(s, ".lock': File exists") {
 			lock := s[i+len("Unable to create '"):]
-			lock = lock[:strings.Index(lock, "'")]
-			return fmt.Errorf("gitrepo: update refs: %w: %s exists; another git process is using it, or one that crashed left it behind: if no git command is running in this repository, remove it (rm %s) and run the command again", ErrLocked, truncate(lock, 300), truncate(lock, 300))
+			locks := []string{lock[:strings.Index(lock, "'")]}
+			// A process killed while committing a transaction leaves a lock
+			// for each ref it held: name them all, so one repair suffices.
+			for _, u := range updates {
+				p := filepath.Join(r.gitDir, filepath.FromSlash(u.Name)+".lock")
+				if _, err := os.Stat(p); err == nil && p != locks[0] {
+					locks = append(locks, p)
+				}
+			}
+			list := truncate(strings.Join(locks, " "), 600)
+			return fmt.Errorf("gitrepo: update refs: %w: %s exists; another git process is using it, or one that crashed left it behind: if no git command is running in this repository, remove it (rm %s) and run the command again", ErrLocked, list, list)
 		}
 		if (strings.Contains(s, ".lock': File exists") || strings.Contains(s, "but expected") ||
 			strings.Contains(s, "reference already exists") || strings.Contains(s, "unable to resolve reference")) &&

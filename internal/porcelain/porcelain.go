@@ -179,11 +179,37 @@ func (r *Repo) CurrentPolicy() (*policy.Policy, gitrepo.Hash, error) {
 	if !ok {
 		return nil, gitrepo.ZeroHash, usage("this repository is not set up for git-secure (no %s): run git secure init, or fetch refs/secure/* from the remote", policy.Ref)
 	}
+	// An interrupted apply leaves its entry at the log's tip with the
+	// policy ref one step behind: complete it from the log, the authority.
+	if fixed, ok := r.repairPolicyRef(h); ok {
+		h = fixed
+	}
 	p, err := policy.Load(r.Git, h)
 	if err != nil {
 		return nil, h, err
 	}
 	return p, h, nil
+}
+
+// repairPolicyRef moves refs/secure/policy to the policy the log's latest
+// entry records when that entry changed the policy from the ref's value.
+func (r *Repo) repairPolicyRef(cur gitrepo.Hash) (gitrepo.Hash, bool) {
+	tip, ok, err := r.Git.ResolveRef(rsl.Ref)
+	if err != nil || !ok {
+		return cur, false
+	}
+	c, err := r.Git.ReadCommit(tip)
+	if err != nil {
+		return cur, false
+	}
+	e, err := rsl.FromCommit(c)
+	if err != nil || !e.IsPolicy() || e.Old != cur || e.New == cur {
+		return cur, false
+	}
+	if err := r.Git.UpdateRefs([]gitrepo.RefUpdate{{Name: policy.Ref, Old: cur, New: e.New}}, "git-secure: complete an interrupted policy apply"); err != nil {
+		return cur, false
+	}
+	return e.New, true
 }
 
 func signEntry(s sign.Signer) rsl.SignFunc {

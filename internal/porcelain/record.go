@@ -174,11 +174,11 @@ func (r *Repo) recordOnce(ref string, s sign.Signer, who gitrepo.Ident) (*Record
 	if err != nil {
 		return nil, err
 	}
-	// The ref must still be where we read it, and the log where we read it.
+	// Compare-and-swap on the log only: the user's branch is never locked
+	// (a killed record must not leave refs/heads/*.lock behind). If the
+	// branch moves meanwhile, the entry is still true of the value read,
+	// and verify reports the newer value until it is recorded too.
 	updates := []gitrepo.RefUpdate{{Name: rsl.Ref, Old: rslTip, New: id}}
-	if exists {
-		updates = append(updates, gitrepo.RefUpdate{Name: ref, Old: target, New: target})
-	}
 	if err := r.Git.UpdateRefs(updates, fmt.Sprintf("git-secure: record %s", ref)); err != nil {
 		return nil, err
 	}

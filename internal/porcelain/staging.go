@@ -1,6 +1,8 @@
 package porcelain
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -48,6 +50,15 @@ func (r *Repo) LoadStaged() (*Staged, error) {
 		return nil, err
 	}
 	if len(c.Parents) != 1 || c.Parents[0] != baseCommit {
+		if r.stagedWasApplied(c, base) {
+			// An apply was interrupted after the policy moved: the staged
+			// change is in force, so nothing is staged any more.
+			if err := r.Git.UpdateRefs([]gitrepo.RefUpdate{{Name: policy.StagingRef, Old: h}}, "git-secure: staged policy was applied"); err != nil {
+				return nil, fmt.Errorf("the staged policy change was applied by an interrupted git secure policy apply, but clearing it failed: %w", err)
+			}
+			st.Policy, err = base.Clone()
+			return st, err
+		}
 		return nil, usage("the staged policy change (%s) was made on top of an older policy; discard it with git secure policy discard and make it again", h.String()[:12])
 	}
 	if st.Policy, err = policy.Load(r.Git, h); err != nil {
@@ -257,12 +268,26 @@ func (r *Repo) Apply(keyFile string) (*ApplyResult, *Staged, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	// Two transactions, the log first. git commits a transaction's refs one
+	// by one, so a kill could leave a policy ref moved without its entry;
+	// in this order the worst case is an entry whose policy ref lags
+	// behind, which CurrentPolicy repairs from the log.
 	updates := []gitrepo.RefUpdate{
-		{Name: policy.Ref, Old: st.BaseCommit, New: pc},
 		{Name: rsl.Ref, Old: rslTip, New: id},
-		{Name: policy.StagingRef, Old: st.Commit},
+		{Name: policy.Ref, Old: st.BaseCommit, New: st.BaseCommit},
+		{Name: policy.StagingRef, Old: st.Commit, New: st.Commit},
 	}
-	if err := r.Git.UpdateRefs(updates, "git-secure: apply policy"); err != nil {
+	err = r.Git.UpdateRefs(updates, "git-secure: apply policy (log)")
+	if err == nil {
+		err = r.Git.UpdateRefs([]gitrepo.RefUpdate{
+			{Name: policy.Ref, Old: st.BaseCommit, New: pc},
+			{Name: policy.StagingRef, Old: st.Commit},
+		}, "git-secure: apply policy")
+		if err != nil {
+			err = fmt.Errorf("%w (the change is recorded in the log; the next git secure command completes it)", err)
+		}
+	}
+	if err != nil {
 		if errors.Is(err, gitrepo.ErrLocked) {
 			return nil, nil, fmt.Errorf("%w: %v", ErrRefused, err)
 		}
@@ -272,4 +297,20 @@ func (r *Repo) Apply(keyFile string) (*ApplyResult, *Staged, error) {
 		return nil, nil, err
 	}
 	return &ApplyResult{Entry: e.Number, PolicyCommit: pc, RootVersion: st.Policy.Root.Signed.Version, RulesVersion: st.Policy.Targets.Signed.Version}, st, nil
+}
+
+// stagedWasApplied reports whether the staged commit c holds exactly the
+// signed content of the policy in force.
+func (r *Repo) stagedWasApplied(c *gitrepo.Commit, current *policy.Policy) bool {
+	staged, err := policy.Load(r.Git, c.Hash)
+	if err != nil {
+		return false
+	}
+	// Signatures may differ (the apply may have added one); the signed
+	// content must not.
+	a1, err1 := json.Marshal(staged.Root.Signed)
+	a2, err2 := json.Marshal(staged.Targets.Signed)
+	b1, err3 := json.Marshal(current.Root.Signed)
+	b2, err4 := json.Marshal(current.Targets.Signed)
+	return errors.Join(err1, err2, err3, err4) == nil && bytes.Equal(a1, b1) && bytes.Equal(a2, b2)
 }

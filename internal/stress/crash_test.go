@@ -42,6 +42,10 @@ type crashOp struct {
 	check func() []result
 	// lockDirs are the git directories to look for stale locks in.
 	lockDirs []string
+	// repair, when set, is the command verify names (repairHint) for an
+	// interrupted operation.
+	repair     func() result
+	repairHint string
 }
 
 // pushOp kills plain git push through git-remote-secure.
@@ -129,6 +133,8 @@ func (w *crashWorld) ops() []*crashOp {
 		kill: func(d time.Duration) result {
 			return o.runKill(w.applyDir, d, "git", "secure", "policy", "apply")
 		},
+		repair:     func() result { return o.run(w.applyDir, "git", "secure", "policy", "list") },
+		repairHint: "any git secure policy command completes it (git secure policy list)",
 		probe: func() result {
 			r := o.run(w.applyDir, "git", "secure", "policy", "apply")
 			if r.code == 2 && strings.Contains(r.stderr, "nothing is staged") {
@@ -279,6 +285,15 @@ func TestCrashKill(t *testing.T) {
 			msg := f.stderr + f.stdout
 			if len(namedLocks(msg)) > 0 {
 				count(op, "verify fails naming a stale lock file", oneLine(msg))
+				continue
+			}
+			if op.repair != nil && strings.Contains(msg, op.repairHint) {
+				// One clear, repairable state, with the command that
+				// repairs it: run that command, then verify must pass.
+				count(op, "verify names the repair of an interrupted operation; running it repairs", oneLine(msg))
+				if r := op.repair(); r.code != 0 {
+					broken = append(broken, fmt.Sprintf("iteration %d, %s: the repair command failed:\n%s", it, op.name, r))
+				}
 				continue
 			}
 			broken = append(broken, fmt.Sprintf("iteration %d, %s killed after %v: verify fails right after the kill (locks left: %v):\n%s", it, op.name, delay, stale, f))

@@ -86,8 +86,12 @@ func (v *verifier) checkCurrent() error {
 			}
 		}
 		if problem != "" {
+			hint := fmt.Sprintf("record an intended change with: git secure rsl record %s; otherwise restore the ref to %s", ref, shortOrNone(last.target))
+			if ref == rsl.PolicyRef {
+				hint = "if a git secure policy apply was interrupted, any git secure policy command completes it (git secure policy list); otherwise the policy ref was moved by hand: restore it to " + shortOrNone(last.target)
+			}
 			if protected {
-				v.fail(nil, ref, "", ErrUnrecorded, fmt.Sprintf("record an intended change with: git secure rsl record %s; otherwise restore the ref to %s", ref, shortOrNone(last.target)), "%s", problem)
+				v.fail(nil, ref, "", ErrUnrecorded, hint, "%s", problem)
 			} else {
 				v.res.Warnings = append(v.res.Warnings, ref+": "+problem+" (not protected by any rule)")
 			}
