@@ -92,6 +92,26 @@ func ApprovalDir(ref string, from, to gitrepo.Hash) string {
 	return "approvals/" + hex.EncodeToString(h.Sum(nil))
 }
 
+// approvalTreeDomain separates tree-bound approval directories.
+const approvalTreeDomain = "git-secure-approval-tree-v1"
+
+// ApprovalTreeDir returns the store directory of approvals bound to a tree:
+// "approvals-tree/" + hex(SHA-256(domain, ref, from, tree)). Such an
+// approval counts for any update of ref from from to a commit with that
+// tree, where the rule allows tree-bound approvals (a rebase or an amended
+// message that keeps the tree).
+func ApprovalTreeDir(ref string, from, tree gitrepo.Hash) string {
+	h := sha256.New()
+	h.Write([]byte(approvalTreeDomain))
+	h.Write([]byte{0})
+	h.Write([]byte(ref))
+	h.Write([]byte{0})
+	h.Write([]byte(hex.EncodeToString(from[:])))
+	h.Write([]byte{0})
+	h.Write([]byte(hex.EncodeToString(tree[:])))
+	return "approvals-tree/" + hex.EncodeToString(h.Sum(nil))
+}
+
 // TestRunDir returns the store directory holding test-run attestations for
 // tree: "tests/" + 40 lowercase hex digits of the tree hash.
 func TestRunDir(tree gitrepo.Hash) string {

@@ -120,6 +120,12 @@ func (s *Store) Approvals(ref string, from, to gitrepo.Hash) (map[string][]byte,
 	return s.readDir(ApprovalDir(ref, from, to))
 }
 
+// TreeApprovals returns every envelope stored for approvals of ref moving
+// from from to a commit whose tree is tree, like Approvals.
+func (s *Store) TreeApprovals(ref string, from, tree gitrepo.Hash) (map[string][]byte, error) {
+	return s.readDir(ApprovalTreeDir(ref, from, tree))
+}
+
 // TestRuns returns every test-run envelope stored for tree, like Approvals.
 func (s *Store) TestRuns(tree gitrepo.Hash) (map[string][]byte, error) {
 	return s.readDir(TestRunDir(tree))
@@ -196,7 +202,24 @@ func checkAdd(path string, envelope []byte) error {
 		if err != nil {
 			return err
 		}
+		if !a.ToTree.IsZero() {
+			return fmt.Errorf("%w: a tree-bound approval belongs in %s", ErrMismatch, ApprovalTreeDir(a.Ref, a.From, a.ToTree))
+		}
 		if want := ApprovalDir(a.Ref, a.From, a.To); want != dir {
+			return fmt.Errorf("%w: approval belongs in %s, not %s", ErrMismatch, want, dir)
+		}
+	case "approvals-tree":
+		if !isHexName(parts[1], 64) {
+			return malformed("store path %q: bad approval directory", path)
+		}
+		a, err := ParseApproval(e.Payload)
+		if err != nil {
+			return err
+		}
+		if a.ToTree.IsZero() {
+			return fmt.Errorf("%w: an approval bound to a commit belongs in %s", ErrMismatch, ApprovalDir(a.Ref, a.From, a.To))
+		}
+		if want := ApprovalTreeDir(a.Ref, a.From, a.ToTree); want != dir {
 			return fmt.Errorf("%w: approval belongs in %s, not %s", ErrMismatch, want, dir)
 		}
 	case "tests":

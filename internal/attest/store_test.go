@@ -40,6 +40,9 @@ func signApproval(t *testing.T, a Approval, s ssh.Signer) (string, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !a.ToTree.IsZero() {
+		return path.Join(ApprovalTreeDir(a.Ref, a.From, a.ToTree), SignerFile(s.PublicKey())), env
+	}
 	return path.Join(ApprovalDir(a.Ref, a.From, a.To), SignerFile(s.PublicKey())), env
 }
 
@@ -146,21 +149,29 @@ func TestStoreAddApprovals(t *testing.T) {
 		}
 	}
 
-	// A newer approval by alice replaces hers (tree-bound this time).
-	p3, e3 := signApproval(t, Approval{Ref: ap.Ref, From: ap.From, To: ap.To, ToTree: commit.Tree}, alice)
-	if p3 != p1 {
-		t.Fatal("path depends on toTree")
+	// A tree-bound approval has its own directory, keyed by the tree.
+	tp, te := signApproval(t, Approval{Ref: ap.Ref, From: ap.From, To: ap.To, ToTree: commit.Tree}, alice)
+	if tp == p1 {
+		t.Fatal("tree-bound approval filed with the commit-bound ones")
 	}
-	c3, err := s2.Add(p3, e3, who, "newer approval by alice")
+	if _, err := s2.Add(p1, te, who, "misfiled"); !errors.Is(err, ErrMismatch) {
+		t.Fatalf("tree-bound approval at the commit-bound path: %v, want ErrMismatch", err)
+	}
+	c3, err := s2.Add(tp, te, who, "tree-bound approval by alice")
 	if err != nil {
 		t.Fatal(err)
 	}
+	tg, err := s2.TreeApprovals("refs/heads/main", parent, commit.Tree)
+	if err != nil || len(tg) != 1 || !bytes.Equal(tg[SignerFile(alice.PublicKey())], te) {
+		t.Fatalf("tree approvals: %v %v", keys(tg), err)
+	}
+	e3 := e1 // alice's commit-bound approval is untouched
 	got, err = s2.Approvals("refs/heads/main", parent, head)
 	if err != nil || len(got) != 2 || !bytes.Equal(got[SignerFile(alice.PublicKey())], e3) {
-		t.Fatalf("after replace: %v %v", keys(got), err)
+		t.Fatalf("after the tree-bound add: %v %v", keys(got), err)
 	}
 	// Adding identical content again commits nothing.
-	if c, err := s2.Add(p3, e3, who, "again"); err != nil || c != c3 {
+	if c, err := s2.Add(tp, te, who, "again"); err != nil || c != c3 {
 		t.Fatalf("idempotent add: %s %v, want %s", c, err, c3)
 	}
 	// The stale snapshot s still reads its own tip; its Add rebases.

@@ -482,12 +482,13 @@ moved or deleted. Examples:
 					&cli.IntFlag{Name: "threshold", Usage: "distinct allowed persons `N` required (default 1, or the sum of --require)"},
 					&cli.StringSliceFlag{Name: "require", Usage: "`GROUP=N`: N distinct persons of GROUP (a person or team:NAME) must sign or approve, every --require at once (repeatable)"},
 					&cli.StringSliceFlag{Name: "require-tests-by", Usage: "`GROUP` (person or team:NAME) that must have attested a passing test run on the new tree (git secure attest run)"},
+					&cli.BoolFlag{Name: "tree-approvals", Usage: "let approvals bound to the new tree count (git secure attest approve --tree): they survive a rebase or amend that keeps the tree"},
 				},
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {
 						return usageErr("add-rule takes exactly one NAME")
 					}
-					rule := policy.Rule{Name: c.Args().First(), Refs: c.StringSlice("ref"), Paths: c.StringSlice("path"), Allow: c.StringSlice("allow"), Threshold: c.Int("threshold"), TestsBy: c.StringSlice("require-tests-by")}
+					rule := policy.Rule{Name: c.Args().First(), Refs: c.StringSlice("ref"), Paths: c.StringSlice("path"), Allow: c.StringSlice("allow"), Threshold: c.Int("threshold"), TestsBy: c.StringSlice("require-tests-by"), TreeApprovals: c.Bool("tree-approvals")}
 					for _, q := range c.StringSlice("require") {
 						req, err := policy.ParseRequirement(q)
 						if err != nil {
@@ -727,6 +728,8 @@ type ruleJSON struct {
 	Threshold int      `json:"threshold"`
 	Require   []string `json:"require,omitempty"`
 	TestsBy   []string `json:"requireTestsBy,omitempty"`
+	// TreeApprovals: approvals bound to the new tree count.
+	TreeApprovals bool `json:"treeApprovals,omitempty"`
 }
 
 func (a *app) listPolicy(p *policy.Policy, st *porcelain.Staged, asJSON bool) error {
@@ -760,7 +763,7 @@ func (a *app) listPolicy(p *policy.Policy, st *porcelain.Staged, asJSON bool) er
 		j.Persons = append(j.Persons, pj)
 	}
 	for _, r := range p.Rules() {
-		rj := ruleJSON{Name: r.Name, Refs: r.Refs, Paths: r.Paths, Allow: r.Allow, Threshold: r.Threshold, TestsBy: r.TestsBy}
+		rj := ruleJSON{Name: r.Name, Refs: r.Refs, Paths: r.Paths, Allow: r.Allow, Threshold: r.Threshold, TestsBy: r.TestsBy, TreeApprovals: r.TreeApprovals}
 		for _, q := range r.Require {
 			rj.Require = append(rj.Require, q.String())
 		}
@@ -796,6 +799,9 @@ func (a *app) listPolicy(p *policy.Policy, st *porcelain.Staged, asJSON bool) er
 		}
 		if len(r.TestsBy) > 0 {
 			line += "; tests passed, attested by " + strings.Join(r.TestsBy, " or ")
+		}
+		if r.TreeApprovals {
+			line += "; tree-bound approvals count"
 		}
 		a.out("%s\n", line)
 	}
@@ -958,6 +964,7 @@ threshold of the rules that protect REF, for that exact update only.`,
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "to", Usage: "the new value: a commit or a ref name", Required: true},
 					&cli.StringFlag{Name: "from", Usage: "the old value (default: REF's latest recorded value)"},
+					&cli.BoolFlag{Name: "tree", Usage: "bind the approval to NEW's tree instead of the commit (counts where the rule has --tree-approvals)"},
 					keyFlag, jsonFlag,
 				},
 				Action: func(c *cli.Context) error {
@@ -968,7 +975,11 @@ threshold of the rules that protect REF, for that exact update only.`,
 					if err != nil {
 						return err
 					}
-					res, err := r.Approve(c.Args().First(), c.String("to"), c.String("from"), c.String("key"))
+					approve := r.Approve
+					if c.Bool("tree") {
+						approve = r.ApproveTree
+					}
+					res, err := approve(c.Args().First(), c.String("to"), c.String("from"), c.String("key"))
 					if err != nil {
 						return err
 					}

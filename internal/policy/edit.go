@@ -74,6 +74,9 @@ func (p *Policy) rebuildTargets(persons []*Person, rules []*Rule) error {
 		if len(r.TestsBy) > 0 {
 			fields[fieldTests] = anyList(r.TestsBy)
 		}
+		if r.TreeApprovals {
+			fields[fieldTrees] = "true"
+		}
 		roles = append(roles, metadata.DelegatedRole{
 			Name: r.Name, KeyIDs: p.ruleKeyIDsFrom(byName, r), Threshold: r.Threshold, Paths: pats,
 			UnrecognizedFields: fields,

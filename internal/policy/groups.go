@@ -12,11 +12,12 @@ import (
 // Each is present only when not empty, so a policy that does not use a
 // feature keeps the same bytes.
 const (
-	fieldTeams   = "x-git-secure-teams"    // targets: team name -> persons
-	fieldGlobal  = "x-git-secure-global"   // targets: global rules
-	fieldRevoked = "x-git-secure-revoked"  // targets: key revocations
-	fieldRequire = "x-git-secure-require"  // role: "GROUP=N" strings
-	fieldTests   = "x-git-secure-tests-by" // role: groups whose test runs are required
+	fieldTeams   = "x-git-secure-teams"          // targets: team name -> persons
+	fieldGlobal  = "x-git-secure-global"         // targets: global rules
+	fieldRevoked = "x-git-secure-revoked"        // targets: key revocations
+	fieldRequire = "x-git-secure-require"        // role: "GROUP=N" strings
+	fieldTests   = "x-git-secure-tests-by"       // role: groups whose test runs are required
+	fieldTrees   = "x-git-secure-tree-approvals" // role: "true" when tree-bound approvals count
 	teamPrefix   = "team:"
 	maxTeams     = 1000
 	maxGlobal    = 100

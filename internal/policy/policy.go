@@ -87,6 +87,9 @@ type Rule struct {
 	// TestsBy names groups one of whose persons must have attested a
 	// passing test run on the new commit's tree.
 	TestsBy []string
+	// TreeApprovals lets approvals bound to the new commit's tree count
+	// (they survive a rebase or an amended message that keeps the tree).
+	TreeApprovals bool
 }
 
 // IsPathRule reports whether r protects files (rather than whole refs).
@@ -510,7 +513,7 @@ func (p *Policy) decodeRule(d *metadata.DelegatedRole) (*Rule, error) {
 		return nil, fail("terminating and path_hash_prefixes are not used")
 	}
 	for k := range d.UnrecognizedFields {
-		if k != fieldAllow && k != fieldRequire && k != fieldTests {
+		if k != fieldAllow && k != fieldRequire && k != fieldTests && k != fieldTrees {
 			return nil, fail("unknown field %q", k)
 		}
 	}
@@ -531,6 +534,12 @@ func (p *Policy) decodeRule(d *metadata.DelegatedRole) (*Rule, error) {
 			}
 			r.Require = append(r.Require, q)
 		}
+	}
+	if v, present := d.UnrecognizedFields[fieldTrees]; present {
+		if v != "true" {
+			return nil, fail("%s must be \"true\" when present", fieldTrees)
+		}
+		r.TreeApprovals = true
 	}
 	if v, present := d.UnrecognizedFields[fieldTests]; present {
 		if r.TestsBy, ok = stringList(v); !ok || len(r.TestsBy) == 0 {

@@ -52,6 +52,18 @@ func (r *Repo) resolveTarget(s string) (gitrepo.Hash, error) {
 // (default: its latest recorded target) to to. The update must be one that
 // can still happen: from must be the latest recorded target.
 func (r *Repo) Approve(name, to, from, keyFile string) (*ApproveResult, error) {
+	return r.approve(name, to, from, keyFile, false)
+}
+
+// ApproveTree is Approve for an approval bound to the tree of to instead of
+// the commit: it counts for any commit with that tree (a rebase or an
+// amended message that keeps it) where the rule allows tree-bound
+// approvals.
+func (r *Repo) ApproveTree(name, to, from, keyFile string) (*ApproveResult, error) {
+	return r.approve(name, to, from, keyFile, true)
+}
+
+func (r *Repo) approve(name, to, from, keyFile string, byTree bool) (*ApproveResult, error) {
 	ref, err := r.FullRefName(name)
 	if err != nil {
 		return nil, err
@@ -129,11 +141,22 @@ func (r *Repo) Approve(name, to, from, keyFile string) (*ApproveResult, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: your key %s belongs to no person in the policy, so your approval would not count; ask a rules key holder to run: git secure policy add-person NAME --key YOUR.pub", ErrRefused, fp)
 	}
-	stmt, err := attest.Approval{Ref: ref, From: fromH, To: toH}.Statement()
+	a := attest.Approval{Ref: ref, From: fromH, To: toH}
+	dir := attest.ApprovalDir(ref, fromH, toH)
+	if byTree {
+		if toH.IsZero() {
+			return nil, usage("a deletion has no tree to approve; approve it without --tree")
+		}
+		if a.ToTree, err = r.treeOf(toH); err != nil {
+			return nil, usage("cannot read the tree of %s: %v", toH, err)
+		}
+		dir = attest.ApprovalTreeDir(ref, fromH, a.ToTree)
+	}
+	stmt, err := a.Statement()
 	if err != nil {
 		return nil, err
 	}
-	tip, err := r.storeAttestation(stmt, s, attest.ApprovalDir(ref, fromH, toH),
+	tip, err := r.storeAttestation(stmt, s, dir,
 		fmt.Sprintf("git-secure: %s approves %s %s..%s", person.Name, ref, shortOrNone(fromH), shortOrNone(toH)))
 	if err != nil {
 		return nil, err

@@ -110,8 +110,14 @@ func (r *Repo) Explain(name, keyFile string) (*Explanation, error) {
 	}
 	x.Approved = append(x.Approved, approvers...)
 	x.Notes = notes
+	treeApprovers, err := r.treeApprovers(store, pol, ref, x.Old, x.New, revoked)
+	if err != nil {
+		return nil, err
+	}
+	x.Approved = append(x.Approved, treeApprovers...)
 	in := verify.Inputs{
 		Approvers:       approvers,
+		TreeApprovers:   treeApprovers,
 		RecordedTargets: func(rule *policy.Rule) []gitrepo.Hash { return r.recordedTargets(rslTip, rule) },
 		Tests: func(tree gitrepo.Hash) ([]string, []string, error) {
 			return verify.Testers(store, pol, tree, revoked)

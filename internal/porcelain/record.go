@@ -222,8 +222,13 @@ func (r *Repo) precheck(pol *policy.Policy, rslTip gitrepo.Hash, ref string, old
 			approvers = nil
 		}
 	}
+	treeApprovers, err := r.treeApprovers(store, pol, ref, old, new, revoked)
+	if err != nil {
+		return nil, err
+	}
 	in := verify.Inputs{
 		Approvers:       approvers,
+		TreeApprovers:   treeApprovers,
 		RecordedTargets: func(rule *policy.Rule) []gitrepo.Hash { return r.recordedTargets(rslTip, rule) },
 		Tests: func(tree gitrepo.Hash) ([]string, []string, error) {
 			return verify.Testers(store, pol, tree, revoked)
@@ -327,4 +332,34 @@ func (r *Repo) recordedTargets(rslTip gitrepo.Hash, rule *policy.Rule) []gitrepo
 		}
 	}
 	return out
+}
+
+// treeApprovers returns the tree-bound approvers of ref's update to new
+// when a rule covering ref counts them.
+func (r *Repo) treeApprovers(store *attest.Store, pol *policy.Policy, ref string, old, new gitrepo.Hash, revoked func(string) bool) ([]string, error) {
+	allowed := false
+	for _, rule := range pol.RulesFor(ref) {
+		allowed = allowed || rule.TreeApprovals
+	}
+	if !allowed || new.IsZero() {
+		return nil, nil
+	}
+	tree, err := r.treeOf(new)
+	if err != nil {
+		return nil, nil // not present here: nothing to count
+	}
+	persons, _, err := verify.TreeApprovers(store, pol, ref, old, tree, revoked)
+	return persons, err
+}
+
+func (r *Repo) treeOf(h gitrepo.Hash) (gitrepo.Hash, error) {
+	c, err := r.Git.PeelToCommit(h)
+	if err != nil {
+		return gitrepo.ZeroHash, err
+	}
+	commit, err := r.Git.ReadCommit(c)
+	if err != nil {
+		return gitrepo.ZeroHash, err
+	}
+	return commit.Tree, nil
 }

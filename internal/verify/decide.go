@@ -47,6 +47,9 @@ type Source interface {
 type Inputs struct {
 	// Approvers are persons with valid approvals of exactly this transition.
 	Approvers []string
+	// TreeApprovers are persons whose approvals are bound to the new
+	// commit's tree; they count only for rules that allow it.
+	TreeApprovers []string
 	// RecordedTargets returns, for a new ref, the recorded targets of the
 	// refs a path rule covers (the base its changed files are computed
 	// against).
@@ -166,8 +169,23 @@ func Decide(src Source, pol *policy.Policy, t Transition, in Inputs) (*Decision,
 				continue
 			}
 		}
+		ruleSet, rulePersons := set, d.Persons
+		if r.TreeApprovals && len(in.TreeApprovers) > 0 {
+			ruleSet = map[string]bool{}
+			for p := range set {
+				ruleSet[p] = true
+			}
+			for _, p := range in.TreeApprovers {
+				ruleSet[p] = true
+			}
+			rulePersons = make([]string, 0, len(ruleSet))
+			for p := range ruleSet {
+				rulePersons = append(rulePersons, p)
+			}
+			sort.Strings(rulePersons)
+		}
 		for _, name := range pol.AllowedPersons(r) {
-			if set[name] {
+			if ruleSet[name] {
 				rd.Signed = append(rd.Signed, name)
 			} else {
 				rd.Candidate = append(rd.Candidate, name)
@@ -176,7 +194,7 @@ func Decide(src Source, pol *policy.Policy, t Transition, in Inputs) (*Decision,
 		if len(rd.Signed) < r.Threshold {
 			rd.Missing = r.Threshold - len(rd.Signed)
 		}
-		rd.Unmet = unmetRequirements(pol, r.Require, d.Persons)
+		rd.Unmet = unmetRequirements(pol, r.Require, rulePersons)
 		if len(r.TestsBy) > 0 && !t.New.IsZero() {
 			missing, notes, err := missingTests(src, pol, r.TestsBy, t.New, in.Tests)
 			if err != nil {

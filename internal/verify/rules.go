@@ -104,6 +104,41 @@ func Approvers(store *attest.Store, pol *policy.Policy, ref string, old, new git
 	return persons, notes, nil
 }
 
+// TreeApprovers returns the persons with a valid approval, under pol, of
+// ref moving from old to a commit whose tree is tree, for rules that allow
+// tree-bound approvals.
+func TreeApprovers(store *attest.Store, pol *policy.Policy, ref string, old, tree gitrepo.Hash, revoked func(fp string) bool) ([]string, []string, error) {
+	if store == nil {
+		return nil, nil, nil
+	}
+	files, err := store.TreeApprovals(ref, old, tree)
+	if err != nil {
+		return nil, nil, fmt.Errorf("verify: read tree-bound approvals of %s from %s: %w", ref, short(old), err)
+	}
+	persons, notes := attestedPersons(pol, files, revoked, "tree-bound approval", func(payload []byte) error {
+		a, err := attest.ParseApproval(payload)
+		if err != nil {
+			return err
+		}
+		if a.Ref != ref || a.From != old || a.ToTree != tree {
+			return fmt.Errorf("%w: it approves %s from %s to tree %s", attest.ErrMismatch, a.Ref, short(a.From), short(a.ToTree))
+		}
+		return nil
+	})
+	return persons, notes, nil
+}
+
+// allowsTreeApprovals reports whether a rule covering ref lets tree-bound
+// approvals count.
+func allowsTreeApprovals(pol *policy.Policy, ref string) bool {
+	for _, r := range pol.RulesFor(ref) {
+		if r.TreeApprovals {
+			return true
+		}
+	}
+	return false
+}
+
 // attestedPersons checks every stored envelope (in file order) with
 // attestedBy and returns the distinct persons, and a note for each
 // envelope that did not count.
@@ -204,8 +239,30 @@ func (v *verifier) authorize(i int, rec *rsl.Record, ref string, old, new gitrep
 			if err != nil {
 				return err
 			}
-			if len(in.Approvers) > 0 {
-				v.used[key] = rec.Entry.Number
+			if !new.IsZero() && allowsTreeApprovals(pol, ref) {
+				tree, err := treeOf(v.repo, new)
+				if err != nil {
+					return v.objectProblem(rec, ref, err)
+				}
+				treeKey := usedKey(ref+"\x00tree", old, tree)
+				if n, dup := v.used[treeKey]; dup {
+					notes = append(notes, fmt.Sprintf("tree-bound approvals of this update were already counted for entry #%d", n))
+				} else {
+					var more []string
+					in.TreeApprovers, more, err = TreeApprovers(store, pol, ref, old, tree, v.revokedAt(rec.Entry.Number))
+					if err != nil {
+						return err
+					}
+					notes = append(notes, more...)
+					if len(in.TreeApprovers) > 0 {
+						v.used[treeKey] = rec.Entry.Number
+					}
+				}
+			}
+			if len(in.Approvers) > 0 || len(in.TreeApprovers) > 0 {
+				if len(in.Approvers) > 0 {
+					v.used[key] = rec.Entry.Number
+				}
 				if d, err = Decide(v.repo, pol, t, in); err != nil {
 					return v.objectProblem(rec, ref, err)
 				}
