@@ -114,7 +114,11 @@ func OpenWithEnv(dir string, env []string) (*Repo, error) {
 	// fails in a bare repository or inside .git, which the slower path
 	// below handles.
 	fastTop := ""
-	out, err := runGit(context.Background(), base, abs, nil, append(args, "--show-toplevel")...)
+	var out []byte
+	err = errors.New("a git directory: no work tree to ask for")
+	if !looksLikeGitDir(abs) {
+		out, err = runGit(context.Background(), base, abs, nil, append(args, "--show-toplevel")...)
+	}
 	if err == nil {
 		lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
 		if len(lines) == 6 && lines[1] == "false" && lines[2] == "false" && filepath.IsAbs(lines[5]) {
@@ -299,4 +303,15 @@ func envValue(env []string, key string) string {
 		}
 	}
 	return ""
+}
+
+// looksLikeGitDir reports whether dir is itself a git directory (a bare
+// repository, or a .git directory), where --show-toplevel would fail.
+func looksLikeGitDir(dir string) bool {
+	for _, name := range []string{"HEAD", "objects", "refs"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			return false
+		}
+	}
+	return true
 }

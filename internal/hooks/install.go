@@ -49,6 +49,13 @@ func Script(name, binary, chainDir string, handled bool) string {
 	b.WriteString("#!/bin/sh\n" + marker + " (" + name + "): installed by git secure hooks install; do not edit.\n")
 	if handled {
 		fmt.Fprintf(&b, "b=%s; [ -x \"$b\" ] || b=git-secure\n", shellQuote(binary))
+		if name == "pre-push" && chainDir != "" {
+			// The common case without starting the binary: the remote goes
+			// through git-remote-secure (which records and sends the
+			// entries) and there is no earlier pre-push hook to run.
+			fmt.Fprintf(&b, "if [ \"$(git config --get \"remote.$1.vcs\")\" = secure ] && [ ! -x %s ]; then cat >/dev/null; exit 0; fi\n",
+				shellQuote(filepath.Join(chainDir, name)))
+		}
 		fmt.Fprintf(&b, "exec \"$b\" hook %s \"$@\"\n", name)
 		return b.String()
 	}

@@ -38,6 +38,10 @@ type Repo struct {
 	attestTip gitrepo.Hash
 }
 
+// UseAttestations tells later operations the attestation store's tip from a
+// ref snapshot the caller already took (saves a process per operation).
+func (r *Repo) UseAttestations(tip gitrepo.Hash) { r.attestTip = tip }
+
 // attestations opens the attestation store at the snapshot's tip when one
 // was taken, else at the ref's current value.
 func (r *Repo) attestations() (*attest.Store, error) {

@@ -26,10 +26,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/hooks"
 	"github.com/git-secure/git-secure/internal/porcelain"
 )
 
@@ -65,6 +67,7 @@ func (h *Helper) logf(format string, args ...any) {
 // Run answers git's commands until it closes the pipe.
 func (h *Helper) Run() error {
 	h.namespace = fmt.Sprintf("refs/secure-incoming/%d", os.Getpid())
+	h.syncHooks()
 	defer h.cleanup()
 	in := bufio.NewReader(h.In)
 	for {
@@ -253,4 +256,30 @@ func (h *Helper) fetch(in *bufio.Reader, first string) error {
 	}
 	fmt.Fprint(h.Out, "\n")
 	return nil
+}
+
+// syncHooks picks up hooks the repository gained since git secure hooks
+// install (the pre-push hook may no longer start git-secure, so the helper,
+// which runs on every fetch and push, does it).
+func (h *Helper) syncHooks() {
+	dir := filepath.Join(h.Repo.Git.GitDir(), "secure", "hooks")
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return
+	}
+	chain, ok, err := h.Repo.ConfigValue("secure.previousHooksPath")
+	if err != nil {
+		return
+	}
+	if !ok {
+		chain = filepath.Join(h.Repo.Git.GitDir(), "hooks")
+	} else if !filepath.IsAbs(chain) && h.Repo.Git.WorkTree() != "" {
+		chain = filepath.Join(h.Repo.Git.WorkTree(), chain)
+	}
+	added, err := hooks.SyncForwarders(dir, hooks.Binary(), chain)
+	if err != nil {
+		h.logf("warning: %v", err)
+	}
+	for _, name := range added {
+		h.logf("note: your %s hook (%s) was added after git secure hooks install; it runs from now on", name, filepath.Join(chain, name))
+	}
 }

@@ -97,27 +97,33 @@ func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
 		return failAll(specs, "git-secure: "+err.Error())
 	}
 	g := h.Repo.Git
-	localTip, _, err := g.ResolveRef(rsl.Ref)
+	// One ref snapshot serves the whole first attempt.
+	local, err := h.localSecure()
 	if err != nil {
 		return failAll(specs, err.Error())
 	}
+	localTip := local[rsl.Ref]
 	if localTip.IsZero() {
 		return h.runPush(specs, nil)
 	}
-	var changes []porcelain.RefChange
-	for _, s := range specs {
-		var target gitrepo.Hash
-		if s.src != "" {
-			if target, err = h.resolveSrc(s.src); err != nil {
-				return failAll(specs, err.Error())
-			}
-		}
-		changes = append(changes, porcelain.RefChange{Ref: s.dst, New: target})
-	}
-	pol, _, err := h.Repo.CurrentPolicy()
+	targets, err := h.resolveSrcs(specs)
 	if err != nil {
 		return failAll(specs, err.Error())
 	}
+	var changes []porcelain.RefChange
+	for i, s := range specs {
+		changes = append(changes, porcelain.RefChange{Ref: s.dst, New: targets[i]})
+	}
+	var pol *policy.Policy
+	if p := local[policy.Ref]; !p.IsZero() {
+		pol, err = policy.Load(g, p)
+	} else {
+		pol, _, err = h.Repo.CurrentPolicy()
+	}
+	if err != nil {
+		return failAll(specs, err.Error())
+	}
+	h.Repo.UseAttestations(local[attest.Ref])
 	signer, err := h.Repo.LoadSigner("")
 	if err != nil {
 		for _, c := range changes {
@@ -138,9 +144,11 @@ func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
 		return h.runPush(specs, h.metadataSpecs(localTip))
 	}
 	for attempt := 1; ; attempt++ {
-		local, err := h.localSecure()
-		if err != nil {
-			return failAll(specs, err.Error())
+		if attempt > 1 {
+			if local, err = h.localSecure(); err != nil {
+				return failAll(specs, err.Error())
+			}
+			h.Repo.UseAttestations(local[attest.Ref])
 		}
 		localTip = local[rsl.Ref]
 		prepared, err := h.Repo.Prepare(localTip, pol, signer, changes)
@@ -187,6 +195,43 @@ func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
 			return failAll(specs, err.Error())
 		}
 	}
+}
+
+// resolveSrcs resolves every spec's source, full ref names in one
+// process; an empty source (a deletion) gives zero.
+func (h *Helper) resolveSrcs(specs []pushSpec) ([]gitrepo.Hash, error) {
+	var names []string
+	for _, s := range specs {
+		if strings.HasPrefix(s.src, "refs/") {
+			names = append(names, s.src)
+		}
+	}
+	refs := map[string]gitrepo.Hash{}
+	if len(names) > 0 {
+		list, err := h.Repo.Git.ListRefs(names...)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range list {
+			refs[r.Name] = r.Hash
+		}
+	}
+	out := make([]gitrepo.Hash, len(specs))
+	for i, s := range specs {
+		if s.src == "" {
+			continue
+		}
+		if v, ok := refs[s.src]; ok {
+			out[i] = v
+			continue
+		}
+		v, err := h.resolveSrc(s.src)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
 }
 
 func (h *Helper) resolveSrc(src string) (gitrepo.Hash, error) {
