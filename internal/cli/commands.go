@@ -786,24 +786,7 @@ func (a *app) listPolicy(p *policy.Policy, st *porcelain.Staged, asJSON bool) er
 		a.out("  (none: nothing is protected yet)\n")
 	}
 	for _, r := range j.Rules {
-		var what []string
-		for _, x := range r.Refs {
-			what = append(what, "ref "+x)
-		}
-		for _, x := range r.Paths {
-			what = append(what, "path "+x)
-		}
-		line := fmt.Sprintf("  %-16s %s: %d of %s", r.Name, strings.Join(what, ", "), r.Threshold, strings.Join(r.Allow, ", "))
-		if len(r.Require) > 0 {
-			line += "; and " + strings.Join(r.Require, " and ")
-		}
-		if len(r.TestsBy) > 0 {
-			line += "; tests passed, attested by " + strings.Join(r.TestsBy, " or ")
-		}
-		if r.TreeApprovals {
-			line += "; tree-bound approvals count"
-		}
-		a.out("%s\n", line)
+		a.out("  %-16s %s\n", r.Name, ruleSummary(r))
 	}
 	if len(j.Teams) > 0 {
 		a.out("\nteams:\n")
@@ -993,4 +976,26 @@ threshold of the rules that protect REF, for that exact update only.`,
 			},
 		},
 	}
+}
+
+// ruleSummary describes what a rule protects and what it needs, in one line.
+func ruleSummary(r ruleJSON) string {
+	var what []string
+	for _, x := range r.Refs {
+		what = append(what, "ref "+x)
+	}
+	for _, x := range r.Paths {
+		what = append(what, "path "+x)
+	}
+	line := fmt.Sprintf("%s: %d of %s", strings.Join(what, ", "), r.Threshold, strings.Join(r.Allow, ", "))
+	if len(r.Require) > 0 {
+		line += "; and " + strings.Join(r.Require, " and ")
+	}
+	if len(r.TestsBy) > 0 {
+		line += "; tests passed, attested by " + strings.Join(r.TestsBy, " or ")
+	}
+	if r.TreeApprovals {
+		line += "; tree-bound approvals count"
+	}
+	return line
 }

@@ -71,21 +71,7 @@ func (a *app) printExplanation(x *porcelain.Explanation) {
 		a.out("no rule protects %s: anyone in the policy may record it\n", x.Ref)
 	}
 	for _, r := range x.Rules {
-		var what []string
-		for _, p := range r.Refs {
-			what = append(what, "ref "+p)
-		}
-		for _, p := range r.Paths {
-			what = append(what, "path "+p)
-		}
-		line := fmt.Sprintf("rule %s (%s): %d of %s", r.Name, strings.Join(what, ", "), r.Threshold, strings.Join(r.Allow, ", "))
-		if len(r.Require) > 0 {
-			line += "; and " + strings.Join(r.Require, " and ")
-		}
-		if len(r.TestsBy) > 0 {
-			line += "; tests attested by " + strings.Join(r.TestsBy, " or ")
-		}
-		a.out("%s\n", line)
+		a.out("rule %s %s\n", r.Name, ruleSummary(ruleJSON{Refs: r.Refs, Paths: r.Paths, Allow: r.Allow, Threshold: r.Threshold, Require: r.Require, TestsBy: r.TestsBy}))
 		switch {
 		case !r.Applies:
 			a.out("  does not apply to this update (no protected file changes)\n")

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -47,7 +46,7 @@ func testMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(tmp)
 	binDir = filepath.Join(tmp, "bin")
-	if err := buildBinary(binDir); err != nil {
+	if err := testutil.BuildBinary(binDir); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: build git-secure:", err)
 		return 2
 	}
@@ -59,31 +58,6 @@ func testMain(m *testing.M) int {
 		os.Setenv("TMPDIR", td)
 	}
 	return m.Run()
-}
-
-// buildBinary runs go build for ./cmd/git-secure from the module root.
-func buildBinary(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	out, err := exec.Command(goBin, "env", "GOMOD").Output()
-	if err != nil {
-		return fmt.Errorf("go env GOMOD: %w", err)
-	}
-	gomod := strings.TrimSpace(string(out))
-	if gomod == "" || gomod == os.DevNull {
-		return fmt.Errorf("not inside the module (GOMOD=%q)", gomod)
-	}
-	cmd := exec.Command(goBin, "build", "-o", filepath.Join(dir, "git-secure"), "./cmd/git-secure")
-	cmd.Dir = filepath.Dir(gomod)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("%w: %s", err, b)
-	}
-	return os.Symlink("git-secure", filepath.Join(dir, "git-remote-secure"))
 }
 
 // result is the outcome of one command.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -178,4 +179,30 @@ func (s *Sandbox) StartAgent() string {
 func (s *Sandbox) AddToAgent(k Key) {
 	s.T.Helper()
 	s.Run(s.Home, "ssh-add", "-q", k.Private)
+}
+
+// BuildBinary builds ./cmd/git-secure of this module into dir, with the
+// git-remote-secure symlink beside it, for tests that run the real binary.
+func BuildBinary(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	out, err := exec.Command(goBin, "env", "GOMOD").Output()
+	if err != nil {
+		return fmt.Errorf("go env GOMOD: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return fmt.Errorf("not inside the module (GOMOD=%q)", gomod)
+	}
+	cmd := exec.Command(goBin, "build", "-o", filepath.Join(dir, "git-secure"), "./cmd/git-secure")
+	cmd.Dir = filepath.Dir(gomod)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%w: %s", err, b)
+	}
+	return os.Symlink("git-secure", filepath.Join(dir, "git-remote-secure"))
 }

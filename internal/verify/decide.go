@@ -219,9 +219,9 @@ func changedFiles(src Source, t Transition, targets []gitrepo.Hash) ([]string, e
 		base = t.DiffBase
 	}
 	if base.IsZero() {
-		return changedSinceBase(src, t.New, targets, nil)
+		return changedSinceBase(src, t.New, targets)
 	}
-	return changedBetween(src, base, t.New, nil)
+	return changedBetween(src, base, t.New)
 }
 
 // unmetRequirements assigns distinct persons to requirement slots (a

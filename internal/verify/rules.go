@@ -25,7 +25,7 @@ func treeOf(src Source, h gitrepo.Hash) (gitrepo.Hash, error) {
 	return commit.Tree, nil
 }
 
-func changedBetween(src Source, old, new gitrepo.Hash, cache map[gitrepo.Hash][]string) ([]string, error) {
+func changedBetween(src Source, old, new gitrepo.Hash) ([]string, error) {
 	ot, err := treeOf(src, old)
 	if err != nil {
 		return nil, err
@@ -43,7 +43,7 @@ func changedBetween(src Source, old, new gitrepo.Hash, cache map[gitrepo.Hash][]
 
 // changedSinceBase diffs a new ref's commit against its best common
 // ancestor with the given recorded targets (the empty tree when none).
-func changedSinceBase(src Source, new gitrepo.Hash, targets []gitrepo.Hash, _ map[gitrepo.Hash][]string) ([]string, error) {
+func changedSinceBase(src Source, new gitrepo.Hash, targets []gitrepo.Hash) ([]string, error) {
 	nc, err := src.PeelToCommit(new)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrMissingObject, short(new), err)
@@ -316,7 +316,6 @@ func (v *verifier) objectProblem(rec *rsl.Record, ref string, err error) error {
 		return err
 	}
 	v.fail(rec, ref, "", ErrMissingObject, "fetch the missing commits (git fetch); if they were rewritten away, record the ref's current value", "%v", err)
-	v.missing[rec.Entry.Number] = true
 	return nil
 }
 

@@ -186,7 +186,6 @@ type verifier struct {
 	skipped  map[uint64]bool
 	problems []*Problem
 	used     map[string]uint64 // approval transitions already counted
-	missing  map[uint64]bool   // entries whose commits are gone
 	// revokedFrom maps a key fingerprint to the first entry from which it
 	// is revoked, over every policy seen.
 	revokedFrom map[string]uint64
@@ -475,7 +474,6 @@ func (v *verifier) replay() error {
 		v.used = map[string]uint64{}
 	}
 	v.skipped = map[uint64]bool{}
-	v.missing = map[uint64]bool{}
 	total := len(v.records)
 	for i, rec := range v.records {
 		if v.opts.Progress != nil && i%512 == 0 {
