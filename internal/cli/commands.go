@@ -129,12 +129,8 @@ Exit 0 when everything verifies, 1 when a check fails, 2 on usage errors.`,
 				return a.writeSummary(r, res, refs[0], c.String("key"), c.String("out"))
 			}
 			if c.Bool("json") {
-				out := verifyJSON{OK: err == nil, Result: res, Seconds: time.Since(start).Seconds()}
-				if failed != nil {
-					for _, p := range failed.Problems {
-						out.Problems = append(out.Problems, problemJSON{Entry: p.Entry, EntryID: hashOrEmpty(p.EntryID), Ref: p.Ref, Rule: p.Rule, Kind: p.Kind.Error(), Detail: p.Detail, Hint: p.Hint})
-					}
-				}
+				out := newVerifyJSON(res, failed)
+				out.Seconds = time.Since(start).Seconds()
 				if jerr := a.printJSON(out); jerr != nil {
 					return jerr
 				}
@@ -998,4 +994,15 @@ func ruleSummary(r ruleJSON) string {
 		line += "; tree-bound approvals count"
 	}
 	return line
+}
+
+// newVerifyJSON is the --json document of a verification.
+func newVerifyJSON(res *verify.Result, failed *verify.Failed) verifyJSON {
+	out := verifyJSON{OK: failed == nil, Result: res}
+	if failed != nil {
+		for _, p := range failed.Problems {
+			out.Problems = append(out.Problems, problemJSON{Entry: p.Entry, EntryID: hashOrEmpty(p.EntryID), Ref: p.Ref, Rule: p.Rule, Kind: p.Kind.Error(), Detail: p.Detail, Hint: p.Hint})
+		}
+	}
+	return out
 }

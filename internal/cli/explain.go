@@ -207,12 +207,7 @@ func (a *app) policyCheck(c *cli.Context) error {
 		return err
 	}
 	if c.Bool("json") {
-		out := verifyJSON{OK: failed == nil, Result: res}
-		if failed != nil {
-			for _, p := range failed.Problems {
-				out.Problems = append(out.Problems, problemJSON{Entry: p.Entry, EntryID: hashOrEmpty(p.EntryID), Ref: p.Ref, Rule: p.Rule, Kind: p.Kind.Error(), Detail: p.Detail, Hint: p.Hint})
-			}
-		}
+		out := newVerifyJSON(res, failed)
 		if err := a.printJSON(out); err != nil {
 			return err
 		}

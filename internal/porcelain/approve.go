@@ -6,6 +6,7 @@ import (
 
 	"github.com/git-secure/git-secure/internal/attest"
 	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/rsl"
 	"github.com/git-secure/git-secure/internal/sign"
 )
@@ -127,20 +128,11 @@ func (r *Repo) approve(name, to, from, keyFile string, byTree bool) (*ApproveRes
 			return nil, usage("object %s is not in this repository: fetch it first", toH)
 		}
 	}
-	pol, _, err := r.CurrentPolicy()
-	if err != nil {
-		return nil, err
-	}
-	s, err := r.LoadSigner(keyFile)
+	s, person, err := r.personSigner(keyFile, "your approval")
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	fp := sign.Fingerprint(s.PublicKey())
-	person, ok := pol.PersonByFingerprint(fp)
-	if !ok {
-		return nil, fmt.Errorf("%w: your key %s belongs to no person in the policy, so your approval would not count; ask a rules key holder to run: git secure policy add-person NAME --key YOUR.pub", ErrRefused, fp)
-	}
 	a := attest.Approval{Ref: ref, From: fromH, To: toH}
 	dir := attest.ApprovalDir(ref, fromH, toH)
 	if byTree {
@@ -187,4 +179,24 @@ func (r *Repo) storeAttestation(statement []byte, s sign.Signer, dir, message st
 		return gitrepo.ZeroHash, err
 	}
 	return store.Add(dir+"/"+attest.SignerFile(s.PublicKey()), env, who, message)
+}
+
+// personSigner loads the user's key and the person of the policy in force
+// it belongs to; what names the statement for the refusal.
+func (r *Repo) personSigner(keyFile, what string) (sign.Signer, *policy.Person, error) {
+	pol, _, err := r.CurrentPolicy()
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := r.LoadSigner(keyFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	fp := sign.Fingerprint(s.PublicKey())
+	person, ok := pol.PersonByFingerprint(fp)
+	if !ok {
+		s.Close()
+		return nil, nil, fmt.Errorf("%w: your key %s belongs to no person in the policy, so %s would not count; ask a rules key holder to run: git secure policy add-person NAME --key YOUR.pub", ErrRefused, fp, what)
+	}
+	return s, person, nil
 }

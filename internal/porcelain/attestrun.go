@@ -13,7 +13,6 @@ import (
 
 	"github.com/git-secure/git-secure/internal/attest"
 	"github.com/git-secure/git-secure/internal/gitrepo"
-	"github.com/git-secure/git-secure/internal/sign"
 )
 
 // RunResult says what AttestRun did.
@@ -45,20 +44,11 @@ func (r *Repo) AttestRun(argv []string, keyFile, version string, stdout, stderr 
 	if err != nil {
 		return nil, err
 	}
-	pol, _, err := r.CurrentPolicy()
-	if err != nil {
-		return nil, err
-	}
-	s, err := r.LoadSigner(keyFile)
+	s, person, err := r.personSigner(keyFile, "a test attestation")
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	fp := sign.Fingerprint(s.PublicKey())
-	person, ok := pol.PersonByFingerprint(fp)
-	if !ok {
-		return nil, fmt.Errorf("%w: your key %s belongs to no person in the policy, so a test attestation would not count; ask a rules key holder to add you (git secure policy add-person)", ErrRefused, fp)
-	}
 	started := r.Now()
 	cmd := exec.CommandContext(context.Background(), argv[0], argv[1:]...)
 	cmd.Dir = wt
