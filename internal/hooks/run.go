@@ -244,7 +244,7 @@ func (c *Context) preReceive(input []byte) error {
 			}
 		}
 	}
-	_, err = verify.WithCheckpoint(g, verify.Options{Now: c.Repo.Now(), RefValues: proposed}, false)
+	_, err = verify.WithCheckpoint(g, verify.Options{Now: c.Repo.Now(), RefValues: proposed, RootKeys: c.Repo.PinnedRootKeys()}, false)
 	if err == nil {
 		return nil
 	}

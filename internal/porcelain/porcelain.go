@@ -232,3 +232,13 @@ func lastEnv(env []string, key string) string {
 	}
 	return ""
 }
+
+// PinnedRootKeys returns the root key fingerprints git config
+// secure.rootKeys pins (space separated), nil when unset.
+func (r *Repo) PinnedRootKeys() []string {
+	v, ok, err := r.ConfigValue("secure.rootKeys")
+	if err != nil || !ok {
+		return nil
+	}
+	return strings.Fields(v)
+}

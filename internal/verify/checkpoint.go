@@ -38,6 +38,9 @@ type Checkpoint struct {
 	// Used holds SHA-256 digests of the approval transitions already
 	// counted, so that approvals are never counted twice across runs.
 	Used []string `json:"used"`
+	// RootPin is the pinned root keys the log was verified against ("" for
+	// none): a checkpoint made under another pin is not used.
+	RootPin string `json:"rootPin,omitempty"`
 }
 
 // CheckpointRef is a ref's latest recorded entry.
@@ -155,7 +158,7 @@ func (v *verifier) startFrom(cp *Checkpoint) error {
 // checkpoint returns the state after a complete, successful verification.
 func (v *verifier) checkpoint() *Checkpoint {
 	last := v.records[len(v.records)-1]
-	cp := &Checkpoint{Version: CheckpointVersion, Entry: last.Entry.Number, EntryID: last.ID,
+	cp := &Checkpoint{Version: CheckpointVersion, Entry: last.Entry.Number, EntryID: last.ID, RootPin: RootPin(v.opts.RootKeys),
 		PolicyEntry: v.res.PolicyEntry, PolicyCommit: v.policyCommit, Refs: map[string]CheckpointRef{}}
 	for ref, st := range v.state {
 		if len(st) == 0 {
@@ -177,7 +180,7 @@ func (v *verifier) checkpoint() *Checkpoint {
 func WithCheckpoint(repo *gitrepo.Repo, opts Options, full bool) (*Result, error) {
 	path := CheckpointPath(repo.GitDir())
 	if !full {
-		if cp, err := LoadCheckpoint(path); err == nil {
+		if cp, err := LoadCheckpoint(path); err == nil && cp != nil && cp.RootPin == RootPin(opts.RootKeys) {
 			opts.Checkpoint = cp
 		}
 	}

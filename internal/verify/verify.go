@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -55,6 +56,10 @@ type Options struct {
 	// entries after it are checked. A checkpoint that does not match the
 	// log is ignored (Result.Warnings says so) and everything is checked.
 	Checkpoint *Checkpoint
+	// RootKeys, when set, pins the root of trust: the log's first policy
+	// must have exactly these root keys (SSH SHA256 fingerprints), instead
+	// of being trusted on first use.
+	RootKeys []string
 	// PolicyOverride, when set, is used as the policy in force at every
 	// entry ("what would this policy have refused?"); policy changes in
 	// the log are then not checked.
@@ -333,6 +338,12 @@ func (v *verifier) loadPolicies() error {
 				v.fail(rec, e.Ref, "", kindOf(err), hint, "policy %s: %v", short(e.New), err)
 				return nil
 			}
+			if cur == nil && len(v.opts.RootKeys) > 0 {
+				if err := checkPinnedRoot(next, v.opts.RootKeys); err != nil {
+					v.fail(rec, e.Ref, "", ErrSignature, "compare the pinned root keys (--root-key, git config secure.rootKeys) with the project's published ones; a different root means another log", "%v", err)
+					return nil
+				}
+			}
 			v.prevPolicy[e.Number] = cur
 			cur, curCommit = next, e.New
 			for _, r := range next.Revocations() {
@@ -596,4 +607,36 @@ func (v *verifier) revokedAt(n uint64) func(fp string) bool {
 		from := v.revokedFrom[fp]
 		return from != 0 && from <= n
 	}
+}
+
+// checkPinnedRoot requires the first policy's root keys to be exactly the
+// pinned fingerprints.
+func checkPinnedRoot(p *policy.Policy, pinned []string) error {
+	keys, _ := p.RoleKeys("root")
+	have := map[string]bool{}
+	for _, k := range keys {
+		have[k.Fingerprint] = true
+	}
+	want := map[string]bool{}
+	for _, fp := range pinned {
+		want[fp] = true
+	}
+	for fp := range have {
+		if !want[fp] {
+			return fmt.Errorf("the log's first root of trust has root key %s, which is not pinned", fp)
+		}
+	}
+	for fp := range want {
+		if !have[fp] {
+			return fmt.Errorf("the pinned root key %s is not a root key of the log's first policy", fp)
+		}
+	}
+	return nil
+}
+
+// RootPin is the canonical form of pinned root keys, kept in checkpoints.
+func RootPin(keys []string) string {
+	s := append([]string(nil), keys...)
+	sort.Strings(s)
+	return strings.Join(s, " ")
 }
