@@ -31,7 +31,7 @@ func (a *app) runRemoteHelper(args []string) int {
 	if err != nil {
 		return a.exit(err)
 	}
-	mode, _, _ := r.Git.Config("secure.verifyOnFetch")
+	mode, _, _ := r.ConfigValue("secure.verifyOnFetch")
 	h := &remote.Helper{Repo: r, Remote: name, URL: url, In: a.env.Stdin, Out: a.env.Stdout, Err: a.env.Stderr, Mode: mode}
 	if err := h.Run(); err != nil {
 		if !errors.Is(err, remote.ErrVerifyFailed) {
