@@ -314,8 +314,11 @@ func (r *Repo) classifyUpdateError(updates []RefUpdate, err error) error {
 			locks := []string{lock[:strings.Index(lock, "'")]}
 			// A process killed while committing a transaction leaves a lock
 			// for each ref it held: name them all, so one repair suffices.
+			candidates := []string{filepath.Join(r.gitDir, "packed-refs.lock")} // deletions lock it too
 			for _, u := range updates {
-				p := filepath.Join(r.gitDir, filepath.FromSlash(u.Name)+".lock")
+				candidates = append(candidates, filepath.Join(r.gitDir, filepath.FromSlash(u.Name)+".lock"))
+			}
+			for _, p := range candidates {
 				if _, err := os.Stat(p); err == nil && p != locks[0] {
 					locks = append(locks, p)
 				}

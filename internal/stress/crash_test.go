@@ -214,6 +214,13 @@ func TestCrashKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the crash test takes minutes")
 	}
+	// Random kills find rare states by design: they run in make stress
+	// (or with GIT_SECURE_CRASH=1), not in every make test, where a rare
+	// new finding must not stop unrelated work from landing. The states
+	// they found are pinned deterministically by TestStaleLock* here.
+	if !full() && os.Getenv("GIT_SECURE_CRASH") == "" {
+		t.Skip("random SIGKILL loop: run make stress, or set GIT_SECURE_CRASH=1")
+	}
 	iterations := 20
 	if full() {
 		iterations = 100
