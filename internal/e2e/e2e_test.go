@@ -5,16 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http/cgi"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -333,86 +330,9 @@ func startServer(t testing.TB, tr transport) *server {
 	return s
 }
 
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 func (s *server) startDaemon() {
-	t := s.t
-	t.Helper()
-	var lastErr string
-	for attempt := 0; attempt < 3; attempt++ {
-		port := freePort(t)
-		// "git daemon" runs git-daemon as a child process, which forks one
-		// more per connection: start them in their own process group, and
-		// stop that group.
-		cmd := exec.Command("git", "daemon", "--reuseaddr", "--base-path="+s.root, "--export-all",
-			"--enable=receive-pack", "--informative-errors", "--listen=127.0.0.1", "--port="+strconv.Itoa(port), s.root)
-		cmd.Env = s.admin.sb.Environ()
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		logFile, err := os.Create(filepath.Join(s.admin.sb.Home, fmt.Sprintf("daemon-%d.log", attempt)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd.Stdout, cmd.Stderr = logFile, logFile
-		if err := cmd.Start(); err != nil {
-			logFile.Close()
-			t.Fatalf("start git daemon: %v", err)
-		}
-		logFile.Close()
-		pgid := cmd.Process.Pid
-		exited := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(exited) }()
-		// SIGTERM to git, which passes it on to git-daemon and reaps it;
-		// then SIGKILL to whatever of the group is left.
-		stop := func() {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-exited:
-			case <-time.After(5 * time.Second):
-			}
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		}
-		addr := "127.0.0.1:" + strconv.Itoa(port)
-		up := false
-	wait:
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
-			select {
-			case <-exited:
-				break wait
-			default:
-			}
-			if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
-				c.Close()
-				up = true
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		if up {
-			t.Cleanup(func() {
-				stop()
-				select {
-				case <-exited:
-				case <-time.After(10 * time.Second):
-					t.Errorf("git daemon (pid %d) did not exit", pgid)
-				}
-			})
-			s.base = "git://" + addr
-			return
-		}
-		stop()
-		<-exited
-		b, _ := os.ReadFile(logFile.Name())
-		lastErr = string(b)
-	}
-	t.Fatalf("git daemon did not start: %s", lastErr)
+	s.t.Helper()
+	s.base = testutil.StartGitDaemon(s.t, s.admin.sb.Environ(), s.root, s.admin.sb.Home)
 }
 
 func (s *server) startHTTP() {

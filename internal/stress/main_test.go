@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -308,84 +307,11 @@ func startServer(t testing.TB, tr transport) *server {
 	return s
 }
 
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // startDaemon runs git daemon on 127.0.0.1 (only) in its own process group,
 // stopped when the test ends.
 func (s *server) startDaemon() {
-	t := s.t
-	t.Helper()
-	var lastErr string
-	for attempt := 0; attempt < 3; attempt++ {
-		port := freePort(t)
-		cmd := exec.Command("git", "daemon", "--reuseaddr", "--base-path="+s.root, "--export-all",
-			"--enable=receive-pack", "--informative-errors", "--max-connections=64",
-			"--listen=127.0.0.1", "--port="+strconv.Itoa(port), s.root)
-		cmd.Env = s.admin.sb.Environ()
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		logFile, err := os.Create(filepath.Join(s.admin.sb.Home, fmt.Sprintf("daemon-%d.log", attempt)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd.Stdout, cmd.Stderr = logFile, logFile
-		if err := cmd.Start(); err != nil {
-			logFile.Close()
-			t.Fatalf("start git daemon: %v", err)
-		}
-		logFile.Close()
-		pgid := cmd.Process.Pid
-		exited := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(exited) }()
-		stop := func() {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-exited:
-			case <-time.After(5 * time.Second):
-			}
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		}
-		addr := "127.0.0.1:" + strconv.Itoa(port)
-		up := false
-	wait:
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
-			select {
-			case <-exited:
-				break wait
-			default:
-			}
-			if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
-				c.Close()
-				up = true
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		if up {
-			t.Cleanup(func() {
-				stop()
-				select {
-				case <-exited:
-				case <-time.After(10 * time.Second):
-					t.Errorf("git daemon (pid %d) did not exit", pgid)
-				}
-			})
-			s.base = "git://" + addr
-			return
-		}
-		stop()
-		<-exited
-		b, _ := os.ReadFile(logFile.Name())
-		lastErr = string(b)
-	}
-	t.Fatalf("git daemon did not start: %s", lastErr)
+	s.t.Helper()
+	s.base = testutil.StartGitDaemon(s.t, s.admin.sb.Environ(), s.root, s.admin.sb.Home, "--max-connections=64")
 }
 
 // newRepo creates a bare repository with git-secure's enforcing hook and
