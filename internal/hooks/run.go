@@ -204,8 +204,10 @@ func (c *Context) preReceive(input []byte) error {
 		return err
 	}
 	proposed := map[string]gitrepo.Hash{}
+	protectedNow := false
 	for _, r := range refs {
 		proposed[r.Name] = r.Hash
+		protectedNow = protectedNow || r.Name == rsl.Ref || r.Name == policy.Ref
 	}
 	pushed := map[string]bool{}
 	for _, l := range lines {
@@ -220,7 +222,10 @@ func (c *Context) preReceive(input []byte) error {
 		}
 		pushed[l.Ref] = true
 	}
-	if proposed[rsl.Ref].IsZero() && proposed[policy.Ref].IsZero() {
+	// Not a git-secure repository before nor after this push. Deciding on
+	// the proposed state alone would let one push delete the log and the
+	// policy together and pass as unprotected.
+	if !protectedNow && proposed[rsl.Ref].IsZero() && proposed[policy.Ref].IsZero() {
 		return nil // not a git-secure repository
 	}
 	for _, l := range lines {
