@@ -19,6 +19,7 @@ import (
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/porcelain"
+	"github.com/git-secure/git-secure/internal/trace"
 	"github.com/git-secure/git-secure/internal/verify"
 )
 
@@ -40,14 +41,15 @@ type Env struct {
 }
 
 type app struct {
-	env  Env
-	repo *porcelain.Repo
+	env   Env
+	repo  *porcelain.Repo
+	start time.Time
 }
 
 // Main runs the command line with args (args[0] is the program name) and
 // returns the exit code.
 func Main(args []string, env Env) int {
-	a := &app{env: env}
+	a := &app{env: env, start: time.Now()}
 	defer func() {
 		if a.repo != nil {
 			a.repo.Git.Close()
@@ -142,6 +144,43 @@ func (a *app) open() (*porcelain.Repo, error) {
 	}
 	a.repo = &porcelain.Repo{Git: g, Now: a.env.Now, AgentSocket: a.env.Getenv("SSH_AUTH_SOCK"), Home: a.env.Getenv("HOME")}
 	return a.repo, nil
+}
+
+// openFromGit opens the repository a hook or the remote helper runs in.
+// git starts them with GIT_DIR set, in the work tree (GIT_DIR=.git) or in
+// the git directory of a bare repository (GIT_DIR=.): then the repository
+// is known without asking git. Any other layout goes through open.
+func (a *app) openFromGit() (*porcelain.Repo, error) {
+	d := a.env.Getenv("GIT_DIR")
+	if a.repo != nil || d == "" || a.env.Getenv("GIT_WORK_TREE") != "" || a.env.Getenv("GIT_COMMON_DIR") != "" {
+		return a.open()
+	}
+	if !filepath.IsAbs(d) {
+		d = filepath.Join(a.env.Dir, d)
+	}
+	d = filepath.Clean(d)
+	workTree := ""
+	switch d {
+	case filepath.Join(a.env.Dir, ".git"):
+		workTree = filepath.Clean(a.env.Dir)
+	case filepath.Clean(a.env.Dir):
+	default:
+		return a.open()
+	}
+	g, err := gitrepo.OpenGitDir(d, workTree, os.Environ())
+	if err != nil {
+		return a.open()
+	}
+	a.repo = &porcelain.Repo{Git: g, Now: a.env.Now, AgentSocket: a.env.Getenv("SSH_AUTH_SOCK"), Home: a.env.Getenv("HOME")}
+	return a.repo, nil
+}
+
+// tracer returns a phase tracer on stderr when GIT_SECURE_TRACE is set.
+func (a *app) tracer(name string) *trace.Tracer {
+	if a.env.Getenv("GIT_SECURE_TRACE") == "" {
+		return nil
+	}
+	return trace.New(a.env.Stderr, name, a.start)
 }
 
 func (a *app) printJSON(v any) error {

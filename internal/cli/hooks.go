@@ -26,13 +26,14 @@ func (a *app) runRemoteHelper(args []string) int {
 	if len(args) >= 3 {
 		url = args[2]
 	}
-	// git runs helpers with GIT_DIR set.
-	r, err := a.open()
+	tr := a.tracer("helper")
+	r, err := a.openFromGit()
 	if err != nil {
 		return a.exit(err)
 	}
 	mode, _, _ := r.ConfigValue("secure.verifyOnFetch")
-	h := &remote.Helper{Repo: r, Remote: name, URL: url, In: a.env.Stdin, Out: a.env.Stdout, Err: a.env.Stderr, Mode: mode}
+	h := &remote.Helper{Repo: r, Remote: name, URL: url, In: a.env.Stdin, Out: a.env.Stdout, Err: a.env.Stderr, Mode: mode, Trace: tr}
+	tr.Mark("open")
 	if err := h.Run(); err != nil {
 		if !errors.Is(err, remote.ErrVerifyFailed) {
 			fmt.Fprintf(a.env.Stderr, "git-secure: error: %v\n", err)
@@ -53,11 +54,13 @@ func (a *app) hookCommand() *cli.Command {
 			if c.NArg() < 1 {
 				return usageErr("hook takes the hook NAME")
 			}
-			r, err := a.open()
+			tr := a.tracer(c.Args().First())
+			r, err := a.openFromGit()
 			if err != nil {
 				return err
 			}
-			hc := &hooks.Context{Repo: r, Name: c.Args().First(), Args: c.Args().Tail(), Stdin: a.env.Stdin, Stderr: a.env.Stderr, Getenv: a.env.Getenv}
+			tr.Mark("open")
+			hc := &hooks.Context{Repo: r, Name: c.Args().First(), Args: c.Args().Tail(), Stdin: a.env.Stdin, Stderr: a.env.Stderr, Getenv: a.env.Getenv, Trace: tr}
 			if err := hooks.Run(hc); err != nil {
 				if errors.Is(err, hooks.ErrRejected) {
 					return cli.Exit("", ExitFailed)

@@ -112,16 +112,3 @@ func (r *Repo) MergeBase(a Hash, others ...Hash) (Hash, bool, error) {
 	}
 	return h, true, nil
 }
-
-// IsAncestor reports whether commit a is an ancestor of (or equal to)
-// commit b.
-func (r *Repo) IsAncestor(a, b Hash) (bool, error) {
-	_, err := r.run(nil, "merge-base", "--is-ancestor", "--end-of-options", a.String(), b.String())
-	if err != nil {
-		if exitCode(err) == 1 {
-			return false, nil
-		}
-		return false, fmt.Errorf("gitrepo: is-ancestor %s %s: %w", a, b, err)
-	}
-	return true, nil
-}

@@ -10,12 +10,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/git-secure/git-secure/internal/attest"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/porcelain"
 	"github.com/git-secure/git-secure/internal/rsl"
+	"github.com/git-secure/git-secure/internal/trace"
 	"github.com/git-secure/git-secure/internal/verify"
 )
 
@@ -36,6 +38,8 @@ type Context struct {
 	Stdin  io.Reader
 	Stderr io.Writer
 	Getenv func(string) string
+	// Trace, when set, is told when each phase ends (GIT_SECURE_TRACE).
+	Trace *trace.Tracer
 }
 
 func (c *Context) say(format string, args ...any) {
@@ -199,10 +203,16 @@ func (c *Context) preReceive(input []byte) error {
 		return err
 	}
 	g := c.Repo.Git
+	// The configuration (root key pin) and the object reader start in the
+	// background while the refs are listed: three processes in the time
+	// of about one.
+	c.Repo.Preload()
+	g.Warm()
 	refs, err := g.ListRefs("refs/")
 	if err != nil {
 		return err
 	}
+	c.Trace.Mark("list refs")
 	proposed := map[string]gitrepo.Hash{}
 	protectedNow := false
 	for _, r := range refs {
@@ -249,7 +259,14 @@ func (c *Context) preReceive(input []byte) error {
 			}
 		}
 	}
-	_, err = verify.WithCheckpoint(g, verify.Options{Now: c.Repo.Now(), RefValues: proposed, RootKeys: c.Repo.PinnedRootKeys()}, false)
+	c.Trace.Mark("log only grows")
+	opts := verify.Options{Now: c.Repo.Now(), RefValues: proposed, RootKeys: c.Repo.PinnedRootKeys()}
+	c.Trace.Mark("read config")
+	if c.Trace != nil {
+		opts.Trace = func(phase string, _ time.Duration) { c.Trace.Mark("verify: " + phase) }
+	}
+	_, err = verify.WithCheckpoint(g, opts, false)
+	c.Trace.Mark("verify")
 	if err == nil {
 		return nil
 	}

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/git-secure/git-secure/internal/attest"
@@ -32,20 +33,24 @@ type Repo struct {
 	// AgentSocket is $SSH_AUTH_SOCK and Home is $HOME (for ~ in key paths).
 	AgentSocket, Home string
 
-	cfg map[string]string // git config, read once
-	// attestTip, when set by a ref snapshot, saves attestations() a
-	// process.
-	attestTip gitrepo.Hash
+	cfgMu  sync.Mutex
+	cfg    map[string]string // git config, read once
+	cfgErr error
+	// attestTip, when attestKnown (set by a ref snapshot), saves
+	// attestations() a process; zero means there are none yet.
+	attestTip   gitrepo.Hash
+	attestKnown bool
 }
 
-// UseAttestations tells later operations the attestation store's tip from a
-// ref snapshot the caller already took (saves a process per operation).
-func (r *Repo) UseAttestations(tip gitrepo.Hash) { r.attestTip = tip }
+// UseAttestations tells later operations the attestation store's tip (zero:
+// no store yet) from a ref snapshot the caller already took (saves a
+// process per operation).
+func (r *Repo) UseAttestations(tip gitrepo.Hash) { r.attestTip, r.attestKnown = tip, true }
 
 // attestations opens the attestation store at the snapshot's tip when one
 // was taken, else at the ref's current value.
 func (r *Repo) attestations() (*attest.Store, error) {
-	if !r.attestTip.IsZero() {
+	if r.attestKnown || !r.attestTip.IsZero() {
 		return attest.OpenStoreAt(r.Git, r.attestTip)
 	}
 	return attest.OpenStore(r.Git)
@@ -62,15 +67,26 @@ func (r *Repo) ConfigValue(key string) (string, bool, error) {
 	return v, ok, nil
 }
 
+// Preload reads the git configuration in the background, so that the
+// process doing it overlaps the caller's next steps (hooks and the remote
+// helper run on every push). It is the one method safe to call
+// concurrently with others.
+func (r *Repo) Preload() {
+	go func() { _, _ = r.config() }()
+}
+
 // config returns the repository's git configuration (all scopes), read in
 // one process the first time.
 func (r *Repo) config() (map[string]string, error) {
-	if r.cfg != nil {
-		return r.cfg, nil
+	r.cfgMu.Lock()
+	defer r.cfgMu.Unlock()
+	if r.cfg != nil || r.cfgErr != nil {
+		return r.cfg, r.cfgErr
 	}
 	out, err := r.Git.Run(context.Background(), nil, "config", "-z", "--list")
 	if err != nil {
-		return nil, fmt.Errorf("porcelain: read git config: %w", err)
+		r.cfgErr = fmt.Errorf("porcelain: read git config: %w", err)
+		return nil, r.cfgErr
 	}
 	cfg := map[string]string{}
 	for _, item := range strings.Split(string(out), "\x00") {

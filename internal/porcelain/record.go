@@ -119,6 +119,7 @@ func (r *Repo) recordOnce(ref string, s sign.Signer, who gitrepo.Ident) (*Record
 	}
 	var rslTip, policyTip, target gitrepo.Hash
 	exists := false
+	r.UseAttestations(gitrepo.ZeroHash) // unless the snapshot has it
 	for _, x := range snap {
 		switch x.Name {
 		case rsl.Ref:

@@ -47,6 +47,7 @@ func (h *Helper) fetchAndVerifyOnce() (map[string]gitrepo.Hash, string, error) {
 		return nil, "", err
 	}
 	ns := h.namespace
+	h.fetched = true
 	if _, err := h.Repo.Git.RunTee(bgctx(), h.Err, "fetch", "--no-tags", "--no-write-fetch-head", "--quiet", "--no-recurse-submodules", "--no-auto-maintenance", "--", h.URL, "+refs/*:"+ns+"/*"); err != nil {
 		return nil, "", fmt.Errorf("fetch from %s: %w", h.URL, err)
 	}
@@ -84,13 +85,9 @@ func (h *Helper) syncForPush() error {
 			return err
 		}
 	}
-	local, err := h.Repo.Git.ListRefs("refs/secure/")
+	have, err := h.localSecure()
 	if err != nil {
 		return err
-	}
-	have := map[string]gitrepo.Hash{}
-	for _, r := range local {
-		have[r.Name] = r.Hash
 	}
 	same := true
 	for _, name := range secureRefs {
@@ -102,6 +99,7 @@ func (h *Helper) syncForPush() error {
 		h.remote = refs
 		return nil
 	}
+	h.localSnap = nil // the fetch below moves refs/secure/*
 	_, _, err = h.fetchAndVerify()
 	return err
 }

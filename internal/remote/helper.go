@@ -33,6 +33,7 @@ import (
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/hooks"
 	"github.com/git-secure/git-secure/internal/porcelain"
+	"github.com/git-secure/git-secure/internal/trace"
 )
 
 // EnvInternal is set for git processes the helper starts, so git-secure's
@@ -49,6 +50,8 @@ type Helper struct {
 	Err    io.Writer
 	// Mode is secure.verifyOnFetch: "" or "fail" (default) or "warn".
 	Mode string
+	// Trace, when set, is told when each phase ends (GIT_SECURE_TRACE).
+	Trace *trace.Tracer
 
 	namespace string
 	listed    map[string]gitrepo.Hash
@@ -58,6 +61,11 @@ type Helper struct {
 	refetched bool
 	// forPush is the listing "list for-push" just made, used once.
 	forPush map[string]gitrepo.Hash
+	// localSnap is the local refs/secure/* and refs/heads/* read while
+	// "list for-push" talked to the remote, used once by the push.
+	localSnap map[string]gitrepo.Hash
+	// fetched is set once something was fetched into the namespace.
+	fetched bool
 }
 
 func (h *Helper) logf(format string, args ...any) {
@@ -67,7 +75,13 @@ func (h *Helper) logf(format string, args ...any) {
 // Run answers git's commands until it closes the pipe.
 func (h *Helper) Run() error {
 	h.namespace = fmt.Sprintf("refs/secure-incoming/%d", os.Getpid())
+	// Every fetch and push needs the configuration and the object reader:
+	// start both now, in the background.
+	h.Repo.Preload()
+	h.Repo.Git.Warm()
 	h.syncHooks()
+	h.Trace.Mark("sync hooks")
+	defer h.Trace.Mark("clean up")
 	defer h.cleanup()
 	in := bufio.NewReader(h.In)
 	for {
@@ -134,8 +148,18 @@ func (h *Helper) git(args ...string) ([]byte, error) {
 	return h.Repo.Git.Run(context.Background(), nil, args...)
 }
 
-// localSecure reads the local refs/secure/* in one process.
+// localSecure returns the local refs/secure/*: from the snapshot taken
+// during "list for-push" while it is fresh, else read in one process.
 func (h *Helper) localSecure() (map[string]gitrepo.Hash, error) {
+	if h.localSnap != nil {
+		out := map[string]gitrepo.Hash{}
+		for name, hash := range h.localSnap {
+			if strings.HasPrefix(name, "refs/secure/") {
+				out[name] = hash
+			}
+		}
+		return out, nil
+	}
 	refs, err := h.Repo.Git.ListRefs("refs/secure/")
 	if err != nil {
 		return nil, err
@@ -149,6 +173,9 @@ func (h *Helper) localSecure() (map[string]gitrepo.Hash, error) {
 
 // cleanup deletes the private namespace.
 func (h *Helper) cleanup() {
+	if !h.fetched {
+		return
+	}
 	refs, err := h.Repo.Git.ListRefs(h.namespace + "/")
 	if err != nil || len(refs) == 0 {
 		return
@@ -215,11 +242,30 @@ func writeList(w io.Writer, refs map[string]gitrepo.Hash, head string) {
 // first, so that what git is told is exactly what was verified.
 func (h *Helper) list(forPush bool) error {
 	if forPush {
+		// The push that follows needs the local metadata refs and
+		// branches: read them while the remote answers.
+		type snap struct {
+			refs []gitrepo.Ref
+			err  error
+		}
+		local := make(chan snap, 1)
+		go func() {
+			refs, err := h.Repo.Git.ListRefs("refs/secure/", "refs/heads/")
+			local <- snap{refs, err}
+		}()
 		refs, head, err := h.lsRemote()
+		l := <-local
 		if err != nil {
 			return err
 		}
+		if l.err == nil {
+			h.localSnap = make(map[string]gitrepo.Hash, len(l.refs))
+			for _, r := range l.refs {
+				h.localSnap[r.Name] = r.Hash
+			}
+		}
 		h.forPush = refs // the push that follows needs no second round trip
+		h.Trace.Mark("list for-push")
 		writeList(h.Out, refs, head)
 		return nil
 	}

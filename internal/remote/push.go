@@ -21,6 +21,9 @@ type pushSpec struct {
 	force    bool
 	src, dst string
 	raw      string
+	// pinned is what src resolved to when the entry was recorded: the
+	// push sends exactly that, even if src moves meanwhile.
+	pinned gitrepo.Hash
 }
 
 // maxPushAttempts bounds retries after losing a race for the log.
@@ -96,12 +99,14 @@ func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
 	if err := h.syncForPush(); err != nil {
 		return failAll(specs, "git-secure: "+err.Error())
 	}
+	h.Trace.Mark("sync with remote")
 	g := h.Repo.Git
 	// One ref snapshot serves the whole first attempt.
 	local, err := h.localSecure()
 	if err != nil {
 		return failAll(specs, err.Error())
 	}
+	h.Trace.Mark("local refs")
 	localTip := local[rsl.Ref]
 	if localTip.IsZero() {
 		return h.runPush(specs, nil)
@@ -110,9 +115,12 @@ func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
 	if err != nil {
 		return failAll(specs, err.Error())
 	}
+	h.localSnap = nil // used once: later reads see the refs as they are then
+	h.Trace.Mark("resolve sources")
 	var changes []porcelain.RefChange
-	for i, s := range specs {
-		changes = append(changes, porcelain.RefChange{Ref: s.dst, New: targets[i]})
+	for i := range specs {
+		specs[i].pinned = targets[i]
+		changes = append(changes, porcelain.RefChange{Ref: specs[i].dst, New: targets[i]})
 	}
 	var pol *policy.Policy
 	if p := local[policy.Ref]; !p.IsZero() {
@@ -123,6 +131,7 @@ func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
 	if err != nil {
 		return failAll(specs, err.Error())
 	}
+	h.Trace.Mark("load policy")
 	h.Repo.UseAttestations(local[attest.Ref])
 	signer, err := h.Repo.LoadSigner("")
 	if err != nil {
@@ -135,6 +144,7 @@ func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
 		return h.runPush(specs, h.metadataSpecs(localTip))
 	}
 	defer signer.Close()
+	h.Trace.Mark("load signer")
 	if _, ok := pol.LookupKey(sign.Fingerprint(signer.PublicKey())); !ok {
 		for _, c := range changes {
 			if pol.Protected(c.Ref) {
@@ -155,9 +165,11 @@ func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
 		if err != nil {
 			return failAll(specs, "git-secure: "+strings.TrimPrefix(err.Error(), "refused: "))
 		}
+		h.Trace.Mark("record entries")
 		extra := h.metadataSpecsFrom(prepared.Tip, local)
 		before := h.remote[rsl.Ref]
 		failed, raceLost := h.runPushRaw(specs, extra)
+		h.Trace.Mark("git push")
 		if len(failed) > 0 && !raceLost && !branchNonFF(failed) {
 			// However the server worded it (a lock, an atomic transaction,
 			// a hook that saw the log move), a log that moved meanwhile
@@ -173,6 +185,7 @@ func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
 					h.logf("warning: pushed, but could not update the local log (%v); git fetch will bring it", err)
 				}
 			}
+			h.Trace.Mark("update local log")
 			for _, e := range prepared.Entries {
 				h.logf("recorded %s as entry #%d", e.Ref, e.Number)
 			}
@@ -207,8 +220,16 @@ func (h *Helper) resolveSrcs(specs []pushSpec) ([]gitrepo.Hash, error) {
 		}
 	}
 	refs := map[string]gitrepo.Hash{}
-	if len(names) > 0 {
-		list, err := h.Repo.Git.ListRefs(names...)
+	var missing []string
+	for _, n := range names {
+		if v, ok := h.localSnap[n]; ok {
+			refs[n] = v
+		} else {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		list, err := h.Repo.Git.ListRefs(missing...)
 		if err != nil {
 			return nil, err
 		}
@@ -289,7 +310,14 @@ func (h *Helper) runPush(specs []pushSpec, extra []string) map[string]string {
 func (h *Helper) runPushRaw(specs []pushSpec, extra []string) (map[string]string, bool) {
 	args := []string{"push", "--atomic", "--porcelain", "--no-verify", "--", h.URL}
 	for _, s := range specs {
-		args = append(args, s.raw)
+		switch {
+		case s.pinned.IsZero():
+			args = append(args, s.raw)
+		case s.force:
+			args = append(args, "+"+s.pinned.String()+":"+s.dst)
+		default:
+			args = append(args, s.pinned.String()+":"+s.dst)
+		}
 	}
 	args = append(args, extra...)
 	if len(specs) == 0 && len(extra) == 0 {

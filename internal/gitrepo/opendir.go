@@ -1,0 +1,148 @@
+package gitrepo
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// ErrNeedProbe is returned by OpenGitDir when the layout needs git to
+// interpret it (a linked work tree, an object format or work tree set in
+// the configuration); callers then use Open.
+var ErrNeedProbe = errors.New("gitrepo: repository layout needs git rev-parse")
+
+// maxConfigScan bounds how much of a configuration file OpenGitDir reads.
+const maxConfigScan = 1 << 20
+
+// OpenGitDir opens the git directory gitDir without starting git. It is
+// for processes git itself started with GIT_DIR set (hooks, remote
+// helpers), where git has already found the repository, and saves the
+// rev-parse that Open needs (a few milliseconds on every push). workTree
+// is the work tree or "" (bare repositories, and callers that need none).
+//
+// It only handles the plain layout: a git directory with its own objects,
+// SHA-1 objects and no core.worktree. Anything else returns ErrNeedProbe.
+func OpenGitDir(gitDir, workTree string, env []string) (*Repo, error) {
+	if !filepath.IsAbs(gitDir) || (workTree != "" && !filepath.IsAbs(workTree)) {
+		return nil, fmt.Errorf("gitrepo: open %s: path is not absolute", gitDir)
+	}
+	gitDir = filepath.Clean(gitDir)
+	if !looksLikeGitDir(gitDir) {
+		return nil, ErrNeedProbe
+	}
+	if _, err := os.Stat(filepath.Join(gitDir, "commondir")); err == nil {
+		return nil, ErrNeedProbe // a linked work tree
+	}
+	cfg, err := readHead(filepath.Join(gitDir, "config"), maxConfigScan)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("gitrepo: open %s: %w", gitDir, err)
+	}
+	lower := bytes.ToLower(cfg)
+	// Leave anything that changes where objects or the work tree are, or
+	// what hashes mean, to git; "include" files could set them too.
+	for _, word := range []string{"objectformat", "worktree", "include", "refstorage"} {
+		if bytes.Contains(lower, []byte(word)) {
+			return nil, ErrNeedProbe
+		}
+	}
+	if len(cfg) >= maxConfigScan {
+		return nil, ErrNeedProbe
+	}
+	if workTree != "" {
+		for _, line := range bytes.Split(lower, []byte("\n")) {
+			if string(bytes.Join(bytes.Fields(line), nil)) == "bare=true" {
+				return nil, ErrNeedProbe // a bare repository has no work tree
+			}
+		}
+	}
+	base := filterEnv(env)
+	r := &Repo{gitDir: gitDir, workTree: workTree}
+	if envValue(base, "GIT_OBJECT_DIRECTORY") == "" && envValue(base, "GIT_QUARANTINE_PATH") == "" {
+		r.objectsDir = filepath.Join(gitDir, "objects")
+	}
+	r.env = append(base, "GIT_DIR="+gitDir, "GIT_NO_REPLACE_OBJECTS=1")
+	if workTree != "" {
+		r.env = append(r.env, "GIT_WORK_TREE="+workTree)
+		r.dir = workTree
+	} else {
+		r.dir = gitDir
+	}
+	r.batch = catFile{repo: r, mode: "--batch"}
+	r.batchCheck = catFile{repo: r, mode: "--batch-check"}
+	return r, nil
+}
+
+func readHead(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, max))
+}
+
+// Warm starts the long-lived cat-file process in the background, so that
+// its start-up overlaps whatever the caller does next.
+func (r *Repo) Warm() {
+	go func() {
+		c := &r.batch
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.cmd == nil && !r.isClosed() {
+			_ = c.start() // a failure shows again, with context, on first use
+		}
+	}()
+}
+
+// maxAncestorWalk bounds the in-process ancestry walk of IsAncestor before
+// it asks git, which is faster over long distances.
+const maxAncestorWalk = 64
+
+// IsAncestor reports whether commit a is an ancestor of (or equal to)
+// commit b. Metadata refs grow by a few commits per push, so it first
+// walks back from b through the long-lived cat-file process (no new
+// process) and asks git merge-base only when that walk is inconclusive.
+func (r *Repo) IsAncestor(a, b Hash) (bool, error) {
+	if a == b {
+		return true, nil
+	}
+	seen := map[Hash]bool{b: true}
+	queue := []Hash{b}
+	for steps := 0; len(queue) > 0 && steps < maxAncestorWalk; steps++ {
+		c, err := r.ReadCommit(queue[0])
+		if err != nil {
+			return r.isAncestorGit(a, b) // let git decide, and say what is wrong
+		}
+		queue = queue[1:]
+		for _, p := range c.Parents {
+			if p == a {
+				return true, nil
+			}
+			if !seen[p] {
+				seen[p] = true
+				queue = append(queue, p)
+			}
+		}
+	}
+	if len(queue) == 0 {
+		// All of b's history was walked without meeting a.
+		if ok, err := r.HasObject(a); err == nil && ok {
+			return false, nil
+		}
+	}
+	return r.isAncestorGit(a, b)
+}
+
+func (r *Repo) isAncestorGit(a, b Hash) (bool, error) {
+	_, err := r.run(nil, "merge-base", "--is-ancestor", "--end-of-options", a.String(), b.String())
+	if err != nil {
+		if exitCode(err) == 1 {
+			return false, nil
+		}
+		return false, fmt.Errorf("gitrepo: is-ancestor %s %s: %w", a, b, err)
+	}
+	return true, nil
+}
