@@ -133,17 +133,24 @@ func (a *app) hooksCommand() *cli.Command {
 in .git/hooks or a previous core.hooksPath such as husky's, keep running after
 git-secure's) and sets remote.<name>.vcs = secure for each remote, so that git
 push records and sends log entries and git fetch verifies what arrives.
-uninstall restores exactly the previous configuration.`,
+uninstall restores exactly the previous configuration.
+
+With --guard-refs, a reference-transaction hook also refuses any change to
+refs/secure/* that git-secure did not make (a stray git update-ref, a fetch
+refspec copying a remote's metadata unverified). It is off by default because
+git runs it twice for every ref update, commits included (about two shell
+starts each).`,
 		Subcommands: []*cli.Command{
 			{
 				Name:  "install",
 				Usage: "install in this repository (or --global)",
-				Flags: []cli.Flag{global},
+				Flags: []cli.Flag{global, &cli.BoolFlag{Name: "guard-refs", Usage: "also refuse changes to refs/secure/* not made by git-secure (costs a little on every commit)"}},
 				Action: func(c *cli.Context) error {
 					in, err := a.installer(c.Bool("global"))
 					if err != nil {
 						return err
 					}
+					in.Guard = c.Bool("guard-refs")
 					if err := in.Install(); err != nil {
 						return err
 					}

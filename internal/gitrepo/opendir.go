@@ -63,7 +63,7 @@ func OpenGitDir(gitDir, workTree string, env []string) (*Repo, error) {
 	if envValue(base, "GIT_OBJECT_DIRECTORY") == "" && envValue(base, "GIT_QUARANTINE_PATH") == "" {
 		r.objectsDir = filepath.Join(gitDir, "objects")
 	}
-	r.env = append(base, "GIT_DIR="+gitDir, "GIT_NO_REPLACE_OBJECTS=1")
+	r.env = append(base, "GIT_DIR="+gitDir, "GIT_NO_REPLACE_OBJECTS=1", EnvInternal+"=1")
 	if workTree != "" {
 		r.env = append(r.env, "GIT_WORK_TREE="+workTree)
 		r.dir = workTree

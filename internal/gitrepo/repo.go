@@ -12,6 +12,12 @@ import (
 	"sync"
 )
 
+// EnvInternal is set for every git process git-secure starts, so that its
+// own hooks in them (the reference-transaction guard of refs/secure/*,
+// pre-push) know the change is git-secure's. A server never trusts it: its
+// pre-receive hook verifies every push whatever the environment says.
+const EnvInternal = "GIT_SECURE_INTERNAL"
+
 // maxStderr bounds how much stderr of a git process is kept.
 const maxStderr = 64 << 10
 
@@ -177,7 +183,7 @@ func OpenWithEnv(dir string, env []string) (*Repo, error) {
 			r.objectsDir = filepath.Join(common, "objects")
 		}
 	}
-	r.env = append(base, "GIT_DIR="+gitDir, "GIT_NO_REPLACE_OBJECTS=1")
+	r.env = append(base, "GIT_DIR="+gitDir, "GIT_NO_REPLACE_OBJECTS=1", EnvInternal+"=1")
 	if workTree != "" {
 		r.env = append(r.env, "GIT_WORK_TREE="+workTree)
 		r.dir = workTree

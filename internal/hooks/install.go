@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	hookscripts "github.com/git-secure/git-secure/hooks"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 )
 
@@ -29,7 +30,13 @@ var Names = []string{
 }
 
 // Handled are the client hooks git-secure itself acts on.
-var Handled = map[string]bool{"pre-push": true}
+var Handled = map[string]bool{}
+
+func init() {
+	for _, name := range hookscripts.Handled {
+		Handled[name] = true
+	}
+}
 
 // Config keys git-secure owns.
 const (
@@ -41,34 +48,27 @@ const (
 
 const marker = "# git-secure hook"
 
-// Script returns a hook script. For hooks git-secure handles it runs the
-// binary (which then runs the chained hook); for the others it runs the
-// chained hook directly, so they cost no more than before.
-func Script(name, binary, chainDir string, handled bool) string {
-	var b strings.Builder
-	b.WriteString("#!/bin/sh\n" + marker + " (" + name + "): installed by git secure hooks install; do not edit.\n")
-	if handled {
-		fmt.Fprintf(&b, "b=%s; [ -x \"$b\" ] || b=git-secure\n", shellQuote(binary))
-		if name == "pre-push" && chainDir != "" {
-			// The common case without starting the binary: the remote goes
-			// through git-remote-secure (which records and sends the
-			// entries) and there is no earlier pre-push hook to run.
-			fmt.Fprintf(&b, "if [ \"$(git config --get \"remote.$1.vcs\")\" = secure ] && [ ! -x %s ]; then cat >/dev/null; exit 0; fi\n",
-				shellQuote(filepath.Join(chainDir, name)))
-		}
-		fmt.Fprintf(&b, "exec \"$b\" hook %s \"$@\"\n", name)
-		return b.String()
+// HelperMarker is the file in the git directory where git-remote-secure
+// leaves "<pid> <remote>" while it carries a push, so that the pre-push
+// hook knows, without starting a process, that the entries are taken care
+// of.
+const HelperMarker = "secure/helper-active"
+
+// Script returns the script of client hook name from the templates in the
+// top-level hooks directory. gitDir and chainDir (where the hooks it
+// replaced live) are known for a repository install; for a user install
+// both are "" and the script finds them when it runs.
+//
+// guard selects the reference-transaction guard of refs/secure/* (see
+// hookscripts.Guard) instead of a forwarder for that hook.
+func Script(name, binary, gitDir, chainDir string, guard bool) string {
+	find := `d=${GIT_DIR:-.git}; [ -d "$d" ] || d=$(git rev-parse --absolute-git-dir)` + "\n" + `h="$d/hooks/` + name + `"`
+	if gitDir != "" {
+		find = "d=" + shellQuote(gitDir) + "\nh=" + shellQuote(filepath.Join(chainDir, name))
 	}
-	if chainDir == "" {
-		// Installed for a user: the repository's own hooks directory. A
-		// plain .git directory needs no process to find.
-		b.WriteString("d=${GIT_DIR:-.git}; [ -d \"$d\" ] || d=$(git rev-parse --absolute-git-dir)\n")
-		b.WriteString("h=\"$d/hooks/" + name + "\"\n")
-	} else {
-		fmt.Fprintf(&b, "h=%s\n", shellQuote(filepath.Join(chainDir, name)))
-	}
-	b.WriteString("[ -x \"$h\" ] && exec \"$h\" \"$@\"\nexit 0\n")
-	return b.String()
+	return hookscripts.Render(hookscripts.Template(name, guard), map[string]string{
+		"BINARY": shellQuote(binary), "FIND": find, "NAME": name,
+	})
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
@@ -78,14 +78,14 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // process for the others (a commit then costs what it did before); hooks
 // added there later are picked up by SyncForwarders, which runs on every
 // push, or by installing again. For a user (chainDir "") it forwards all.
-func writeDir(dir, binary, chainDir string) error {
+func writeDir(dir, binary, gitDir, chainDir string, guard bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("hooks: create %s: %w", dir, err)
 	}
 	for _, name := range Names { // start over: the binary may have moved
 		_ = os.Remove(filepath.Join(dir, name))
 	}
-	_, err := SyncForwarders(dir, binary, chainDir)
+	_, err := SyncForwarders(dir, binary, gitDir, chainDir, guard)
 	return err
 }
 
@@ -93,11 +93,12 @@ func writeDir(dir, binary, chainDir string) error {
 // for each hook chainDir has (all hooks when chainDir is ""), removing
 // forwarders whose target is gone. It returns the hooks it started
 // forwarding.
-func SyncForwarders(dir, binary, chainDir string) ([]string, error) {
+func SyncForwarders(dir, binary, gitDir, chainDir string, guard bool) ([]string, error) {
 	var added []string
 	for _, name := range Names {
 		p := filepath.Join(dir, name)
-		want := Handled[name] || chainDir == ""
+		guarded := guard && name == hookscripts.Guard
+		want := Handled[name] || guarded || chainDir == ""
 		if !want {
 			st, err := os.Stat(filepath.Join(chainDir, name))
 			want = err == nil && !st.IsDir() && st.Mode()&0o111 != 0
@@ -110,13 +111,18 @@ func SyncForwarders(dir, binary, chainDir string) ([]string, error) {
 			}
 			continue
 		}
+		script := Script(name, binary, gitDir, chainDir, guarded)
 		if have && chainDir != "" {
-			continue
+			// Forwarders stay; git-secure's own hooks follow the binary
+			// (an upgrade may have changed them).
+			if cur, err := os.ReadFile(p); err != nil || !(Handled[name] || guarded) || string(cur) == script {
+				continue
+			}
 		}
-		if !have && chainDir != "" && !Handled[name] {
+		if !have && chainDir != "" && !Handled[name] && !guarded {
 			added = append(added, name)
 		}
-		if err := os.WriteFile(p+".tmp", []byte(Script(name, binary, chainDir, Handled[name])), 0o755); err != nil {
+		if err := os.WriteFile(p+".tmp", []byte(script), 0o755); err != nil {
 			return added, fmt.Errorf("hooks: write %s: %w", p, err)
 		}
 		if err := os.Rename(p+".tmp", p); err != nil {
@@ -150,6 +156,15 @@ type Installer struct {
 	ConfigSet   func(key, value string) error
 	ConfigUnset func(key string) error
 	Remotes     []string
+	// Guard also installs the reference-transaction guard of refs/secure/*.
+	Guard bool
+}
+
+// Guarded reports whether hooks directory dir has the reference-transaction
+// guard, so that refreshing the directory keeps it.
+func Guarded(dir string) bool {
+	data, err := os.ReadFile(filepath.Join(dir, hookscripts.Guard))
+	return err == nil && strings.Contains(string(data), "hook "+hookscripts.Guard)
 }
 
 // ErrAlreadyInstalled is returned by Install when it already ran.
@@ -201,7 +216,10 @@ func (in *Installer) Install() error {
 }
 
 func (in *Installer) writeScripts(chained bool) error {
-	chain := ""
+	chain, gitDir := "", ""
+	if !in.Global && in.Git != nil {
+		gitDir = in.Git.GitDir()
+	}
 	if prev, ok, err := in.ConfigGet(keyPrevHooksPath); err != nil {
 		return err
 	} else if ok {
@@ -212,7 +230,7 @@ func (in *Installer) writeScripts(chained bool) error {
 	} else if !in.Global && in.Git != nil {
 		chain = filepath.Join(in.Git.GitDir(), "hooks")
 	}
-	return writeDir(in.HooksDir, in.Binary, chain)
+	return writeDir(in.HooksDir, in.Binary, gitDir, chain, in.Guard)
 }
 
 // Uninstall restores the configuration Install changed and removes the
@@ -268,7 +286,7 @@ func InstallServer(gitDir, binary string) error {
 			return err
 		}
 	}
-	script := Script("pre-receive", binary, "", true)
+	script := hookscripts.Render(hookscripts.ServerTemplate(), map[string]string{"BINARY": shellQuote(binary)})
 	if err := os.WriteFile(p+".tmp", []byte(script), 0o755); err != nil {
 		return err
 	}

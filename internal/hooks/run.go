@@ -22,7 +22,7 @@ import (
 )
 
 // EnvInternal marks git processes git-secure started itself.
-const EnvInternal = "GIT_SECURE_INTERNAL"
+const EnvInternal = gitrepo.EnvInternal
 
 // MaxStdin bounds what a hook reads from git.
 const MaxStdin = 64 << 20
@@ -63,6 +63,8 @@ func Run(c *Context) error {
 	case "pre-push":
 		c.syncForwarders()
 		ours = c.prePush(input)
+	case "reference-transaction":
+		ours = c.referenceTransaction(input)
 	}
 	if ours != nil && !errors.Is(ours, ErrRejected) {
 		// Fail closed where security needs it: a server that cannot verify
@@ -91,7 +93,7 @@ func (c *Context) syncForwarders() {
 	if err != nil {
 		return
 	}
-	added, err := SyncForwarders(dir, Binary(), chainDir)
+	added, err := SyncForwarders(dir, Binary(), c.Repo.Git.GitDir(), chainDir, Guarded(dir))
 	if err != nil {
 		c.say("warning: %v", err)
 	}
@@ -327,6 +329,53 @@ func (c *Context) prePush(input []byte) error {
 			c.say("hint: run git secure hooks install (it routes %s through git-remote-secure), then push again", remote)
 			return ErrRejected
 		}
+	}
+	return nil
+}
+
+// referenceTransaction refuses, before git commits it, a change to
+// git-secure's own refs (refs/secure/*) made by anything but git-secure:
+// the local log and policy are what later fetches are checked against, so
+// a plain "git update-ref", or a fetch refspec that copies a remote's
+// metadata unverified, must not move them. git-secure's own git processes
+// carry GIT_SECURE_INTERNAL. A bare repository is a server: its pushes are
+// judged by pre-receive.
+func (c *Context) referenceTransaction(input []byte) error {
+	if len(c.Args) < 1 || c.Args[0] != "prepared" || c.Getenv(EnvInternal) != "" || c.Repo.Git.WorkTree() == "" {
+		return nil
+	}
+	// HEAD and other names outside refs/ appear here too: parse only what
+	// matters, and refuse what cannot be read where it names our refs.
+	for _, line := range strings.Split(strings.TrimSuffix(string(input), "\n"), "\n") {
+		if !strings.Contains(line, "refs/secure/") {
+			continue
+		}
+		f := strings.SplitN(line, " ", 3)
+		if len(f) != 3 {
+			c.say("error: cannot read the ref update %q", truncate(line))
+			return ErrRejected
+		}
+		old, err1 := gitrepo.ParseHash(f[0])
+		nw, err2 := gitrepo.ParseHash(f[1])
+		if err1 != nil || err2 != nil {
+			c.say("error: cannot read the ref update %q", truncate(line))
+			return ErrRejected
+		}
+		l := RefLine{Old: old, New: nw, Ref: f[2]}
+		// git reports the old value the caller expected, zero when it gave
+		// none, so zero -> zero is a deletion; only a verification (same
+		// non-zero value on both sides) changes nothing.
+		if !strings.HasPrefix(l.Ref, "refs/secure/") || (l.Old == l.New && !l.New.IsZero()) {
+			continue
+		}
+		what := "change"
+		if l.New.IsZero() {
+			what = "delete"
+		}
+		c.say("error: refusing to %s %s outside git-secure", what, l.Ref)
+		c.say("hint: git-secure's metadata changes only through git secure commands and plain git fetch/push of a remote with remote.<name>.vcs = secure (git secure hooks install sets it)")
+		c.say("hint: to restore it from a backup on purpose, run the command with GIT_SECURE_INTERNAL=1")
+		return ErrRejected
 	}
 	return nil
 }

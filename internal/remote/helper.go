@@ -36,10 +36,6 @@ import (
 	"github.com/git-secure/git-secure/internal/trace"
 )
 
-// EnvInternal is set for git processes the helper starts, so git-secure's
-// own hooks in them stand aside.
-const EnvInternal = "GIT_SECURE_INTERNAL"
-
 // Helper serves one invocation of git-remote-secure.
 type Helper struct {
 	Repo   *porcelain.Repo
@@ -66,6 +62,8 @@ type Helper struct {
 	localSnap map[string]gitrepo.Hash
 	// fetched is set once something was fetched into the namespace.
 	fetched bool
+	// marked is set while the pre-push marker is this helper's.
+	marked bool
 }
 
 func (h *Helper) logf(format string, args ...any) {
@@ -83,6 +81,7 @@ func (h *Helper) Run() error {
 	h.Trace.Mark("sync hooks")
 	defer h.Trace.Mark("clean up")
 	defer h.cleanup()
+	defer h.unmarkPush()
 	in := bufio.NewReader(h.In)
 	for {
 		line, err := readLine(in)
@@ -264,6 +263,7 @@ func (h *Helper) list(forPush bool) error {
 				h.localSnap[r.Name] = r.Hash
 			}
 		}
+		h.markPush()
 		h.forPush = refs // the push that follows needs no second round trip
 		h.Trace.Mark("list for-push")
 		writeList(h.Out, refs, head)
@@ -321,11 +321,43 @@ func (h *Helper) syncHooks() {
 	} else if !filepath.IsAbs(chain) && h.Repo.Git.WorkTree() != "" {
 		chain = filepath.Join(h.Repo.Git.WorkTree(), chain)
 	}
-	added, err := hooks.SyncForwarders(dir, hooks.Binary(), chain)
+	added, err := hooks.SyncForwarders(dir, hooks.Binary(), h.Repo.Git.GitDir(), chain, hooks.Guarded(dir))
 	if err != nil {
 		h.logf("warning: %v", err)
 	}
 	for _, name := range added {
 		h.logf("note: your %s hook (%s) was added after git secure hooks install; it runs from now on", name, filepath.Join(chain, name))
+	}
+}
+
+// markPush tells git-secure's pre-push hook, which git runs between "list
+// for-push" and "push", that this helper carries the push of remote
+// h.Remote, so that the hook needs no process to find out (it checks the
+// pid is alive and the remote name matches). Best effort: without the
+// marker the hook asks git's configuration instead.
+func (h *Helper) markPush() {
+	if h.Remote == "" || strings.ContainsAny(h.Remote, " \t\n\r") {
+		return
+	}
+	path := filepath.Join(h.Repo.Git.GitDir(), hooks.HelperMarker)
+	tmp := fmt.Sprintf("%s.%d", path, os.Getpid())
+	if err := os.WriteFile(tmp, fmt.Appendf(nil, "%d %s\n", os.Getpid(), h.Remote), 0o644); err != nil {
+		return
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+		return
+	}
+	h.marked = true
+}
+
+// unmarkPush removes the marker if it is still this helper's.
+func (h *Helper) unmarkPush() {
+	if !h.marked {
+		return
+	}
+	path := filepath.Join(h.Repo.Git.GitDir(), hooks.HelperMarker)
+	if data, err := os.ReadFile(path); err == nil && strings.HasPrefix(string(data), fmt.Sprintf("%d ", os.Getpid())) {
+		_ = os.Remove(path)
 	}
 }

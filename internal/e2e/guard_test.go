@@ -1,0 +1,113 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The pre-push hook skips starting git-secure only while git-remote-secure
+// carries the push: a marker left by a dead helper, or naming another
+// remote, must not let a protected branch go to a remote that does not
+// carry log entries.
+func TestPrePushMarker(t *testing.T) {
+	srv := startServer(t, trFile)
+	_, url := srv.newRepo("marker.git", true)
+	u := newUser(t, "alice")
+	dir := benchRepo(t, u, "repo", url, true) // pushed main through the helper
+	marker := filepath.Join(dir, ".git", "secure", "helper-active")
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Fatalf("the helper left its marker behind after the push (stat: %v)", err)
+	}
+	// A remote added after the install does not go through the helper.
+	u.git(dir, "remote", "add", "direct", url)
+	u.commit(dir, "f.txt", "1\n")
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, content string }{
+		{"no marker", ""},
+		{"dead helper", fmt.Sprintf("%d direct\n", dead.Process.Pid)},
+		{"live helper of another remote", fmt.Sprintf("%d origin\n", os.Getpid())},
+		{"garbage", "x\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.content != "" {
+				if err := os.WriteFile(marker, []byte(tc.content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				defer os.Remove(marker)
+			}
+			before := srv.admin.refs(filepath.Join(srv.root, "marker.git"))["refs/heads/main"]
+			r := u.run(dir, "git", "push", "direct", "main")
+			if r.code == 0 {
+				t.Fatalf("push of protected main to a remote without the helper succeeded:\n%s", r)
+			}
+			if !strings.Contains(r.stderr, "does not carry its log entries") {
+				t.Errorf("refused for the wrong reason (want the pre-push hook's):\n%s", r)
+			}
+			if got := srv.admin.refs(filepath.Join(srv.root, "marker.git"))["refs/heads/main"]; got != before {
+				t.Fatalf("server main moved to %s", got)
+			}
+		})
+	}
+	// Through the helper the same push goes.
+	u.git(dir, "push", "-q", "origin", "main")
+}
+
+// hooks install --guard-refs: a plain git command cannot move git-secure's
+// refs; git-secure's own commands and the helper can; without the flag
+// nothing is guarded and commits start no extra process.
+func TestRefGuard(t *testing.T) {
+	srv := startServer(t, trFile)
+	_, url := srv.newRepo("guard.git", true)
+	u := newUser(t, "alice")
+	dir := benchRepo(t, u, "repo", url, true)
+	u.secure(dir, "hooks", "install", "--guard-refs")
+	hook := filepath.Join(dir, ".git", "secure", "hooks", "reference-transaction")
+	if !strings.Contains(readFile(t, hook), "hook reference-transaction") {
+		t.Fatalf("--guard-refs did not install the guard:\n%s", readFile(t, hook))
+	}
+	log := u.rev(dir, "refs/secure/rsl")
+	head := u.rev(dir, "HEAD")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"move the log", []string{"update-ref", "refs/secure/rsl", head}, "refusing to change refs/secure/rsl outside git-secure"},
+		{"delete the policy", []string{"update-ref", "-d", "refs/secure/policy"}, "refusing to delete refs/secure/policy outside git-secure"},
+		{"create metadata", []string{"update-ref", "refs/secure/attestations", head}, "refusing to change refs/secure/attestations outside git-secure"},
+		{"fetch a remote's log unverified", []string{"fetch", "-q", url, "+refs/heads/main:refs/secure/rsl"}, "outside git-secure"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := u.run(dir, "git", tc.args...)
+			if r.code == 0 {
+				t.Fatalf("git %s succeeded with the guard installed:\n%s", strings.Join(tc.args, " "), r)
+			}
+			if !strings.Contains(r.stderr, tc.want) {
+				t.Errorf("refused for the wrong reason, want %q:\n%s\n%s", tc.want, r.stdout, r.stderr)
+			}
+			if got := u.rev(dir, "refs/secure/rsl"); got != log {
+				t.Fatalf("the log moved to %s", got)
+			}
+		})
+	}
+	// Ordinary work and git-secure's own updates pass the guard.
+	u.commit(dir, "g.txt", "1\n")
+	u.git(dir, "push", "-q", "origin", "main")
+	if got := u.rev(dir, "refs/secure/rsl"); got == log {
+		t.Fatal("the push through the helper did not advance the local log")
+	}
+	u.secure(dir, "verify")
+	// Reinstalling without the flag removes the guard.
+	u.secure(dir, "hooks", "install")
+	if _, err := os.Stat(hook); !os.IsNotExist(err) {
+		t.Errorf("reinstall without --guard-refs kept the guard (stat: %v)", err)
+	}
+	u.git(dir, "update-ref", "refs/secure/scratch", head)
+}
