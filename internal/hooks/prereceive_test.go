@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/ssh"
+
 	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/porcelain"
 	"github.com/git-secure/git-secure/internal/testutil"
 )
@@ -43,4 +46,73 @@ func TestPreReceiveRefusesDeletingTheMetadata(t *testing.T) {
 	if !errors.Is(err, ErrRejected) || !strings.Contains(stderr.String(), "cannot be deleted") {
 		t.Fatalf("deleting the log and the policy in one push: err=%v, stderr=%q; want a rejection saying they cannot be deleted", err, stderr.String())
 	}
+}
+
+// TestUnprotectedOnly: the server's fast path (accept without replaying the
+// log) is taken only when the push can change nothing the policy covers.
+func TestUnprotectedOnly(t *testing.T) {
+	s := testutil.NewSandbox(t)
+	dir := s.InitRepo("repo", 2)
+	key := s.NewKey("alice", "ed25519")
+	pub, _, _, _, err := ssh.ParseAuthorizedKey([]byte(key.PublicLine(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := gitrepo.OpenWithEnv(dir, s.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	r := &porcelain.Repo{Git: g, Now: time.Now, Home: s.Home}
+	c := &Context{Repo: r, Name: "pre-receive", Stderr: &bytes.Buffer{}, Getenv: func(string) string { return "" }}
+	main, _, _ := g.ResolveRef("refs/heads/main")
+	push := func(ref string, old gitrepo.Hash) []RefLine {
+		return []RefLine{{Old: old, New: main, Ref: ref}}
+	}
+	check := func(step string, lines []RefLine, want bool) {
+		t.Helper()
+		got, err := c.unprotectedOnly(lines)
+		if err != nil || got != want {
+			t.Errorf("%s: unprotectedOnly(%s) = %v, %v; want %v", step, lines[0].Ref, got, err, want)
+		}
+	}
+	apply := func(edit porcelain.Edit) {
+		t.Helper()
+		if _, err := r.Stage("test", edit); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := r.Apply(key.Private); err != nil {
+			t.Fatal(err)
+		}
+	}
+	zero := gitrepo.ZeroHash
+
+	check("not a git-secure repository", push("refs/heads/feature", zero), false)
+	if _, err := r.Init(key.Private); err != nil {
+		t.Fatal(err)
+	}
+	rslTip, _, _ := g.ResolveRef("refs/secure/rsl")
+	check("no rules", push("refs/heads/feature", zero), true)
+	check("the log itself", push("refs/secure/rsl", rslTip), false)
+	check("stale old value", push("refs/heads/main", zero), false)
+
+	apply(func(st, base *policy.Policy, now time.Time) error {
+		if err := st.AddPerson(base, "alice", []ssh.PublicKey{pub}, now); err != nil {
+			return err
+		}
+		return st.AddRule(base, policy.Rule{Name: "main", Refs: []string{"refs/heads/main"}, Allow: []string{"alice"}, Threshold: 1}, now)
+	})
+	check("ref rule, other branch", push("refs/heads/feature", zero), true)
+	check("ref rule, its branch", push("refs/heads/main", main), false)
+
+	apply(func(st, base *policy.Policy, now time.Time) error {
+		return st.AddGlobalRule(base, policy.GlobalRule{Name: "linear", Type: policy.GlobalNoForcePush, Refs: []string{"refs/heads/release/*"}}, now)
+	})
+	check("global rule covers the branch", push("refs/heads/release/1", zero), false)
+	check("global rule elsewhere", push("refs/heads/feature", zero), true)
+
+	apply(func(st, base *policy.Policy, now time.Time) error {
+		return st.AddRule(base, policy.Rule{Name: "secret", Paths: []string{"secret/**"}, Allow: []string{"alice"}, Threshold: 1}, now)
+	})
+	check("a path rule covers every branch", push("refs/heads/feature", zero), false)
 }

@@ -210,6 +210,12 @@ func (c *Context) preReceive(input []byte) error {
 	// of about one.
 	c.Repo.Preload()
 	g.Warm()
+	if ok, err := c.unprotectedOnly(lines); err != nil {
+		return err
+	} else if ok {
+		c.Trace.Mark("unprotected refs only")
+		return nil
+	}
 	refs, err := g.ListRefs("refs/")
 	if err != nil {
 		return err
@@ -292,6 +298,57 @@ func (c *Context) preReceive(input []byte) error {
 		}
 	}
 	return ErrRejected
+}
+
+// unprotectedOnly reports whether a push to a git-secure repository
+// changes nothing the policy in force protects: no metadata ref, and only
+// refs no rule and no global rule covers (a path rule covers every ref).
+// Such a push cannot change a verified state, so it is accepted without
+// listing every ref and replaying the log: people without git-secure keep
+// pushing feature branches at the cost of a plain push.
+func (c *Context) unprotectedOnly(lines []RefLine) (bool, error) {
+	for _, l := range lines {
+		if strings.HasPrefix(l.Ref, "refs/secure/") {
+			return false, nil
+		}
+	}
+	g := c.Repo.Git
+	names := []string{rsl.Ref, policy.Ref}
+	for _, l := range lines {
+		names = append(names, l.Ref)
+	}
+	list, err := g.ListRefs(names...)
+	if err != nil {
+		return false, err
+	}
+	cur := map[string]gitrepo.Hash{}
+	for _, r := range list {
+		cur[r.Name] = r.Hash
+	}
+	if cur[rsl.Ref].IsZero() || cur[policy.Ref].IsZero() {
+		return false, nil // not set up (or half set up): the full check decides
+	}
+	for _, l := range lines {
+		if cur[l.Ref] != l.Old {
+			return false, nil // the full check says it moved during the push
+		}
+	}
+	polTip := cur[policy.Ref]
+	pol, err := policy.Load(g, polTip)
+	if err != nil {
+		return false, nil // the full check says what is wrong
+	}
+	for _, l := range lines {
+		if pol.Protected(l.Ref) {
+			return false, nil
+		}
+		for _, gr := range pol.GlobalRules() {
+			if gr.CoversRef(l.Ref) {
+				return false, nil
+			}
+		}
+	}
+	return true, nil
 }
 
 func short(h gitrepo.Hash) string { return h.String()[:12] }

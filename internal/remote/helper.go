@@ -64,6 +64,32 @@ type Helper struct {
 	fetched bool
 	// marked is set while the pre-push marker is this helper's.
 	marked bool
+	// head is the remote's HEAD as last listed.
+	head string
+	// snapDone, when set, is closed once the background snapshot is in
+	// localSnap (nil there if it failed).
+	snapDone chan struct{}
+	// pushed holds what the last successful git push set on the remote
+	// (zero: deleted); pushedAll is false when some value is unknown.
+	pushed    map[string]gitrepo.Hash
+	pushedAll bool
+}
+
+// awaitSnap waits for a snapshot still being read in the background.
+func (h *Helper) awaitSnap() {
+	if h.snapDone != nil {
+		<-h.snapDone
+		h.snapDone = nil
+	}
+}
+
+// rememberedListing returns the remote's refs as of the last contact when
+// they may answer "list for-push" (see state.go).
+func (h *Helper) rememberedListing() (*remoteState, bool) {
+	if v, _, _ := h.Repo.ConfigValue("secure.pushListing"); v == "remote" {
+		return nil, false
+	}
+	return h.loadState()
 }
 
 func (h *Helper) logf(format string, args ...any) {
@@ -150,6 +176,7 @@ func (h *Helper) git(args ...string) ([]byte, error) {
 // localSecure returns the local refs/secure/*: from the snapshot taken
 // during "list for-push" while it is fresh, else read in one process.
 func (h *Helper) localSecure() (map[string]gitrepo.Hash, error) {
+	h.awaitSnap()
 	if h.localSnap != nil {
 		out := map[string]gitrepo.Hash{}
 		for name, hash := range h.localSnap {
@@ -241,6 +268,27 @@ func writeList(w io.Writer, refs map[string]gitrepo.Hash, head string) {
 // first, so that what git is told is exactly what was verified.
 func (h *Helper) list(forPush bool) error {
 	if forPush {
+		if st, ok := h.rememberedListing(); ok {
+			// Answer at once; the snapshot the push needs is read while
+			// git runs the pre-push hook.
+			done := make(chan struct{})
+			h.snapDone = done
+			go func() {
+				defer close(done)
+				if refs, err := h.Repo.Git.ListRefs("refs/secure/", "refs/heads/"); err == nil {
+					snap := make(map[string]gitrepo.Hash, len(refs))
+					for _, r := range refs {
+						snap[r.Name] = r.Hash
+					}
+					h.localSnap = snap
+				}
+			}()
+			h.markPush()
+			h.forPush, h.head = st.Refs, st.Head
+			h.Trace.Mark("list for-push (remembered)")
+			writeList(h.Out, st.Refs, st.Head)
+			return nil
+		}
 		// The push that follows needs the local metadata refs and
 		// branches: read them while the remote answers.
 		type snap struct {
@@ -264,7 +312,7 @@ func (h *Helper) list(forPush bool) error {
 			}
 		}
 		h.markPush()
-		h.forPush = refs // the push that follows needs no second round trip
+		h.forPush, h.head = refs, head // the push that follows needs no second round trip
 		h.Trace.Mark("list for-push")
 		writeList(h.Out, refs, head)
 		return nil
@@ -273,6 +321,7 @@ func (h *Helper) list(forPush bool) error {
 	if err != nil {
 		return err
 	}
+	h.saveState(h.remote, head)
 	h.listed = refs
 	writeList(h.Out, refs, head)
 	return nil

@@ -58,6 +58,7 @@ func (h *Helper) push(in *bufio.Reader, first string) error {
 		}
 	}
 	results := h.pushSpecs(branchSpecs)
+	h.remember(results)
 	if len(results) > 0 {
 		for _, s := range specs {
 			if _, failed := results[s.dst]; !failed && strings.HasPrefix(s.dst, "refs/secure/") {
@@ -219,6 +220,7 @@ func (h *Helper) resolveSrcs(specs []pushSpec) ([]gitrepo.Hash, error) {
 			names = append(names, s.src)
 		}
 	}
+	h.awaitSnap()
 	refs := map[string]gitrepo.Hash{}
 	var missing []string
 	for _, n := range names {
@@ -298,6 +300,51 @@ func (h *Helper) metadataSpecsFrom(tip gitrepo.Hash, locals map[string]gitrepo.H
 	return out
 }
 
+// notePushed records what a successful push of refspecs set on the remote.
+func (h *Helper) notePushed(refspecs []string) {
+	h.awaitSnap()
+	h.pushed, h.pushedAll = map[string]gitrepo.Hash{}, true
+	for _, spec := range refspecs {
+		src, dst, _ := strings.Cut(strings.TrimPrefix(spec, "+"), ":")
+		if src == "" {
+			h.pushed[dst] = gitrepo.ZeroHash
+			continue
+		}
+		hash, err := gitrepo.ParseHash(src)
+		if err != nil {
+			if v, ok := h.localSnap[src]; ok {
+				hash = v
+			} else {
+				h.pushedAll = false
+				continue
+			}
+		}
+		h.pushed[dst] = hash
+	}
+}
+
+// remember updates the remembered listing after a push: the listing it
+// started from plus what it set; a failed push forgets it, so that the
+// next one asks the remote.
+func (h *Helper) remember(failed map[string]string) {
+	if len(failed) > 0 || !h.pushedAll || h.remote == nil {
+		h.forgetState()
+		return
+	}
+	refs := make(map[string]gitrepo.Hash, len(h.remote)+len(h.pushed))
+	for name, hash := range h.remote {
+		refs[name] = hash
+	}
+	for name, hash := range h.pushed {
+		if hash.IsZero() {
+			delete(refs, name)
+		} else {
+			refs[name] = hash
+		}
+	}
+	h.saveState(refs, h.head)
+}
+
 // runPush pushes specs plus extra refspecs atomically and returns failures.
 func (h *Helper) runPush(specs []pushSpec, extra []string) map[string]string {
 	failed, _ := h.runPushRaw(specs, extra)
@@ -308,23 +355,26 @@ func (h *Helper) runPush(specs []pushSpec, extra []string) map[string]string {
 // also tells whether the push failed because a metadata ref moved on the
 // remote (a race to retry).
 func (h *Helper) runPushRaw(specs []pushSpec, extra []string) (map[string]string, bool) {
-	args := []string{"push", "--atomic", "--porcelain", "--no-verify", "--", h.URL}
+	var refspecs []string
 	for _, s := range specs {
 		switch {
 		case s.pinned.IsZero():
-			args = append(args, s.raw)
+			refspecs = append(refspecs, s.raw)
 		case s.force:
-			args = append(args, "+"+s.pinned.String()+":"+s.dst)
+			refspecs = append(refspecs, "+"+s.pinned.String()+":"+s.dst)
 		default:
-			args = append(args, s.pinned.String()+":"+s.dst)
+			refspecs = append(refspecs, s.pinned.String()+":"+s.dst)
 		}
 	}
-	args = append(args, extra...)
-	if len(specs) == 0 && len(extra) == 0 {
+	refspecs = append(refspecs, extra...)
+	if len(refspecs) == 0 {
+		h.notePushed(nil)
 		return nil, false // nothing to send
 	}
+	args := append([]string{"push", "--atomic", "--porcelain", "--no-verify", "--", h.URL}, refspecs...)
 	out, err := h.Repo.Git.RunTee(bgctx(), h.Err, args...)
 	if err == nil {
+		h.notePushed(refspecs)
 		return nil, false
 	}
 	reasons := map[string]string{}

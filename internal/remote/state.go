@@ -1,0 +1,150 @@
+package remote
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/git-secure/git-secure/internal/gitrepo"
+)
+
+// The helper remembers, per remote, the refs the remote had at the last
+// contact (a fetch, or a push it made, with the values it pushed), so that
+// "list for-push" can answer without a round trip to the remote: over git
+// daemon or HTTP that round trip costs as much as half a push.
+//
+// Answering from memory is safe because nothing is decided on it: the push
+// itself is atomic and never forced beyond what the user asked, so a server
+// that moved meanwhile refuses it (a branch: "fetch first", as with plain
+// git; the log: the helper fetches, verifies, records on top and retries),
+// and a failed push forgets the memory so that the next one lists the
+// remote. The cost of a stale memory is cosmetic, with one exception: a
+// branch someone else deleted or rewound on the remote since the last
+// contact, that you push unchanged, is reported "up to date" (as plain git
+// would with a stale remote-tracking ref) until the next fetch. Set
+// secure.pushListing = remote to always ask the remote.
+
+// maxStateSize bounds a remembered listing (about 300 000 refs).
+const maxStateSize = 32 << 20
+
+// remoteState is a remote's refs and HEAD as of the last contact.
+type remoteState struct {
+	Head string
+	Refs map[string]gitrepo.Hash
+}
+
+func (h *Helper) statePath() string {
+	return filepath.Join(h.Repo.Git.GitDir(), "secure", "remotes", url.PathEscape(h.Remote))
+}
+
+// loadState reads the remembered listing; any problem means "none".
+func (h *Helper) loadState() (*remoteState, bool) {
+	f, err := os.Open(h.statePath())
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxStateSize+1))
+	if err != nil || len(data) > maxStateSize {
+		return nil, false
+	}
+	st, err := parseState(data, h.URL)
+	if err != nil {
+		return nil, false
+	}
+	return st, true
+}
+
+// urlKey names a URL without writing it (it may hold credentials).
+func urlKey(u string) string {
+	sum := sha256.Sum256([]byte(u))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// parseState reads "url <key>\nhead <ref>\n" then "<hash> <ref>" lines. A
+// listing remembered for another URL (the remote was repointed) is not
+// used.
+func parseState(data []byte, wantURL string) (*remoteState, error) {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<10)
+	st := &remoteState{Refs: map[string]gitrepo.Hash{}}
+	line := 0
+	for sc.Scan() {
+		line++
+		text := sc.Text()
+		switch {
+		case line == 1:
+			if text != "url "+urlKey(wantURL) {
+				return nil, errors.New("remembered for another url")
+			}
+		case line == 2:
+			head, ok := strings.CutPrefix(text, "head ")
+			if !ok || (head != "" && gitrepo.ValidRefName(head) != nil) {
+				return nil, fmt.Errorf("bad head line %q", text)
+			}
+			st.Head = head
+		default:
+			hexHash, name, ok := strings.Cut(text, " ")
+			if !ok || gitrepo.ValidRefName(name) != nil {
+				return nil, fmt.Errorf("bad line %d", line)
+			}
+			hash, err := gitrepo.ParseHash(hexHash)
+			if err != nil || hash.IsZero() {
+				return nil, fmt.Errorf("bad line %d", line)
+			}
+			st.Refs[name] = hash
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if line < 2 {
+		return nil, errors.New("truncated")
+	}
+	return st, nil
+}
+
+func (st *remoteState) encode(remoteURL string) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "url %s\nhead %s\n", urlKey(remoteURL), st.Head)
+	names := make([]string, 0, len(st.Refs))
+	for n := range st.Refs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(&b, "%s %s\n", st.Refs[n], n)
+	}
+	return b.Bytes()
+}
+
+// saveState remembers refs (and HEAD) as the remote's current listing.
+// Best effort: failing only costs the next push a round trip.
+func (h *Helper) saveState(refs map[string]gitrepo.Hash, head string) {
+	path := h.statePath()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return
+	}
+	st := &remoteState{Head: head, Refs: refs}
+	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
+	if err := os.WriteFile(tmp, st.encode(h.URL), 0o644); err != nil {
+		_ = os.Remove(tmp)
+		return
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+	}
+}
+
+// forgetState drops the remembered listing, so that the next push asks the
+// remote.
+func (h *Helper) forgetState() { _ = os.Remove(h.statePath()) }
