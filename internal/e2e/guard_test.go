@@ -111,3 +111,64 @@ func TestRefGuard(t *testing.T) {
 	}
 	u.git(dir, "update-ref", "refs/secure/scratch", head)
 }
+
+// The helper answers "list for-push" from the refs it remembers from its
+// last contact with the remote. When the remote moved meanwhile the push
+// must still be refused (and nothing lost), the memory dropped, and the
+// next push after a pull must go through; secure.pushListing=remote asks
+// the remote every time.
+func TestRememberedListing(t *testing.T) {
+	srv := startServer(t, trFile)
+	repo, url := srv.newRepo("listing.git", true)
+	u := newUser(t, "alice")
+	dir := benchRepo(t, u, "one", url, true)
+	state := filepath.Join(dir, ".git", "secure", "remotes", "origin")
+	if got := readFile(t, state); !strings.Contains(got, u.rev(dir, "main")+" refs/heads/main") || strings.Contains(got, url) {
+		t.Fatalf("remembered listing after a push (want main's value, no URL):\n%s", got)
+	}
+	// A second clone of the same person moves main.
+	two := u.path("two")
+	u.git(u.sb.Home, "clone", "-q", url, two)
+	u.configure(two)
+	u.secure(two, "hooks", "install")
+	u.git(two, "fetch", "-q")
+	u.commit(two, "two.txt", "2\n")
+	u.git(two, "push", "-q", "origin", "main")
+	theirs := srv.admin.rev(repo, "refs/heads/main")
+
+	mine := u.commit(dir, "one.txt", "1\n")
+	r := u.run(dir, "git", "push", "origin", "main")
+	if r.code == 0 {
+		t.Fatalf("a push built on a stale main succeeded:\n%s", r)
+	}
+	if !strings.Contains(r.stderr, "fetch first") && !strings.Contains(r.stderr, "non-fast-forward") {
+		t.Errorf("the refusal does not say to integrate first:\n%s", r)
+	}
+	if got := srv.admin.rev(repo, "refs/heads/main"); got != theirs {
+		t.Fatalf("server main moved to %s", got)
+	}
+	if _, err := os.Stat(state); !os.IsNotExist(err) {
+		t.Errorf("a failed push kept the remembered listing (stat: %v)", err)
+	}
+	u.git(dir, "pull", "-q", "--rebase", "origin", "main")
+	u.git(dir, "push", "-q", "origin", "main")
+	if got, want := srv.admin.rev(repo, "refs/heads/main^"), theirs; got != want {
+		t.Fatalf("after pull and push, server main^ = %s, want the other clone's %s", got, want)
+	}
+	if srv.admin.rev(repo, "refs/heads/main") == mine {
+		t.Fatal("the rebased commit should differ from the original")
+	}
+	u.secure(dir, "verify")
+
+	// Always asking the remote: git itself sees the remote moved and
+	// refuses before the helper pushes anything.
+	u.git(dir, "config", "secure.pushListing", "remote")
+	u.commit(two, "two.txt", "3\n")
+	u.git(two, "pull", "-q", "--rebase", "origin", "main")
+	u.git(two, "push", "-q", "origin", "main")
+	u.commit(dir, "one.txt", "4\n")
+	r = u.run(dir, "git", "push", "origin", "main")
+	if r.code == 0 || !strings.Contains(r.stderr, "rejected") {
+		t.Fatalf("with secure.pushListing=remote a stale push was not rejected by git:\n%s", r)
+	}
+}
