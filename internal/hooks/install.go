@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	hookscripts "github.com/git-secure/git-secure/hooks"
@@ -29,14 +30,8 @@ var Names = []string{
 	"post-index-change",
 }
 
-// Handled are the client hooks git-secure itself acts on.
-var Handled = map[string]bool{}
-
-func init() {
-	for _, name := range hookscripts.Handled {
-		Handled[name] = true
-	}
-}
+// Handled reports whether git-secure itself acts on client hook name.
+func Handled(name string) bool { return slices.Contains(hookscripts.Handled, name) }
 
 // Config keys git-secure owns.
 const (
@@ -98,7 +93,7 @@ func SyncForwarders(dir, binary, gitDir, chainDir string, guard bool) ([]string,
 	for _, name := range Names {
 		p := filepath.Join(dir, name)
 		guarded := guard && name == hookscripts.Guard
-		want := Handled[name] || guarded || chainDir == ""
+		want := Handled(name) || guarded || chainDir == ""
 		if !want {
 			st, err := os.Stat(filepath.Join(chainDir, name))
 			want = err == nil && !st.IsDir() && st.Mode()&0o111 != 0
@@ -115,11 +110,11 @@ func SyncForwarders(dir, binary, gitDir, chainDir string, guard bool) ([]string,
 		if have && chainDir != "" {
 			// Forwarders stay; git-secure's own hooks follow the binary
 			// (an upgrade may have changed them).
-			if cur, err := os.ReadFile(p); err != nil || !(Handled[name] || guarded) || string(cur) == script {
+			if cur, err := os.ReadFile(p); err != nil || !(Handled(name) || guarded) || string(cur) == script {
 				continue
 			}
 		}
-		if !have && chainDir != "" && !Handled[name] && !guarded {
+		if !have && chainDir != "" && !Handled(name) && !guarded {
 			added = append(added, name)
 		}
 		if err := os.WriteFile(p+".tmp", []byte(script), 0o755); err != nil {

@@ -37,7 +37,7 @@ func TestScripts(t *testing.T) {
 					t.Fatalf("%s: no marker line:\n%s", name, s)
 				}
 				runsBinary := strings.Contains(s, `"$b" hook `)
-				wantBinary := Handled[name] || (tc.guard && name == hookscripts.Guard)
+				wantBinary := Handled(name) || (tc.guard && name == hookscripts.Guard)
 				if runsBinary != wantBinary {
 					t.Errorf("%s: starts git-secure = %v, want %v", name, runsBinary, wantBinary)
 				}

@@ -286,14 +286,26 @@ func signerCounts(pol *policy.Policy, rule *policy.Rule, signer string) bool {
 	return false
 }
 
+// maxPrecheckWalk bounds how far back recording looks for an earlier
+// entry of the same update (whose approvals would be used up). It is a
+// courtesy check, to say before signing that approvals will not count: the
+// verifier (and a server's pre-receive hook) refuses a replayed approval
+// whatever recording decided. Without the bound a record in a long log
+// never verified here would read every entry (1.4 s at 10 000 entries).
+const maxPrecheckWalk = 128
+
 // transitionRecorded reports whether the log already records ref moving
 // from old to new.
-// It walks back only to the verification checkpoint, whose digests of
-// counted approvals answer for the older entries.
+// It walks back to the verification checkpoint, whose digests of counted
+// approvals answer for the older entries, or maxPrecheckWalk entries.
 func (r *Repo) transitionRecorded(tip gitrepo.Hash, ref string, old, new gitrepo.Hash) (bool, error) {
 	cp, _ := verify.LoadCheckpoint(verify.CheckpointPath(r.Git.GitDir()))
 	found, atCheckpoint := false, false
+	walked := 0
 	err := rsl.WalkBack(r.Git, tip, func(rec *rsl.Record) (bool, error) {
+		if walked++; walked > maxPrecheckWalk {
+			return false, nil
+		}
 		e := rec.Entry
 		if cp != nil && e.Number == cp.Entry {
 			atCheckpoint = rec.ID == cp.EntryID

@@ -75,6 +75,26 @@ type Helper struct {
 	pushedAll bool
 }
 
+// snapshotAsync starts reading the local refs/secure/* and refs/heads/*
+// into localSnap in the background (awaitSnap waits for it).
+func (h *Helper) snapshotAsync() {
+	h.awaitSnap() // one at a time
+	done := make(chan struct{})
+	h.snapDone = done
+	go func() {
+		defer close(done)
+		refs, err := h.Repo.Git.ListRefs("refs/secure/", "refs/heads/")
+		if err != nil {
+			return // localSnap stays nil: later reads ask git again
+		}
+		snap := make(map[string]gitrepo.Hash, len(refs))
+		for _, r := range refs {
+			snap[r.Name] = r.Hash
+		}
+		h.localSnap = snap
+	}()
+}
+
 // awaitSnap waits for a snapshot still being read in the background.
 func (h *Helper) awaitSnap() {
 	if h.snapDone != nil {
@@ -265,55 +285,26 @@ func writeList(w io.Writer, refs map[string]gitrepo.Hash, head string) {
 }
 
 // list answers "list": for a fetch it fetches and verifies everything
-// first, so that what git is told is exactly what was verified.
+// first, so that what git is told is exactly what was verified. For a push
+// it answers from the remote's remembered refs when it may (see state.go),
+// else from ls-remote; either way the local snapshot the push needs is read
+// meanwhile.
 func (h *Helper) list(forPush bool) error {
 	if forPush {
+		h.snapshotAsync()
+		refs, head := map[string]gitrepo.Hash(nil), ""
 		if st, ok := h.rememberedListing(); ok {
-			// Answer at once; the snapshot the push needs is read while
-			// git runs the pre-push hook.
-			done := make(chan struct{})
-			h.snapDone = done
-			go func() {
-				defer close(done)
-				if refs, err := h.Repo.Git.ListRefs("refs/secure/", "refs/heads/"); err == nil {
-					snap := make(map[string]gitrepo.Hash, len(refs))
-					for _, r := range refs {
-						snap[r.Name] = r.Hash
-					}
-					h.localSnap = snap
-				}
-			}()
-			h.markPush()
-			h.forPush, h.head = st.Refs, st.Head
+			refs, head = st.Refs, st.Head
 			h.Trace.Mark("list for-push (remembered)")
-			writeList(h.Out, st.Refs, st.Head)
-			return nil
-		}
-		// The push that follows needs the local metadata refs and
-		// branches: read them while the remote answers.
-		type snap struct {
-			refs []gitrepo.Ref
-			err  error
-		}
-		local := make(chan snap, 1)
-		go func() {
-			refs, err := h.Repo.Git.ListRefs("refs/secure/", "refs/heads/")
-			local <- snap{refs, err}
-		}()
-		refs, head, err := h.lsRemote()
-		l := <-local
-		if err != nil {
-			return err
-		}
-		if l.err == nil {
-			h.localSnap = make(map[string]gitrepo.Hash, len(l.refs))
-			for _, r := range l.refs {
-				h.localSnap[r.Name] = r.Hash
+		} else {
+			var err error
+			if refs, head, err = h.lsRemote(); err != nil {
+				return err
 			}
+			h.Trace.Mark("list for-push")
 		}
 		h.markPush()
 		h.forPush, h.head = refs, head // the push that follows needs no second round trip
-		h.Trace.Mark("list for-push")
 		writeList(h.Out, refs, head)
 		return nil
 	}

@@ -727,6 +727,34 @@ func TestScenarioAttacks(t *testing.T) {
 		})
 	})
 
+	t.Run("4 approval replayed further back than recording looks", func(t *testing.T) {
+		t.Parallel()
+		f := tmpl.Clone(t)
+		a := f.Ref("refs/heads/main")
+		b := f.CommitMain("reviewed once")
+		f.Approve("bob", "main", b, "")
+		first := f.Record("alice", "main")
+		f.SetRef("refs/heads/main", a)
+		f.Approve("carol", "main", a, "")
+		f.Record("alice", "main")
+		// Recording's courtesy check looks back a bounded number of
+		// entries (porcelain's maxPrecheckWalk, 128): bury the first
+		// A -> B under more than that.
+		c := a
+		for i := 0; i < 140; i++ {
+			c = f.NewCommit(c, "filler")
+			f.SetRef("refs/heads/filler", c)
+			f.Record("alice", "filler")
+		}
+		f.SetRef("refs/heads/main", b)
+		again := f.Record("alice", "main")
+		// Whatever recording concluded, verification refuses the replay.
+		p, _ := f.MustFail(verify.Options{}, verify.ErrThreshold, "refs/heads/main", "rule protect-main", "already counted for entry #"+scenarioItoa(first.Entry))
+		if p.Entry != again.Entry {
+			t.Errorf("problem on entry #%d, want #%d", p.Entry, again.Entry)
+		}
+	})
+
 	t.Run("4 approval by a key the policy does not know", func(t *testing.T) {
 		t.Parallel()
 		f := tmpl.Clone(t)
