@@ -76,7 +76,7 @@ func (r *Repo) approve(name, to, from, keyFile string, byTree bool) (*ApproveRes
 	if rslTip.IsZero() {
 		return nil, usage("this repository is not set up for git-secure: run git secure init, or fetch refs/secure/* from the remote")
 	}
-	last, err := rsl.LatestFor(r.Git, rslTip, ref)
+	last, err := r.latestFor(rslTip, ref)
 	if err != nil {
 		return nil, err
 	}

@@ -124,6 +124,8 @@ func (rb *recBench) verifyAll(b *testing.B) {
 //   - main/cold: the same with a fresh gitrepo.Open and Close around each
 //     Record, as one "git secure rsl record" process does (Go start-up
 //     excepted);
+//   - new-tag/checkpoint: a new tag, in a clone with a verification
+//     checkpoint at the log's tip;
 //   - release/warm: refs/heads/release moved and approved by bob
 //     (porcelain.Approve, not timed), then Record("release"): the path
 //     where approvals count.
@@ -160,6 +162,28 @@ func BenchmarkRecord(b *testing.B) {
 					res, err := rb.porcelain(g).Record("main", key)
 					g.Close()
 					rb.check(b, res, err, benchrepo.MainRef)
+				}
+				rb.verifyAll(b)
+			})
+			b.Run("new-tag/checkpoint", func(b *testing.B) {
+				// A ref the log has never seen, in a clone that verified
+				// once (as every fetch does): the walk for its previous
+				// entry stops at the checkpoint instead of the first entry.
+				rb := newRecBench(b, n)
+				if _, err := verify.WithCheckpoint(rb.git, verify.Options{Now: time.Now()}, false); err != nil {
+					b.Fatal(err)
+				}
+				r := rb.porcelain(rb.git)
+				key := rb.info.KeyFile(benchrepo.Alice)
+				i := 0
+				for b.Loop() {
+					b.StopTimer()
+					i++
+					tag := fmt.Sprintf("refs/tags/bench-%d", i)
+					rb.move(b, tag)
+					b.StartTimer()
+					res, err := r.Record(tag, key)
+					rb.check(b, res, err, tag)
 				}
 				rb.verifyAll(b)
 			})

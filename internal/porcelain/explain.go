@@ -4,7 +4,6 @@ import (
 	"github.com/git-secure/git-secure/internal/attest"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
-	"github.com/git-secure/git-secure/internal/rsl"
 	"github.com/git-secure/git-secure/internal/sign"
 	"github.com/git-secure/git-secure/internal/verify"
 )
@@ -74,7 +73,7 @@ func (r *Repo) Explain(name, keyFile string) (*Explanation, error) {
 	if err != nil {
 		return nil, err
 	}
-	last, err := rsl.LatestFor(r.Git, rslTip, ref)
+	last, err := r.latestFor(rslTip, ref)
 	if err != nil {
 		return nil, err
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/rsl"
 	"github.com/git-secure/git-secure/internal/sign"
+	"github.com/git-secure/git-secure/internal/verify"
 )
 
 // Repo is a repository plus the inputs git-secure takes from its
@@ -40,6 +41,9 @@ type Repo struct {
 	// attestations() a process; zero means there are none yet.
 	attestTip   gitrepo.Hash
 	attestKnown bool
+
+	cp       *verify.Checkpoint // read once by checkpoint()
+	cpLoaded bool
 }
 
 // UseAttestations tells later operations the attestation store's tip (zero:

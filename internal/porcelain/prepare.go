@@ -56,7 +56,7 @@ func (r *Repo) Prepare(base gitrepo.Hash, pol *policy.Policy, s sign.Signer, cha
 		if err := rsl.ValidateRecordedRef(c.Ref); err != nil || c.Ref == rsl.PolicyRef {
 			continue
 		}
-		last, err := rsl.LatestFor(r.Git, base, c.Ref)
+		last, err := r.latestFor(base, c.Ref)
 		if err != nil {
 			return nil, err
 		}

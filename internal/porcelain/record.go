@@ -135,7 +135,7 @@ func (r *Repo) recordOnce(ref string, s sign.Signer, who gitrepo.Ident) (*Record
 	if rslTip.IsZero() || policyTip.IsZero() {
 		return nil, usage("this repository is not set up for git-secure: run git secure init, or fetch refs/secure/* from the remote")
 	}
-	last, err := rsl.LatestFor(r.Git, rslTip, ref)
+	last, err := r.latestFor(rslTip, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -299,7 +299,7 @@ const maxPrecheckWalk = 128
 // It walks back to the verification checkpoint, whose digests of counted
 // approvals answer for the older entries, or maxPrecheckWalk entries.
 func (r *Repo) transitionRecorded(tip gitrepo.Hash, ref string, old, new gitrepo.Hash) (bool, error) {
-	cp, _ := verify.LoadCheckpoint(verify.CheckpointPath(r.Git.GitDir()))
+	cp := r.checkpoint()
 	found, atCheckpoint := false, false
 	walked := 0
 	err := rsl.WalkBack(r.Git, tip, func(rec *rsl.Record) (bool, error) {
@@ -339,7 +339,7 @@ func (r *Repo) recordedTargets(rslTip gitrepo.Hash, rule *policy.Rule) []gitrepo
 	var out []gitrepo.Hash
 	for _, ref := range refs {
 		if rule.CoversRef(ref.Name) {
-			if last, err := rsl.LatestFor(r.Git, rslTip, ref.Name); err == nil && last != nil && !last.Entry.New.IsZero() {
+			if last, err := r.latestFor(rslTip, ref.Name); err == nil && last != nil && !last.Entry.New.IsZero() {
 				out = append(out, last.Entry.New)
 			}
 		}

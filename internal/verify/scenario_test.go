@@ -407,6 +407,53 @@ func TestScenarioBenign(t *testing.T) {
 	t.Parallel()
 	tmpl := NewScenarioTemplate(t)
 
+	t.Run("recording finds the previous entry through the checkpoint", func(t *testing.T) {
+		t.Parallel()
+		f := tmpl.Clone(t)
+		a := f.Ref("refs/heads/main")
+		x1 := f.NewCommit(a, "x1")
+		f.SetRef("refs/heads/x", x1)
+		f.Record("alice", "x")
+		y1 := f.NewCommit(a, "y1")
+		f.SetRef("refs/heads/y", y1)
+		f.Record("alice", "y")
+		x2 := f.NewCommit(x1, "x2")
+		f.SetRef("refs/heads/x", x2)
+		second := f.Record("alice", "x")
+		if _, err := verify.WithCheckpoint(f.G, verify.Options{Now: ScenarioNow}, false); err != nil {
+			t.Fatal(err)
+		}
+		record := func(ref string, to gitrepo.Hash, wantOld gitrepo.Hash) uint64 {
+			t.Helper()
+			f.SetRef("refs/heads/"+ref, to)
+			// A new porcelain.Repo reads the checkpoint afresh, as each
+			// command does.
+			r := &porcelain.Repo{Git: f.G, Now: f.R.Now, Home: f.S.Home}
+			res, err := r.Record(ref, f.Key("alice"))
+			if err != nil {
+				t.Fatalf("record %s: %v", ref, err)
+			}
+			if res.Old != wantOld || res.New != to {
+				t.Fatalf("record %s: %s -> %s, want %s -> %s", ref, res.Old, res.New, wantOld, to)
+			}
+			return res.Entry
+		}
+		record("y", f.NewCommit(y1, "y2"), y1) // last recorded below the checkpoint
+		record("z", a, gitrepo.ZeroHash)       // never recorded
+		x3 := record("x", f.NewCommit(x2, "x3"), x2)
+		if _, err := f.R.Skip([]uint64{x3}, "mistake", f.Key("alice")); err != nil {
+			t.Fatal(err)
+		}
+		x4 := record("x", f.NewCommit(x2, "x4"), x2) // back to x2, found above the checkpoint again
+		if _, err := f.R.Skip([]uint64{x4, second.Entry}, "mistake", f.Key("alice")); err != nil {
+			t.Fatal(err)
+		}
+		// x2's entry, the checkpoint's latest for x, is skipped now: the
+		// one before it is not in the checkpoint.
+		record("x", f.NewCommit(x1, "x5"), x1)
+		f.MustVerify(verify.Options{})
+	})
+
 	t.Run("setup verifies", func(t *testing.T) {
 		t.Parallel()
 		f := tmpl.Clone(t)

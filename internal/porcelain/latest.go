@@ -1,0 +1,79 @@
+package porcelain
+
+import (
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/rsl"
+	"github.com/git-secure/git-secure/internal/verify"
+)
+
+// checkpoint returns the verification checkpoint of this clone, read once
+// (nil when there is none or it cannot be read).
+func (r *Repo) checkpoint() *verify.Checkpoint {
+	if !r.cpLoaded {
+		r.cp, _ = verify.LoadCheckpoint(verify.CheckpointPath(r.Git.GitDir()))
+		r.cpLoaded = true
+	}
+	return r.cp
+}
+
+// latestFor returns the latest entry for ref in the log at tip (nil if it
+// has none), as rsl.LatestFor does, but stops at the verification
+// checkpoint when the walk reaches it: the checkpoint names each ref's
+// latest entry there. Without it, the first push of a new branch or tag
+// would read every entry of the log (1.4 s at 10 000 entries). The answer
+// only decides what recording proposes: the verifier checks every entry's
+// old value against the log itself.
+func (r *Repo) latestFor(tip gitrepo.Hash, ref string) (*rsl.Record, error) {
+	cp := r.checkpoint()
+	if cp == nil {
+		return rsl.LatestFor(r.Git, tip, ref)
+	}
+	var found *rsl.Record
+	skipped := map[uint64]bool{}
+	atCheckpoint := false
+	err := rsl.WalkBack(r.Git, tip, func(rec *rsl.Record) (bool, error) {
+		e := rec.Entry
+		if e.Number == cp.Entry {
+			atCheckpoint = rec.ID == cp.EntryID
+			if atCheckpoint {
+				return false, nil
+			}
+		}
+		switch {
+		case e.Type == rsl.TypeAnnotation:
+			for _, s := range e.Skips {
+				skipped[s.Number] = true
+			}
+		case e.Ref == ref && !skipped[e.Number]:
+			found = rec
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil || found != nil || !atCheckpoint {
+		// Found above the checkpoint, or the checkpoint is not in this log
+		// (the walk then went to the first entry): the walk's answer.
+		return found, err
+	}
+	last, ok := cp.Refs[ref]
+	if !ok {
+		return nil, nil // no entry for ref up to the checkpoint
+	}
+	if skipped[last.Entry] {
+		// A later annotation skipped the checkpoint's latest entry: the one
+		// before it is not in the checkpoint.
+		return rsl.LatestFor(r.Git, tip, ref)
+	}
+	c, err := r.Git.ReadCommit(last.EntryID)
+	if err != nil {
+		return nil, err
+	}
+	e, err := rsl.FromCommit(c)
+	if err != nil {
+		return nil, err
+	}
+	if e.Number != last.Entry || e.Ref != ref {
+		return rsl.LatestFor(r.Git, tip, ref) // a checkpoint that does not match its log
+	}
+	return &rsl.Record{ID: last.EntryID, Entry: e, Commit: c}, nil
+}
