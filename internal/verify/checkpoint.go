@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"time"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
@@ -179,10 +180,19 @@ func (v *verifier) checkpoint() *Checkpoint {
 // A checkpoint that cannot be read is ignored.
 func WithCheckpoint(repo *gitrepo.Repo, opts Options, full bool) (*Result, error) {
 	path := CheckpointPath(repo.GitDir())
+	t0 := time.Now()
+	defer func() {
+		if opts.Trace != nil {
+			opts.Trace("total", time.Since(t0))
+		}
+	}()
 	if !full {
 		if cp, err := LoadCheckpoint(path); err == nil && cp != nil && cp.RootPin == RootPin(opts.RootKeys) {
 			opts.Checkpoint = cp
 		}
+	}
+	if opts.Trace != nil {
+		opts.Trace("load checkpoint", time.Since(t0))
 	}
 	res, err := Verify(repo, opts)
 	if err == nil && res != nil && res.Checkpoint != nil && res.Checkpoint != opts.Checkpoint {

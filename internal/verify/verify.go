@@ -136,8 +136,12 @@ func verifyFrom(repo *gitrepo.Repo, tip gitrepo.Hash, opts Options, cp *Checkpoi
 	v := &verifier{repo: repo, opts: opts, res: &Result{Tip: tip}}
 	var err error
 	if cp != nil {
+		t0 := time.Now()
 		if v.records, err = readSince(repo, tip, cp); err == nil {
+			v.trace("read since checkpoint", t0)
+			t0 = time.Now()
 			err = v.startFrom(cp)
+			v.trace("load checkpoint policy", t0)
 		}
 	} else {
 		start := time.Now()
