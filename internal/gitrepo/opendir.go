@@ -59,7 +59,7 @@ func OpenGitDir(gitDir, workTree string, env []string) (*Repo, error) {
 		}
 	}
 	base := filterEnv(env)
-	r := &Repo{gitDir: gitDir, workTree: workTree}
+	r := &Repo{gitDir: gitDir, workTree: workTree, filesRefs: true}
 	if envValue(base, "GIT_OBJECT_DIRECTORY") == "" && envValue(base, "GIT_QUARANTINE_PATH") == "" {
 		r.objectsDir = filepath.Join(gitDir, "objects")
 	}

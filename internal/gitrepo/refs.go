@@ -160,7 +160,18 @@ func (r *Repo) ListRefs(prefixes ...string) ([]Ref, error) {
 		// enclosing directory and filter by string prefix below.
 		patterns = append(patterns, p[:strings.LastIndexByte(p, '/')+1])
 	}
-	refs, err := r.forEachRef(patterns...)
+	var refs []Ref
+	err := errRefsFallback
+	if r.filesRefs {
+		dirs := patterns
+		if len(dirs) == 0 {
+			dirs = []string{"refs/"}
+		}
+		refs, err = readRefsFiles(r.gitDir, dirs)
+	}
+	if errors.Is(err, errRefsFallback) {
+		refs, err = r.forEachRef(patterns...)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("gitrepo: list refs: %w", err)
 	}

@@ -32,6 +32,10 @@ type Repo struct {
 	// by GIT_OBJECT_DIRECTORY): then git hash-object writes them.
 	objectsDir string
 
+	// filesRefs: the repository's own files ref store (OpenGitDir checked
+	// the layout), so ListRefs may read it without a process.
+	filesRefs bool
+
 	batch      catFile // git cat-file --batch
 	batchCheck catFile // git cat-file --batch-check
 

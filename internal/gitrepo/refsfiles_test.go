@@ -1,0 +1,139 @@
+package gitrepo
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/git-secure/git-secure/internal/testutil"
+)
+
+// The in-process reader of the files ref store lists exactly what git
+// for-each-ref lists, whatever mix of loose and packed refs.
+func TestReadRefsFilesMatchesGit(t *testing.T) {
+	s := testutil.NewSandbox(t)
+	dir := s.InitRepo("repo", 3)
+	gitDir := filepath.Join(dir, ".git")
+	s.Git(dir, "branch", "packed-then-moved", "HEAD~1")
+	s.Git(dir, "branch", "deep/nested/branch", "HEAD~2")
+	s.Git(dir, "tag", "-a", "-m", "annotated", "v1", "HEAD~1")
+	s.Git(dir, "tag", "light", "HEAD")
+	s.Git(dir, "update-ref", "refs/secure/rsl", "HEAD")
+	s.Git(dir, "update-ref", "refs/remotes/origin/main", "HEAD")
+	s.Git(dir, "branch", "to-delete", "HEAD")
+	s.Git(dir, "pack-refs", "--all")
+	// After packing: moved (loose overrides packed), deleted from
+	// packed-refs, new loose refs, a symbolic ref under refs/.
+	s.Git(dir, "update-ref", "refs/heads/packed-then-moved", "HEAD")
+	s.Git(dir, "update-ref", "-d", "refs/heads/to-delete")
+	s.Git(dir, "update-ref", "refs/secure/policy", "HEAD~1")
+	s.Git(dir, "symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/main")
+	g, err := OpenGitDir(gitDir, dir, s.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	for _, prefixes := range [][]string{nil, {"refs/heads/"}, {"refs/secure/", "refs/heads/"}, {"refs/heads/pa"}, {"refs/remotes/"}, {"refs/tags/v1"}, {"refs/nothing/"}} {
+		dirs := patternsOf(prefixes)
+		if len(dirs) == 0 {
+			dirs = []string{"refs/"}
+		}
+		got, err := readRefsFiles(gitDir, dirs) // no fallback allowed here
+		if err != nil {
+			t.Fatalf("readRefsFiles(%q): %v", dirs, err)
+		}
+		got = filterSort(got, prefixes)
+		via, err := g.ListRefs(prefixes...)
+		if err != nil || !reflect.DeepEqual(via, got) {
+			t.Errorf("ListRefs(%q) = %v, %v; want the in-process listing %v", prefixes, via, err, got)
+		}
+		want, err := g.forEachRef(patternsOf(prefixes)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = filterSort(want, prefixes)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("ListRefs(%q) in-process:\n%v\ngit for-each-ref:\n%v", prefixes, got, want)
+		}
+	}
+
+	t.Run("fallbacks", func(t *testing.T) {
+		for _, tc := range []struct{ name, ref, content string }{
+			{"garbage loose ref", "refs/heads/garbage", "not a hash\n"},
+			{"dangling symbolic ref", "refs/heads/dangling", "ref: refs/heads/nowhere\n"},
+			{"no newline", "refs/heads/nonl", "0123456789012345678901234567890123456789"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				p := filepath.Join(gitDir, filepath.FromSlash(tc.ref))
+				if err := os.WriteFile(p, []byte(tc.content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				defer os.Remove(p)
+				if _, err := readRefsFiles(gitDir, []string{"refs/"}); !errors.Is(err, errRefsFallback) {
+					t.Fatalf("err = %v, want the fallback to git", err)
+				}
+				// ListRefs still answers, through git.
+				if _, err := g.ListRefs(); err != nil {
+					t.Fatalf("ListRefs with %s: %v", tc.name, err)
+				}
+			})
+		}
+	})
+}
+
+// patternsOf is the directory of each prefix, as ListRefs asks git.
+func patternsOf(prefixes []string) []string {
+	var out []string
+	for _, p := range prefixes {
+		out = append(out, p[:strings.LastIndexByte(p, '/')+1])
+	}
+	return out
+}
+
+func filterSort(refs []Ref, prefixes []string) []Ref {
+	var out []Ref
+	for _, r := range refs {
+		keep := len(prefixes) == 0
+		for _, p := range prefixes {
+			if len(r.Name) >= len(p) && r.Name[:len(p)] == p {
+				keep = true
+			}
+		}
+		if keep {
+			out = append(out, r)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// FuzzReadPackedRefs: packed-refs comes from the repository; whatever it
+// holds, the reader must not panic, and every ref it accepts has a valid
+// name (anything else goes to git).
+func FuzzReadPackedRefs(f *testing.F) {
+	f.Add([]byte("# pack-refs with: peeled fully-peeled sorted \n" + strings.Repeat("a", 40) + " refs/heads/main\n^" + strings.Repeat("b", 40) + "\n"))
+	f.Add([]byte(strings.Repeat("a", 40) + " refs/heads/../x\n"))
+	f.Add([]byte("no newline"))
+	path := filepath.Join(f.TempDir(), "packed-refs")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		refs, err := readPackedRefs(path)
+		if err != nil {
+			if !errors.Is(err, errRefsFallback) {
+				t.Fatalf("error other than the fallback: %v", err)
+			}
+			return
+		}
+		for name := range refs {
+			if ValidRefName(name) != nil {
+				t.Fatalf("accepted invalid name %q", name)
+			}
+		}
+	})
+}
