@@ -84,6 +84,22 @@ func readHead(path string, max int64) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, max))
 }
 
+// filesRefStore reports whether gitDir keeps its refs in its own files ref
+// store (loose files and packed-refs), which readRefsFiles can read: not a
+// linked work tree, no other ref storage configured (an include could
+// configure one).
+func filesRefStore(gitDir string) bool {
+	if _, err := os.Stat(filepath.Join(gitDir, "commondir")); err == nil {
+		return false
+	}
+	cfg, err := readHead(filepath.Join(gitDir, "config"), maxConfigScan)
+	if err != nil || len(cfg) >= maxConfigScan {
+		return false
+	}
+	lower := bytes.ToLower(cfg)
+	return !bytes.Contains(lower, []byte("refstorage")) && !bytes.Contains(lower, []byte("include"))
+}
+
 // Warm starts the long-lived cat-file process in the background, so that
 // its start-up overlaps whatever the caller does next.
 func (r *Repo) Warm() {

@@ -181,7 +181,7 @@ func OpenWithEnv(dir string, env []string) (*Repo, error) {
 			}
 		}
 	}
-	r := &Repo{gitDir: gitDir, workTree: workTree}
+	r := &Repo{gitDir: gitDir, workTree: workTree, filesRefs: filesRefStore(gitDir)}
 	if envValue(base, "GIT_OBJECT_DIRECTORY") == "" && envValue(base, "GIT_QUARANTINE_PATH") == "" {
 		if st, err := os.Stat(filepath.Join(common, "objects")); err == nil && st.IsDir() {
 			r.objectsDir = filepath.Join(common, "objects")
