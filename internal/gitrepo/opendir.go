@@ -58,21 +58,7 @@ func OpenGitDir(gitDir, workTree string, env []string) (*Repo, error) {
 			}
 		}
 	}
-	base := filterEnv(env)
-	r := &Repo{gitDir: gitDir, workTree: workTree, filesRefs: true}
-	if envValue(base, "GIT_OBJECT_DIRECTORY") == "" && envValue(base, "GIT_QUARANTINE_PATH") == "" {
-		r.objectsDir = filepath.Join(gitDir, "objects")
-	}
-	r.env = append(base, "GIT_DIR="+gitDir, "GIT_NO_REPLACE_OBJECTS=1", EnvInternal+"=1")
-	if workTree != "" {
-		r.env = append(r.env, "GIT_WORK_TREE="+workTree)
-		r.dir = workTree
-	} else {
-		r.dir = gitDir
-	}
-	r.batch = catFile{repo: r, mode: "--batch"}
-	r.batchCheck = catFile{repo: r, mode: "--batch-check"}
-	return r, nil
+	return assemble(gitDir, workTree, gitDir, filterEnv(env), true), nil
 }
 
 func readHead(path string, max int64) ([]byte, error) {

@@ -181,10 +181,18 @@ func OpenWithEnv(dir string, env []string) (*Repo, error) {
 			}
 		}
 	}
-	r := &Repo{gitDir: gitDir, workTree: workTree, filesRefs: filesRefStore(gitDir)}
+	return assemble(gitDir, workTree, common, base, filesRefStore(gitDir)), nil
+}
+
+// assemble makes a Repo for a repository already located: git child
+// processes get GIT_DIR (and GIT_WORK_TREE) explicitly, and loose objects
+// are written in-process into commonDir/objects unless the environment
+// redirects objects (quarantine, GIT_OBJECT_DIRECTORY).
+func assemble(gitDir, workTree, commonDir string, base []string, filesRefs bool) *Repo {
+	r := &Repo{gitDir: gitDir, workTree: workTree, filesRefs: filesRefs}
 	if envValue(base, "GIT_OBJECT_DIRECTORY") == "" && envValue(base, "GIT_QUARANTINE_PATH") == "" {
-		if st, err := os.Stat(filepath.Join(common, "objects")); err == nil && st.IsDir() {
-			r.objectsDir = filepath.Join(common, "objects")
+		if st, err := os.Stat(filepath.Join(commonDir, "objects")); err == nil && st.IsDir() {
+			r.objectsDir = filepath.Join(commonDir, "objects")
 		}
 	}
 	r.env = append(base, "GIT_DIR="+gitDir, "GIT_NO_REPLACE_OBJECTS=1", EnvInternal+"=1")
@@ -196,7 +204,7 @@ func OpenWithEnv(dir string, env []string) (*Repo, error) {
 	}
 	r.batch = catFile{repo: r, mode: "--batch"}
 	r.batchCheck = catFile{repo: r, mode: "--batch-check"}
-	return r, nil
+	return r
 }
 
 // GitDir is the absolute path of the git directory.

@@ -28,27 +28,8 @@ func (r *Repo) latestFor(tip gitrepo.Hash, ref string) (*rsl.Record, error) {
 	if cp == nil {
 		return rsl.LatestFor(r.Git, tip, ref)
 	}
-	var found *rsl.Record
-	skipped := map[uint64]bool{}
-	atCheckpoint := false
-	err := rsl.WalkBack(r.Git, tip, func(rec *rsl.Record) (bool, error) {
-		e := rec.Entry
-		if e.Number == cp.Entry {
-			atCheckpoint = rec.ID == cp.EntryID
-			if atCheckpoint {
-				return false, nil
-			}
-		}
-		switch {
-		case e.Type == rsl.TypeAnnotation:
-			for _, s := range e.Skips {
-				skipped[s.Number] = true
-			}
-		case e.Ref == ref && !skipped[e.Number]:
-			found = rec
-			return false, nil
-		}
-		return true, nil
+	found, skipped, atCheckpoint, err := rsl.LatestForUntil(r.Git, tip, ref, func(rec *rsl.Record) bool {
+		return rec.Entry.Number == cp.Entry && rec.ID == cp.EntryID
 	})
 	if err != nil || found != nil || !atCheckpoint {
 		// Found above the checkpoint, or the checkpoint is not in this log

@@ -139,9 +139,22 @@ func readLog(r Reader, tip gitrepo.Hash) ([]*Record, error) {
 // LatestFor returns the newest entry for ref that no later annotation
 // skips, or nil when the log has none. It does not verify anything.
 func LatestFor(r Reader, tip gitrepo.Hash, ref string) (*Record, error) {
-	var found *Record
-	skipped := map[uint64]bool{}
-	err := WalkBack(r, tip, func(rec *Record) (bool, error) {
+	found, _, _, err := LatestForUntil(r, tip, ref, nil)
+	return found, err
+}
+
+// LatestForUntil is LatestFor with an end: the walk stops before the first
+// entry for which stop reports true (stopped is then true), so a caller
+// that knows the state at that entry (a verification checkpoint) need not
+// read older ones. skipped holds the entries that annotations seen on the
+// way skip, which that older state does not know about.
+func LatestForUntil(r Reader, tip gitrepo.Hash, ref string, stop func(*Record) bool) (found *Record, skipped map[uint64]bool, stopped bool, err error) {
+	skipped = map[uint64]bool{}
+	err = WalkBack(r, tip, func(rec *Record) (bool, error) {
+		if stop != nil && stop(rec) {
+			stopped = true
+			return false, nil
+		}
 		e := rec.Entry
 		switch {
 		case e.Type == TypeAnnotation:
@@ -154,7 +167,7 @@ func LatestFor(r Reader, tip gitrepo.Hash, ref string) (*Record, error) {
 		}
 		return true, nil
 	})
-	return found, err
+	return found, skipped, stopped, err
 }
 
 // Writer stores objects; *gitrepo.Repo satisfies it.
