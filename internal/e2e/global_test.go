@@ -64,6 +64,11 @@ func TestGlobalInstall(t *testing.T) {
 					t.Errorf("the plain server got %s", ref)
 				}
 			}
+			for _, name := range []string{"secure", "git-secure-push"} {
+				if _, err := os.Stat(filepath.Join(pdir, ".git", name)); !os.IsNotExist(err) {
+					t.Errorf("git-secure left .git/%s in a repository that does not use it (stat: %v)", name, err)
+				}
+			}
 			for ref := range u.refs(filepath.Join(pdir, ".git")) {
 				if strings.HasPrefix(ref, "refs/secure") {
 					t.Errorf("the plain clone got %s", ref)

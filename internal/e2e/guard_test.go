@@ -18,7 +18,7 @@ func TestPrePushMarker(t *testing.T) {
 	_, url := srv.newRepo("marker.git", true)
 	u := newUser(t, "alice")
 	dir := benchRepo(t, u, "repo", url, true) // pushed main through the helper
-	marker := filepath.Join(dir, ".git", "secure", "helper-active")
+	marker := filepath.Join(dir, ".git", "git-secure-push")
 	if _, err := os.Stat(marker); !os.IsNotExist(err) {
 		t.Fatalf("the helper left its marker behind after the push (stat: %v)", err)
 	}

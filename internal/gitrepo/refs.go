@@ -152,13 +152,17 @@ func (r *Repo) forEachRef(patterns ...string) ([]Ref, error) {
 // are given, sorted by name. One git process is used.
 func (r *Repo) ListRefs(prefixes ...string) ([]Ref, error) {
 	var patterns []string
+	seen := map[string]bool{}
 	for _, p := range prefixes {
 		if !strings.HasPrefix(p, "refs/") || strings.ContainsAny(p, "*?[\\\x00\n") || len(p) > maxRefNameLen {
 			return nil, fmt.Errorf("gitrepo: list refs: invalid prefix %s", strconv.QuoteToASCII(truncate(p, 100)))
 		}
 		// for-each-ref matches whole path components; ask for the
-		// enclosing directory and filter by string prefix below.
-		patterns = append(patterns, p[:strings.LastIndexByte(p, '/')+1])
+		// enclosing directory (once) and filter by string prefix below.
+		if dir := p[:strings.LastIndexByte(p, '/')+1]; !seen[dir] {
+			seen[dir] = true
+			patterns = append(patterns, dir)
+		}
 	}
 	var refs []Ref
 	err := errRefsFallback

@@ -47,7 +47,7 @@ const marker = "# git-secure hook"
 // leaves "<pid> <remote>" while it carries a push, so that the pre-push
 // hook knows, without starting a process, that the entries are taken care
 // of.
-const HelperMarker = "secure/helper-active"
+const HelperMarker = "git-secure-push"
 
 // Script returns the script of client hook name from the templates in the
 // top-level hooks directory. gitDir and chainDir (where the hooks it

@@ -373,8 +373,10 @@ func (h *Helper) syncHooks() {
 // markPush tells git-secure's pre-push hook, which git runs between "list
 // for-push" and "push", that this helper carries the push of remote
 // h.Remote, so that the hook needs no process to find out (it checks the
-// pid is alive and the remote name matches). Best effort: without the
-// marker the hook asks git's configuration instead.
+// pid is alive and the remote name matches). The file sits directly in the
+// git directory (no directory to create in repositories without
+// git-secure) and is removed when the helper exits. Best effort: without
+// it the hook starts git-secure, which asks git's configuration.
 func (h *Helper) markPush() {
 	if h.Remote == "" || strings.ContainsAny(h.Remote, " \t\n\r") {
 		return

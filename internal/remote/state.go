@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/rsl"
 )
 
 // The helper remembers, per remote, the refs the remote had at the last
@@ -128,8 +129,14 @@ func (st *remoteState) encode(remoteURL string) []byte {
 }
 
 // saveState remembers refs (and HEAD) as the remote's current listing.
-// Best effort: failing only costs the next push a round trip.
+// Best effort: failing only costs the next push a round trip. Remotes
+// without a git-secure log are not remembered: the helper writes nothing
+// into repositories that do not use git-secure.
 func (h *Helper) saveState(refs map[string]gitrepo.Hash, head string) {
+	if refs[rsl.Ref].IsZero() {
+		h.forgetState()
+		return
+	}
 	path := h.statePath()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return
