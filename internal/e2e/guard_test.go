@@ -172,3 +172,31 @@ func TestRememberedListing(t *testing.T) {
 		t.Fatalf("with secure.pushListing=remote a stale push was not rejected by git:\n%s", r)
 	}
 }
+
+// git push --dry-run through the helper: git's answer, nothing recorded,
+// nothing sent.
+func TestDryRunPush(t *testing.T) {
+	srv := startServer(t, trFile)
+	repo, url := srv.newRepo("dry.git", true)
+	u := newUser(t, "alice")
+	dir := benchRepo(t, u, "repo", url, true)
+	u.commit(dir, "f.txt", "1\n")
+	logBefore, serverBefore := u.rev(dir, "refs/secure/rsl"), srv.admin.rev(repo, "refs/heads/main")
+	r := u.run(dir, "git", "push", "--dry-run", "origin", "main")
+	if r.code != 0 {
+		t.Fatalf("git push --dry-run:\n%s", r)
+	}
+	if got := u.rev(dir, "refs/secure/rsl"); got != logBefore {
+		t.Errorf("a dry run recorded an entry: local log %s -> %s", logBefore, got)
+	}
+	if got := srv.admin.rev(repo, "refs/heads/main"); got != serverBefore {
+		t.Fatalf("a dry run moved the server's main to %s", got)
+	}
+	// A dry run of a push the server would refuse as not a fast-forward.
+	u.git(dir, "reset", "-q", "--hard", "HEAD~2")
+	u.commit(dir, "g.txt", "diverged\n")
+	r = u.run(dir, "git", "push", "--dry-run", "origin", "main")
+	if r.code == 0 || !strings.Contains(r.stderr, "rejected") {
+		t.Fatalf("a dry run of a non-fast-forward push was not rejected:\n%s", r)
+	}
+}

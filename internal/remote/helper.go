@@ -64,6 +64,8 @@ type Helper struct {
 	fetched bool
 	// marked is set while the pre-push marker is this helper's.
 	marked bool
+	// dryRun is git push --dry-run.
+	dryRun bool
 	// head is the remote's HEAD as last listed.
 	head string
 	// snapDone, when set, is closed once the background snapshot is in
@@ -181,9 +183,14 @@ func readLine(r *bufio.Reader) (string, error) {
 }
 
 func (h *Helper) option(opt string) string {
-	name, _, _ := strings.Cut(opt, " ")
+	name, value, _ := strings.Cut(opt, " ")
 	switch name {
 	case "verbosity", "progress", "followtags":
+		return "ok"
+	case "dry-run":
+		// git push --dry-run: ask the remote what it would do, record
+		// nothing, send nothing.
+		h.dryRun = value == "true"
 		return "ok"
 	}
 	return "unsupported"

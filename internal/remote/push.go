@@ -57,8 +57,13 @@ func (h *Helper) push(in *bufio.Reader, first string) error {
 			branchSpecs = append(branchSpecs, s)
 		}
 	}
-	results := h.pushSpecs(branchSpecs)
-	h.remember(results)
+	var results map[string]string
+	if h.dryRun {
+		results = h.dryRunPush(branchSpecs)
+	} else {
+		results = h.pushSpecs(branchSpecs)
+		h.remember(results)
+	}
 	if len(results) > 0 {
 		for _, s := range specs {
 			if _, failed := results[s.dst]; !failed && strings.HasPrefix(s.dst, "refs/secure/") {
@@ -298,6 +303,38 @@ func (h *Helper) metadataSpecsFrom(tip gitrepo.Hash, locals map[string]gitrepo.H
 		out = append(out, fmt.Sprintf("%s:%s", local, name))
 	}
 	return out
+}
+
+// dryRunPush asks the remote whether it would take specs (git push
+// --dry-run): no entry is recorded, nothing is fetched or sent, the local
+// log does not move. The remote's verification is not run either: a dry
+// run cannot show what the server's hook would say about entries that do
+// not exist yet.
+func (h *Helper) dryRunPush(specs []pushSpec) map[string]string {
+	if len(specs) == 0 {
+		return nil
+	}
+	args := []string{"push", "--dry-run", "--porcelain", "--no-verify", "--", h.URL}
+	for _, s := range specs {
+		args = append(args, s.raw)
+	}
+	out, err := h.Repo.Git.RunTee(bgctx(), h.Err, args...)
+	if err == nil {
+		return nil
+	}
+	failed := map[string]string{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.SplitN(line, "\t", 3); len(f) == 3 && f[0] == "!" {
+			_, dst, _ := strings.Cut(f[1], ":")
+			failed[dst] = f[2]
+		}
+	}
+	for _, s := range specs {
+		if _, ok := failed[s.dst]; !ok && len(failed) == 0 {
+			failed[s.dst] = oneLine(err.Error())
+		}
+	}
+	return failed
 }
 
 // notePushed records what a successful push of refspecs set on the remote.
