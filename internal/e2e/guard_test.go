@@ -200,3 +200,46 @@ func TestDryRunPush(t *testing.T) {
 		t.Fatalf("a dry run of a non-fast-forward push was not rejected:\n%s", r)
 	}
 }
+
+// git push --force-with-lease and -o through the helper: the lease is
+// checked by the real push against the remote (a remembered listing
+// cannot defeat it), push options reach the server.
+func TestLeaseAndPushOptions(t *testing.T) {
+	srv := startServer(t, trFile)
+	repo, url := srv.newRepo("lease.git", true)
+	srv.admin.git(repo, "config", "receive.advertisePushOptions", "true")
+	seen := filepath.Join(t.TempDir(), "push-options")
+	writeScript(t, filepath.Join(repo, "hooks", "post-receive"), "cat >/dev/null\necho \"${GIT_PUSH_OPTION_0:-none}\" >> '"+seen+"'\n")
+	u := newUser(t, "alice")
+	dir := benchRepo(t, u, "repo", url, true)
+	u.git(dir, "checkout", "-q", "-b", "topic")
+	u.commit(dir, "t.txt", "1\n")
+	u.git(dir, "push", "-q", "-o", "note=first", "origin", "topic")
+	if got := lines(t, seen); len(got) == 0 || got[len(got)-1] != "note=first" {
+		t.Fatalf("push options seen by the server: %q, want note=first last", got)
+	}
+	// Rewrite topic and force it with a lease that holds.
+	u.git(dir, "commit", "-q", "--amend", "-m", "rewritten")
+	if r := u.run(dir, "git", "push", "--force-with-lease", "origin", "topic"); r.code != 0 {
+		t.Fatalf("push --force-with-lease with a valid lease:\n%s", r)
+	}
+	if got, want := srv.admin.rev(repo, "refs/heads/topic"), u.rev(dir, "topic"); got != want {
+		t.Fatalf("server topic = %s, want the rewritten %s", got, want)
+	}
+	// Someone else moves topic on the server; our lease (the old value)
+	// no longer holds.
+	other := srv.admin.rev(repo, "refs/heads/main")
+	srv.admin.git(repo, "update-ref", "refs/heads/topic", other)
+	u.git(dir, "commit", "-q", "--amend", "-m", "again")
+	lease := "--force-with-lease=topic:" + u.rev(dir, "origin/topic")
+	r := u.run(dir, "git", "push", lease, "origin", "topic")
+	if r.code == 0 {
+		t.Fatalf("a push whose lease no longer holds succeeded:\n%s", r)
+	}
+	if !strings.Contains(r.stderr, "stale info") {
+		t.Errorf("the refusal does not say the lease failed:\n%s", r)
+	}
+	if got := srv.admin.rev(repo, "refs/heads/topic"); got != other {
+		t.Fatalf("server topic moved to %s", got)
+	}
+}

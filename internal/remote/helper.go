@@ -64,8 +64,11 @@ type Helper struct {
 	fetched bool
 	// marked is set while the pre-push marker is this helper's.
 	marked bool
-	// dryRun is git push --dry-run.
-	dryRun bool
+	// dryRun is git push --dry-run; leases (--force-with-lease) and
+	// pushOptions (-o) go on to the real push.
+	dryRun      bool
+	leases      []string
+	pushOptions []string
 	// head is the remote's HEAD as last listed.
 	head string
 	// snapDone, when set, is closed once the background snapshot is in
@@ -192,8 +195,42 @@ func (h *Helper) option(opt string) string {
 		// nothing, send nothing.
 		h.dryRun = value == "true"
 		return "ok"
+	case "cas":
+		// git push --force-with-lease: "<ref>:<expected>" (expected empty:
+		// the ref must not exist). Handed to the real push, which checks
+		// the lease against the remote itself.
+		ref, expect, _ := strings.Cut(value, ":")
+		if gitrepo.ValidRefName(ref) != nil {
+			return "error invalid lease ref"
+		}
+		if expect != "" {
+			if _, err := gitrepo.ParseHash(expect); err != nil {
+				return "error invalid lease value"
+			}
+		}
+		h.leases = append(h.leases, value)
+		return "ok"
+	case "push-option":
+		if value == "" || strings.ContainsAny(value, "\n\x00") {
+			return "error invalid push option"
+		}
+		h.pushOptions = append(h.pushOptions, value)
+		return "ok"
 	}
 	return "unsupported"
+}
+
+// pushFlags are the flags of the user's git push the helper hands on to
+// its own (leases and push options).
+func (h *Helper) pushFlags() []string {
+	var out []string
+	for _, l := range h.leases {
+		out = append(out, "--force-with-lease="+l)
+	}
+	for _, o := range h.pushOptions {
+		out = append(out, "--push-option="+o)
+	}
+	return out
 }
 
 func (h *Helper) git(args ...string) ([]byte, error) {

@@ -314,7 +314,8 @@ func (h *Helper) dryRunPush(specs []pushSpec) map[string]string {
 	if len(specs) == 0 {
 		return nil
 	}
-	args := []string{"push", "--dry-run", "--porcelain", "--no-verify", "--", h.URL}
+	args := append([]string{"push", "--dry-run", "--porcelain", "--no-verify"}, h.pushFlags()...)
+	args = append(args, "--", h.URL)
 	for _, s := range specs {
 		args = append(args, s.raw)
 	}
@@ -408,7 +409,8 @@ func (h *Helper) runPushRaw(specs []pushSpec, extra []string) (map[string]string
 		h.notePushed(nil)
 		return nil, false // nothing to send
 	}
-	args := append([]string{"push", "--atomic", "--porcelain", "--no-verify", "--", h.URL}, refspecs...)
+	args := append([]string{"push", "--atomic", "--porcelain", "--no-verify"}, h.pushFlags()...)
+	args = append(append(args, "--", h.URL), refspecs...)
 	out, err := h.Repo.Git.RunTee(bgctx(), h.Err, args...)
 	if err == nil {
 		h.notePushed(refspecs)
@@ -452,10 +454,11 @@ func firstReason(reasons map[string]string, err error) string {
 }
 
 // branchNonFF reports whether a branch itself was refused as not a
-// fast-forward: retrying cannot help, the user must integrate first.
+// fast-forward, or its --force-with-lease lease failed: retrying cannot
+// help, the user must integrate first.
 func branchNonFF(failed map[string]string) bool {
 	for dst, why := range failed {
-		if !strings.HasPrefix(dst, "refs/secure/") && (strings.Contains(why, "fetch first") || strings.Contains(why, "non-fast-forward")) {
+		if !strings.HasPrefix(dst, "refs/secure/") && (strings.Contains(why, "fetch first") || strings.Contains(why, "non-fast-forward") || strings.Contains(why, "stale info")) {
 			return true
 		}
 	}
