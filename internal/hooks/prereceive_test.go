@@ -13,6 +13,7 @@ import (
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/porcelain"
 	"github.com/git-secure/git-secure/internal/testutil"
+	"github.com/git-secure/git-secure/internal/verify"
 )
 
 // TestPreReceiveRefusesDeletingTheMetadata: one push that deletes the log
@@ -76,6 +77,14 @@ func TestUnprotectedOnly(t *testing.T) {
 			t.Errorf("%s: unprotectedOnly(%s) = %v, %v; want %v", step, lines[0].Ref, got, err, want)
 		}
 	}
+	// The server verifies every state it accepts, which leaves the
+	// checkpoint the fast path starts from.
+	verified := func() {
+		t.Helper()
+		if _, err := verify.WithCheckpoint(g, verify.Options{Now: time.Now()}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
 	apply := func(edit porcelain.Edit) {
 		t.Helper()
 		if _, err := r.Stage("test", edit); err != nil {
@@ -84,6 +93,7 @@ func TestUnprotectedOnly(t *testing.T) {
 		if _, _, err := r.Apply(key.Private); err != nil {
 			t.Fatal(err)
 		}
+		verified()
 	}
 	zero := gitrepo.ZeroHash
 
@@ -92,7 +102,10 @@ func TestUnprotectedOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	rslTip, _, _ := g.ResolveRef("refs/secure/rsl")
+	check("never verified here", push("refs/heads/feature", zero), false)
+	verified()
 	check("no rules", push("refs/heads/feature", zero), true)
+	noRules, _, _ := g.ResolveRef("refs/secure/policy")
 	check("the log itself", push("refs/secure/rsl", rslTip), false)
 	check("stale old value", push("refs/heads/main", zero), false)
 
@@ -104,6 +117,13 @@ func TestUnprotectedOnly(t *testing.T) {
 	})
 	check("ref rule, other branch", push("refs/heads/feature", zero), true)
 	check("ref rule, its branch", push("refs/heads/main", main), false)
+	// The policy ref put back to the version without the rule, without an
+	// entry (a botched restore): not the verified state, so no fast path.
+	ruled, _, _ := g.ResolveRef("refs/secure/policy")
+	s.Git(dir, "update-ref", "refs/secure/policy", noRules.String())
+	check("policy ref not the verified one", push("refs/heads/main", main), false)
+	check("policy ref not the verified one, other branch", push("refs/heads/feature", zero), false)
+	s.Git(dir, "update-ref", "refs/secure/policy", ruled.String())
 
 	apply(func(st, base *policy.Policy, now time.Time) error {
 		return st.AddGlobalRule(base, policy.GlobalRule{Name: "linear", Type: policy.GlobalNoForcePush, Refs: []string{"refs/heads/release/*"}}, now)

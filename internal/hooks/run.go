@@ -302,10 +302,11 @@ func (c *Context) preReceive(input []byte) error {
 
 // unprotectedOnly reports whether a push to a git-secure repository
 // changes nothing the policy in force protects: no metadata ref, and only
-// refs no rule and no global rule covers (a path rule covers every ref).
-// Such a push cannot change a verified state, so it is accepted without
-// listing every ref and replaying the log: people without git-secure keep
-// pushing feature branches at the cost of a plain push.
+// refs no rule and no global rule covers (a path rule covers every ref),
+// while the server's metadata is exactly what it last verified. Such a
+// push cannot change a verified state, so it is accepted without listing
+// every ref and replaying the log: people without git-secure keep pushing
+// feature branches at little cost.
 func (c *Context) unprotectedOnly(lines []RefLine) (bool, error) {
 	for _, l := range lines {
 		if strings.HasPrefix(l.Ref, "refs/secure/") {
@@ -333,8 +334,15 @@ func (c *Context) unprotectedOnly(lines []RefLine) (bool, error) {
 			return false, nil // the full check says it moved during the push
 		}
 	}
-	polTip := cur[policy.Ref]
-	pol, err := policy.Load(g, polTip)
+	// Only from the state the server last verified completely: its log
+	// tip and policy exactly as the checkpoint has them, under the same
+	// root key pin. Metadata that changed any other way (an admin's
+	// restore, a half-finished push) goes to the full check.
+	cp, err := verify.LoadCheckpoint(verify.CheckpointPath(g.GitDir()))
+	if err != nil || cp == nil || cp.EntryID != cur[rsl.Ref] || cp.PolicyCommit != cur[policy.Ref] || cp.RootPin != verify.RootPin(c.Repo.PinnedRootKeys()) {
+		return false, nil
+	}
+	pol, err := policy.Load(g, cp.PolicyCommit)
 	if err != nil {
 		return false, nil // the full check says what is wrong
 	}
