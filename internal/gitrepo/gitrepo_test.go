@@ -179,7 +179,9 @@ func TestReadObject(t *testing.T) {
 	if ok, err := r.HasObject(missing); ok || err != nil {
 		t.Fatalf("HasObject missing: %v %v", ok, err)
 	}
-	// The helper process is restarted if it dies.
+	// The helper process is restarted if it dies (loose objects would be
+	// read without it).
+	r.looseDirs = nil
 	r.batch.mu.Lock()
 	_ = r.batch.cmd.Process.Kill()
 	r.batch.mu.Unlock()

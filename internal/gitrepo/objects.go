@@ -26,6 +26,12 @@ func (r *Repo) ReadObject(h Hash, maxSize int64) (typ string, data []byte, err e
 	if h.IsZero() {
 		return "", nil, fmt.Errorf("gitrepo: read object %s: %w", h, ErrNotFound)
 	}
+	if r.isClosed() {
+		return "", nil, fmt.Errorf("gitrepo: read object %s: %w", h, errClosed)
+	}
+	if typ, data, ok := r.readLoose(h, maxSize); ok {
+		return typ, data, nil
+	}
 	info, data, err := r.batch.read(h, maxSize)
 	if err != nil {
 		if errors.Is(err, ErrTooLarge) {

@@ -35,6 +35,9 @@ type Repo struct {
 	// filesRefs: the repository's own files ref store (OpenGitDir checked
 	// the layout), so ListRefs may read it without a process.
 	filesRefs bool
+	// looseDirs are searched for loose objects before asking cat-file.
+	looseDirs []string
+	inflaters sync.Pool // of *inflater
 
 	batch      catFile // git cat-file --batch
 	batchCheck catFile // git cat-file --batch-check
@@ -189,7 +192,7 @@ func OpenWithEnv(dir string, env []string) (*Repo, error) {
 // are written in-process into commonDir/objects unless the environment
 // redirects objects (quarantine, GIT_OBJECT_DIRECTORY).
 func assemble(gitDir, workTree, commonDir string, base []string, filesRefs bool) *Repo {
-	r := &Repo{gitDir: gitDir, workTree: workTree, filesRefs: filesRefs}
+	r := &Repo{gitDir: gitDir, workTree: workTree, filesRefs: filesRefs, looseDirs: looseObjectDirs(commonDir, base)}
 	if envValue(base, "GIT_OBJECT_DIRECTORY") == "" && envValue(base, "GIT_QUARANTINE_PATH") == "" {
 		if st, err := os.Stat(filepath.Join(commonDir, "objects")); err == nil && st.IsDir() {
 			r.objectsDir = filepath.Join(commonDir, "objects")

@@ -1,0 +1,97 @@
+package gitrepo
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Loose objects read in-process are exactly what cat-file returns; anything
+// else (packed, too large, damaged, elsewhere) goes to cat-file.
+func TestReadLoose(t *testing.T) {
+	s, dir, r := newRepo(t, 3)
+	head := mustParse(t, s.Git(dir, "rev-parse", "HEAD"))
+	tree := mustParse(t, s.Git(dir, "rev-parse", "HEAD^{tree}"))
+	big, err := r.WriteObject("blob", []byte(strings.Repeat("y", 5000)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []Hash{head, tree, big} {
+		typ, data, ok := r.readLoose(h, 1<<20)
+		if !ok {
+			t.Fatalf("%s: not read as a loose object", h)
+		}
+		dirs := r.looseDirs
+		r.looseDirs = nil // through cat-file
+		wantTyp, want, err := r.ReadObject(h, 1<<20)
+		r.looseDirs = dirs
+		if err != nil || typ != wantTyp || string(data) != string(want) {
+			t.Fatalf("%s: loose %s %d bytes, cat-file %s %d bytes (%v)", h, typ, len(data), wantTyp, len(want), err)
+		}
+	}
+	if _, _, ok := r.readLoose(big, 100); ok {
+		t.Error("an object over the size limit was read")
+	}
+	if _, _, err := r.ReadObject(big, 100); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("ReadObject over the limit: %v, want ErrTooLarge from cat-file", err)
+	}
+
+	// A loose file whose contents are another object: refused, and git
+	// decides.
+	other, err := r.WriteObject("blob", []byte("other\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objects := filepath.Join(dir, ".git", "objects")
+	fake := mustParse(t, "2222222222222222222222222222222222222222")
+	src, _ := os.ReadFile(filepath.Join(objects, other.String()[:2], other.String()[2:]))
+	if err := os.MkdirAll(filepath.Join(objects, "22"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(objects, "22", fake.String()[2:]), src, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := r.readLoose(fake, 1<<20); ok {
+		t.Error("a loose file whose contents hash to another name was accepted")
+	}
+
+	// Packed objects are cat-file's.
+	s.Git(dir, "gc", "-q", "--prune=now")
+	if _, _, ok := r.readLoose(head, 1<<20); ok {
+		t.Error("a packed object was read as loose")
+	}
+	if _, err := r.ReadCommit(head); err != nil {
+		t.Fatalf("ReadCommit of a packed commit: %v", err)
+	}
+
+	// The object directory the environment names (a push's quarantine).
+	quarantine := t.TempDir()
+	q, err := OpenWithEnv(dir, append(s.Environ(), "GIT_OBJECT_DIRECTORY="+quarantine, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+objects))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	if err := writeLoose(quarantine, hashObject("blob", []byte("pushed\n")), "blob", []byte("pushed\n")); err != nil {
+		t.Fatal(err)
+	}
+	if typ, data, ok := q.readLoose(hashObject("blob", []byte("pushed\n")), 100); !ok || typ != "blob" || string(data) != "pushed\n" {
+		t.Fatalf("object in GIT_OBJECT_DIRECTORY: %v %q %v", typ, data, ok)
+	}
+}
+
+// FuzzInflateLoose: loose object files come from the repository; whatever
+// they hold, reading must not panic and must only accept contents that
+// hash to the name asked for.
+func FuzzInflateLoose(f *testing.F) {
+	f.Add([]byte("x\x9c\x4b\xca\xc9\x4f\x52\x30\x64\x00\x00\x11\x36\x03\x0b"), []byte("blob 1\x00"))
+	f.Add([]byte{}, []byte("tree 0\x00"))
+	f.Fuzz(func(t *testing.T, file, want []byte) {
+		h := hashObject("blob", want)
+		typ, data, ok := inflateLoose(strings.NewReader(string(file)), h, 1<<16)
+		if ok && hashObject(typ, data) != h {
+			t.Fatalf("accepted %s %q for %s", typ, data, h)
+		}
+	})
+}
