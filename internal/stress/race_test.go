@@ -38,6 +38,9 @@ const maxPushRetries = 60
 // backoffBase is the first retry's maximum backoff in milliseconds.
 const backoffBase = 60
 
+// maxBackoffShift caps the backoff at backoffBase<<3 (480 ms).
+const maxBackoffShift = 3
+
 // classify names why a push failed.
 func classify(stderr string) string {
 	switch {
@@ -120,8 +123,11 @@ func runPusher(ctx context.Context, u *user, dir string, n int) *pushStats {
 			}
 			st.retried++
 			// Exponential backoff with jitter: the pushers that lost step
-			// aside so that the next round has fewer losers.
-			time.Sleep(time.Duration(rand.IntN(backoffBase<<min(attempt, 5))) * time.Millisecond)
+			// aside so that the next round has fewer losers. The cap stays
+			// near a few push times: a loser sleeping two seconds while
+			// seven others push every 100-200 ms never finds a free window
+			// (one pusher starved after 61 refusals once pushes got faster).
+			time.Sleep(time.Duration(rand.IntN(backoffBase<<min(attempt, maxBackoffShift))) * time.Millisecond)
 			if err := pull(u, dir, st); err != nil {
 				st.err = err
 				return st
