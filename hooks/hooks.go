@@ -8,6 +8,8 @@
 //	@FIND@    sets d (the git directory) and h (the hook git-secure's
 //	          replaced, which it chains to)
 //	@NAME@    the hook's name
+//	@MARKER@  the file, in the git directory, where git-remote-secure
+//	          leaves "<pid> <remote>" while it carries a push
 package hooks
 
 import (

@@ -132,8 +132,9 @@ func (a *app) open() (*porcelain.Repo, error) {
 		if !filepath.IsAbs(d) {
 			d = filepath.Join(a.env.Dir, d)
 		}
-		// git runs hooks and helpers in the work tree with GIT_DIR=.git:
-		// open the work tree itself (one process instead of several).
+		// GIT_DIR=.git from the work tree's top: open the work tree itself
+		// (one process instead of several). Hooks and the remote helper
+		// go through openFromGit, which needs none.
 		if filepath.Clean(d) != filepath.Join(a.env.Dir, ".git") {
 			dir = d
 		}

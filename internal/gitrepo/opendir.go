@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 )
@@ -36,7 +35,10 @@ func OpenGitDir(gitDir, workTree string, env []string) (*Repo, error) {
 	if _, err := os.Stat(filepath.Join(gitDir, "commondir")); err == nil {
 		return nil, ErrNeedProbe // a linked work tree
 	}
-	cfg, err := readHead(filepath.Join(gitDir, "config"), maxConfigScan)
+	cfg, err := readBounded(filepath.Join(gitDir, "config"), maxConfigScan)
+	if errors.Is(err, errTooBig) {
+		return nil, ErrNeedProbe
+	}
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("gitrepo: open %s: %w", gitDir, err)
 	}
@@ -48,9 +50,6 @@ func OpenGitDir(gitDir, workTree string, env []string) (*Repo, error) {
 			return nil, ErrNeedProbe
 		}
 	}
-	if len(cfg) >= maxConfigScan {
-		return nil, ErrNeedProbe
-	}
 	if workTree != "" {
 		for _, line := range bytes.Split(lower, []byte("\n")) {
 			if string(bytes.Join(bytes.Fields(line), nil)) == "bare=true" {
@@ -61,15 +60,6 @@ func OpenGitDir(gitDir, workTree string, env []string) (*Repo, error) {
 	return assemble(gitDir, workTree, gitDir, filterEnv(env), true), nil
 }
 
-func readHead(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, max))
-}
-
 // filesRefStore reports whether gitDir keeps its refs in its own files ref
 // store (loose files and packed-refs), which readRefsFiles can read: not a
 // linked work tree, no other ref storage configured (an include could
@@ -78,8 +68,8 @@ func filesRefStore(gitDir string) bool {
 	if _, err := os.Stat(filepath.Join(gitDir, "commondir")); err == nil {
 		return false
 	}
-	cfg, err := readHead(filepath.Join(gitDir, "config"), maxConfigScan)
-	if err != nil || len(cfg) >= maxConfigScan {
+	cfg, err := readBounded(filepath.Join(gitDir, "config"), maxConfigScan)
+	if err != nil {
 		return false
 	}
 	lower := bytes.ToLower(cfg)

@@ -63,9 +63,12 @@ func readRefsFiles(gitDir string, dirs []string) ([]Ref, error) {
 			if count++; count > maxLooseRefs {
 				return errRefsFallback
 			}
-			data, err := readSmall(path, maxLooseRef)
+			data, err := readBounded(path, maxLooseRef)
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil // deleted meanwhile: packed-refs has it, or it is gone
+			}
+			if errors.Is(err, errTooBig) {
+				return errRefsFallback
 			}
 			if err != nil {
 				return err
@@ -148,9 +151,12 @@ func readRefsFiles(gitDir string, dirs []string) ([]Ref, error) {
 // readPackedRefs parses packed-refs ("# pack-refs with: ..." header,
 // "<hash> <name>" lines, "^<hash>" peeled lines). A missing file is empty.
 func readPackedRefs(path string) (map[string]Hash, error) {
-	data, err := readSmall(path, maxPackedRefs)
+	data, err := readBounded(path, maxPackedRefs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]Hash{}, nil
+	}
+	if errors.Is(err, errTooBig) {
+		return nil, errRefsFallback
 	}
 	if err != nil {
 		return nil, err
@@ -180,7 +186,12 @@ func readPackedRefs(path string) (map[string]Hash, error) {
 	return out, nil
 }
 
-func readSmall(path string, max int64) ([]byte, error) {
+// errTooBig is returned by readBounded for a file over its bound.
+var errTooBig = errors.New("gitrepo: file too large")
+
+// readBounded reads a whole small file of the repository, refusing one
+// larger than max bytes.
+func readBounded(path string, max int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -191,7 +202,7 @@ func readSmall(path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(data)) > max {
-		return nil, errRefsFallback
+		return nil, errTooBig
 	}
 	return data, nil
 }

@@ -62,7 +62,7 @@ func Script(name, binary, gitDir, chainDir string, guard bool) string {
 		find = "d=" + shellQuote(gitDir) + "\nh=" + shellQuote(filepath.Join(chainDir, name))
 	}
 	return hookscripts.Render(hookscripts.Template(name, guard), map[string]string{
-		"BINARY": shellQuote(binary), "FIND": find, "NAME": name,
+		"BINARY": shellQuote(binary), "FIND": find, "NAME": name, "MARKER": HelperMarker,
 	})
 }
 

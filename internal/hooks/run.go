@@ -205,9 +205,9 @@ func (c *Context) preReceive(input []byte) error {
 		return err
 	}
 	g := c.Repo.Git
-	// The configuration (root key pin) and the object reader start in the
-	// background while the refs are listed: three processes in the time
-	// of about one.
+	// The configuration (root key pin) and the object reader (for packed
+	// objects) start in the background while the refs and the pushed,
+	// loose objects are read in-process.
 	c.Repo.Preload()
 	g.Warm()
 	if ok, err := c.unprotectedOnly(lines); err != nil {

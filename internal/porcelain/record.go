@@ -127,7 +127,7 @@ func (r *Repo) recordOnce(ref string, s sign.Signer, who gitrepo.Ident) (*Record
 		case policy.Ref:
 			policyTip = x.Hash
 		case attest.Ref:
-			r.attestTip = x.Hash
+			r.UseAttestations(x.Hash)
 		case ref:
 			target, exists = x.Hash, true
 		}

@@ -314,7 +314,8 @@ func (h *Helper) dryRunPush(specs []pushSpec) map[string]string {
 	if len(specs) == 0 {
 		return nil
 	}
-	args := append([]string{"push", "--dry-run", "--porcelain", "--no-verify"}, h.pushFlags()...)
+	// Atomic like the real push: one refused ref refuses them all.
+	args := append([]string{"push", "--dry-run", "--atomic", "--porcelain", "--no-verify"}, h.pushFlags()...)
 	args = append(args, "--", h.URL)
 	for _, s := range specs {
 		args = append(args, s.raw)
@@ -323,19 +324,47 @@ func (h *Helper) dryRunPush(specs []pushSpec) map[string]string {
 	if err == nil {
 		return nil
 	}
-	failed := map[string]string{}
+	failed, _ := failures(specs, refusals(out), err)
+	return failed
+}
+
+// refusals parses the "!\t<src>:<dst>\t<reason>" lines of git push
+// --porcelain: why each refused destination was refused.
+func refusals(out []byte) map[string]string {
+	reasons := map[string]string{}
 	for _, line := range strings.Split(string(out), "\n") {
 		if f := strings.SplitN(line, "\t", 3); len(f) == 3 && f[0] == "!" {
 			_, dst, _ := strings.Cut(f[1], ":")
-			failed[dst] = f[2]
+			reasons[dst] = f[2]
 		}
 	}
+	return reasons
+}
+
+// failures says, per spec, why a failed push failed: its own refusal, or
+// the first real one when an atomic push refused it only with the rest. It
+// also tells whether the push failed because a metadata ref moved on the
+// remote (a race to retry).
+func failures(specs []pushSpec, reasons map[string]string, err error) (map[string]string, bool) {
+	race := false
+	for dst, why := range reasons {
+		if strings.HasPrefix(dst, "refs/secure/") && (strings.Contains(why, "fetch first") || strings.Contains(why, "non-fast-forward") || strings.Contains(why, "stale info")) {
+			race = true
+		}
+	}
+	var ge *gitrepo.GitError
+	if len(reasons) == 0 && errors.As(err, &ge) {
+		return failAll(specs, oneLine(ge.Stderr)), false
+	}
+	failed := map[string]string{}
 	for _, s := range specs {
-		if _, ok := failed[s.dst]; !ok && len(failed) == 0 {
-			failed[s.dst] = oneLine(err.Error())
+		msg := reasons[s.dst]
+		if msg == "" || strings.Contains(msg, "atomic push failed") {
+			msg = firstReason(reasons, err)
 		}
+		failed[s.dst] = msg
 	}
-	return failed
+	return failed, race
 }
 
 // notePushed records what a successful push of refspecs set on the remote.
@@ -416,32 +445,7 @@ func (h *Helper) runPushRaw(specs []pushSpec, extra []string) (map[string]string
 		h.notePushed(refspecs)
 		return nil, false
 	}
-	reasons := map[string]string{}
-	race := false
-	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.SplitN(line, "\t", 3)
-		if len(f) != 3 || len(f[0]) != 1 || f[0] != "!" {
-			continue
-		}
-		_, dst, _ := strings.Cut(f[1], ":")
-		reasons[dst] = f[2]
-		if strings.HasPrefix(dst, "refs/secure/") && (strings.Contains(f[2], "fetch first") || strings.Contains(f[2], "non-fast-forward") || strings.Contains(f[2], "stale info")) {
-			race = true
-		}
-	}
-	failed := map[string]string{}
-	for _, s := range specs {
-		msg := reasons[s.dst]
-		if msg == "" || strings.Contains(msg, "atomic push failed") {
-			msg = firstReason(reasons, err)
-		}
-		failed[s.dst] = msg
-	}
-	var ge *gitrepo.GitError
-	if len(reasons) == 0 && errors.As(err, &ge) {
-		return failAll(specs, oneLine(ge.Stderr)), false
-	}
-	return failed, race
+	return failures(specs, refusals(out), err)
 }
 
 func firstReason(reasons map[string]string, err error) string {
