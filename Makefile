@@ -5,13 +5,16 @@ BINDIR    ?= $(PREFIX)/bin
 VERSION   ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -s -w -X github.com/git-secure/git-secure/internal/cli.Version=$(VERSION)
 FUZZTIME  ?= 20s
+# urfave_cli_no_docs: leave out urfave/cli's unused man page generator, whose
+# markdown parser would initialise at every start of the binary (every hook).
+TAGS      := urfave_cli_no_docs
 
 .PHONY: all build install uninstall test test-short bench fuzz vet fmt clean stress
 
 all: build
 
 build: ## build ./bin/git-secure
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/git-secure ./cmd/git-secure
+	$(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o bin/git-secure ./cmd/git-secure
 	ln -sf git-secure bin/git-remote-secure
 
 install: build ## install git-secure on PATH ($(BINDIR)); git then runs it as "git secure"

@@ -1,59 +1,72 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"sync"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 )
 
-// progress shows "entries done / total" on a terminal once work has taken
-// longer than a second; it shows nothing when stderr is not a terminal.
+// progress shows "verifying entries done/total (pct%)" on one terminal line
+// once work has taken longer than a second, at most ten times a second, and
+// clears the line when done. It shows nothing when stderr is not a terminal.
+//
+// It is written here rather than taken from a progress-bar library: every
+// package linked into the binary runs its initialisation at every start,
+// and the binary starts on every push and in every server hook.
 type progress struct {
 	mu    sync.Mutex
 	w     io.Writer
-	start time.Time
-	bar   *progressbar.ProgressBar
 	tty   bool
+	start time.Time
+	now   func() time.Time
+	last  time.Time // last line written; zero before the first
+	width int       // length of the last line written, to clear it
 }
 
 func (a *app) newProgress(enabled bool) *progress {
-	p := &progress{w: a.env.Stderr, start: time.Now()}
+	p := &progress{w: a.env.Stderr, start: time.Now(), now: time.Now}
 	if f, ok := a.env.Stderr.(*os.File); ok && enabled {
 		p.tty = term.IsTerminal(int(f.Fd()))
 	}
 	return p
 }
 
+const (
+	progressDelay    = time.Second
+	progressInterval = 100 * time.Millisecond
+)
+
 // update is a verify.Options.Progress callback (safe for concurrent use).
 func (p *progress) update(done, total int) {
-	if !p.tty {
+	if !p.tty || total <= 0 {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.bar == nil {
-		if time.Since(p.start) < time.Second || done >= total {
-			return
-		}
-		p.bar = progressbar.NewOptions(total,
-			progressbar.OptionSetWriter(p.w),
-			progressbar.OptionSetDescription("verifying entries"),
-			progressbar.OptionShowCount(),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionClearOnFinish(),
-		)
+	now := p.now()
+	if now.Sub(p.start) < progressDelay || (p.last.IsZero() && done >= total) || now.Sub(p.last) < progressInterval {
+		return
 	}
-	_ = p.bar.Set(done)
+	p.last = now
+	line := fmt.Sprintf("verifying entries %d/%d (%d%%)", done, total, done*100/total)
+	pad := p.width - len(line)
+	p.width = len(line)
+	if pad < 0 {
+		pad = 0
+	}
+	fmt.Fprintf(p.w, "\r%s%*s", line, pad, "")
 }
 
+// finish clears the progress line, if one was written.
 func (p *progress) finish() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.bar != nil {
-		_ = p.bar.Finish()
+	if p.width > 0 {
+		fmt.Fprintf(p.w, "\r%*s\r", p.width, "")
+		p.width = 0
 	}
 }

@@ -130,7 +130,7 @@ func (p *Policy) rebuildTargets(persons []*Person, rules []*Rule) error {
 // AddPerson adds a person with one or more keys. A key may belong to one
 // person only.
 func (p *Policy) AddPerson(base *Policy, name string, keys []ssh.PublicKey, now time.Time) error {
-	if !nameRE.MatchString(name) {
+	if !validName(name) {
 		return invalid("person name %q: use letters, digits, '.', '_' or '-' (at most 64)", name)
 	}
 	if _, ok := p.Person(name); ok {
@@ -189,7 +189,7 @@ func (p *Policy) RemovePerson(base *Policy, name string, now time.Time) error {
 
 // AddRule appends a rule.
 func (p *Policy) AddRule(base *Policy, r Rule, now time.Time) error {
-	if !nameRE.MatchString(r.Name) {
+	if !validName(r.Name) {
 		return invalid("rule name %q: use letters, digits, '.', '_' or '-' (at most 64)", r.Name)
 	}
 	if _, ok := p.Rule(r.Name); ok {
@@ -433,7 +433,7 @@ func (p *Policy) ruleKeyIDsFrom(byName map[string]*Person, r *Rule) []string {
 
 // AddTeam adds a team of existing persons.
 func (p *Policy) AddTeam(base *Policy, name string, members []string, now time.Time) error {
-	if !nameRE.MatchString(name) {
+	if !validName(name) {
 		return invalid("team name %q: use letters, digits, '.', '_' or '-' (at most 64)", name)
 	}
 	if _, ok := p.Team(name); ok {

@@ -150,7 +150,7 @@ func (p *Policy) decodeTeams(v any) error {
 		return fmt.Errorf("%w: %s must be a non-empty object of at most %d teams", ErrMalformed, fieldTeams, maxTeams)
 	}
 	for name, members := range raw {
-		if !nameRE.MatchString(name) {
+		if !validName(name) {
 			return fmt.Errorf("%w: bad team name %q", ErrMalformed, name)
 		}
 		list, ok := stringList(members)
@@ -220,7 +220,7 @@ func (p *Policy) decodeGlobal(v any) error {
 }
 
 func validGlobal(g *GlobalRule) error {
-	if !nameRE.MatchString(g.Name) {
+	if !validName(g.Name) {
 		return fmt.Errorf("bad global rule name %q", g.Name)
 	}
 	for _, pat := range g.Refs {

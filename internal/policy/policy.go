@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -57,7 +56,25 @@ var ErrMalformed = errors.New("policy: malformed metadata")
 // duplicate name, threshold larger than the group, ...).
 var ErrInvalidChange = errors.New("policy: invalid change")
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+// validName reports whether name is a valid person, team, rule or key name:
+// 1-64 ASCII letters, digits, '.', '_' or '-', starting with a letter or
+// digit. (Written out rather than as a regexp: the bounded repetition
+// compiled at every start of the binary, which every hook pays.)
+func validName(name string) bool {
+	if len(name) == 0 || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case i > 0 && (c == '.' || c == '_' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // Key is one public key known to a policy.
 type Key struct {
@@ -439,7 +456,7 @@ func (p *Policy) index() error {
 	p.ownerFP = map[string]*Person{}
 	ownerID := map[string]string{}
 	for name, v := range rawPersons {
-		if !nameRE.MatchString(name) {
+		if !validName(name) {
 			return fmt.Errorf("%w: bad person name %q", ErrMalformed, name)
 		}
 		ids, ok := stringList(v)
@@ -503,7 +520,7 @@ func (p *Policy) index() error {
 }
 
 func (p *Policy) decodeRule(d *metadata.DelegatedRole) (*Rule, error) {
-	if !nameRE.MatchString(d.Name) {
+	if !validName(d.Name) {
 		return nil, fmt.Errorf("%w: bad rule name %q", ErrMalformed, d.Name)
 	}
 	fail := func(format string, args ...any) error {

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -1337,6 +1338,31 @@ func FuzzParse(f *testing.F) {
 		}
 		if _, err := c.Clone(); err != nil {
 			t.Fatalf("edited policy does not parse: %v", err)
+		}
+	})
+}
+
+func TestValidName(t *testing.T) {
+	// The rule validName replaced: ^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$.
+	re := regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	cases := []string{
+		"", "a", "A", "0", "alice", "team.dev_2-x", ".a", "_a", "-a", "a.", "a b", "a/b",
+		"é", "a\x00", strings.Repeat("a", 64), strings.Repeat("a", 65), "a" + strings.Repeat("-", 63),
+	}
+	for _, c := range cases {
+		if got, want := validName(c), re.MatchString(c); got != want {
+			t.Errorf("validName(%q) = %v, want %v", c, got, want)
+		}
+	}
+}
+
+func FuzzValidName(f *testing.F) {
+	re := regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	f.Add("alice")
+	f.Add("a..-_")
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := validName(s), re.MatchString(s); got != want {
+			t.Fatalf("validName(%q) = %v, want %v", s, got, want)
 		}
 	})
 }

@@ -181,6 +181,12 @@ func (s *Sandbox) AddToAgent(k Key) {
 	s.Run(s.Home, "ssh-add", "-q", k.Private)
 }
 
+// BuildTags are the build tags of the git-secure binary, as the Makefile
+// sets them: urfave_cli_no_docs leaves out urfave/cli's man page and
+// markdown generators (unused), whose markdown parser's initialisation every
+// start of the binary (every hook) would otherwise pay.
+const BuildTags = "urfave_cli_no_docs"
+
 // BuildBinary builds ./cmd/git-secure of this module into dir, with the
 // git-remote-secure symlink beside it, for tests that run the real binary.
 func BuildBinary(dir string) error {
@@ -199,7 +205,7 @@ func BuildBinary(dir string) error {
 	if gomod == "" || gomod == os.DevNull {
 		return fmt.Errorf("not inside the module (GOMOD=%q)", gomod)
 	}
-	cmd := exec.Command(goBin, "build", "-o", filepath.Join(dir, "git-secure"), "./cmd/git-secure")
+	cmd := exec.Command(goBin, "build", "-tags", BuildTags, "-o", filepath.Join(dir, "git-secure"), "./cmd/git-secure")
 	cmd.Dir = filepath.Dir(gomod)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%w: %s", err, b)
