@@ -92,7 +92,9 @@ Exit 0 when everything verifies, 1 when a check fails, 2 on usage errors.`,
 			bare := r.Git.WorkTree() == ""
 			opts := verify.Options{Refs: refs, Now: a.env.Now(), LocalAhead: !bare, IgnoreMissingRefs: !bare, RootKeys: c.StringSlice("root-key")}
 			if len(opts.RootKeys) == 0 {
-				opts.RootKeys = r.PinnedRootKeys()
+				if opts.RootKeys, err = r.PinnedRootKeys(); err != nil {
+					return err
+				}
 			}
 			prog := a.newProgress(!c.Bool("json"))
 			opts.Progress = prog.update

@@ -600,3 +600,39 @@ func TestServerHookExplainsRefusal(t *testing.T) {
 		t.Fatalf("the server's pre-receive hook must say why it refuses a push whose ref moved meanwhile:\n%s", r)
 	}
 }
+
+// TestServerRootPin: a server that pins the project's root keys in its
+// git configuration (here the global file of the account running git
+// daemon, which the hook reads without starting git config) refuses a log
+// whose root of trust is another, and accepts it once the pin matches.
+func TestServerRootPin(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, trDaemon)
+	repo, url := srv.newRepo("pin.git", true)
+	a := newUser(t, "alice")
+	dir := a.sb.InitRepo("alice", 2)
+	a.configure(dir)
+	a.git(dir, "remote", "add", "origin", url)
+	a.secure(dir, "init")
+	a.git(dir, "push", "-q", "origin", "main")
+	fp := strings.Fields(a.must(dir, "ssh-keygen", "-lf", a.key.Public))[1]
+
+	srv.admin.git(srv.admin.sb.Home, "config", "--global", "secure.rootKeys", "SHA256:AAAAnotTheProjectsRootKeyAAAAAAAAAAAAAAAAAAA")
+	before := srv.admin.rev(repo, "refs/heads/main")
+	a.commit(dir, "f.txt", "one\n")
+	r := a.run(dir, "git", "push", "origin", "main")
+	if r.code == 0 || !contains(r.stderr, "root key", "not pinned") {
+		t.Fatalf("push to a server pinning another root: want a refusal naming the unpinned root key:\n%s", r)
+	}
+	if got := srv.admin.rev(repo, "refs/heads/main"); got != before {
+		t.Fatalf("server main moved to %s on a refused push", got)
+	}
+
+	srv.admin.git(srv.admin.sb.Home, "config", "--global", "secure.rootKeys", fp)
+	if r := a.run(dir, "git", "push", "origin", "main"); r.code != 0 {
+		t.Fatalf("push with the pin matching the log's root:\n%s", r)
+	}
+	if got, want := srv.admin.rev(repo, "refs/heads/main"), a.rev(dir, "main"); got != want {
+		t.Fatalf("server main = %s, want %s", got, want)
+	}
+}

@@ -79,25 +79,26 @@ func (r *Repo) Preload() {
 	go func() { _, _ = r.config() }()
 }
 
-// config returns the repository's git configuration (all scopes), read in
-// one process the first time.
+// config returns the repository's git configuration (all scopes), read
+// once: in-process when gitrepo can read it exactly as git would, else by
+// one git process.
 func (r *Repo) config() (map[string]string, error) {
 	r.cfgMu.Lock()
 	defer r.cfgMu.Unlock()
 	if r.cfg != nil || r.cfgErr != nil {
 		return r.cfg, r.cfgErr
 	}
-	out, err := r.Git.Run(context.Background(), nil, "config", "-z", "--list")
+	entries, err := r.Git.ConfigList()
 	if err != nil {
 		r.cfgErr = fmt.Errorf("porcelain: read git config: %w", err)
 		return nil, r.cfgErr
 	}
-	cfg := map[string]string{}
-	for _, item := range strings.Split(string(out), "\x00") {
-		if k, v, ok := strings.Cut(item, "\n"); ok {
-			cfg[strings.ToLower(k)] = v
-		} else if item != "" {
-			cfg[strings.ToLower(item)] = "true"
+	cfg := make(map[string]string, len(entries))
+	for _, e := range entries {
+		if e.NoValue {
+			cfg[strings.ToLower(e.Key)] = "true"
+		} else {
+			cfg[strings.ToLower(e.Key)] = e.Value
 		}
 	}
 	r.cfg = cfg
@@ -254,11 +255,15 @@ func lastEnv(env []string, key string) string {
 }
 
 // PinnedRootKeys returns the root key fingerprints git config
-// secure.rootKeys pins (space separated), nil when unset.
-func (r *Repo) PinnedRootKeys() []string {
+// secure.rootKeys pins (space separated), nil when unset. A configuration
+// that cannot be read is an error, never "no pin".
+func (r *Repo) PinnedRootKeys() ([]string, error) {
 	v, ok, err := r.ConfigValue("secure.rootKeys")
-	if err != nil || !ok {
-		return nil
+	if err != nil {
+		return nil, fmt.Errorf("read the root key pin (secure.rootKeys): %w", err)
 	}
-	return strings.Fields(v)
+	if !ok {
+		return nil, nil
+	}
+	return strings.Fields(v), nil
 }

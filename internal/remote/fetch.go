@@ -139,7 +139,11 @@ func (h *Helper) checkRemoteLog(remote map[string]gitrepo.Hash) error {
 			return h.refuse("the remote's log (%s) and yours (%s) have diverged: the remote rewrote its log or serves different logs to different clients; compare with another clone before trusting it", remoteTip.String()[:12], localTip.String()[:12])
 		}
 	}
-	opts := verify.Options{Now: h.Repo.Now(), RefValues: remote, RootKeys: h.Repo.PinnedRootKeys()}
+	pin, err := h.Repo.PinnedRootKeys()
+	if err != nil {
+		return err
+	}
+	opts := verify.Options{Now: h.Repo.Now(), RefValues: remote, RootKeys: pin}
 	if _, err := verify.WithCheckpoint(g, opts, false); err != nil {
 		var failed *verify.Failed
 		if !errors.As(err, &failed) {
