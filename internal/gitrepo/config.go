@@ -40,15 +40,33 @@ var errConfigFallback = errors.New("gitrepo: configuration needs git")
 // worktree configuration, git -c values, an unknown system configuration
 // path, a syntax error, an unreadable or very large file) goes to git
 // config, so the result is always git's.
+//
+// The result is read once and shared: callers must not modify it.
 func (r *Repo) ConfigList() ([]ConfigEntry, error) {
-	if entries, err := r.readConfigFiles(); err == nil {
-		return entries, nil
+	r.cfgMu.Lock()
+	defer r.cfgMu.Unlock()
+	if r.cfgRead {
+		return r.cfg, nil
 	}
-	out, err := r.run(nil, "config", "-z", "--list")
+	entries, err := r.readConfigFiles()
 	if err != nil {
-		return nil, fmt.Errorf("gitrepo: config --list: %w", err)
+		out, gerr := r.run(nil, "config", "-z", "--list")
+		if gerr != nil {
+			return nil, fmt.Errorf("gitrepo: config --list: %w", gerr)
+		}
+		if entries, err = parseConfigList(out); err != nil {
+			return nil, err
+		}
 	}
-	return parseConfigList(out)
+	r.cfg, r.cfgRead = entries, true
+	return entries, nil
+}
+
+// dropConfig forgets the configuration read, after a change to it.
+func (r *Repo) dropConfig() {
+	r.cfgMu.Lock()
+	r.cfg, r.cfgRead = nil, false
+	r.cfgMu.Unlock()
 }
 
 // parseConfigList parses git config -z --list output.

@@ -197,6 +197,7 @@ func TestConfigListMatchesGit(t *testing.T) {
 			if (ferr == nil) != c.inProcess {
 				t.Fatalf("read in-process = %v (%v), want %v", ferr == nil, ferr, c.inProcess)
 			}
+			g.dropConfig()
 			got, err := g.ConfigList()
 			if c.name == "odd NOSYSTEM" {
 				if err == nil || !strings.Contains(err.Error(), "bad boolean") {
@@ -239,6 +240,7 @@ func TestConfigListMatchesGit(t *testing.T) {
 	if _, err := g.readConfigFiles(); err == nil {
 		t.Error("read a broken file in-process")
 	}
+	g.dropConfig()
 	if _, err := g.ConfigList(); err == nil {
 		t.Error("ConfigList of a broken file succeeded; git refuses it")
 	}

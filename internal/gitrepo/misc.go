@@ -67,6 +67,7 @@ func (r *Repo) SetConfig(key, value string) error {
 	if strings.IndexByte(value, 0) >= 0 {
 		return fmt.Errorf("gitrepo: set config %s: value contains NUL", key)
 	}
+	defer r.dropConfig()
 	if _, err := r.run(nil, "config", "--local", "--end-of-options", key, value); err != nil {
 		return fmt.Errorf("gitrepo: set config %s: %w", key, err)
 	}
@@ -79,6 +80,7 @@ func (r *Repo) UnsetConfig(key string) error {
 	if err := checkConfigKey(key); err != nil {
 		return err
 	}
+	defer r.dropConfig()
 	if _, err := r.run(nil, "config", "--local", "--unset-all", "--end-of-options", key); err != nil {
 		if exitCode(err) == 5 {
 			return nil

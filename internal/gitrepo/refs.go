@@ -256,6 +256,14 @@ func (r *Repo) UpdateRefs(updates []RefUpdate, reflogMsg string) error {
 	if len(updates) == 0 {
 		return nil
 	}
+	if len(updates) == 1 {
+		// The common case of every push (the local log moves by the
+		// entries just pushed) is done without a process when it can be
+		// done exactly as git would.
+		if err := r.updateRefFile(updates[0], reflogMsg); !errors.Is(err, errWriteFallback) {
+			return err
+		}
+	}
 	seen := make(map[string]bool, len(updates))
 	var in bytes.Buffer
 	in.WriteString("start\x00")

@@ -42,6 +42,12 @@ type Repo struct {
 	batch      catFile // git cat-file --batch
 	batchCheck catFile // git cat-file --batch-check
 
+	// The configuration, read once (ConfigList); SetConfig and
+	// UnsetConfig drop it.
+	cfgMu   sync.Mutex
+	cfg     []ConfigEntry
+	cfgRead bool
+
 	closeMu sync.Mutex
 	closed  bool
 }
