@@ -635,4 +635,7 @@ func TestServerRootPin(t *testing.T) {
 	if got, want := srv.admin.rev(repo, "refs/heads/main"), a.rev(dir, "main"); got != want {
 		t.Fatalf("server main = %s, want %s", got, want)
 	}
+	// Every object the metadata names is stored, on both sides.
+	a.git(dir, "fsck", "--strict", "--no-dangling", "--no-progress")
+	srv.admin.git(repo, "fsck", "--strict", "--no-dangling", "--no-progress")
 }

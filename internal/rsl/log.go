@@ -195,6 +195,11 @@ func Write(w Writer, e *Entry, parent gitrepo.Hash, who gitrepo.Ident, sign Sign
 	if err != nil {
 		return gitrepo.ZeroHash, fmt.Errorf("rsl: sign entry #%d: %w", e.Number, err)
 	}
+	// Entries point at the empty tree, which git knows without storing
+	// it; stored, git fsck finds every object an entry names.
+	if _, err := w.WriteObject("tree", nil); err != nil {
+		return gitrepo.ZeroHash, fmt.Errorf("rsl: write entry #%d: empty tree: %w", e.Number, err)
+	}
 	h, err := w.WriteObject("commit", raw)
 	if err != nil {
 		return gitrepo.ZeroHash, fmt.Errorf("rsl: write entry #%d: %w", e.Number, err)

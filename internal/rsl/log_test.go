@@ -30,14 +30,22 @@ func hashCommit(raw []byte) gitrepo.Hash {
 // memStore is an in-memory object store holding commits, for the pure
 // tests; the same tests also run against a real repository.
 type memStore struct {
-	commits map[gitrepo.Hash]*gitrepo.Commit
+	commits   map[gitrepo.Hash]*gitrepo.Commit
+	emptyTree bool // stored: every entry names it
 }
 
 func newMemStore() *memStore { return &memStore{commits: map[gitrepo.Hash]*gitrepo.Commit{}} }
 
 func (m *memStore) WriteObject(typ string, data []byte) (gitrepo.Hash, error) {
+	if typ == "tree" && len(data) == 0 {
+		m.emptyTree = true
+		return gitrepo.ParseHash(gitrepo.EmptyTreeHash)
+	}
 	if typ != "commit" {
 		return gitrepo.ZeroHash, fmt.Errorf("memStore: cannot store a %s", typ)
+	}
+	if !m.emptyTree {
+		return gitrepo.ZeroHash, fmt.Errorf("memStore: commit stored before the empty tree it names")
 	}
 	c, err := gitrepo.ParseCommit(data)
 	if err != nil {
