@@ -8,13 +8,16 @@ FUZZTIME  ?= 20s
 # urfave_cli_no_docs: leave out urfave/cli's unused man page generator, whose
 # markdown parser would initialise at every start of the binary (every hook).
 TAGS      := urfave_cli_no_docs
+# A static binary (no cgo: git-secure needs none) starts 1-1.5 ms faster
+# than one the dynamic loader has to link: it starts on every push, twice.
+CGO       := CGO_ENABLED=0
 
 .PHONY: all build install uninstall test test-short bench fuzz vet fmt clean stress
 
 all: build
 
 build: ## build ./bin/git-secure
-	$(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o bin/git-secure ./cmd/git-secure
+	$(CGO) $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o bin/git-secure ./cmd/git-secure
 	ln -sf git-secure bin/git-remote-secure
 
 install: build ## install git-secure on PATH ($(BINDIR)); git then runs it as "git secure"

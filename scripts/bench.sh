@@ -40,7 +40,7 @@ unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_COMMON_DIR || true
 
 if [ ! -x "$BIN" ]; then
   log "building $BIN"
-  go build -tags urfave_cli_no_docs -o "$BIN" ./cmd/git-secure
+  CGO_ENABLED=0 go build -tags urfave_cli_no_docs -o "$BIN" ./cmd/git-secure
 fi
 
 {

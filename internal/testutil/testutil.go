@@ -207,6 +207,7 @@ func BuildBinary(dir string) error {
 	}
 	cmd := exec.Command(goBin, "build", "-tags", BuildTags, "-o", filepath.Join(dir, "git-secure"), "./cmd/git-secure")
 	cmd.Dir = filepath.Dir(gomod)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as the Makefile builds it
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%w: %s", err, b)
 	}
