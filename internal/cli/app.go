@@ -144,10 +144,9 @@ func (a *app) open() (*porcelain.Repo, error) {
 		return nil, usageErr("not in a git repository (%v)", err)
 	}
 	a.repo = &porcelain.Repo{Git: g, Now: a.env.Now, AgentSocket: a.env.Getenv("SSH_AUTH_SOCK"), Home: a.env.Getenv("HOME")}
-	// Nearly every command reads the configuration and objects: start both
-	// processes now, alongside what the command does first.
+	// Nearly every command reads the configuration: read it alongside what
+	// the command does first.
 	a.repo.Preload()
-	g.Warm()
 	return a.repo, nil
 }
 

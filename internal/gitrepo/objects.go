@@ -32,6 +32,9 @@ func (r *Repo) ReadObject(h Hash, maxSize int64) (typ string, data []byte, err e
 	if typ, data, ok := r.readLoose(h, maxSize); ok {
 		return typ, data, nil
 	}
+	if typ, data, ok := r.readPacked(h, maxSize); ok {
+		return typ, data, nil
+	}
 	info, data, err := r.batch.read(h, maxSize)
 	if err != nil {
 		if errors.Is(err, ErrTooLarge) {
@@ -45,10 +48,15 @@ func (r *Repo) ReadObject(h Hash, maxSize int64) (typ string, data []byte, err e
 	return info.typ, data, nil
 }
 
-// HasObject reports whether object h exists.
+// HasObject reports whether object h exists. An object found loose or in
+// a pack exists; only an answer of "missing" needs git (alternates and
+// storage the in-process readers do not know).
 func (r *Repo) HasObject(h Hash) (bool, error) {
 	if h.IsZero() {
 		return false, nil
+	}
+	if r.hasLooseOrPacked(h) {
+		return true, nil
 	}
 	info, err := r.batchCheck.info(h)
 	if err != nil {
@@ -57,10 +65,33 @@ func (r *Repo) HasObject(h Hash) (bool, error) {
 	return !info.missing, nil
 }
 
+// maxPeekSize bounds objects read whole just to learn their type.
+const maxPeekSize = 1 << 20
+
+// hasLooseOrPacked reports whether h is a loose object or in a pack
+// (without checking its contents, as git's existence checks do not).
+func (r *Repo) hasLooseOrPacked(h Hash) bool {
+	hexName := h.String()
+	for _, dir := range r.looseDirs {
+		if _, err := os.Stat(filepath.Join(dir, hexName[:2], hexName[2:])); err == nil {
+			return true
+		}
+	}
+	_, _, ok := r.findPacked(h)
+	return ok
+}
+
 // objectType returns the type of h (ErrNotFound if missing).
 func (r *Repo) objectType(h Hash) (string, error) {
 	if h.IsZero() {
 		return "", fmt.Errorf("gitrepo: object type %s: %w", h, ErrNotFound)
+	}
+	// Tags and commits, what this is asked about, are small: read them.
+	if typ, _, ok := r.readLoose(h, maxPeekSize); ok {
+		return typ, nil
+	}
+	if typ, _, ok := r.readPacked(h, maxPeekSize); ok {
+		return typ, nil
 	}
 	info, err := r.batchCheck.info(h)
 	if err != nil {

@@ -76,19 +76,6 @@ func filesRefStore(gitDir string) bool {
 	return !bytes.Contains(lower, []byte("refstorage")) && !bytes.Contains(lower, []byte("include"))
 }
 
-// Warm starts the long-lived cat-file process in the background, so that
-// its start-up overlaps whatever the caller does next.
-func (r *Repo) Warm() {
-	go func() {
-		c := &r.batch
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if c.cmd == nil && !r.isClosed() {
-			_ = c.start() // a failure shows again, with context, on first use
-		}
-	}()
-}
-
 // maxAncestorWalk bounds the in-process ancestry walk of IsAncestor before
 // it asks git, which is faster over long distances.
 const maxAncestorWalk = 64

@@ -60,7 +60,6 @@ func TestOpenGitDir(t *testing.T) {
 			if err != nil || !ok {
 				t.Fatalf("ResolveRef: %v %v", ok, err)
 			}
-			r.Warm()
 			if _, err := r.ReadCommit(h); err != nil {
 				t.Fatal(err)
 			}

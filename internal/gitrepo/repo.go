@@ -38,6 +38,7 @@ type Repo struct {
 	// looseDirs are searched for loose objects before asking cat-file.
 	looseDirs []string
 	inflaters sync.Pool // of *inflater
+	packs     packSet   // opened on the first object not found loose
 
 	batch      catFile // git cat-file --batch
 	batchCheck catFile // git cat-file --batch-check
@@ -234,6 +235,7 @@ func (r *Repo) Close() error {
 	r.closeMu.Unlock()
 	err1 := r.batch.close()
 	err2 := r.batchCheck.close()
+	r.packs.close()
 	return errors.Join(err1, err2)
 }
 

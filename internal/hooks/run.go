@@ -205,11 +205,8 @@ func (c *Context) preReceive(input []byte) error {
 		return err
 	}
 	g := c.Repo.Git
-	// The configuration (root key pin) and the object reader (for packed
-	// objects) start in the background while the refs and the pushed,
-	// loose objects are read in-process.
+	// The configuration (root key pin) is read while the refs are.
 	c.Repo.Preload()
-	g.Warm()
 	if ok, err := c.unprotectedOnly(lines); err != nil {
 		return err
 	} else if ok {

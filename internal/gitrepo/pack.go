@@ -1,0 +1,457 @@
+package gitrepo
+
+import (
+	"bufio"
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Packed objects are read in-process too, so that a hook or the remote
+// helper reading a few objects of a repository whose history git has
+// packed starts no cat-file process (a few milliseconds, and a core's
+// worth of work, on every push). The reader knows pack index version 2 and
+// pack versions 2 and 3 with both kinds of deltas; it checks every object
+// it returns against its name, like the loose reader, and answers "not
+// here" for anything unusual (another index version, a long delta chain, a
+// large base, a damaged entry), after which cat-file reads the object and
+// reports any error properly.
+
+const (
+	idxHeaderSize = 8 + 256*4 // magic, version, fanout table
+	// maxDeltaDepth bounds the delta chains followed in-process (git's
+	// default depth for repack and gc is 50).
+	maxDeltaDepth = 64
+	// maxDeltaBase bounds an object a delta is applied to: a small object
+	// may be stored as a delta of a large one.
+	maxDeltaBase = 32 << 20
+	// maxPacks bounds how many packs of one object directory are opened;
+	// a repository with more is left to cat-file.
+	maxPacks = 256
+)
+
+// Pack object types.
+const (
+	packCommit   = 1
+	packTree     = 2
+	packBlob     = 3
+	packTag      = 4
+	packOfsDelta = 6
+	packRefDelta = 7
+)
+
+var packTypeNames = [...]string{packCommit: "commit", packTree: "tree", packBlob: "blob", packTag: "tag"}
+
+// packSet is the packs of the repository's object directories, opened on
+// the first object not found loose.
+type packSet struct {
+	once  sync.Once
+	packs []*pack
+}
+
+type pack struct {
+	idx      *os.File
+	fanout   [256]uint32
+	n        uint32
+	idxSize  int64
+	data     *os.File
+	dataSize int64
+}
+
+// open lists the packs of dirs (objects directories) in order.
+func (s *packSet) open(dirs []string) []*pack {
+	s.once.Do(func() {
+		for _, dir := range dirs {
+			names, err := filepath.Glob(filepath.Join(dir, "pack", "pack-*.idx"))
+			if err != nil || len(names) > maxPacks {
+				continue
+			}
+			sort.Strings(names)
+			for _, name := range names {
+				if p, err := openPack(name); err == nil {
+					s.packs = append(s.packs, p)
+				}
+			}
+		}
+	})
+	return s.packs
+}
+
+// close closes the pack files (after Close: no reads are started).
+func (s *packSet) close() {
+	s.once.Do(func() {}) // none opened later
+	for _, p := range s.packs {
+		p.idx.Close()
+		p.data.Close()
+	}
+}
+
+var errBadPack = errors.New("gitrepo: unusable pack")
+
+// openPack opens an index and its pack, checking their headers and that
+// the index is as long as its object count says.
+func openPack(idxPath string) (*pack, error) {
+	idx, err := os.Open(idxPath)
+	if err != nil {
+		return nil, err
+	}
+	p := &pack{idx: idx}
+	ok := false
+	defer func() {
+		if !ok {
+			idx.Close()
+			if p.data != nil {
+				p.data.Close()
+			}
+		}
+	}()
+	var head [idxHeaderSize]byte
+	if _, err := io.ReadFull(idx, head[:]); err != nil {
+		return nil, errBadPack
+	}
+	if !bytes.Equal(head[:8], []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}) {
+		return nil, errBadPack
+	}
+	prev := uint32(0)
+	for i := range p.fanout {
+		v := binary.BigEndian.Uint32(head[8+4*i:])
+		if v < prev {
+			return nil, errBadPack
+		}
+		p.fanout[i], prev = v, v
+	}
+	p.n = p.fanout[255]
+	st, err := idx.Stat()
+	if err != nil {
+		return nil, err
+	}
+	p.idxSize = st.Size()
+	if p.idxSize < idxHeaderSize+28*int64(p.n)+40 {
+		return nil, errBadPack
+	}
+	p.data, err = os.Open(strings.TrimSuffix(idxPath, ".idx") + ".pack")
+	if err != nil {
+		return nil, err
+	}
+	var ph [12]byte
+	if _, err := io.ReadFull(p.data, ph[:]); err != nil {
+		return nil, errBadPack
+	}
+	if v := binary.BigEndian.Uint32(ph[4:]); string(ph[:4]) != "PACK" || (v != 2 && v != 3) || binary.BigEndian.Uint32(ph[8:]) != p.n {
+		return nil, errBadPack
+	}
+	if st, err = p.data.Stat(); err != nil {
+		return nil, err
+	}
+	p.dataSize = st.Size()
+	ok = true
+	return p, nil
+}
+
+// find returns the offset of h in the pack, by binary search of the
+// index's sorted names within h's fanout bucket.
+func (p *pack) find(h Hash) (int64, bool) {
+	lo := uint32(0)
+	if h[0] > 0 {
+		lo = p.fanout[h[0]-1]
+	}
+	hi := p.fanout[h[0]]
+	var name [20]byte
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if _, err := p.idx.ReadAt(name[:], idxHeaderSize+20*int64(mid)); err != nil {
+			return 0, false
+		}
+		switch c := bytes.Compare(name[:], h[:]); {
+		case c == 0:
+			return p.offset(mid)
+		case c < 0:
+			lo = mid + 1
+		default:
+			hi = mid
+		}
+	}
+	return 0, false
+}
+
+// offset reads object i's pack offset (4 bytes, or an index into the
+// table of 8-byte offsets when the high bit is set).
+func (p *pack) offset(i uint32) (int64, bool) {
+	var b [8]byte
+	base := idxHeaderSize + 24*int64(p.n)
+	if _, err := p.idx.ReadAt(b[:4], base+4*int64(i)); err != nil {
+		return 0, false
+	}
+	off := int64(binary.BigEndian.Uint32(b[:4]))
+	if off&0x80000000 != 0 {
+		pos := base + 4*int64(p.n) + 8*(off&0x7fffffff)
+		if pos+8 > p.idxSize-40 {
+			return 0, false
+		}
+		if _, err := p.idx.ReadAt(b[:], pos); err != nil {
+			return 0, false
+		}
+		u := binary.BigEndian.Uint64(b[:])
+		if u > 1<<62 {
+			return 0, false
+		}
+		off = int64(u)
+	}
+	if off < 12 || off >= p.dataSize-20 {
+		return 0, false
+	}
+	return off, true
+}
+
+// readPacked reads h from the repository's packs; ok is false when it is
+// not found there, or not read exactly (see the package comment above).
+func (r *Repo) readPacked(h Hash, maxSize int64) (typ string, data []byte, ok bool) {
+	for _, p := range r.packs.open(r.looseDirs) {
+		off, found := p.find(h)
+		if !found {
+			continue
+		}
+		t, body, err := r.unpack(p, off, maxSize, 0)
+		if err != nil || hashObject(packTypeNames[t], body) != h {
+			return "", nil, false
+		}
+		return packTypeNames[t], body, true
+	}
+	return "", nil, false
+}
+
+// unpack reads the object at off, applying deltas; size limits and depth
+// are checked before anything large is allocated.
+func (r *Repo) unpack(p *pack, off int64, maxSize int64, depth int) (int, []byte, error) {
+	var head [32]byte
+	n, err := p.data.ReadAt(head[:], off)
+	if n == 0 {
+		return 0, nil, err
+	}
+	typ, size, used, err := parsePackHeader(head[:n])
+	if err != nil {
+		return 0, nil, err
+	}
+	pos := off + int64(used)
+	switch typ {
+	case packCommit, packTree, packBlob, packTag:
+		if size > maxSize {
+			return 0, nil, errBadPack
+		}
+		data, err := r.inflateAt(p, pos, size)
+		return typ, data, err
+	case packOfsDelta, packRefDelta:
+	default:
+		return 0, nil, errBadPack
+	}
+	if depth >= maxDeltaDepth || size > maxDeltaBase {
+		return 0, nil, errBadPack
+	}
+	var baseType int
+	var base []byte
+	if typ == packOfsDelta {
+		dist, m, err := parseOfsDistance(head[used:n])
+		if err != nil || dist >= off {
+			return 0, nil, errBadPack
+		}
+		pos += int64(m)
+		if baseType, base, err = r.unpack(p, off-dist, maxDeltaBase, depth+1); err != nil {
+			return 0, nil, err
+		}
+	} else {
+		var bh Hash
+		if _, err := p.data.ReadAt(bh[:], pos); err != nil {
+			return 0, nil, errBadPack
+		}
+		pos += int64(len(bh))
+		bp, boff, found := r.findPacked(bh)
+		if !found {
+			return 0, nil, errBadPack // a thin pack's base: leave it to git
+		}
+		if baseType, base, err = r.unpack(bp, boff, maxDeltaBase, depth+1); err != nil {
+			return 0, nil, err
+		}
+	}
+	delta, err := r.inflateAt(p, pos, size)
+	if err != nil {
+		return 0, nil, err
+	}
+	out, err := applyDelta(base, delta, maxSize)
+	if err != nil {
+		return 0, nil, err
+	}
+	return baseType, out, nil
+}
+
+// findPacked finds h in any pack.
+func (r *Repo) findPacked(h Hash) (*pack, int64, bool) {
+	for _, p := range r.packs.open(r.looseDirs) {
+		if off, ok := p.find(h); ok {
+			return p, off, true
+		}
+	}
+	return nil, 0, false
+}
+
+// inflateAt inflates exactly size bytes from the zlib stream at pos.
+func (r *Repo) inflateAt(p *pack, pos, size int64) ([]byte, error) {
+	in, _ := r.inflaters.Get().(*inflater)
+	if in == nil {
+		in = &inflater{}
+	}
+	defer r.inflaters.Put(in)
+	src := io.NewSectionReader(p.data, pos, p.dataSize-20-pos)
+	if in.br == nil {
+		in.br = bufio.NewReaderSize(src, 4096)
+	} else {
+		in.br.Reset(src)
+	}
+	if in.zr == nil {
+		zr, err := zlib.NewReader(in.br)
+		if err != nil {
+			return nil, errBadPack
+		}
+		in.zr = zr
+	} else if err := in.zr.(zlib.Resetter).Reset(in.br, nil); err != nil {
+		return nil, errBadPack
+	}
+	// Grown as data arrives rather than allocated from the header's size:
+	// a damaged or hostile header costs no more memory than the data it
+	// comes with.
+	body, err := io.ReadAll(io.LimitReader(in.zr, size))
+	if err != nil || int64(len(body)) != size {
+		return nil, errBadPack
+	}
+	var extra [1]byte
+	if m, err := in.zr.Read(extra[:]); m != 0 || err != io.EOF {
+		return nil, errBadPack // more than announced, or a bad checksum
+	}
+	return body, nil
+}
+
+// parsePackHeader parses an entry's type and size: 3 type bits and 4 size
+// bits, then 7 size bits per byte while the high bit is set.
+func parsePackHeader(b []byte) (typ int, size int64, used int, err error) {
+	if len(b) == 0 {
+		return 0, 0, 0, errBadPack
+	}
+	c := b[0]
+	typ = int(c>>4) & 7
+	size = int64(c & 15)
+	shift := uint(4)
+	used = 1
+	for c&0x80 != 0 {
+		if used >= len(b) || shift > 56 {
+			return 0, 0, 0, errBadPack
+		}
+		c = b[used]
+		used++
+		size |= int64(c&0x7f) << shift
+		shift += 7
+	}
+	return typ, size, used, nil
+}
+
+// parseOfsDistance parses an OFS_DELTA's distance back to its base (git's
+// offset encoding: each continuation adds one before shifting).
+func parseOfsDistance(b []byte) (int64, int, error) {
+	if len(b) == 0 {
+		return 0, 0, errBadPack
+	}
+	c := b[0]
+	dist := int64(c & 0x7f)
+	used := 1
+	for c&0x80 != 0 {
+		if used >= len(b) || dist > 1<<48 {
+			return 0, 0, errBadPack
+		}
+		c = b[used]
+		used++
+		dist = ((dist + 1) << 7) | int64(c&0x7f)
+	}
+	return dist, used, nil
+}
+
+// deltaVarint reads a delta header size (7 bits per byte, little end
+// first).
+func deltaVarint(d []byte) (int64, int, error) {
+	var v int64
+	shift := uint(0)
+	for i, c := range d {
+		if shift > 56 {
+			break
+		}
+		v |= int64(c&0x7f) << shift
+		if c&0x80 == 0 {
+			return v, i + 1, nil
+		}
+		shift += 7
+	}
+	return 0, 0, errBadPack
+}
+
+// applyDelta applies a git delta to base: its header names the base's size
+// and the result's, then copy (from base) and insert (literal)
+// instructions. Every bound is checked; the result must be exactly the
+// announced size, at most maxSize.
+func applyDelta(base, delta []byte, maxSize int64) ([]byte, error) {
+	srcSize, n, err := deltaVarint(delta)
+	if err != nil || srcSize != int64(len(base)) {
+		return nil, errBadPack
+	}
+	delta = delta[n:]
+	dstSize, n, err := deltaVarint(delta)
+	if err != nil || dstSize > maxSize {
+		return nil, errBadPack
+	}
+	delta = delta[n:]
+	out := make([]byte, 0, dstSize)
+	for len(delta) > 0 {
+		c := delta[0]
+		delta = delta[1:]
+		switch {
+		case c&0x80 != 0:
+			var off, size int64
+			for i := uint(0); i < 7; i++ {
+				if c&(1<<i) == 0 {
+					continue
+				}
+				if len(delta) == 0 {
+					return nil, errBadPack
+				}
+				if i < 4 {
+					off |= int64(delta[0]) << (8 * i)
+				} else {
+					size |= int64(delta[0]) << (8 * (i - 4))
+				}
+				delta = delta[1:]
+			}
+			if size == 0 {
+				size = 0x10000
+			}
+			if off+size > int64(len(base)) || int64(len(out))+size > dstSize {
+				return nil, errBadPack
+			}
+			out = append(out, base[off:off+size]...)
+		case c != 0:
+			if int(c) > len(delta) || int64(len(out))+int64(c) > dstSize {
+				return nil, errBadPack
+			}
+			out = append(out, delta[:c]...)
+			delta = delta[c:]
+		default:
+			return nil, errBadPack // reserved instruction
+		}
+	}
+	if int64(len(out)) != dstSize {
+		return nil, errBadPack
+	}
+	return out, nil
+}
