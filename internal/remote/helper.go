@@ -32,7 +32,9 @@ import (
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/hooks"
+	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/porcelain"
+	"github.com/git-secure/git-secure/internal/sign"
 	"github.com/git-secure/git-secure/internal/trace"
 )
 
@@ -78,26 +80,75 @@ type Helper struct {
 	// (zero: deleted); pushedAll is false when some value is unknown.
 	pushed    map[string]gitrepo.Hash
 	pushedAll bool
+	// pre is what a push needs, loaded in the background while git runs
+	// the pre-push hook (nil when not started).
+	pre *prefetched
+}
+
+// prefetched is the policy at the snapshot's refs/secure/policy and the
+// signing key, loaded in the background after "list for-push"; the push
+// takes them (takePrefetch) once done is closed.
+type prefetched struct {
+	done         chan struct{}
+	policyCommit gitrepo.Hash
+	pol          *policy.Policy
+	polErr       error
+	signer       sign.Signer
+	signErr      error
 }
 
 // snapshotAsync starts reading the local refs/secure/* and refs/heads/*
-// into localSnap in the background (awaitSnap waits for it).
-func (h *Helper) snapshotAsync() {
+// into localSnap in the background (awaitSnap waits for it). With
+// forPush, it then loads the policy and the signing key for the push
+// (takePrefetch), while git runs the pre-push hook.
+func (h *Helper) snapshotAsync(forPush bool) {
 	h.awaitSnap() // one at a time
+	h.dropPrefetch()
 	done := make(chan struct{})
 	h.snapDone = done
+	var pre *prefetched
+	if forPush {
+		pre = &prefetched{done: make(chan struct{})}
+		h.pre = pre
+	}
 	go func() {
-		defer close(done)
-		refs, err := h.Repo.Git.ListRefs("refs/secure/", "refs/heads/")
-		if err != nil {
-			return // localSnap stays nil: later reads ask git again
-		}
-		snap := make(map[string]gitrepo.Hash, len(refs))
-		for _, r := range refs {
-			snap[r.Name] = r.Hash
-		}
+		snap := map[string]gitrepo.Hash(nil)
+		if refs, err := h.Repo.Git.ListRefs("refs/secure/", "refs/heads/"); err == nil {
+			snap = make(map[string]gitrepo.Hash, len(refs))
+			for _, r := range refs {
+				snap[r.Name] = r.Hash
+			}
+		} // else localSnap stays nil: later reads ask git again
 		h.localSnap = snap
+		close(done)
+		if pre == nil {
+			return
+		}
+		defer close(pre.done)
+		if p := snap[policy.Ref]; !p.IsZero() {
+			pre.policyCommit = p
+			pre.pol, pre.polErr = policy.Load(h.Repo.Git, p)
+		}
+		pre.signer, pre.signErr = h.Repo.LoadSigner("")
 	}()
+}
+
+// takePrefetch waits for the background loading and hands its results
+// over (the caller closes the signer); nil when none was started.
+func (h *Helper) takePrefetch() *prefetched {
+	pre := h.pre
+	h.pre = nil
+	if pre != nil {
+		<-pre.done
+	}
+	return pre
+}
+
+// dropPrefetch releases a prefetch nobody took.
+func (h *Helper) dropPrefetch() {
+	if pre := h.takePrefetch(); pre != nil && pre.signer != nil {
+		pre.signer.Close()
+	}
 }
 
 // awaitSnap waits for a snapshot still being read in the background.
@@ -132,6 +183,7 @@ func (h *Helper) Run() error {
 	defer h.Trace.Mark("clean up")
 	defer h.cleanup()
 	defer h.unmarkPush()
+	defer h.dropPrefetch()
 	in := bufio.NewReader(h.In)
 	for {
 		line, err := readLine(in)
@@ -334,7 +386,7 @@ func writeList(w io.Writer, refs map[string]gitrepo.Hash, head string) {
 // meanwhile.
 func (h *Helper) list(forPush bool) error {
 	if forPush {
-		h.snapshotAsync()
+		h.snapshotAsync(true)
 		refs, head := map[string]gitrepo.Hash(nil), ""
 		if st, ok := h.rememberedListing(); ok {
 			refs, head = st.Refs, st.Head

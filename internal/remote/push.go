@@ -128,9 +128,21 @@ func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
 		specs[i].pinned = targets[i]
 		changes = append(changes, porcelain.RefChange{Ref: specs[i].dst, New: targets[i]})
 	}
+	pre := h.takePrefetch()
+	if pre == nil {
+		pre = &prefetched{}
+		pre.signer, pre.signErr = h.Repo.LoadSigner("")
+	}
+	if pre.signer != nil {
+		defer pre.signer.Close()
+	}
 	var pol *policy.Policy
 	if p := local[policy.Ref]; !p.IsZero() {
-		pol, err = policy.Load(g, p)
+		if pre.policyCommit == p {
+			pol, err = pre.pol, pre.polErr
+		} else {
+			pol, err = policy.Load(g, p)
+		}
 	} else {
 		pol, _, err = h.Repo.CurrentPolicy()
 	}
@@ -139,7 +151,7 @@ func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
 	}
 	h.Trace.Mark("load policy")
 	h.Repo.UseAttestations(local[attest.Ref])
-	signer, err := h.Repo.LoadSigner("")
+	signer, err := pre.signer, pre.signErr
 	if err != nil {
 		for _, c := range changes {
 			if pol.Protected(c.Ref) {
@@ -149,7 +161,6 @@ func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
 		h.logf("note: no signing key configured; pushing without log entries (only unprotected refs)")
 		return h.runPush(specs, h.metadataSpecs(localTip))
 	}
-	defer signer.Close()
 	h.Trace.Mark("load signer")
 	if _, ok := pol.LookupKey(sign.Fingerprint(signer.PublicKey())); !ok {
 		for _, c := range changes {
