@@ -1,8 +1,19 @@
-// Package gitrepo is the only package in git-secure that runs git. It gives
-// typed, strictly validated access to one repository: objects (through a
-// long-lived "git cat-file --batch" reader), trees, commits, refs (with
-// atomic compare-and-swap updates through "git update-ref --stdin"),
-// configuration and an escape hatch for porcelain commands.
+// Package gitrepo is the only package in git-secure that runs git or reads
+// a repository's files. It gives typed, strictly validated access to one
+// repository: objects, trees, commits, refs (with atomic compare-and-swap
+// updates), configuration and an escape hatch for porcelain commands.
+//
+// # Git, and the common cases without it
+//
+// Hooks and the remote helper run on every push, where each git process
+// costs milliseconds, so the common cases are done in-process, each exactly
+// as git does it and each falling back to git for anything else: loose and
+// packed objects (checked against their names; cat-file --batch reads the
+// rest), the files ref store (for-each-ref otherwise), the configuration
+// files (git config --list when an include, git -c, or an unknown layout is
+// involved), one existing ref moved under git's lock protocol (update-ref
+// --stdin for every other transaction) and loose object writes (hash-object
+// in a quarantine). Differential tests compare each with git.
 //
 // # Trust
 //
@@ -23,8 +34,8 @@
 // # Concurrency
 //
 // A *Repo is safe for concurrent use by multiple goroutines. The long-lived
-// cat-file processes are each guarded by a mutex, so object reads are
-// serialised per process; all other operations start their own git process.
+// cat-file processes, started on first need, are each guarded by a mutex;
+// in-process reads share only immutable state and pooled buffers.
 // Ref updates interoperate with every other git process through git's own
 // lock files. The package holds no global mutable state.
 package gitrepo
