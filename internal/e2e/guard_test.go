@@ -243,3 +243,48 @@ func TestLeaseAndPushOptions(t *testing.T) {
 		t.Fatalf("server topic moved to %s", got)
 	}
 }
+
+// TestInterruptedServerCommit: a server killed while committing a push
+// (git's files ref store renames one lock per ref, so the branch can land
+// without its log entry) is repaired by the pusher's next git push, which
+// would otherwise find the branch up to date.
+func TestInterruptedServerCommit(t *testing.T) {
+	srv := startServer(t, trFile)
+	repo, url := srv.newRepo("interrupted.git", true)
+	u := newUser(t, "alice")
+	dir := benchRepo(t, u, "one", url, true)
+	u.git(dir, "config", "secure.pushListing", "remote") // the listing shows the server as it is
+	u.git(dir, "fetch", "-q")                            // verified: a checkpoint, as every clone has
+	c := u.commit(dir, "f.txt", "new\n")
+	// What the interrupted push left: the objects and main, no entry.
+	srv.admin.git(repo, "fetch", "-q", dir, "main")
+	srv.admin.git(repo, "update-ref", "refs/heads/main", c)
+	if r := srv.admin.run(repo, "git", "secure", "verify"); r.code == 0 || !strings.Contains(r.stderr, "changed without an entry") {
+		t.Fatalf("the server should fail verification with main moved without an entry:\n%s", r)
+	}
+	// ... and git's lock of the log, which the next push trips over and
+	// names.
+	lock := filepath.Join(repo, "refs", "secure", "rsl.lock")
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := u.run(dir, "git", "push", "origin", "main")
+	if r.code == 0 || !strings.Contains(r.stderr, "refs/secure/rsl.lock': File exists") {
+		t.Fatalf("push with the server's log locked: want a failure naming %s:\n%s", lock, r)
+	}
+	os.Remove(lock)
+	r = u.run(dir, "git", "push", "origin", "main")
+	if r.code != 0 || !strings.Contains(r.stderr, "log records") {
+		t.Fatalf("push after the interrupted one: want it to record the missing entry and say why:\n%s", r)
+	}
+	if r := srv.admin.run(repo, "git", "secure", "verify"); r.code != 0 {
+		t.Fatalf("the server does not verify after the repairing push:\n%s", r)
+	}
+	if last := srv.admin.rslLog(repo); last[len(last)-1].Ref != "refs/heads/main" || last[len(last)-1].New != c {
+		t.Fatalf("last entry %+v, want main -> %s", last[len(last)-1], c)
+	}
+	// Once repaired, nothing more is relisted.
+	if r := u.run(dir, "git", "push", "origin", "main"); r.code != 0 || strings.Contains(r.stderr, "log records") {
+		t.Fatalf("push with nothing to repair:\n%s", r)
+	}
+}

@@ -34,8 +34,10 @@ import (
 	"github.com/git-secure/git-secure/internal/hooks"
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/porcelain"
+	"github.com/git-secure/git-secure/internal/rsl"
 	"github.com/git-secure/git-secure/internal/sign"
 	"github.com/git-secure/git-secure/internal/trace"
+	"github.com/git-secure/git-secure/internal/verify"
 )
 
 // Helper serves one invocation of git-remote-secure.
@@ -131,6 +133,91 @@ func (h *Helper) snapshotAsync(forPush bool) {
 		}
 		pre.signer, pre.signErr = h.Repo.LoadSigner("")
 	}()
+}
+
+// relistUnrecorded lists a ref that the remote moved without a log entry
+// at the value its log records, when the remote's log is the one this
+// clone verified last (its checkpoint) and the local branch is where the
+// remote's is. git then pushes the ref again, and the push records the
+// missing entry; the ref itself is already there.
+//
+// That state is what a server killed in the middle of committing a push
+// leaves: git's files ref store renames one lock file per ref, so a kill
+// between two renames commits the branch without the log. Without this, a
+// retry of the push would find the branch "up to date" and leave the
+// server failing verification for everyone.
+func (h *Helper) relistUnrecorded(refs map[string]gitrepo.Hash) map[string]gitrepo.Hash {
+	tip := refs[rsl.Ref]
+	if tip.IsZero() {
+		return refs
+	}
+	recorded, ok := h.recordedSinceCheckpoint(tip)
+	if !ok {
+		return refs
+	}
+	var out map[string]gitrepo.Hash
+	for ref, target := range recorded {
+		v, ok := refs[ref]
+		if !ok || target.IsZero() || v == target || !strings.HasPrefix(ref, "refs/heads/") {
+			continue
+		}
+		h.awaitSnap()
+		if h.localSnap[ref] != v {
+			continue // not the branch this clone has: nothing to record for it
+		}
+		if out == nil {
+			out = make(map[string]gitrepo.Hash, len(refs))
+			for k, v := range refs {
+				out[k] = v
+			}
+		}
+		out[ref] = target
+		h.logf("note: the remote's %s is at %s, but its log records %s (a push interrupted on the server?): pushing it records the missing entry", ref, shortStr(v.String()), shortStr(target.String()))
+	}
+	if out == nil {
+		return refs
+	}
+	return out
+}
+
+// maxRelistWalk bounds the entries relistUnrecorded reads past the
+// checkpoint.
+const maxRelistWalk = 64
+
+// recordedSinceCheckpoint returns what the log ending at tip records for
+// each ref: this clone's verification checkpoint, updated by the few
+// entries since. ok is false without a checkpoint on tip's line, past the
+// walk bound, or when an annotation (which can send a ref back) is among
+// them.
+func (h *Helper) recordedSinceCheckpoint(tip gitrepo.Hash) (map[string]gitrepo.Hash, bool) {
+	cp, err := verify.LoadCheckpoint(verify.CheckpointPath(h.Repo.Git.GitDir()))
+	if err != nil || cp == nil {
+		return nil, false
+	}
+	recorded := map[string]gitrepo.Hash{}
+	reached, steps := false, 0
+	err = rsl.WalkBack(h.Repo.Git, tip, func(rec *rsl.Record) (bool, error) {
+		if rec.ID == cp.EntryID {
+			reached = true
+			return false, nil
+		}
+		if steps++; steps > maxRelistWalk || rec.Entry.Type != rsl.TypeRef {
+			return false, nil
+		}
+		if _, seen := recorded[rec.Entry.Ref]; !seen {
+			recorded[rec.Entry.Ref] = rec.Entry.New
+		}
+		return true, nil
+	})
+	if err != nil || !reached {
+		return nil, false
+	}
+	for ref, r := range cp.Refs {
+		if _, seen := recorded[ref]; !seen {
+			recorded[ref] = r.Target
+		}
+	}
+	return recorded, true
 }
 
 // takePrefetch waits for the background loading and hands its results
@@ -400,7 +487,7 @@ func (h *Helper) list(forPush bool) error {
 		}
 		h.markPush()
 		h.forPush, h.head = refs, head // the push that follows needs no second round trip
-		writeList(h.Out, refs, head)
+		writeList(h.Out, h.relistUnrecorded(refs), head)
 		return nil
 	}
 	refs, head, err := h.fetchAndVerify()
