@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // benchRepo makes a repository with history for u; with secure, git-secure
@@ -76,45 +77,101 @@ const (
 	securePush
 )
 
-func benchPush(b *testing.B, tr transport, mode pushMode) {
+// pushBench is one repository pushing one branch to one server.
+type pushBench struct {
+	u      *user
+	srv    *server
+	dir    string
+	branch string
+	mode   pushMode
+}
+
+func newPushBench(b *testing.B, tr transport, mode pushMode) *pushBench {
 	srv := startServer(b, tr)
 	_, url := srv.newRepo("bench.git", mode != plainPush)
-	u := newUser(b, "alice")
-	branch := "main"
-	var dir string
+	p := &pushBench{u: newUser(b, "alice"), srv: srv, branch: "main", mode: mode}
 	if mode == plainToEnforcing {
 		// An admin protects main on the server; alice, with plain git
 		// only, pushes a feature branch.
 		benchRepo(b, newUser(b, "admin"), "seed", url, true)
-		dir = u.path("repo")
-		u.git(u.sb.Home, "clone", "-q", url, dir)
-		u.configure(dir)
-		branch = "feature"
-		u.git(dir, "checkout", "-q", "-b", branch)
-		u.git(dir, "push", "-q", "origin", branch)
+		p.dir = p.u.path("repo")
+		p.u.git(p.u.sb.Home, "clone", "-q", url, p.dir)
+		p.u.configure(p.dir)
+		p.branch = "feature"
+		p.u.git(p.dir, "checkout", "-q", "-b", p.branch)
+		p.u.git(p.dir, "push", "-q", "origin", p.branch)
 	} else {
-		dir = benchRepo(b, u, "repo", url, mode == securePush)
+		p.dir = benchRepo(b, p.u, "repo", url, mode == securePush)
 	}
+	return p
+}
+
+// commit makes the next commit to push (not timed by callers).
+func (p *pushBench) commit(i int) string {
+	return p.u.commit(p.dir, "bench.txt", fmt.Sprintf("%d\n", i))
+}
+
+func (p *pushBench) push() { p.u.git(p.dir, "push", "-q", "origin", p.branch) }
+
+// check fails b unless the server's branch is c (and, through the helper,
+// the log's last entry records it).
+func (p *pushBench) check(b *testing.B, c string) {
+	repo := filepath.Join(p.srv.root, "bench.git")
+	if got := p.srv.admin.refs(repo)["refs/heads/"+p.branch]; got != c {
+		b.Fatalf("server %s = %q, want %s", p.branch, got, c)
+	}
+	if p.mode == securePush {
+		entries := p.srv.admin.rslLog(repo)
+		if last := entries[len(entries)-1]; last.Ref != "refs/heads/main" || last.New != c {
+			b.Fatalf("last entry %+v does not record the last push", last)
+		}
+	}
+}
+
+func benchPush(b *testing.B, tr transport, mode pushMode) {
+	p := newPushBench(b, tr, mode)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		c := u.commit(dir, "bench.txt", fmt.Sprintf("%d\n", i))
+		c := p.commit(i)
 		b.StartTimer()
-		u.git(dir, "push", "-q", "origin", branch)
+		p.push()
 		b.StopTimer()
 		if i == 0 || i == b.N-1 {
-			if got := srv.admin.refs(filepath.Join(srv.root, "bench.git"))["refs/heads/"+branch]; got != c {
-				b.Fatalf("server %s = %q, want %s", branch, got, c)
-			}
+			p.check(b, c)
 		}
 		b.StartTimer()
 	}
-	b.StopTimer()
-	if mode == securePush {
-		entries := srv.admin.rslLog(filepath.Join(srv.root, "bench.git"))
-		if last := entries[len(entries)-1]; last.Ref != "refs/heads/main" || last.New != u.rev(dir, "main") {
-			b.Fatalf("last entry %+v does not record the last push", last)
-		}
+}
+
+// BenchmarkPushPair: a plain push to a plain server and a push through the
+// helper to an enforcing server, alternately, per transport. On a shared
+// machine whose speed changes from one minute to the next, pushes measured
+// side by side give the ratio; the separate benchmarks below, run minutes
+// apart, do not. Reports plain-ms and secure-ms (means) and their ratio.
+func BenchmarkPushPair(b *testing.B) {
+	for _, tr := range transports {
+		b.Run(string(tr), func(b *testing.B) {
+			plain, secure := newPushBench(b, tr, plainPush), newPushBench(b, tr, securePush)
+			var tp, ts time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				cp, cs := plain.commit(i), secure.commit(i)
+				t0 := time.Now()
+				plain.push()
+				t1 := time.Now()
+				secure.push()
+				t2 := time.Now()
+				tp, ts = tp+t1.Sub(t0), ts+t2.Sub(t1)
+				if i == 0 || i == b.N-1 {
+					plain.check(b, cp)
+					secure.check(b, cs)
+				}
+			}
+			b.ReportMetric(float64(tp.Microseconds())/1e3/float64(b.N), "plain-ms")
+			b.ReportMetric(float64(ts.Microseconds())/1e3/float64(b.N), "secure-ms")
+			b.ReportMetric(float64(ts)/float64(tp), "ratio")
+		})
 	}
 }
 
