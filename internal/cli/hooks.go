@@ -32,6 +32,7 @@ func (a *app) runRemoteHelper(args []string) int {
 		return a.exit(err)
 	}
 	mode, _, _ := r.ConfigValue("secure.verifyOnFetch")
+	r.Trace = tr
 	h := &remote.Helper{Repo: r, Remote: name, URL: url, In: a.env.Stdin, Out: a.env.Stdout, Err: a.env.Stderr, Mode: mode, Trace: tr}
 	tr.Mark("open")
 	if err := h.Run(); err != nil {

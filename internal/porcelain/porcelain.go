@@ -22,6 +22,7 @@ import (
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/rsl"
 	"github.com/git-secure/git-secure/internal/sign"
+	"github.com/git-secure/git-secure/internal/trace"
 	"github.com/git-secure/git-secure/internal/verify"
 )
 
@@ -44,6 +45,10 @@ type Repo struct {
 
 	cp       *verify.Checkpoint // read once by checkpoint()
 	cpLoaded bool
+
+	// Trace, when set, is told when each phase of recording ends
+	// (GIT_SECURE_TRACE).
+	Trace *trace.Tracer
 }
 
 // UseAttestations tells later operations the attestation store's tip (zero:

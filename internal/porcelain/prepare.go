@@ -60,6 +60,7 @@ func (r *Repo) Prepare(base gitrepo.Hash, pol *policy.Policy, s sign.Signer, cha
 		if err != nil {
 			return nil, err
 		}
+		r.Trace.Mark("record: previous entry")
 		var old gitrepo.Hash
 		if last != nil {
 			old = last.Entry.New
@@ -72,11 +73,13 @@ func (r *Repo) Prepare(base gitrepo.Hash, pol *policy.Policy, s sign.Signer, cha
 			return nil, fmt.Errorf("%w: %w", ErrNotAllowed, err)
 		}
 		p.Pending = append(p.Pending, pending...)
+		r.Trace.Mark("record: rules")
 		number++
 		e := &rsl.Entry{Number: number, Type: rsl.TypeRef, Ref: c.Ref, Old: old, New: c.New}
 		if p.Tip, err = rsl.Write(r.Git, e, p.Tip, who, signEntry(s)); err != nil {
 			return nil, err
 		}
+		r.Trace.Mark("record: sign and write")
 		p.Entries = append(p.Entries, e)
 	}
 	return p, nil
