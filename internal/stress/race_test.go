@@ -32,8 +32,15 @@ type pushStats struct {
 	err      error // why the pusher stopped early
 }
 
-// maxPushRetries bounds the retries of one commit's push.
-const maxPushRetries = 60
+// maxPushRetries bounds the retries of one commit's push (the race's time
+// bound stops everything anyway).
+const maxPushRetries = 200
+
+// thinkTime bounds, in milliseconds, the random pause of a pusher after an
+// accepted push: people work between pushes. Without it the winners push
+// again at once and, as pushes got faster, a loser could lose 60 times in
+// a row (git has no fairness between pushers; nothing was lost).
+const thinkTime = 200
 
 // backoffBase is the first retry's maximum backoff in milliseconds.
 const backoffBase = 60
@@ -110,6 +117,7 @@ func runPusher(ctx context.Context, u *user, dir string, n int) *pushStats {
 			if r.code == 0 {
 				st.accepted++
 				st.acked = append(st.acked, head)
+				time.Sleep(time.Duration(rand.IntN(thinkTime)) * time.Millisecond)
 				break
 			}
 			why := classify(r.stderr)
