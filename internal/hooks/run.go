@@ -17,6 +17,7 @@ import (
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/porcelain"
 	"github.com/git-secure/git-secure/internal/rsl"
+	"github.com/git-secure/git-secure/internal/sign"
 	"github.com/git-secure/git-secure/internal/trace"
 	"github.com/git-secure/git-secure/internal/verify"
 )
@@ -205,13 +206,25 @@ func (c *Context) preReceive(input []byte) error {
 		return err
 	}
 	g := c.Repo.Git
-	// The configuration (root key pin) is read while the refs are.
+	// The configuration (root key pin) is read while the refs are. A push
+	// of metadata is verified: the signature code is set up meanwhile too
+	// (other pushes may take the fast path and need none).
 	c.Repo.Preload()
+	warm := false
+	for _, l := range lines {
+		if !warm && strings.HasPrefix(l.Ref, "refs/secure/") {
+			go sign.Warm()
+			warm = true
+		}
+	}
 	if ok, err := c.unprotectedOnly(lines); err != nil {
 		return err
 	} else if ok {
 		c.Trace.Mark("unprotected refs only")
 		return nil
+	}
+	if !warm {
+		go sign.Warm()
 	}
 	refs, err := g.ListRefs("refs/")
 	if err != nil {

@@ -262,9 +262,10 @@ func (h *Helper) logf(format string, args ...any) {
 // Run answers git's commands until it closes the pipe.
 func (h *Helper) Run() error {
 	h.namespace = fmt.Sprintf("refs/secure-incoming/%d", os.Getpid())
-	// Every fetch and push needs the configuration: read it in the
-	// background.
+	// Every fetch and push needs the configuration and signs or verifies:
+	// read the one and set up the other in the background.
 	h.Repo.Preload()
+	go sign.Warm()
 	h.syncHooks()
 	h.Trace.Mark("sync hooks")
 	defer h.Trace.Mark("clean up")
