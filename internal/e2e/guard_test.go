@@ -247,7 +247,8 @@ func TestLeaseAndPushOptions(t *testing.T) {
 // TestInterruptedServerCommit: a server killed while committing a push
 // (git's files ref store renames one lock per ref, so the branch can land
 // without its log entry) is repaired by the pusher's next git push, which
-// would otherwise find the branch up to date.
+// would otherwise find the branch up to date. Only the pusher's own push
+// is repaired so: the same state made by anyone else is never signed for.
 func TestInterruptedServerCommit(t *testing.T) {
 	srv := startServer(t, trFile)
 	repo, url := srv.newRepo("interrupted.git", true)
@@ -256,14 +257,26 @@ func TestInterruptedServerCommit(t *testing.T) {
 	u.git(dir, "config", "secure.pushListing", "remote") // the listing shows the server as it is
 	u.git(dir, "fetch", "-q")                            // verified: a checkpoint, as every clone has
 	c := u.commit(dir, "f.txt", "new\n")
-	// What the interrupted push left: the objects and main, no entry.
+	// The server's main moved to c without an entry.
 	srv.admin.git(repo, "fetch", "-q", dir, "main")
 	srv.admin.git(repo, "update-ref", "refs/heads/main", c)
 	if r := srv.admin.run(repo, "git", "secure", "verify"); r.code == 0 || !strings.Contains(r.stderr, "changed without an entry") {
 		t.Fatalf("the server should fail verification with main moved without an entry:\n%s", r)
 	}
-	// ... and git's lock of the log, which the next push trips over and
-	// names.
+	// Not this clone's push (no in-flight note): nothing is signed for it.
+	if r := u.run(dir, "git", "push", "origin", "main"); r.code != 0 || strings.Contains(r.stderr, "log records") {
+		t.Fatalf("push with main moved by someone else: want it left alone:\n%s", r)
+	}
+	if r := srv.admin.run(repo, "git", "secure", "verify"); r.code == 0 {
+		t.Fatalf("a push signed for a branch someone else moved without an entry:\n%s", r)
+	}
+	// This clone's push, cut on the server: the helper's in-flight note
+	// (left when it never learned the outcome) and git's lock of the log,
+	// which the next push trips over and names.
+	note := filepath.Join(dir, ".git", "secure", "remotes", "origin.inflight")
+	if err := os.WriteFile(note, []byte(c+" refs/heads/main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	lock := filepath.Join(repo, "refs", "secure", "rsl.lock")
 	if err := os.WriteFile(lock, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -282,6 +295,9 @@ func TestInterruptedServerCommit(t *testing.T) {
 	}
 	if last := srv.admin.rslLog(repo); last[len(last)-1].Ref != "refs/heads/main" || last[len(last)-1].New != c {
 		t.Fatalf("last entry %+v, want main -> %s", last[len(last)-1], c)
+	}
+	if _, err := os.Stat(note); !os.IsNotExist(err) {
+		t.Errorf("the in-flight note stays after a successful push (stat: %v)", err)
 	}
 	// Once repaired, nothing more is relisted.
 	if r := u.run(dir, "git", "push", "origin", "main"); r.code != 0 || strings.Contains(r.stderr, "log records") {

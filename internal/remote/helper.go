@@ -136,10 +136,13 @@ func (h *Helper) snapshotAsync(forPush bool) {
 }
 
 // relistUnrecorded lists a ref that the remote moved without a log entry
-// at the value its log records, when the remote's log is the one this
-// clone verified last (its checkpoint) and the local branch is where the
-// remote's is. git then pushes the ref again, and the push records the
-// missing entry; the ref itself is already there.
+// at the value its log records, when that value is what an earlier push
+// of this clone sent and never saw succeed (its in-flight note), the
+// remote's log is the one this clone verified last (its checkpoint) and
+// the local branch is where the remote's is. git then pushes the ref
+// again, and the push records the missing entry; the ref itself is
+// already there. Only this clone's own push is repaired so: a branch
+// moved without an entry by anyone else (a teleport) is never signed for.
 //
 // That state is what a server killed in the middle of committing a push
 // leaves: git's files ref store renames one lock file per ref, so a kill
@@ -148,7 +151,8 @@ func (h *Helper) snapshotAsync(forPush bool) {
 // server failing verification for everyone.
 func (h *Helper) relistUnrecorded(refs map[string]gitrepo.Hash) map[string]gitrepo.Hash {
 	tip := refs[rsl.Ref]
-	if tip.IsZero() {
+	inflight := h.loadInflight()
+	if tip.IsZero() || len(inflight) == 0 {
 		return refs
 	}
 	recorded, ok := h.recordedSinceCheckpoint(tip)
@@ -158,7 +162,7 @@ func (h *Helper) relistUnrecorded(refs map[string]gitrepo.Hash) map[string]gitre
 	var out map[string]gitrepo.Hash
 	for ref, target := range recorded {
 		v, ok := refs[ref]
-		if !ok || target.IsZero() || v == target || !strings.HasPrefix(ref, "refs/heads/") {
+		if !ok || target.IsZero() || v == target || inflight[ref] != v || !strings.HasPrefix(ref, "refs/heads/") {
 			continue
 		}
 		h.awaitSnap()

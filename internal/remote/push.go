@@ -185,6 +185,7 @@ func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
 		h.Trace.Mark("record entries")
 		extra := h.metadataSpecsFrom(prepared.Tip, local)
 		before := h.remote[rsl.Ref]
+		h.noteInflight(specs)
 		failed, raceLost := h.runPushRaw(specs, extra)
 		h.Trace.Mark("git push")
 		if len(failed) > 0 && !raceLost && !branchNonFF(failed) {
@@ -196,6 +197,7 @@ func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
 			}
 		}
 		if len(failed) == 0 {
+			h.clearInflight()
 			// The server has the entries; make them ours too.
 			if prepared.Tip != localTip {
 				if err := g.UpdateRefs([]gitrepo.RefUpdate{{Name: rsl.Ref, Old: localTip, New: prepared.Tip}}, "git-secure: push"); err != nil {

@@ -155,3 +155,51 @@ func (h *Helper) saveState(refs map[string]gitrepo.Hash, head string) {
 // forgetState drops the remembered listing, so that the next push asks the
 // remote.
 func (h *Helper) forgetState() { _ = os.Remove(h.statePath()) }
+
+// maxInflightSize bounds the in-flight note read back.
+const maxInflightSize = 1 << 20
+
+// inflightPath is where the helper notes what a push sends, from just
+// before it sends it until it succeeded: a note left behind means a push
+// whose outcome this clone never learned (the helper was killed, or the
+// server died while committing it).
+func (h *Helper) inflightPath() string { return h.statePath() + ".inflight" }
+
+// noteInflight writes "<hash> <ref>" for every ref the push sets.
+func (h *Helper) noteInflight(specs []pushSpec) {
+	var b strings.Builder
+	for _, s := range specs {
+		if !s.pinned.IsZero() {
+			fmt.Fprintf(&b, "%s %s\n", s.pinned, s.dst)
+		}
+	}
+	path := h.inflightPath()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+		_ = os.WriteFile(path, []byte(b.String()), 0o644) // a torn note reads as none
+	}
+}
+
+func (h *Helper) clearInflight() { _ = os.Remove(h.inflightPath()) }
+
+// loadInflight reads the note; anything malformed reads as no note.
+func (h *Helper) loadInflight() map[string]gitrepo.Hash {
+	f, err := os.Open(h.inflightPath())
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxInflightSize+1))
+	if err != nil || len(data) > maxInflightSize {
+		return nil
+	}
+	out := map[string]gitrepo.Hash{}
+	for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		hs, ref, ok := strings.Cut(line, " ")
+		hash, err := gitrepo.ParseHash(hs)
+		if !ok || err != nil || gitrepo.ValidRefName(ref) != nil {
+			return nil
+		}
+		out[ref] = hash
+	}
+	return out
+}
