@@ -50,10 +50,7 @@ func (r *Repo) readLoose(h Hash, maxSize int64) (typ string, data []byte, ok boo
 		if err != nil {
 			continue
 		}
-		in, _ := r.inflaters.Get().(*inflater)
-		if in == nil {
-			in = &inflater{}
-		}
+		in := r.inflater()
 		typ, data, ok = in.inflate(f, h, maxSize)
 		r.inflaters.Put(in)
 		f.Close()
@@ -69,22 +66,40 @@ type inflater struct {
 	zr io.ReadCloser
 }
 
-func (in *inflater) inflate(f io.Reader, h Hash, maxSize int64) (string, []byte, bool) {
+// inflater takes a reusable inflater from the pool (Put it back).
+func (r *Repo) inflater() *inflater {
+	if in, ok := r.inflaters.Get().(*inflater); ok {
+		return in
+	}
+	return &inflater{}
+}
+
+// reset points the inflater at the zlib stream src and returns the reader
+// of its inflated bytes.
+func (in *inflater) reset(src io.Reader) (io.Reader, error) {
 	if in.br == nil {
-		in.br = bufio.NewReaderSize(f, 4096)
+		in.br = bufio.NewReaderSize(src, 4096)
 	} else {
-		in.br.Reset(f)
+		in.br.Reset(src)
 	}
 	if in.zr == nil {
 		zr, err := zlib.NewReader(in.br)
 		if err != nil {
-			return "", nil, false
+			return nil, err
 		}
 		in.zr = zr
 	} else if err := in.zr.(zlib.Resetter).Reset(in.br, nil); err != nil {
+		return nil, err
+	}
+	return in.zr, nil
+}
+
+func (in *inflater) inflate(f io.Reader, h Hash, maxSize int64) (string, []byte, bool) {
+	zr, err := in.reset(f)
+	if err != nil {
 		return "", nil, false
 	}
-	return readLooseBody(in.zr, h, maxSize)
+	return readLooseBody(zr, h, maxSize)
 }
 
 // inflateLoose reads one loose object from f (for tests and fuzzing).

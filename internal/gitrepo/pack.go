@@ -1,9 +1,7 @@
 package gitrepo
 
 import (
-	"bufio"
 	"bytes"
-	"compress/zlib"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -213,18 +211,15 @@ func (p *pack) offset(i uint32) (int64, bool) {
 // readPacked reads h from the repository's packs; ok is false when it is
 // not found there, or not read exactly (see the package comment above).
 func (r *Repo) readPacked(h Hash, maxSize int64) (typ string, data []byte, ok bool) {
-	for _, p := range r.packs.open(r.looseDirs) {
-		off, found := p.find(h)
-		if !found {
-			continue
-		}
-		t, body, err := r.unpack(p, off, maxSize, 0)
-		if err != nil || hashObject(packTypeNames[t], body) != h {
-			return "", nil, false
-		}
-		return packTypeNames[t], body, true
+	p, off, found := r.findPacked(h)
+	if !found {
+		return "", nil, false
 	}
-	return "", nil, false
+	t, body, err := r.unpack(p, off, maxSize, 0)
+	if err != nil || hashObject(packTypeNames[t], body) != h {
+		return "", nil, false
+	}
+	return packTypeNames[t], body, true
 }
 
 // unpack reads the object at off, applying deltas; size limits and depth
@@ -302,35 +297,21 @@ func (r *Repo) findPacked(h Hash) (*pack, int64, bool) {
 
 // inflateAt inflates exactly size bytes from the zlib stream at pos.
 func (r *Repo) inflateAt(p *pack, pos, size int64) ([]byte, error) {
-	in, _ := r.inflaters.Get().(*inflater)
-	if in == nil {
-		in = &inflater{}
-	}
+	in := r.inflater()
 	defer r.inflaters.Put(in)
-	src := io.NewSectionReader(p.data, pos, p.dataSize-20-pos)
-	if in.br == nil {
-		in.br = bufio.NewReaderSize(src, 4096)
-	} else {
-		in.br.Reset(src)
-	}
-	if in.zr == nil {
-		zr, err := zlib.NewReader(in.br)
-		if err != nil {
-			return nil, errBadPack
-		}
-		in.zr = zr
-	} else if err := in.zr.(zlib.Resetter).Reset(in.br, nil); err != nil {
+	zr, err := in.reset(io.NewSectionReader(p.data, pos, p.dataSize-20-pos))
+	if err != nil {
 		return nil, errBadPack
 	}
 	// Grown as data arrives rather than allocated from the header's size:
 	// a damaged or hostile header costs no more memory than the data it
 	// comes with.
-	body, err := io.ReadAll(io.LimitReader(in.zr, size))
+	body, err := io.ReadAll(io.LimitReader(zr, size))
 	if err != nil || int64(len(body)) != size {
 		return nil, errBadPack
 	}
 	var extra [1]byte
-	if m, err := in.zr.Read(extra[:]); m != 0 || err != io.EOF {
+	if m, err := zr.Read(extra[:]); m != 0 || err != io.EOF {
 		return nil, errBadPack // more than announced, or a bad checksum
 	}
 	return body, nil
