@@ -206,26 +206,18 @@ func (c *Context) preReceive(input []byte) error {
 		return err
 	}
 	g := c.Repo.Git
-	// The configuration (root key pin) is read while the refs are. A push
-	// of metadata is verified: the signature code is set up meanwhile too
-	// (other pushes may take the fast path and need none).
+	// The configuration (root key pin) is read while the refs are.
 	c.Repo.Preload()
-	warm := false
-	for _, l := range lines {
-		if !warm && strings.HasPrefix(l.Ref, "refs/secure/") {
-			go sign.Warm()
-			warm = true
-		}
-	}
 	if ok, err := c.unprotectedOnly(lines); err != nil {
 		return err
 	} else if ok {
 		c.Trace.Mark("unprotected refs only")
 		return nil
 	}
-	if !warm {
-		go sign.Warm()
-	}
+	// Verification follows (a push of metadata gets here at once): set up
+	// the signature code while the refs, the checkpoint and the policy are
+	// read. The fast path above needs none.
+	go sign.Warm()
 	refs, err := g.ListRefs("refs/")
 	if err != nil {
 		return err
