@@ -141,22 +141,14 @@ func needsGitConfig(e ConfigEntry) bool {
 // would read anything else (values from git -c, GIT_CONFIG) or the system
 // file's path is not known for sure.
 func configFiles(env []string, gitDir string) ([]string, error) {
-	get := func(k string) (string, bool) {
-		for i := len(env) - 1; i >= 0; i-- {
-			if v, ok := strings.CutPrefix(env[i], k+"="); ok {
-				return v, true
-			}
-		}
-		return "", false
-	}
 	for _, k := range []string{"GIT_CONFIG", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT"} {
-		if _, ok := get(k); ok {
+		if _, ok := lookupEnv(env, k); ok {
 			return nil, errConfigFallback
 		}
 	}
 	var files []string
 	noSystem := false
-	if v, ok := get("GIT_CONFIG_NOSYSTEM"); ok {
+	if v, ok := lookupEnv(env, "GIT_CONFIG_NOSYSTEM"); ok {
 		b, known := envBool(v)
 		if !known {
 			return nil, errConfigFallback
@@ -164,7 +156,7 @@ func configFiles(env []string, gitDir string) ([]string, error) {
 		noSystem = b
 	}
 	if !noSystem {
-		if v, ok := get("GIT_CONFIG_SYSTEM"); ok {
+		if v, ok := lookupEnv(env, "GIT_CONFIG_SYSTEM"); ok {
 			if v == "" {
 				return nil, errConfigFallback
 			}
@@ -177,17 +169,17 @@ func configFiles(env []string, gitDir string) ([]string, error) {
 			files = append(files, sys)
 		}
 	}
-	if v, ok := get("GIT_CONFIG_GLOBAL"); ok {
+	if v, ok := lookupEnv(env, "GIT_CONFIG_GLOBAL"); ok {
 		if v == "" {
 			return nil, errConfigFallback
 		}
 		files = append(files, v)
 	} else {
-		home, _ := get("HOME")
+		home, _ := lookupEnv(env, "HOME")
 		if home == "" {
 			return nil, errConfigFallback
 		}
-		if xdg, _ := get("XDG_CONFIG_HOME"); xdg != "" {
+		if xdg, _ := lookupEnv(env, "XDG_CONFIG_HOME"); xdg != "" {
 			files = append(files, filepath.Join(xdg, "git", "config"))
 		} else {
 			files = append(files, filepath.Join(home, ".config", "git", "config"))

@@ -191,16 +191,6 @@ func plainIdentPart(s string) bool {
 	return !crud(s[0]) && !crud(s[len(s)-1])
 }
 
-// lookupEnv is the last value of key in env, and whether it is set.
-func lookupEnv(env []string, key string) (string, bool) {
-	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
-			return v, true
-		}
-	}
-	return "", false
-}
-
 // configValue is the last value of key (lower-case section and name) in
 // cfg, "" if unset; a key without "=" reads "true".
 func configValue(cfg []ConfigEntry, key string) string {

@@ -325,13 +325,21 @@ func (b *limitedBuffer) String() string {
 	return b.buf.String()
 }
 
+// envValue is the last value of key in env, "" when unset.
 func envValue(env []string, key string) string {
+	v, _ := lookupEnv(env, key)
+	return v
+}
+
+// lookupEnv is the last value of key in env (as exec uses it), and whether
+// it is set at all.
+func lookupEnv(env []string, key string) (string, bool) {
 	for i := len(env) - 1; i >= 0; i-- {
 		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
-			return v
+			return v, true
 		}
 	}
-	return ""
+	return "", false
 }
 
 // looksLikeGitDir reports whether dir is itself a git directory (a bare
