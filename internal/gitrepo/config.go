@@ -62,6 +62,43 @@ func (r *Repo) ConfigList() ([]ConfigEntry, error) {
 	return entries, nil
 }
 
+// ConfigValue returns key's value in the configuration read once
+// (ConfigList): the last one, as git config --get gives it, and "true" for
+// a key written without "=". ok is false when key is not set. Section and
+// variable names compare without case, a subsection exactly, as in git.
+func (r *Repo) ConfigValue(key string) (value string, ok bool, err error) {
+	cfg, err := r.ConfigList()
+	if err != nil {
+		return "", false, err
+	}
+	value, ok = lookupConfig(cfg, key)
+	return value, ok, nil
+}
+
+// lookupConfig is ConfigValue over entries already read.
+func lookupConfig(cfg []ConfigEntry, key string) (string, bool) {
+	want := canonicalConfigKey(key)
+	for i := len(cfg) - 1; i >= 0; i-- {
+		if cfg[i].Key == want {
+			if cfg[i].NoValue {
+				return "true", true
+			}
+			return cfg[i].Value, true
+		}
+	}
+	return "", false
+}
+
+// canonicalConfigKey lower-cases a key's section and variable name, as
+// git config --list prints them, and keeps its subsection.
+func canonicalConfigKey(key string) string {
+	first, last := strings.IndexByte(key, '.'), strings.LastIndexByte(key, '.')
+	if first < 0 {
+		return strings.ToLower(key)
+	}
+	return strings.ToLower(key[:first]) + key[first:last] + strings.ToLower(key[last:])
+}
+
 // dropConfig forgets the configuration read, after a change to it.
 func (r *Repo) dropConfig() {
 	r.cfgMu.Lock()

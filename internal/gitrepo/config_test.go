@@ -245,3 +245,32 @@ func TestConfigListMatchesGit(t *testing.T) {
 		t.Error("ConfigList of a broken file succeeded; git refuses it")
 	}
 }
+
+// ConfigValue finds keys as git config --get does: section and variable
+// names without case, subsections exactly, the last value winning.
+func TestConfigValue(t *testing.T) {
+	cfg := []ConfigEntry{
+		{Key: "core.bare", Value: "false"},
+		{Key: "remote.Origin.url", Value: "/upper"},
+		{Key: "remote.origin.url", Value: "/lower"},
+		{Key: "secure.rootkeys", Value: "SHA256:a"},
+		{Key: "secure.rootkeys", Value: "SHA256:b"},
+		{Key: "gpg.ssh", NoValue: true},
+	}
+	cases := []struct{ key, want string }{
+		{"core.bare", "false"},
+		{"CORE.Bare", "false"},
+		{"remote.Origin.URL", "/upper"},
+		{"Remote.origin.url", "/lower"},
+		{"remote.ORIGIN.url", ""},
+		{"secure.rootKeys", "SHA256:b"},
+		{"gpg.ssh", "true"},
+		{"no.such", ""},
+	}
+	for _, c := range cases {
+		got, ok := lookupConfig(cfg, c.key)
+		if got != c.want || ok != (c.want != "") {
+			t.Errorf("lookupConfig(%q) = %q, %v; want %q", c.key, got, ok, c.want)
+		}
+	}
+}

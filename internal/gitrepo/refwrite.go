@@ -40,7 +40,7 @@ func (r *Repo) updateRefFile(u RefUpdate, reflogMsg string) error {
 	if err != nil {
 		return errWriteFallback
 	}
-	if configValue(cfg, "core.sharedrepository") != "" || r.hasHook(cfg, "reference-transaction") {
+	if configString(cfg, "core.sharedRepository") != "" || r.hasHook(cfg, "reference-transaction") {
 		return errWriteFallback
 	}
 	ident, ok := r.reflogIdent(cfg, time.Now())
@@ -137,7 +137,7 @@ func reflogMessage(msg string) string {
 // core.hooksPath, else the git directory's hooks/), executable or not.
 func (r *Repo) hasHook(cfg []ConfigEntry, name string) bool {
 	dir := filepath.Join(r.gitDir, "hooks")
-	if p := configValue(cfg, "core.hookspath"); p != "" {
+	if p := configString(cfg, "core.hooksPath"); p != "" {
 		if !filepath.IsAbs(p) {
 			return true // relative to where git runs hooks: let git decide
 		}
@@ -166,7 +166,7 @@ func (r *Repo) reflogIdent(cfg []ConfigEntry, now time.Time) (string, bool) {
 			return v // even empty: then plainIdentPart refuses it
 		}
 		for _, k := range keys {
-			if v := configValue(cfg, k); v != "" {
+			if v := configString(cfg, k); v != "" {
 				return v
 			}
 		}
@@ -191,16 +191,8 @@ func plainIdentPart(s string) bool {
 	return !crud(s[0]) && !crud(s[len(s)-1])
 }
 
-// configValue is the last value of key (lower-case section and name) in
-// cfg, "" if unset; a key without "=" reads "true".
-func configValue(cfg []ConfigEntry, key string) string {
-	for i := len(cfg) - 1; i >= 0; i-- {
-		if strings.EqualFold(cfg[i].Key, key) {
-			if cfg[i].NoValue {
-				return "true"
-			}
-			return cfg[i].Value
-		}
-	}
-	return ""
+// configString is key's value in cfg, "" when unset.
+func configString(cfg []ConfigEntry, key string) string {
+	v, _ := lookupConfig(cfg, key)
+	return v
 }

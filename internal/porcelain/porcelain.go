@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/git-secure/git-secure/internal/attest"
@@ -35,9 +34,6 @@ type Repo struct {
 	// AgentSocket is $SSH_AUTH_SOCK and Home is $HOME (for ~ in key paths).
 	AgentSocket, Home string
 
-	cfgMu  sync.Mutex
-	cfg    map[string]string // git config, read once
-	cfgErr error
 	// attestTip, when attestKnown (set by a ref snapshot), saves
 	// attestations() a process; zero means there are none yet.
 	attestTip   gitrepo.Hash
@@ -65,49 +61,17 @@ func (r *Repo) attestations() (*attest.Store, error) {
 	return attest.OpenStore(r.Git)
 }
 
-// ConfigValue returns one git configuration value from the snapshot the
-// repository's configuration is read into once.
+// ConfigValue returns one git configuration value, from the configuration
+// gitrepo reads once per repository.
 func (r *Repo) ConfigValue(key string) (string, bool, error) {
-	cfg, err := r.config()
-	if err != nil {
-		return "", false, err
-	}
-	v, ok := cfg[strings.ToLower(key)]
-	return v, ok, nil
+	return r.Git.ConfigValue(key)
 }
 
 // Preload reads the git configuration in the background, so that the
-// process doing it overlaps the caller's next steps (hooks and the remote
-// helper run on every push). It is the one method safe to call
-// concurrently with others.
+// reading overlaps the caller's next steps (hooks and the remote helper run
+// on every push). It is safe to call concurrently with others.
 func (r *Repo) Preload() {
-	go func() { _, _ = r.config() }()
-}
-
-// config returns the repository's git configuration (all scopes), read
-// once: in-process when gitrepo can read it exactly as git would, else by
-// one git process.
-func (r *Repo) config() (map[string]string, error) {
-	r.cfgMu.Lock()
-	defer r.cfgMu.Unlock()
-	if r.cfg != nil || r.cfgErr != nil {
-		return r.cfg, r.cfgErr
-	}
-	entries, err := r.Git.ConfigList()
-	if err != nil {
-		r.cfgErr = fmt.Errorf("porcelain: read git config: %w", err)
-		return nil, r.cfgErr
-	}
-	cfg := make(map[string]string, len(entries))
-	for _, e := range entries {
-		if e.NoValue {
-			cfg[strings.ToLower(e.Key)] = "true"
-		} else {
-			cfg[strings.ToLower(e.Key)] = e.Value
-		}
-	}
-	r.cfg = cfg
-	return cfg, nil
+	go func() { _, _ = r.Git.ConfigList() }()
 }
 
 // ErrUsage marks errors caused by the user's input or environment (exit 2).
@@ -126,12 +90,12 @@ func usage(format string, args ...any) error {
 func (r *Repo) LoadSigner(keyFile string) (sign.Signer, error) {
 	spec := sign.KeySpec{File: keyFile, AgentSocket: r.AgentSocket, Home: r.Home}
 	if keyFile == "" {
-		cfg, err := r.config()
+		format, _, err := r.ConfigValue("gpg.format")
 		if err != nil {
 			return nil, err
 		}
-		if cfg["gpg.format"] == "ssh" {
-			spec.SigningKey = cfg["user.signingkey"]
+		if format == "ssh" {
+			spec.SigningKey, _, _ = r.ConfigValue("user.signingKey")
 		}
 	}
 	s, err := sign.LoadSigner(spec)
@@ -150,14 +114,14 @@ func (r *Repo) LoadSigner(keyFile string) (sign.Signer, error) {
 func (r *Repo) Ident() (gitrepo.Ident, error) {
 	// Fast path without a process: the environment, then user.name and
 	// user.email, as git itself prefers them.
-	if cfg, err := r.config(); err == nil {
+	if _, err := r.Git.ConfigList(); err == nil {
 		env := r.Git.Env()
 		name, email := lastEnv(env, "GIT_COMMITTER_NAME"), lastEnv(env, "GIT_COMMITTER_EMAIL")
 		if name == "" {
-			name = cfg["user.name"]
+			name, _, _ = r.ConfigValue("user.name")
 		}
 		if email == "" {
-			email = cfg["user.email"]
+			email, _, _ = r.ConfigValue("user.email")
 		}
 		if name != "" && email != "" && lastEnv(env, "GIT_COMMITTER_DATE") == "" {
 			return gitrepo.Ident{Name: name, Email: email, When: r.Now().Truncate(time.Second)}, nil
