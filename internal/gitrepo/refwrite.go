@@ -148,18 +148,37 @@ func (r *Repo) hasHook(cfg []ConfigEntry, name string) bool {
 }
 
 // reflogIdent is the committer identity git writes in a reflog line
-// ("Name <email> 1700000000 +0100"), from the same sources git uses:
-// GIT_COMMITTER_NAME/EMAIL, then committer.name/email, then
-// user.name/email. ok is false when git would have to work it out itself
-// (a missing part, a date given in the environment, a time zone other
-// than this process's) or would rewrite it (characters git strips).
+// ("Name <email> 1700000000 +0100"). ok is false when Committer's is, and
+// when git would format the time in another zone than this process's.
 func (r *Repo) reflogIdent(cfg []ConfigEntry, now time.Time) (string, bool) {
-	if _, set := lookupEnv(r.env, "GIT_COMMITTER_DATE"); set {
-		return "", false
-	}
 	tz, set := lookupEnv(r.env, "TZ")
 	if ptz, pset := os.LookupEnv("TZ"); tz != ptz || set != pset {
-		return "", false // git would format the time in another zone
+		return "", false
+	}
+	name, email, ok := r.committer(cfg)
+	if !ok {
+		return "", false
+	}
+	return fmt.Sprintf("%s <%s> %d %s", name, email, now.Unix(), now.Format("-0700")), true
+}
+
+// Committer returns the committer's name and e-mail as git would write
+// them, from the same sources git uses: GIT_COMMITTER_NAME/EMAIL, then
+// committer.name/email, then user.name/email. ok is false when git would
+// have to work them out itself (a missing part, a date given in the
+// environment) or would rewrite them (characters git strips): then ask
+// git (git var GIT_COMMITTER_IDENT).
+func (r *Repo) Committer() (name, email string, ok bool) {
+	cfg, err := r.ConfigList()
+	if err != nil {
+		return "", "", false
+	}
+	return r.committer(cfg)
+}
+
+func (r *Repo) committer(cfg []ConfigEntry) (name, email string, ok bool) {
+	if _, set := lookupEnv(r.env, "GIT_COMMITTER_DATE"); set {
+		return "", "", false
 	}
 	pick := func(env string, keys ...string) string {
 		if v, set := lookupEnv(r.env, env); set {
@@ -172,12 +191,12 @@ func (r *Repo) reflogIdent(cfg []ConfigEntry, now time.Time) (string, bool) {
 		}
 		return ""
 	}
-	name := pick("GIT_COMMITTER_NAME", "committer.name", "user.name")
-	email := pick("GIT_COMMITTER_EMAIL", "committer.email", "user.email")
+	name = pick("GIT_COMMITTER_NAME", "committer.name", "user.name")
+	email = pick("GIT_COMMITTER_EMAIL", "committer.email", "user.email")
 	if !plainIdentPart(name) || !plainIdentPart(email) {
-		return "", false
+		return "", "", false
 	}
-	return fmt.Sprintf("%s <%s> %d %s", name, email, now.Unix(), now.Format("-0700")), true
+	return name, email, true
 }
 
 // plainIdentPart reports whether git would write s unchanged in an

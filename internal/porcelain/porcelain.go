@@ -109,23 +109,12 @@ func (r *Repo) LoadSigner(keyFile string) (sign.Signer, error) {
 }
 
 // Ident returns who is acting, as git would write it in a commit (git var
-// GIT_COMMITTER_IDENT honours user.name, user.email and GIT_COMMITTER_*),
+// GIT_COMMITTER_IDENT honours GIT_COMMITTER_*, committer.* and user.*),
 // stamped with r.Now.
 func (r *Repo) Ident() (gitrepo.Ident, error) {
-	// Fast path without a process: the environment, then user.name and
-	// user.email, as git itself prefers them.
-	if _, err := r.Git.ConfigList(); err == nil {
-		env := r.Git.Env()
-		name, email := lastEnv(env, "GIT_COMMITTER_NAME"), lastEnv(env, "GIT_COMMITTER_EMAIL")
-		if name == "" {
-			name, _, _ = r.ConfigValue("user.name")
-		}
-		if email == "" {
-			email, _, _ = r.ConfigValue("user.email")
-		}
-		if name != "" && email != "" && lastEnv(env, "GIT_COMMITTER_DATE") == "" {
-			return gitrepo.Ident{Name: name, Email: email, When: r.Now().Truncate(time.Second)}, nil
-		}
+	// Without a process when git would take the parts as they are.
+	if name, email, ok := r.Git.Committer(); ok {
+		return gitrepo.Ident{Name: name, Email: email, When: r.Now().Truncate(time.Second)}, nil
 	}
 	out, err := r.Git.Run(context.Background(), nil, "var", "GIT_COMMITTER_IDENT")
 	if err != nil {
@@ -213,15 +202,6 @@ func signEntry(s sign.Signer) rsl.SignFunc {
 func isRefChanged(err error) bool { return errors.Is(err, gitrepo.ErrRefChanged) }
 
 func trimLines(b []byte) string { return strings.TrimSpace(string(bytes.TrimSpace(b))) }
-
-func lastEnv(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
-			return v
-		}
-	}
-	return ""
-}
 
 // PinnedRootKeys returns the root key fingerprints git config
 // secure.rootKeys pins (space separated), nil when unset. A configuration
