@@ -127,7 +127,7 @@ func parseConfigList(out []byte) ([]ConfigEntry, error) {
 // readConfigFiles reads the configuration without git, or returns
 // errConfigFallback.
 func (r *Repo) readConfigFiles() ([]ConfigEntry, error) {
-	if r.commonDirLinked() {
+	if linkedWorkTree(r.gitDir) {
 		return nil, errConfigFallback
 	}
 	files, err := configFiles(r.env, r.gitDir)
@@ -156,14 +156,6 @@ func (r *Repo) readConfigFiles() ([]ConfigEntry, error) {
 		all = append(all, entries...)
 	}
 	return all, nil
-}
-
-// commonDirLinked reports whether the git directory is a linked work
-// tree's (its configuration lives in the common directory, and may have a
-// per-worktree part).
-func (r *Repo) commonDirLinked() bool {
-	_, err := os.Lstat(filepath.Join(r.gitDir, "commondir"))
-	return err == nil
 }
 
 // needsGitConfig reports whether an entry changes which files git reads

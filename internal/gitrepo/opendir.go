@@ -32,8 +32,8 @@ func OpenGitDir(gitDir, workTree string, env []string) (*Repo, error) {
 	if !looksLikeGitDir(gitDir) {
 		return nil, ErrNeedProbe
 	}
-	if _, err := os.Stat(filepath.Join(gitDir, "commondir")); err == nil {
-		return nil, ErrNeedProbe // a linked work tree
+	if linkedWorkTree(gitDir) {
+		return nil, ErrNeedProbe
 	}
 	cfg, err := readBounded(filepath.Join(gitDir, "config"), maxConfigScan)
 	if errors.Is(err, errTooBig) {
@@ -60,12 +60,19 @@ func OpenGitDir(gitDir, workTree string, env []string) (*Repo, error) {
 	return assemble(gitDir, workTree, gitDir, filterEnv(env), true), nil
 }
 
+// linkedWorkTree reports whether gitDir is a linked work tree's (its refs,
+// objects and configuration live in a common directory it names).
+func linkedWorkTree(gitDir string) bool {
+	_, err := os.Lstat(filepath.Join(gitDir, "commondir"))
+	return err == nil
+}
+
 // filesRefStore reports whether gitDir keeps its refs in its own files ref
 // store (loose files and packed-refs), which readRefsFiles can read: not a
 // linked work tree, no other ref storage configured (an include could
 // configure one).
 func filesRefStore(gitDir string) bool {
-	if _, err := os.Stat(filepath.Join(gitDir, "commondir")); err == nil {
+	if linkedWorkTree(gitDir) {
 		return false
 	}
 	cfg, err := readBounded(filepath.Join(gitDir, "config"), maxConfigScan)
