@@ -8,7 +8,8 @@ import (
 	"time"
 )
 
-// benchRepo makes a repository with history for u; with secure, git-secure
+// benchRepo (benchmarks and tests) makes a repository with history for u;
+// with secure, git-secure
 // is initialised in it (which installs its hooks and routes origin through
 // git-remote-secure) and main is protected.
 func benchRepo(b testing.TB, u *user, name, url string, secure bool) string {

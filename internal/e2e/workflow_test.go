@@ -580,14 +580,7 @@ func TestServerHookExplainsRefusal(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, trFile)
 	repo, url := srv.newRepo("p.git", true)
-	a := newUser(t, "alice")
-	dir := a.sb.InitRepo("alice", 2)
-	a.configure(dir)
-	a.git(dir, "remote", "add", "origin", url)
-	a.secure(dir, "init")
-	if r := a.run(dir, "git", "push", "origin", "main"); r.code != 0 {
-		t.Fatalf("push:\n%s", r)
-	}
+	benchRepo(t, newUser(t, "alice"), "alice", url, true) // protected, pushed
 	cur := srv.admin.rev(repo, "refs/heads/main")
 	older := srv.admin.rev(repo, "refs/heads/main~1")
 	var in bytes.Buffer
@@ -610,11 +603,7 @@ func TestServerRootPin(t *testing.T) {
 	srv := startServer(t, trDaemon)
 	repo, url := srv.newRepo("pin.git", true)
 	a := newUser(t, "alice")
-	dir := a.sb.InitRepo("alice", 2)
-	a.configure(dir)
-	a.git(dir, "remote", "add", "origin", url)
-	a.secure(dir, "init")
-	a.git(dir, "push", "-q", "origin", "main")
+	dir := benchRepo(t, a, "alice", url, true) // protected, pushed
 	fp := strings.Fields(a.must(dir, "ssh-keygen", "-lf", a.key.Public))[1]
 
 	srv.admin.git(srv.admin.sb.Home, "config", "--global", "secure.rootKeys", "SHA256:AAAAnotTheProjectsRootKeyAAAAAAAAAAAAAAAAAAA")
