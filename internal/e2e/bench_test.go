@@ -9,9 +9,8 @@ import (
 )
 
 // benchRepo (benchmarks and tests) makes a repository with history for u;
-// with secure, git-secure
-// is initialised in it (which installs its hooks and routes origin through
-// git-remote-secure) and main is protected.
+// with secure, git-secure is initialised in it (which installs its hooks
+// and routes origin through git-remote-secure) and main is protected.
 func benchRepo(b testing.TB, u *user, name, url string, secure bool) string {
 	b.Helper()
 	dir := u.sb.InitRepo(name, 5)
