@@ -209,7 +209,7 @@ func trimLines(b []byte) string { return strings.TrimSpace(string(bytes.TrimSpac
 func (r *Repo) PinnedRootKeys() ([]string, error) {
 	v, ok, err := r.ConfigValue("secure.rootKeys")
 	if err != nil {
-		return nil, fmt.Errorf("read the root key pin (secure.rootKeys): %w", err)
+		return nil, fmt.Errorf("read the root key pin (secure.rootKeys): %w; fix the git configuration (git config --list names the bad file and line) and run the command again", err)
 	}
 	if !ok {
 		return nil, nil
