@@ -17,7 +17,7 @@ import (
 	"strings"
 )
 
-//go:embed pre-push pre-receive reference-transaction forward
+//go:embed pre-push pre-receive reference-transaction server-reference-transaction forward
 var files embed.FS
 
 // Handled lists the hooks git-secure acts on; every other hook gets the
@@ -45,8 +45,17 @@ func Template(name string, guard bool) string {
 	return read("forward")
 }
 
-// ServerTemplate is the enforcing pre-receive hook of a server.
-func ServerTemplate() string { return read("pre-receive") }
+// ServerHooks are the hooks of an enforcing server: pre-receive judges the
+// state a push would create; reference-transaction makes it land whole.
+var ServerHooks = []string{"pre-receive", "reference-transaction"}
+
+// ServerTemplate is the server's hook name.
+func ServerTemplate(name string) string {
+	if name == "reference-transaction" {
+		return read("server-reference-transaction")
+	}
+	return read(name)
+}
 
 func read(name string) string {
 	data, err := files.ReadFile(name)

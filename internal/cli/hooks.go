@@ -197,11 +197,14 @@ func onPath(name string) bool {
 func (a *app) serverCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "server",
-		Usage: "make a bare repository an enforcing server (pre-receive hook)",
+		Usage: "make a bare repository an enforcing server (pre-receive and reference-transaction hooks)",
 		Description: `install adds a pre-receive hook that verifies every push against the policy and
 the log, and refuses (with a message the pusher sees) any update of a protected
-ref without a valid entry or its threshold. An existing pre-receive hook keeps
-running after it. Works with any server that runs git's hooks: git over ssh,
+ref without a valid entry or its threshold; and a reference-transaction hook
+that makes each push land whole: a push without --atomic, which git applies one
+ref at a time, can never leave a protected branch without its entry or the log
+ahead of its branch. Existing hooks keep running after git-secure's. Run install
+again after upgrading git-secure: it replaces its own hooks. Works with any server that runs git's hooks: git over ssh,
 git daemon, git http-backend, Gitea/GitLab server hooks.`,
 		Subcommands: []*cli.Command{
 			{
@@ -214,7 +217,7 @@ git daemon, git http-backend, Gitea/GitLab server hooks.`,
 					if err := hooks.InstallServer(dir, hooks.Binary()); err != nil {
 						return err
 					}
-					a.out("%s now verifies every push with git-secure\n", dir)
+					a.out("%s now verifies every push with git-secure (hooks: pre-receive, reference-transaction)\n", dir)
 					return nil
 				},
 			},

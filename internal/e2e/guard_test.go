@@ -259,7 +259,7 @@ func TestInterruptedServerCommit(t *testing.T) {
 	c := u.commit(dir, "f.txt", "new\n")
 	// The server's main moved to c without an entry.
 	srv.admin.git(repo, "fetch", "-q", dir, "main")
-	srv.admin.git(repo, "update-ref", "refs/heads/main", c)
+	srv.admin.git(repo, "-c", "core.hooksPath=/dev/null", "update-ref", "refs/heads/main", c) // a crash: no hook ran
 	if r := srv.admin.run(repo, "git", "secure", "verify"); r.code == 0 || !strings.Contains(r.stderr, "changed without an entry") {
 		t.Fatalf("the server should fail verification with main moved without an entry:\n%s", r)
 	}

@@ -263,43 +263,57 @@ func (in *Installer) Uninstall() error {
 	return os.RemoveAll(in.HooksDir)
 }
 
-// Server turns a bare repository into an enforcing server: its pre-receive
-// hook verifies every push. An existing pre-receive hook is kept and run
-// after git-secure's.
+// InstallServer turns a bare repository into an enforcing server: its
+// pre-receive hook verifies every push, its reference-transaction hook makes
+// each push land whole. Hooks that were there before are kept and run after
+// git-secure's.
 func InstallServer(gitDir, binary string) error {
 	dir := filepath.Join(gitDir, "hooks")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	p := filepath.Join(dir, "pre-receive")
-	chained := p + ".git-secure-chained"
-	if data, err := os.ReadFile(p); err == nil && !strings.Contains(string(data), marker) {
-		if _, err := os.Stat(chained); err == nil {
-			return fmt.Errorf("hooks: %s exists already; remove or merge it by hand", chained)
+	for _, name := range hookscripts.ServerHooks {
+		p := filepath.Join(dir, name)
+		chained := p + ".git-secure-chained"
+		if data, err := os.ReadFile(p); err == nil && !strings.Contains(string(data), marker) {
+			if _, err := os.Stat(chained); err == nil {
+				return fmt.Errorf("hooks: %s exists already; remove or merge it by hand", chained)
+			}
+			if err := os.Rename(p, chained); err != nil {
+				return err
+			}
 		}
-		if err := os.Rename(p, chained); err != nil {
+		script := hookscripts.Render(hookscripts.ServerTemplate(name), map[string]string{"BINARY": shellQuote(binary)})
+		if err := os.WriteFile(p+".tmp", []byte(script), 0o755); err != nil {
+			return err
+		}
+		if err := os.Rename(p+".tmp", p); err != nil {
 			return err
 		}
 	}
-	script := hookscripts.Render(hookscripts.ServerTemplate(), map[string]string{"BINARY": shellQuote(binary)})
-	if err := os.WriteFile(p+".tmp", []byte(script), 0o755); err != nil {
-		return err
-	}
-	return os.Rename(p+".tmp", p)
+	return nil
 }
 
-// UninstallServer restores the server's previous pre-receive hook.
+// UninstallServer restores the server's previous hooks.
 func UninstallServer(gitDir string) error {
 	p := filepath.Join(gitDir, "hooks", "pre-receive")
-	data, err := os.ReadFile(p)
-	if err != nil || !strings.Contains(string(data), marker) {
+	if data, err := os.ReadFile(p); err != nil || !strings.Contains(string(data), marker) {
 		return fmt.Errorf("hooks: %s is not git-secure's hook", p)
 	}
-	if err := os.Remove(p); err != nil {
-		return err
-	}
-	if _, err := os.Stat(p + ".git-secure-chained"); err == nil {
-		return os.Rename(p+".git-secure-chained", p)
+	for _, name := range hookscripts.ServerHooks {
+		p := filepath.Join(gitDir, "hooks", name)
+		data, err := os.ReadFile(p)
+		if err != nil || !strings.Contains(string(data), marker) {
+			continue // installed by an older version: pre-receive only
+		}
+		if err := os.Remove(p); err != nil {
+			return err
+		}
+		if _, err := os.Stat(p + ".git-secure-chained"); err == nil {
+			if err := os.Rename(p+".git-secure-chained", p); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

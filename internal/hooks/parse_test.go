@@ -52,3 +52,24 @@ func FuzzParseRefLines(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseTransaction: reference-transaction input is accepted only when
+// it re-encodes to exactly what was read (nothing skipped or repaired).
+func FuzzParseTransaction(f *testing.F) {
+	f.Add([]byte(strings.Repeat("a", 40) + " " + strings.Repeat("b", 40) + " refs/heads/main\n"))
+	f.Add([]byte(strings.Repeat("0", 40) + " " + strings.Repeat("b", 40) + " HEAD\n"))
+	f.Add([]byte("x y z\n"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		lines, err := parseTransaction(in)
+		if err != nil {
+			return
+		}
+		var b strings.Builder
+		for _, l := range lines {
+			b.WriteString(l.Old.String() + " " + l.New.String() + " " + l.Ref + "\n")
+		}
+		if b.String() != string(in) {
+			t.Fatalf("accepted %q but re-encodes to %q", in, b.String())
+		}
+	})
+}

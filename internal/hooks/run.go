@@ -70,7 +70,7 @@ func Run(c *Context) error {
 	if ours != nil && !errors.Is(ours, ErrRejected) {
 		// Fail closed where security needs it: a server that cannot verify
 		// refuses the push.
-		if c.Name == "pre-receive" {
+		if c.server() {
 			c.say("error: cannot verify this push: %v", ours)
 			return fmt.Errorf("%w: %v", ErrRejected, ours)
 		}
@@ -81,6 +81,12 @@ func Run(c *Context) error {
 		return ours
 	}
 	return c.chain(input)
+}
+
+// server reports whether this hook guards a server: pre-receive, or the
+// reference-transaction hook of a bare repository.
+func (c *Context) server() bool {
+	return c.Name == "pre-receive" || (c.Name == "reference-transaction" && c.Repo.Git.WorkTree() == "")
 }
 
 // syncForwarders picks up hooks added to the chained directory since the
@@ -120,8 +126,8 @@ func (c *Context) chainDir() (string, error) {
 // chain runs the hook that was in place before git-secure, if any.
 func (c *Context) chain(input []byte) error {
 	var path string
-	if c.Name == "pre-receive" {
-		path = filepath.Join(c.Repo.Git.GitDir(), "hooks", "pre-receive.git-secure-chained")
+	if c.server() {
+		path = filepath.Join(c.Repo.Git.GitDir(), "hooks", c.Name+".git-secure-chained")
 	} else {
 		dir, err := c.chainDir()
 		if err != nil {
@@ -229,6 +235,7 @@ func (c *Context) preReceive(input []byte) error {
 		proposed[r.Name] = r.Hash
 		protectedNow = protectedNow || r.Name == rsl.Ref || r.Name == policy.Ref
 	}
+	oldLog := proposed[rsl.Ref]
 	pushed := map[string]bool{}
 	for _, l := range lines {
 		if cur := proposed[l.Ref]; cur != l.Old {
@@ -288,8 +295,14 @@ func (c *Context) preReceive(input []byte) error {
 	if !errors.As(err, &failed) {
 		return err
 	}
-	unrecorded := false
+	unrecorded, rejected := false, false
 	for _, p := range failed.Problems {
+		if c.outOfStepBefore(p, pushed, oldLog, proposed[rsl.Ref]) {
+			c.say("warning: %s", p.Error())
+			c.say("hint: this push leaves %s alone, so it is accepted; someone allowed to move %s should record or restore it (%s)", p.Ref, p.Ref, p.Hint)
+			continue
+		}
+		rejected = true
 		c.say("rejected: %s", p.Error())
 		if p.Hint != "" {
 			c.say("hint: %s", p.Hint)
@@ -303,7 +316,32 @@ func (c *Context) preReceive(input []byte) error {
 			c.say("%s", l)
 		}
 	}
+	if !rejected {
+		return nil
+	}
 	return ErrRejected
+}
+
+// outOfStepBefore reports whether problem p is a ref that was already out
+// of step with the log before this push, and that the push changes nothing
+// about: not the ref, not what the log records for it, not the policy. A
+// branch left ahead of its entry by a server killed in the middle of a push
+// must not stop everyone else from pushing other refs; the push does not
+// make that state any worse, and clones keep refusing it until it is
+// repaired.
+func (c *Context) outOfStepBefore(p *verify.Problem, pushed map[string]bool, oldLog, newLog gitrepo.Hash) bool {
+	if p.Entry != 0 || !errors.Is(p, verify.ErrUnrecorded) || p.Ref == "" || p.Ref == rsl.PolicyRef || pushed[p.Ref] || pushed[policy.Ref] || oldLog.IsZero() {
+		return false
+	}
+	if oldLog == newLog {
+		return true
+	}
+	before, err1 := rsl.LatestFor(c.Repo.Git, oldLog, p.Ref)
+	after, err2 := rsl.LatestFor(c.Repo.Git, newLog, p.Ref)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return (before == nil && after == nil) || (before != nil && after != nil && before.ID == after.ID)
 }
 
 // unprotectedOnly reports whether a push to a git-secure repository
@@ -413,10 +451,13 @@ func (c *Context) prePush(input []byte) error {
 // the local log and policy are what later fetches are checked against, so
 // a plain "git update-ref", or a fetch refspec that copies a remote's
 // metadata unverified, must not move them. git-secure's own git processes
-// carry GIT_SECURE_INTERNAL. A bare repository is a server: its pushes are
-// judged by pre-receive.
+// carry GIT_SECURE_INTERNAL. A bare repository is a server: see
+// serverTransaction.
 func (c *Context) referenceTransaction(input []byte) error {
-	if len(c.Args) < 1 || c.Args[0] != "prepared" || c.Getenv(EnvInternal) != "" || c.Repo.Git.WorkTree() == "" {
+	if c.server() {
+		return c.serverTransaction(input)
+	}
+	if len(c.Args) < 1 || c.Args[0] != "prepared" || c.Getenv(EnvInternal) != "" {
 		return nil
 	}
 	// HEAD and other names outside refs/ appear here too: parse only what

@@ -51,8 +51,17 @@ func TestScripts(t *testing.T) {
 			}
 		})
 	}
-	server := hookscripts.Render(hookscripts.ServerTemplate(), map[string]string{"BINARY": shellQuote("/x/git-secure")})
-	if !strings.Contains(server, "hook pre-receive") || placeholder.MatchString(server) {
-		t.Errorf("server hook:\n%s", server)
+	for _, name := range hookscripts.ServerHooks {
+		server := hookscripts.Render(hookscripts.ServerTemplate(name), map[string]string{"BINARY": shellQuote("/x/git-secure")})
+		if !strings.Contains(server, "hook "+name) || !strings.Contains(server, marker) || placeholder.MatchString(server) {
+			t.Errorf("server hook %s:\n%s", name, server)
+		}
+		p := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(p, []byte(server), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command("sh", "-n", p).CombinedOutput(); err != nil {
+			t.Errorf("server %s: sh -n: %v\n%s", name, err, out)
+		}
 	}
 }

@@ -1,0 +1,233 @@
+package hooks
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/rsl"
+)
+
+// maxTransactionEntries bounds how many new log entries one transaction
+// may add; the pre-receive hook has verified them all already, so this only
+// keeps a hostile log from making the check walk without end.
+const maxTransactionEntries = 100_000
+
+// serverTransaction makes a push land whole or not at all, on a server.
+//
+// The pre-receive hook judges the state the whole push would create, but
+// git applies a push without --atomic one ref per transaction, and can still
+// refuse one ref after the hook (a lock lost to a concurrent push, the
+// deletion of the branch HEAD names, a full disk). If the log landed without
+// the branch it records, or a protected branch without its entry, every
+// fetch and push after it would fail for everyone. So, in the prepared
+// state of each transaction (every lock held, nothing committed yet):
+//
+//   - a transaction that moves the log must leave every ref its new entries
+//     record at the recorded value: in this transaction, or already there;
+//   - a transaction that moves a protected ref (or the policy) without the
+//     log must move it to the value the log already records for it.
+//
+// git-remote-secure pushes atomically, so its pushes pass both at once. A
+// non-atomic push of a protected ref and the log is refused whole.
+func (c *Context) serverTransaction(input []byte) error {
+	if len(c.Args) < 1 || c.Args[0] != "prepared" {
+		return nil
+	}
+	lines, err := parseTransaction(input)
+	if err != nil {
+		return err
+	}
+	g := c.Repo.Git
+	var logLine *RefLine
+	after := map[string]gitrepo.Hash{}
+	for i, l := range lines {
+		after[l.Ref] = l.New
+		if l.Ref == rsl.Ref {
+			logLine = &lines[i]
+		}
+	}
+	if logLine == nil {
+		return c.movesWithoutLog(lines)
+	}
+	if logLine.New.IsZero() || logLine.Old.IsZero() {
+		return nil // set-up, or a deletion pre-receive refuses: nothing recorded to land
+	}
+	if ok, err := g.IsAncestor(logLine.Old, logLine.New); err != nil || !ok {
+		c.say("rejected: %s can only grow: %s does not extend %s", rsl.Ref, short(logLine.New), short(logLine.Old))
+		return ErrRejected
+	}
+	// The refs the new entries record (their own, and those of the entries
+	// annotations skip), each to be checked at the log's new value.
+	touched := map[string]bool{}
+	var byID map[gitrepo.Hash]string
+	n := 0
+	err = rsl.WalkBack(g, logLine.New, func(rec *rsl.Record) (bool, error) {
+		if rec.ID == logLine.Old {
+			return false, nil
+		}
+		if n++; n > maxTransactionEntries {
+			return false, fmt.Errorf("hooks: more than %d new log entries in one transaction", maxTransactionEntries)
+		}
+		e := rec.Entry
+		if e.Type == rsl.TypeRef {
+			touched[e.Ref] = true
+			return true, nil
+		}
+		for _, s := range e.Skips {
+			if byID == nil {
+				byID = map[gitrepo.Hash]string{}
+			}
+			byID[s.ID] = ""
+		}
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	for id := range byID {
+		sk, err := g.ReadCommit(id)
+		if err != nil {
+			return fmt.Errorf("hooks: read skipped entry %s: %w", id, err)
+		}
+		e, err := rsl.FromCommit(sk)
+		if err != nil {
+			return fmt.Errorf("hooks: skipped entry %s: %w", id, err)
+		}
+		if e.Type == rsl.TypeRef {
+			touched[e.Ref] = true
+		}
+	}
+	for ref := range touched {
+		rec, err := rsl.LatestFor(g, logLine.New, ref)
+		if err != nil {
+			return err
+		}
+		want := gitrepo.ZeroHash
+		if rec != nil {
+			want = rec.Entry.New
+		}
+		have, moved := after[ref]
+		if !moved {
+			if have, _, err = g.ResolveRef(ref); err != nil {
+				return err
+			}
+		}
+		if have == want {
+			continue
+		}
+		// As verification does: only protected refs must match the log.
+		if ref != rsl.PolicyRef {
+			prot, err := c.protectedAfter(after, ref)
+			if err != nil {
+				return err
+			}
+			if !prot {
+				continue
+			}
+		}
+		c.say("rejected: %s would record %s at %s, but %s would be at %s after this update", rsl.Ref, displayRef(ref), shortOrNone(want), displayRef(ref), shortOrNone(have))
+		c.say("hint: the log and the refs it records must land together: push them in one atomic push (git push --atomic; a remote routed through git-remote-secure does this), and fetch and push again if the server refused part of it")
+		return ErrRejected
+	}
+	return nil
+}
+
+// protectedAfter reports whether ref is protected by the policy the
+// transaction leaves in force.
+func (c *Context) protectedAfter(after map[string]gitrepo.Hash, ref string) (bool, error) {
+	g := c.Repo.Git
+	tip, moved := after[policy.Ref]
+	if !moved {
+		var err error
+		if tip, _, err = g.ResolveRef(policy.Ref); err != nil {
+			return false, err
+		}
+	}
+	if tip.IsZero() {
+		return true, nil // no policy: fail closed
+	}
+	pol, err := policy.Load(g, tip)
+	if err != nil {
+		return false, fmt.Errorf("hooks: load the policy %s: %w", short(tip), err)
+	}
+	return pol.Protected(ref), nil
+}
+
+// movesWithoutLog refuses a transaction that moves a protected ref, or the
+// policy, without the log, unless to the value the log records for it (a
+// repair after a crash).
+func (c *Context) movesWithoutLog(lines []RefLine) error {
+	g := c.Repo.Git
+	var pol *policy.Policy
+	for _, l := range lines {
+		if l.Ref != rsl.PolicyRef && (strings.HasPrefix(l.Ref, "refs/secure/") || rsl.ValidateRecordedRef(l.Ref) != nil) {
+			continue // the log, approvals (pre-receive checks they grow), HEAD, remote-tracking refs
+		}
+		if pol == nil {
+			tip, ok, err := g.ResolveRef(policy.Ref)
+			if err != nil || !ok {
+				return err // not (yet) a git-secure repository
+			}
+			if pol, err = policy.Load(g, tip); err != nil {
+				return fmt.Errorf("hooks: load the policy in force: %w", err)
+			}
+		}
+		if l.Ref != rsl.PolicyRef && !pol.Protected(l.Ref) {
+			continue
+		}
+		tip, ok, err := g.ResolveRef(rsl.Ref)
+		if err != nil || !ok {
+			return err
+		}
+		rec, err := rsl.LatestFor(g, tip, l.Ref)
+		if err != nil {
+			return err
+		}
+		if rec != nil && rec.Entry.New == l.New {
+			continue // back to what the log records
+		}
+		c.say("rejected: %s is protected and would move to %s without its entry in %s", displayRef(l.Ref), shortOrNone(l.New), rsl.Ref)
+		c.say("hint: push the branch and the log in one atomic push (git push --atomic; a remote routed through git-remote-secure does this)")
+		return ErrRejected
+	}
+	return nil
+}
+
+// parseTransaction reads reference-transaction input: "<old> <new> <ref>"
+// lines, where ref may also be HEAD or another name outside refs/ (those
+// are kept; callers skip what they do not judge). Any line that cannot be
+// read fails: a transaction the hook cannot read is refused.
+func parseTransaction(input []byte) ([]RefLine, error) {
+	if len(input) == 0 {
+		return nil, nil
+	}
+	if input[len(input)-1] != '\n' {
+		return nil, fmt.Errorf("hooks: transaction input does not end with a newline")
+	}
+	var out []RefLine
+	for _, line := range strings.Split(string(input[:len(input)-1]), "\n") {
+		f := strings.Split(line, " ")
+		if len(f) != 3 || len(line) > 4096 || strings.ContainsAny(line, "\r\x00") {
+			return nil, fmt.Errorf("hooks: bad transaction line %q", truncate(line))
+		}
+		old, err1 := gitrepo.ParseHash(f[0])
+		nw, err2 := gitrepo.ParseHash(f[1])
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("hooks: bad object name in %q", truncate(line))
+		}
+		out = append(out, RefLine{Old: old, New: nw, Ref: f[2]})
+	}
+	return out, nil
+}
+
+func shortOrNone(h gitrepo.Hash) string {
+	if h.IsZero() {
+		return "(deleted)"
+	}
+	return short(h)
+}
+
+// displayRef quotes a ref name for the terminal: names come from pushes.
+func displayRef(ref string) string { return strings.Trim(fmt.Sprintf("%q", ref), `"`) }
