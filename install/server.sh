@@ -1,7 +1,8 @@
 #!/bin/sh
 # Turns bare repositories into enforcing git-secure servers: a pre-receive
 # hook verifies every push and refuses updates of protected refs without a
-# valid, signed log entry and its threshold.
+# valid, signed log entry and its threshold; a reference-transaction hook
+# makes each push land whole.
 #   sh install/server.sh /srv/git/project.git [...]
 # git-secure must be installed where the server's git runs (make install).
 set -eu
