@@ -9,6 +9,10 @@
 #   TestStressPushRace  8 pushers x 50 pushes to one protected main, per
 #                       transport: pushes attempted, accepted, retried,
 #                       entries, losses (must be 0), wall time, pushes/s
+#   TestStressNonAtomicRace
+#                       every person pushes a protected branch with its entry
+#                       at the same moment, half without --atomic: the server
+#                       verifies after every round, nothing lands in part
 #   TestCrashKill       git-secure operations SIGKILLed at random moments:
 #                       outcomes per category
 #   TestStaleLock*, TestStaleConfigLock
@@ -37,6 +41,9 @@ for tr in ${STRESS_TRANSPORTS:-file daemon}; do
   GIT_SECURE_STRESS_TRANSPORTS=$tr timeout --kill-after=30s "$(hard_bound "$race_timeout")" \
     go test -count=1 -run '^TestStressPushRace$' -timeout "$race_timeout" -v ./internal/stress/ || status=1
 done
+echo "== non-atomic race: $GIT_SECURE_STRESS_PUSHERS pushers (bound $race_timeout)"
+timeout --kill-after=30s "$(hard_bound "$race_timeout")" \
+  go test -count=1 -run '^TestStressNonAtomicRace$' -timeout "$race_timeout" -v ./internal/stress/ || status=1
 echo "== crash kills: $GIT_SECURE_CRASH_ITERATIONS iterations (bound $crash_timeout)"
 timeout --kill-after=30s "$(hard_bound "$crash_timeout")" \
   go test -count=1 -run '^(TestCrashKill|TestStaleLockIsNamed|TestStaleConfigLock)$' -timeout "$crash_timeout" -v ./internal/stress/ || status=1
