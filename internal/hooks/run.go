@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -281,7 +282,11 @@ func (c *Context) preReceive(input []byte) error {
 	if err != nil {
 		return err
 	}
-	opts := verify.Options{Now: c.Repo.Now(), RefValues: proposed, RootKeys: pin}
+	budget, err := c.pushBudget(oldLog, proposed[rsl.Ref])
+	if err != nil {
+		return err
+	}
+	opts := verify.Options{Now: c.Repo.Now(), RefValues: proposed, RootKeys: pin, Budget: budget}
 	c.Trace.Mark("read config")
 	if c.Trace != nil {
 		opts.Trace = func(phase string, _ time.Duration) { c.Trace.Mark("verify: " + phase) }
@@ -320,6 +325,78 @@ func (c *Context) preReceive(input []byte) error {
 		return nil
 	}
 	return ErrRejected
+}
+
+// Default bounds on what one push may make the server verify; an
+// administrator can raise them (git config secure.maxPushEntries,
+// secure.maxPushPaths, secure.maxPushSeconds).
+const (
+	defaultMaxPushEntries = 10_000
+	defaultMaxPushPaths   = 2_000_000
+	defaultMaxPushSeconds = 120
+)
+
+// pushBudget bounds the work of verifying the entries a push adds to the
+// log (from oldLog to newLog): their number, the changed paths their tree
+// diffs compute, and the time. Without it, one push of a few megabytes (a
+// branch flipped 60 times between two trees, one with a million-entry
+// directory) kept the hook busy for minutes. Entries already in the log
+// are never charged, so the server keeps verifying its own history.
+func (c *Context) pushBudget(oldLog, newLog gitrepo.Hash) (*verify.Budget, error) {
+	maxEntries, err := c.configInt("secure.maxPushEntries", defaultMaxPushEntries)
+	if err != nil {
+		return nil, err
+	}
+	maxPaths, err := c.configInt("secure.maxPushPaths", defaultMaxPushPaths)
+	if err != nil {
+		return nil, err
+	}
+	seconds, err := c.configInt("secure.maxPushSeconds", defaultMaxPushSeconds)
+	if err != nil {
+		return nil, err
+	}
+	b := &verify.Budget{MaxPaths: maxPaths, Deadline: time.Now().Add(time.Duration(seconds) * time.Second)}
+	if !oldLog.IsZero() {
+		oc, err := c.Repo.Git.ReadCommit(oldLog)
+		if err != nil {
+			return nil, fmt.Errorf("hooks: read the log's tip: %w", err)
+		}
+		oe, err := rsl.FromCommit(oc)
+		if err != nil {
+			return nil, fmt.Errorf("hooks: the log's tip: %w", err)
+		}
+		b.After = oe.Number
+	}
+	if newLog.IsZero() || newLog == oldLog {
+		return b, nil
+	}
+	nc, err := c.Repo.Git.ReadCommit(newLog)
+	if err != nil {
+		return nil, fmt.Errorf("hooks: read the pushed log: %w", err)
+	}
+	ne, err := rsl.FromCommit(nc)
+	if err != nil {
+		return b, nil // verification names what is wrong with it
+	}
+	if ne.Number > b.After && ne.Number-b.After > uint64(maxEntries) {
+		c.say("rejected: this push adds %d log entries; the server verifies at most %d per push", ne.Number-b.After, maxEntries)
+		c.say("hint: push in smaller steps, or ask the administrator to raise git config secure.maxPushEntries")
+		return nil, ErrRejected
+	}
+	return b, nil
+}
+
+// configInt reads a positive integer setting of the server, def when unset.
+func (c *Context) configInt(key string, def int) (int, error) {
+	v, ok, err := c.Repo.ConfigValue(key)
+	if err != nil || !ok {
+		return def, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("hooks: git config %s = %q: want a positive whole number", key, v)
+	}
+	return n, nil
 }
 
 // outOfStepBefore reports whether problem p is a ref that was already out

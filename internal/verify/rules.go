@@ -220,7 +220,7 @@ func (v *verifier) authorize(i int, rec *rsl.Record, ref string, old, new gitrep
 	// A new ref's own value is not a base for its changed files.
 	targets := func(r *policy.Rule) []gitrepo.Hash { return v.recordedTargetsExcept(r, ref) }
 	in := Inputs{RecordedTargets: targets, Tests: v.testers(pol, rec.Entry.Number)}
-	d, err := Decide(v.repo, pol, t, in)
+	d, err := Decide(v.src, pol, t, in)
 	if err != nil {
 		return v.objectProblem(rec, ref, err)
 	}
@@ -263,7 +263,7 @@ func (v *verifier) authorize(i int, rec *rsl.Record, ref string, old, new gitrep
 				if len(in.Approvers) > 0 {
 					v.used[key] = rec.Entry.Number
 				}
-				if d, err = Decide(v.repo, pol, t, in); err != nil {
+				if d, err = Decide(v.src, pol, t, in); err != nil {
 					return v.objectProblem(rec, ref, err)
 				}
 			}

@@ -60,6 +60,9 @@ type Options struct {
 	// must have exactly these root keys (SSH SHA256 fingerprints), instead
 	// of being trusted on first use.
 	RootKeys []string
+	// Budget, when set, bounds the work of verifying new entries (a
+	// server's bound on one push).
+	Budget *Budget
 	// PolicyOverride, when set, is used as the policy in force at every
 	// entry ("what would this policy have refused?"); policy changes in
 	// the log are then not checked.
@@ -90,6 +93,9 @@ type Result struct {
 	// Checked is how many entries this run checked (fewer than Entries
 	// when it started from a checkpoint).
 	Checked int `json:"checked"`
+	// Diffs is how many tree diffs this run computed (each pair of trees
+	// once).
+	Diffs int `json:"diffs"`
 	// Checkpoint is the state after this verification, when it checked
 	// every ref and everything verified; save it for the next run.
 	Checkpoint *Checkpoint `json:"-"`
@@ -133,7 +139,7 @@ func Verify(repo *gitrepo.Repo, opts Options) (*Result, error) {
 }
 
 func verifyFrom(repo *gitrepo.Repo, tip gitrepo.Hash, opts Options, cp *Checkpoint) (*Result, error) {
-	v := &verifier{repo: repo, opts: opts, res: &Result{Tip: tip}}
+	v := &verifier{repo: repo, opts: opts, res: &Result{Tip: tip}, src: newDiffCache(repo, opts.Budget)}
 	var err error
 	if cp != nil {
 		t0 := time.Now()
@@ -174,6 +180,7 @@ type recorded struct {
 
 type verifier struct {
 	repo    *gitrepo.Repo
+	src     *diffCache // repo, with each tree diff computed once and charged to the budget
 	opts    Options
 	records []*rsl.Record // entries to check: numbers base+1, base+2, ...
 	base    uint64        // entries up to base were verified before (checkpoint)
@@ -234,8 +241,16 @@ func (v *verifier) run() (*Result, error) {
 	v.trace("signatures", start)
 	start = time.Now()
 	if err := v.replay(); err != nil {
-		return nil, err
+		var over *budgetError
+		if !errors.As(err, &over) {
+			return nil, err
+		}
+		// Nothing after the entry that spent the budget was judged: fail
+		// closed with what was found so far and why it stopped.
+		v.fail(over.rec, over.rec.Entry.Ref, "", ErrBudget, "split the push into smaller ones, or ask the administrator to raise the bound (git config secure.maxPushPaths / secure.maxPushSeconds on the server)", "%v", over.err)
+		return v.res, &Failed{Problems: v.problems}
 	}
+	v.res.Diffs = v.src.computed
 	v.trace("replay", start)
 	start = time.Now()
 	defer v.trace("current refs", start)
@@ -495,10 +510,16 @@ func (v *verifier) replay() error {
 			v.opts.Progress(total/2+i/2, total)
 		}
 		e := rec.Entry
+		if err := v.src.enter(e.Number); err != nil {
+			return &budgetError{rec: rec, err: err}
+		}
 		switch e.Type {
 		case rsl.TypeAnnotation:
 			if err := v.annotation(i, rec); err != nil {
 				return err
+			}
+			if err := v.src.check(); err != nil {
+				return &budgetError{rec: rec, err: err}
 			}
 			continue
 		case rsl.TypeRef:
@@ -517,6 +538,9 @@ func (v *verifier) replay() error {
 		}
 		if err := v.authorize(i, rec, e.Ref, e.Old, e.New, true); err != nil {
 			return err
+		}
+		if err := v.src.check(); err != nil {
+			return &budgetError{rec: rec, err: err}
 		}
 	}
 	if v.opts.Progress != nil {

@@ -1,0 +1,112 @@
+package verify
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/rsl"
+)
+
+// ErrBudget: verifying the new entries would cost more than the budget the
+// verifier was given (a server's bound on one push).
+var ErrBudget = errors.New("verification budget exceeded")
+
+// Budget bounds the work of verifying the entries numbered above After: a
+// push's new entries, on a server or in a clone that fetches them. Entries
+// up to After were accepted before and are never charged, so that a server
+// that lost its checkpoint still verifies its own history.
+type Budget struct {
+	After uint64
+	// MaxPaths bounds the changed paths computed (not served from the
+	// cache) for the charged entries; 0: no bound.
+	MaxPaths int
+	// Deadline is when the charged entries must be verified by; zero: no
+	// bound.
+	Deadline time.Time
+}
+
+// maxCachedPaths bounds the paths the diff cache holds in all (about 100
+// bytes each).
+const maxCachedPaths = 2_000_000
+
+// diffCache serves ChangedPaths once per pair of trees within one
+// verification, and charges what it computes to the budget. A push that
+// flips a branch between two trees with a huge directory costs one diff,
+// not one per entry: the path set of a diff does not depend on its
+// direction, so (a, b) and (b, a) share one result.
+type diffCache struct {
+	Source
+	budget *Budget
+	diffs  map[[2]gitrepo.Hash][]string
+	held   int
+	// charged: the entry being verified is charged to the budget.
+	charged bool
+	paths   int
+	// computed counts the diffs actually computed (tests, trace).
+	computed int
+}
+
+func newDiffCache(src Source, b *Budget) *diffCache {
+	return &diffCache{Source: src, budget: b, diffs: map[[2]gitrepo.Hash][]string{}}
+}
+
+// enter is called before entry n is verified; it fails once the budget is
+// spent.
+func (d *diffCache) enter(n uint64) error {
+	d.charged = d.budget != nil && n > d.budget.After
+	return d.check()
+}
+
+func (d *diffCache) check() error {
+	if !d.charged {
+		return nil
+	}
+	if b := d.budget; b.MaxPaths > 0 && d.paths > b.MaxPaths {
+		return fmt.Errorf("%w: the new entries change more than %d paths in all", ErrBudget, b.MaxPaths)
+	}
+	if b := d.budget; !b.Deadline.IsZero() && time.Now().After(b.Deadline) {
+		return fmt.Errorf("%w: the new entries take longer to verify than the time allowed", ErrBudget)
+	}
+	return nil
+}
+
+func (d *diffCache) ChangedPaths(a, b gitrepo.Hash) ([]string, error) {
+	key := [2]gitrepo.Hash{a, b}
+	if bytes.Compare(b[:], a[:]) < 0 {
+		key = [2]gitrepo.Hash{b, a}
+	}
+	if p, ok := d.diffs[key]; ok {
+		return p, nil
+	}
+	if err := d.check(); err != nil {
+		return nil, err
+	}
+	p, err := d.Source.ChangedPaths(a, b)
+	if err != nil {
+		return nil, err
+	}
+	d.computed++
+	if d.charged {
+		d.paths += len(p)
+		if err := d.check(); err != nil {
+			return nil, err
+		}
+	}
+	if d.held+len(p) <= maxCachedPaths {
+		d.diffs[key] = p
+		d.held += len(p)
+	}
+	return p, nil
+}
+
+// budgetError stops the replay at the entry that spent the budget.
+type budgetError struct {
+	rec *rsl.Record
+	err error
+}
+
+func (e *budgetError) Error() string { return e.err.Error() }
+func (e *budgetError) Unwrap() error { return e.err }

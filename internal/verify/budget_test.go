@@ -1,0 +1,104 @@
+package verify_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/verify"
+)
+
+// flipFixture makes main flip between its tree and the same tree plus a
+// directory of width files (one blob), recorded by alice flips times, under
+// a path rule (so every entry's changed files are computed). It returns the
+// fixture and the number of the last entry before the flips.
+func flipFixture(t *testing.T, width, flips int) (*ScenarioFixture, uint64) {
+	f := NewScenarioTemplate(t).Clone(t)
+	f.AddRule(policy.Rule{Name: "crypto", Paths: []string{"src/crypto/**"}, Allow: []string{"alice"}, Threshold: 1})
+	f.Apply("alice")
+	blob := strings.TrimSpace(f.S.Git(f.Dir, "hash-object", "-w", "--stdin"))
+	var big strings.Builder
+	for i := 0; i < width; i++ {
+		fmt.Fprintf(&big, "100644 blob %s\tf%07d\n", blob, i)
+	}
+	bigTree := strings.TrimSpace(runStdin(t, f, big.String(), "mktree"))
+	root := f.S.Git(f.Dir, "ls-tree", "HEAD") + "\n040000 tree " + bigTree + "\tbig\n"
+	withBig := strings.TrimSpace(runStdin(t, f, root, "mktree"))
+	main := f.Ref("refs/heads/main")
+	a := scenarioHash(t, f.S.Git(f.Dir, "commit-tree", withBig, "-p", main.String(), "-m", "with big"))
+	b := scenarioHash(t, f.S.Git(f.Dir, "commit-tree", main.String()+"^{tree}", "-p", a.String(), "-m", "without big"))
+	_, before := f.Tip()
+	for i := 0; i < flips; i++ {
+		to := a
+		if i%2 == 1 {
+			to = b
+		}
+		f.S.Git(f.Dir, "update-ref", "refs/heads/main", to.String())
+		f.Record("alice", "refs/heads/main")
+	}
+	return f, before.Number
+}
+
+func runStdin(t *testing.T, f *ScenarioFixture, stdin string, args ...string) string {
+	t.Helper()
+	out, err := f.S.RunErr(f.Dir, []byte(stdin), "git", args...)
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return out
+}
+
+// TestDiffsComputedOncePerPair: a branch flipped between two trees costs
+// one diff per pair of trees, however many entries flip it (each entry
+// used to diff again: 61 flips with a million-entry directory kept a
+// server busy for minutes).
+func TestDiffsComputedOncePerPair(t *testing.T) {
+	const flips = 12
+	f, _ := flipFixture(t, 2000, flips)
+	res, err := f.Verify(verify.Options{})
+	var failed *verify.Failed
+	if err != nil && !errors.As(err, &failed) {
+		t.Fatal(err)
+	}
+	if failed != nil {
+		for _, p := range failed.Problems {
+			if !errors.Is(p, verify.ErrThreshold) {
+				t.Fatalf("unexpected problem: %v", p)
+			}
+		}
+	}
+	// The pairs: main before -> with big, then with big <-> without big
+	// (one pair both ways), plus the template's own entries' diffs.
+	if res.Diffs > 4 {
+		t.Errorf("%d flips computed %d tree diffs; want each pair of trees diffed once (at most 4)", flips, res.Diffs)
+	}
+}
+
+// TestBudget: the new entries' diffs are charged to the budget, and a
+// verification that spends it fails closed naming the entry; entries
+// before the budget's start are never charged.
+func TestBudget(t *testing.T) {
+	f, before := flipFixture(t, 3000, 4)
+	_, err := f.Verify(verify.Options{Budget: &verify.Budget{After: before, MaxPaths: 2500}})
+	p, _ := ScenarioWantProblem(t, err, verify.ErrBudget, "more than 2500 paths")
+	if p.Entry != before+1 || p.Ref != "refs/heads/main" || !strings.Contains(p.Hint, "secure.maxPushPaths") {
+		t.Errorf("problem %+v: want entry #%d, refs/heads/main and a hint naming secure.maxPushPaths", p, before+1)
+	}
+	// The same log, already accepted (the budget starts after it).
+	_, last := f.Tip()
+	_, err = f.Verify(verify.Options{Budget: &verify.Budget{After: last.Number, MaxPaths: 2500}})
+	var failed *verify.Failed
+	if errors.As(err, &failed) {
+		for _, p := range failed.Problems {
+			if errors.Is(p, verify.ErrBudget) {
+				t.Errorf("an entry before the budget's start was charged: %v", p)
+			}
+		}
+	}
+	// Enough budget: the cache serves the flips back and forth.
+	if _, err := f.Verify(verify.Options{Budget: &verify.Budget{After: before, MaxPaths: 6500}}); errors.Is(err, verify.ErrBudget) {
+		t.Errorf("4 flips of one pair of trees spent more than two diffs' worth: %v", err)
+	}
+}
