@@ -44,3 +44,42 @@ func TestCLIPinnedRoot(t *testing.T) {
 		t.Fatalf("verify --json must say the pin anchors the root in force:\n%s", r)
 	}
 }
+
+// TestCloneDir: git secure clone names the directory as git clone would.
+func TestCloneDir(t *testing.T) {
+	for url, want := range map[string]string{
+		"https://example.org/group/project.git":  "project",
+		"https://example.org/group/project.git/": "project",
+		"ssh://server/srv/git/project/.git":      "project",
+		"server:project.git":                     "project",
+		"/srv/git/project":                       "project",
+		"file:///srv/git/p.git":                  "p",
+		"https://example.org/":                   "example.org",
+		"/":                                      "",
+		".git":                                   "",
+	} {
+		if got := cloneDir(url); got != want {
+			t.Errorf("cloneDir(%q) = %q, want %q", url, got, want)
+		}
+	}
+}
+
+// TestCLICloneUsage: a pin that cannot be met, or missing arguments, are
+// usage errors before anything is cloned.
+func TestCLICloneUsage(t *testing.T) {
+	h := NewCLIHarness(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"clone"}, "clone takes URL"},
+		{[]string{"clone", h.Dir, "x", "--root-key", "notafingerprint"}, "is not an SSH fingerprint"},
+		{[]string{"clone", h.Dir, "x", "--root-key", h.FP("alice"), "--root-threshold", "2"}, "threshold 2 with 1 pinned root key(s)"},
+		{[]string{"clone", h.Dir, "x", "--root-threshold", "1"}, "without pinned root keys"},
+	} {
+		r := h.Want(2, tc.args...)
+		if !strings.Contains(r.Stderr, tc.want) {
+			t.Errorf("want %q:\n%s", tc.want, r)
+		}
+	}
+}
