@@ -96,6 +96,10 @@ func TestRootPinClone(t *testing.T) {
 		if len(lines) != 1 || !strings.Contains(lines[0], "git config secure.rootKeys '"+k1+"'") {
 			t.Fatalf("want exactly one trust-on-first-use line with the command that pins %s:\n%s", k1, r)
 		}
+		// Only the first fetch says it: later ones extend a log this clone holds.
+		if f := carol.run(dest, "git", "fetch"); f.code != 0 || strings.Contains(f.stderr, "first use") {
+			t.Fatalf("a later unpinned fetch must not repeat the trust-on-first-use line:\n%s", f)
+		}
 		// Pinning as the line says makes the next fetch a pinned one.
 		carol.git(dest, "config", "secure.rootKeys", k1)
 		if f := carol.run(dest, "git", "fetch"); f.code != 0 || strings.Contains(f.stderr, "first use") {
