@@ -18,13 +18,13 @@ import (
 
 // rootKeyFlag and rootThresholdFlag pin the root of trust on the command
 // line (a new flag value each call: one command's parse never leaks into
-// another's).
-func rootKeyFlag() cli.Flag {
-	return &cli.StringSliceFlag{Name: "root-key", Usage: "pin the root of trust to the root key with this `SHA256:...` fingerprint (repeatable): some root version of the log must be signed by the pinned keys themselves, every later one by its rotation's keys (default: git config secure.rootKeys, else trust on first use)"}
+// another's). def says where the pin comes from without the flag.
+func rootKeyFlag(def string) cli.Flag {
+	return &cli.StringSliceFlag{Name: "root-key", Usage: "pin the root of trust to the root key with this `SHA256:...` fingerprint (repeatable; ssh-keygen -lf KEY.pub prints it): some root version of the log must be signed by the pinned keys themselves, every later one by its rotation's keys (default: " + def + ")"}
 }
 
-func rootThresholdFlag() cli.Flag {
-	return &cli.IntFlag{Name: "root-threshold", Usage: "how many of the pinned root keys must have signed that root version (default: git config secure.rootThreshold, else all of them)"}
+func rootThresholdFlag(def string) cli.Flag {
+	return &cli.IntFlag{Name: "root-threshold", Usage: "how many (`N`) of the pinned root keys must have signed that root version", DefaultText: def}
 }
 
 // rootPin returns the pin of a command: --root-key and --root-threshold,
@@ -78,7 +78,8 @@ that never signed it.
 
 Pin the keys the project publishes (its README, website, release
 announcement), never keys read from the log you are checking: a substituted
-log lists its own. A pin of keys the project has since rotated away from
+log lists its own. (A project finds its current root keys on the root line
+of git secure policy list.) A pin of keys the project has since rotated away from
 still verifies (the rotation was signed by them) but is reported as stale,
 with the command that pins the current keys.
 
@@ -91,7 +92,7 @@ Examples:
 
 Exit 0 cloned and verified, 1 refused (nothing left checked out), 2 usage or
 environment error (bad URL, no network, git-remote-secure not on PATH).`,
-		Flags: []cli.Flag{rootKeyFlag(), rootThresholdFlag()},
+		Flags: []cli.Flag{rootKeyFlag("none: the first policy is trusted on first use"), rootThresholdFlag("all of them")},
 		Action: func(c *cli.Context) error {
 			if c.NArg() < 1 || c.NArg() > 2 {
 				return usageErr("clone takes URL and an optional DIR")

@@ -71,7 +71,7 @@ Exit 0 when everything verifies, 1 when a check fails, 2 on usage errors.`,
 			&cli.StringFlag{Name: "at", Usage: "with one REF: was `COMMIT` ever a verified state of REF? (exit 0 yes, 1 no)"},
 			&cli.BoolFlag{Name: "attest", Usage: "with one REF: after success, write a signed SLSA verification summary (in-toto, DSSE) of REF"},
 			&cli.StringFlag{Name: "out", Usage: "write the --attest summary to `FILE` (default stdout)"},
-			rootKeyFlag(), rootThresholdFlag(),
+			rootKeyFlag("git config secure.rootKeys, else trust on first use"), rootThresholdFlag("git config secure.rootThreshold, else all of them"),
 			keyFlag},
 		Action: func(c *cli.Context) error {
 			r, err := a.open()
