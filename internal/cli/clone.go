@@ -30,12 +30,15 @@ func rootThresholdFlag(def string) cli.Flag {
 // rootPin returns the pin of a command: --root-key and --root-threshold,
 // else git config secure.rootKeys and secure.rootThreshold.
 func rootPin(c *cli.Context, r *porcelain.Repo) ([]string, int, error) {
-	keys, threshold, err := r.PinnedRoot()
-	if err != nil {
-		return nil, 0, err
-	}
+	var keys []string
+	var threshold int
 	if c.IsSet("root-key") {
-		keys, threshold = pinFlags(c.StringSlice("root-key")), 0
+		keys = pinFlags(c.StringSlice("root-key")) // the configured pin is replaced, not read
+	} else {
+		var err error
+		if keys, threshold, err = r.PinnedRoot(); err != nil {
+			return nil, 0, err
+		}
 	}
 	if c.IsSet("root-threshold") {
 		threshold = c.Int("root-threshold")
