@@ -233,6 +233,7 @@ Exit codes: 0 verified/done, 1 a check failed or a change was refused,
 		UseShortOptionHandling: true,
 		Commands: []*cli.Command{
 			a.initCommand(),
+			a.cloneCommand(),
 			a.verifyCommand(),
 			a.rslCommand(),
 			a.policyCommand(),

@@ -71,7 +71,7 @@ Exit 0 when everything verifies, 1 when a check fails, 2 on usage errors.`,
 			&cli.StringFlag{Name: "at", Usage: "with one REF: was `COMMIT` ever a verified state of REF? (exit 0 yes, 1 no)"},
 			&cli.BoolFlag{Name: "attest", Usage: "with one REF: after success, write a signed SLSA verification summary (in-toto, DSSE) of REF"},
 			&cli.StringFlag{Name: "out", Usage: "write the --attest summary to `FILE` (default stdout)"},
-			&cli.StringSliceFlag{Name: "root-key", Usage: "pin the root of trust: the log's first policy must have exactly these root keys (`SHA256:...` fingerprints, repeatable; default: git config secure.rootKeys, else trust on first use)"},
+			rootKeyFlag("git config secure.rootKeys, else trust on first use"), rootThresholdFlag("git config secure.rootThreshold, else all of them"),
 			keyFlag},
 		Action: func(c *cli.Context) error {
 			r, err := a.open()
@@ -90,11 +90,9 @@ Exit 0 when everything verifies, 1 when a check fails, 2 on usage errors.`,
 				return usageErr("--at and --attest need exactly one REF")
 			}
 			bare := r.Git.WorkTree() == ""
-			opts := verify.Options{Refs: refs, Now: a.env.Now(), LocalAhead: !bare, IgnoreMissingRefs: !bare, RootKeys: c.StringSlice("root-key")}
-			if len(opts.RootKeys) == 0 {
-				if opts.RootKeys, err = r.PinnedRootKeys(); err != nil {
-					return err
-				}
+			opts := verify.Options{Refs: refs, Now: a.env.Now(), LocalAhead: !bare, IgnoreMissingRefs: !bare}
+			if opts.RootKeys, opts.RootThreshold, err = rootPin(c, r); err != nil {
+				return err
 			}
 			prog := a.newProgress(!c.Bool("json"))
 			opts.Progress = prog.update

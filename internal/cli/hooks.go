@@ -98,12 +98,17 @@ func (a *app) installer(global bool) (*hooks.Installer, error) {
 	if err != nil {
 		return nil, err
 	}
-	in.Git = r.Git
-	in.HooksDir = filepath.Join(r.Git.GitDir(), "secure", "hooks")
-	in.ConfigGet = r.Git.Config
-	in.ConfigSet = r.Git.SetConfig
-	in.ConfigUnset = r.Git.UnsetConfig
-	out, err := r.Git.Run(context.Background(), nil, "remote")
+	return a.repoInstaller(r.Git)
+}
+
+// repoInstaller configures the hooks of repository g and its remotes.
+func (a *app) repoInstaller(g *gitrepo.Repo) (*hooks.Installer, error) {
+	in := &hooks.Installer{Binary: hooks.Binary(), Git: g}
+	in.HooksDir = filepath.Join(g.GitDir(), "secure", "hooks")
+	in.ConfigGet = g.Config
+	in.ConfigSet = g.SetConfig
+	in.ConfigUnset = g.UnsetConfig
+	out, err := g.Run(context.Background(), nil, "remote")
 	if err != nil {
 		return nil, err
 	}

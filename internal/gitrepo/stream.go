@@ -38,3 +38,25 @@ func (r *Repo) RunTee(ctx context.Context, tee io.Writer, args ...string) ([]byt
 func RunGlobal(ctx context.Context, env []string, args ...string) ([]byte, error) {
 	return runGit(ctx, filterEnv(env), "", nil, args...)
 }
+
+// RunGlobalTee runs git in dir outside any opened repository (git clone),
+// with env as its environment, and copies its stderr to tee as it comes so
+// that the user sees git's and the remote helper's messages.
+func RunGlobalTee(ctx context.Context, env []string, dir string, tee io.Writer, args ...string) error {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	cmd.Env = filterEnv(env)
+	stderr := &limitedBuffer{max: maxStderr}
+	cmd.Stderr = io.MultiWriter(stderr, tee)
+	if err := cmd.Run(); err != nil {
+		ge := &GitError{Args: append([]string(nil), args...), ExitCode: -1, Stderr: stderr.String()}
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			ge.ExitCode = ee.ExitCode()
+		} else {
+			ge.Stderr = err.Error()
+		}
+		return ge
+	}
+	return nil
+}

@@ -278,7 +278,7 @@ func (c *Context) preReceive(input []byte) error {
 		}
 	}
 	c.Trace.Mark("log only grows")
-	pin, err := c.Repo.PinnedRootKeys()
+	pin, pinThreshold, err := c.Repo.PinnedRoot()
 	if err != nil {
 		return err
 	}
@@ -286,7 +286,7 @@ func (c *Context) preReceive(input []byte) error {
 	if err != nil {
 		return err
 	}
-	opts := verify.Options{Now: c.Repo.Now(), RefValues: proposed, RootKeys: pin, Budget: budget}
+	opts := verify.Options{Now: c.Repo.Now(), RefValues: proposed, RootKeys: pin, RootThreshold: pinThreshold, Budget: budget}
 	c.Trace.Mark("read config")
 	if c.Trace != nil {
 		opts.Trace = func(phase string, _ time.Duration) { c.Trace.Mark("verify: " + phase) }
@@ -459,12 +459,12 @@ func (c *Context) unprotectedOnly(lines []RefLine) (bool, error) {
 	// tip and policy exactly as the checkpoint has them, under the same
 	// root key pin. Metadata that changed any other way (an admin's
 	// restore, a half-finished push) goes to the full check.
-	pin, err := c.Repo.PinnedRootKeys()
+	pin, pinThreshold, err := c.Repo.PinnedRoot()
 	if err != nil {
 		return false, nil // the full check reports it
 	}
 	cp, err := verify.LoadCheckpoint(verify.CheckpointPath(g.GitDir()))
-	if err != nil || cp == nil || cp.EntryID != cur[rsl.Ref] || cp.PolicyCommit != cur[policy.Ref] || cp.RootPin != verify.RootPin(pin) {
+	if err != nil || cp == nil || cp.EntryID != cur[rsl.Ref] || cp.PolicyCommit != cur[policy.Ref] || cp.RootPin != verify.RootPin(pin, pinThreshold) {
 		return false, nil
 	}
 	pol, err := policy.Load(g, cp.PolicyCommit)

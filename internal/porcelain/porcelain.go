@@ -203,16 +203,27 @@ func isRefChanged(err error) bool { return errors.Is(err, gitrepo.ErrRefChanged)
 
 func trimLines(b []byte) string { return strings.TrimSpace(string(bytes.TrimSpace(b))) }
 
-// PinnedRootKeys returns the root key fingerprints git config
-// secure.rootKeys pins (space separated), nil when unset. A configuration
-// that cannot be read is an error, never "no pin".
-func (r *Repo) PinnedRootKeys() ([]string, error) {
+// PinnedRoot returns the root key pin of git config: the fingerprints
+// secure.rootKeys lists (space separated; nil when unset) and the number of
+// them that must have signed (secure.rootThreshold; 0 when unset: all). A
+// configuration that cannot be read, or a threshold that is not a number,
+// is an error, never "no pin".
+func (r *Repo) PinnedRoot() (keys []string, threshold int, err error) {
 	v, ok, err := r.ConfigValue("secure.rootKeys")
 	if err != nil {
-		return nil, fmt.Errorf("read the root key pin (secure.rootKeys): %w; fix the git configuration (git config --list names the bad file and line) and run the command again", err)
+		return nil, 0, fmt.Errorf("read the root key pin (secure.rootKeys): %w; fix the git configuration (git config --list names the bad file and line) and run the command again", err)
 	}
-	if !ok {
-		return nil, nil
+	if ok {
+		keys = strings.Fields(v)
 	}
-	return strings.Fields(v), nil
+	t, ok, err := r.ConfigValue("secure.rootThreshold")
+	if err != nil {
+		return nil, 0, fmt.Errorf("read the root key pin (secure.rootThreshold): %w; fix the git configuration (git config --list names the bad file and line) and run the command again", err)
+	}
+	if ok {
+		if threshold, err = strconv.Atoi(strings.TrimSpace(t)); err != nil || threshold < 1 {
+			return nil, 0, fmt.Errorf("%w: git config secure.rootThreshold is %q, not a number of pinned root keys (1 or more); fix it with git config secure.rootThreshold N, or unset it to require every pinned key", ErrUsage, t)
+		}
+	}
+	return keys, threshold, nil
 }

@@ -121,6 +121,14 @@ func (h *Helper) checkRemoteLog(remote map[string]gitrepo.Hash) error {
 		}
 		if !localTip.IsZero() {
 			h.logf("note: the remote has no git-secure metadata yet; push to set it up")
+			return nil
+		}
+		// A pinned clone expects a log anchored at its keys: a remote that
+		// serves none must not pass for one that is merely not set up.
+		if pin, _, err := h.Repo.PinnedRoot(); err != nil {
+			return err
+		} else if len(pin) > 0 {
+			return h.refuse("the remote has no git-secure log (refs/secure/rsl), but this clone pins its root of trust (secure.rootKeys %s): nothing it serves can be verified; check the URL, or unset the pin to fetch a repository that does not use git-secure", strings.Join(pin, " "))
 		}
 		return nil
 	}
@@ -139,12 +147,13 @@ func (h *Helper) checkRemoteLog(remote map[string]gitrepo.Hash) error {
 			return h.refuse("the remote's log (%s) and yours (%s) have diverged: the remote rewrote its log or serves different logs to different clients; compare with another clone before trusting it", remoteTip.String()[:12], localTip.String()[:12])
 		}
 	}
-	pin, err := h.Repo.PinnedRootKeys()
+	pin, pinThreshold, err := h.Repo.PinnedRoot()
 	if err != nil {
 		return err
 	}
-	opts := verify.Options{Now: h.Repo.Now(), RefValues: remote, RootKeys: pin}
-	if _, err := verify.WithCheckpoint(g, opts, false); err != nil {
+	opts := verify.Options{Now: h.Repo.Now(), RefValues: remote, RootKeys: pin, RootThreshold: pinThreshold}
+	res, err := verify.WithCheckpoint(g, opts, false)
+	if err != nil {
 		var failed *verify.Failed
 		if !errors.As(err, &failed) {
 			return err
@@ -174,7 +183,24 @@ func (h *Helper) checkRemoteLog(remote map[string]gitrepo.Hash) error {
 	if err := g.SetConfig(h.configKey("securetip"), remoteTip.String()); err != nil {
 		return h.refuse("cannot remember the verified state of the remote's log (%v); without it a later rollback would go unnoticed: fix the git config (a stale .git/config.lock?) and fetch again", err)
 	}
+	if err == nil {
+		h.sayPin(res, localTip.IsZero())
+	}
 	return nil
+}
+
+// sayPin tells, in one line, what the verified log was anchored to: a
+// stale pin, or (first fetch, nothing pinned) trust on first use and the
+// command that pins the root in force.
+func (h *Helper) sayPin(res *verify.Result, first bool) {
+	switch {
+	case res == nil:
+	case res.StalePin != "":
+		h.logf("warning: %s", res.StalePin)
+	case res.Pin == "" && first && len(res.RootKeys) > 0:
+		h.logf("note: no root key pin (secure.rootKeys), so the remote's first policy was trusted on first use; to refuse a substituted log from now on, pin its root keys after checking them against the ones the project publishes: %s",
+			verify.PinCommand(res.RootKeys, res.RootThreshold))
+	}
 }
 
 func (h *Helper) refuse(format string, args ...any) error {

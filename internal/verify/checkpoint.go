@@ -39,8 +39,9 @@ type Checkpoint struct {
 	// Used holds SHA-256 digests of the approval transitions already
 	// counted, so that approvals are never counted twice across runs.
 	Used []string `json:"used"`
-	// RootPin is the pinned root keys the log was verified against ("" for
-	// none): a checkpoint made under another pin is not used.
+	// RootPin is the root key pin the log was verified against, in
+	// RootPin's form ("" for none): a checkpoint made under another pin is
+	// not used.
 	RootPin string `json:"rootPin,omitempty"`
 }
 
@@ -139,9 +140,17 @@ func readSince(repo *gitrepo.Repo, tip gitrepo.Hash, cp *Checkpoint) ([]*rsl.Rec
 
 // startFrom seeds the verifier with the checkpoint's state.
 func (v *verifier) startFrom(cp *Checkpoint) error {
+	if cp.RootPin != RootPin(v.opts.RootKeys, v.opts.RootThreshold) {
+		return errStale // made under another pin: it proves nothing about this one
+	}
 	pol, err := policy.Load(v.repo, cp.PolicyCommit)
 	if err != nil {
 		return errStale
+	}
+	if v.pin != nil {
+		// A checkpoint is only made when everything verified, the pin's
+		// anchor included: the anchor is at or before its policy.
+		v.pin.anchored = true
 	}
 	v.base = cp.Entry
 	v.startPolicy, v.startPolicyCommit, v.startPolicyEntry = pol, cp.PolicyCommit, cp.PolicyEntry
@@ -159,7 +168,7 @@ func (v *verifier) startFrom(cp *Checkpoint) error {
 // checkpoint returns the state after a complete, successful verification.
 func (v *verifier) checkpoint() *Checkpoint {
 	last := v.records[len(v.records)-1]
-	cp := &Checkpoint{Version: CheckpointVersion, Entry: last.Entry.Number, EntryID: last.ID, RootPin: RootPin(v.opts.RootKeys),
+	cp := &Checkpoint{Version: CheckpointVersion, Entry: last.Entry.Number, EntryID: last.ID, RootPin: RootPin(v.opts.RootKeys, v.opts.RootThreshold),
 		PolicyEntry: v.res.PolicyEntry, PolicyCommit: v.policyCommit, Refs: map[string]CheckpointRef{}}
 	for ref, st := range v.state {
 		if len(st) == 0 {
@@ -187,7 +196,7 @@ func WithCheckpoint(repo *gitrepo.Repo, opts Options, full bool) (*Result, error
 		}
 	}()
 	if !full {
-		if cp, err := LoadCheckpoint(path); err == nil && cp != nil && cp.RootPin == RootPin(opts.RootKeys) {
+		if cp, err := LoadCheckpoint(path); err == nil && cp != nil && cp.RootPin == RootPin(opts.RootKeys, opts.RootThreshold) {
 			opts.Checkpoint = cp
 		}
 	}

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -56,10 +55,14 @@ type Options struct {
 	// entries after it are checked. A checkpoint that does not match the
 	// log is ignored (Result.Warnings says so) and everything is checked.
 	Checkpoint *Checkpoint
-	// RootKeys, when set, pins the root of trust: the log's first policy
-	// must have exactly these root keys (SSH SHA256 fingerprints), instead
-	// of being trusted on first use.
+	// RootKeys, when set, pins the root of trust (SSH SHA256 fingerprints)
+	// instead of trusting the first policy on first use: some root version
+	// of the log must be signed by these keys themselves (see pin.go for
+	// the exact rule), and every later one by the rotation's keys.
 	RootKeys []string
+	// RootThreshold is how many of RootKeys must have signed that root
+	// version (0: all of them); never fewer than its own root threshold.
+	RootThreshold int
 	// Budget, when set, bounds the work of verifying new entries (a
 	// server's bound on one push).
 	Budget *Budget
@@ -90,6 +93,15 @@ type Result struct {
 	Refs           []RefStatus  `json:"refs"`
 	Warnings       []string     `json:"warnings,omitempty"`
 	SkippedEntries []uint64     `json:"skippedEntries,omitempty"`
+	// RootKeys and RootThreshold are the root of trust in force: what to
+	// pin (PinCommand).
+	RootKeys      []string `json:"rootKeys,omitempty"`
+	RootThreshold int      `json:"rootThreshold,omitempty"`
+	// Pin is PinCurrent or PinStale when a root key pin was checked, ""
+	// when the first policy was trusted on first use.
+	Pin string `json:"pin,omitempty"`
+	// StalePin is the warning (also in Warnings) when Pin is PinStale.
+	StalePin string `json:"-"`
 	// Checked is how many entries this run checked (fewer than Entries
 	// when it started from a checkpoint).
 	Checked int `json:"checked"`
@@ -123,6 +135,9 @@ func Verify(repo *gitrepo.Repo, opts Options) (*Result, error) {
 	if !ok {
 		return nil, ErrNoLog
 	}
+	if _, err := newPin(opts.RootKeys, opts.RootThreshold); err != nil {
+		return nil, err
+	}
 	var warnings []string
 	if cp := opts.Checkpoint; cp != nil {
 		res, err := verifyFrom(repo, tip, opts, cp)
@@ -140,7 +155,13 @@ func Verify(repo *gitrepo.Repo, opts Options) (*Result, error) {
 
 func verifyFrom(repo *gitrepo.Repo, tip gitrepo.Hash, opts Options, cp *Checkpoint) (*Result, error) {
 	v := &verifier{repo: repo, opts: opts, res: &Result{Tip: tip}, src: newDiffCache(repo, opts.Budget)}
-	var err error
+	pin, err := newPin(opts.RootKeys, opts.RootThreshold)
+	if err != nil {
+		return nil, err
+	}
+	if pin != nil {
+		v.pin = &pinState{pin: pin, keys: map[string]bool{}}
+	}
 	if cp != nil {
 		t0 := time.Now()
 		if v.records, err = readSince(repo, tip, cp); err == nil {
@@ -206,6 +227,7 @@ type verifier struct {
 	// is revoked, over every policy seen.
 	revokedFrom map[string]uint64
 	store       *attest.Store
+	pin         *pinState // nil: the first policy is trusted on first use
 }
 
 func (v *verifier) wanted(ref string) bool {
@@ -357,9 +379,9 @@ func (v *verifier) loadPolicies() error {
 				v.fail(rec, e.Ref, "", kindOf(err), hint, "policy %s: %v", short(e.New), err)
 				return nil
 			}
-			if cur == nil && len(v.opts.RootKeys) > 0 {
-				if err := checkPinnedRoot(next, v.opts.RootKeys); err != nil {
-					v.fail(rec, e.Ref, "", ErrSignature, "compare the pinned root keys (--root-key, git config secure.rootKeys) with the project's published ones; a different root means another log", "%v", err)
+			if v.pin != nil {
+				if err := v.pin.observe(next, e.Number); err != nil {
+					v.fail(rec, e.Ref, "", ErrMalformed, hint, "policy %s: %v", short(e.New), err)
 					return nil
 				}
 			}
@@ -376,6 +398,9 @@ func (v *verifier) loadPolicies() error {
 		v.policies[i] = cur
 	}
 	v.finalPolicy, v.policyCommit = cur, curCommit
+	if !v.checkPin() {
+		return nil
+	}
 	v.res.RootVersion = cur.Root.Signed.Version
 	v.res.RulesVersion = cur.Targets.Signed.Version
 	v.res.PolicyExpires = cur.Root.Signed.Expires
@@ -635,36 +660,4 @@ func (v *verifier) revokedAt(n uint64) func(fp string) bool {
 		from := v.revokedFrom[fp]
 		return from != 0 && from <= n
 	}
-}
-
-// checkPinnedRoot requires the first policy's root keys to be exactly the
-// pinned fingerprints.
-func checkPinnedRoot(p *policy.Policy, pinned []string) error {
-	keys, _ := p.RoleKeys("root")
-	have := map[string]bool{}
-	for _, k := range keys {
-		have[k.Fingerprint] = true
-	}
-	want := map[string]bool{}
-	for _, fp := range pinned {
-		want[fp] = true
-	}
-	for fp := range have {
-		if !want[fp] {
-			return fmt.Errorf("the log's first root of trust has root key %s, which is not pinned", fp)
-		}
-	}
-	for fp := range want {
-		if !have[fp] {
-			return fmt.Errorf("the pinned root key %s is not a root key of the log's first policy", fp)
-		}
-	}
-	return nil
-}
-
-// RootPin is the canonical form of pinned root keys, kept in checkpoints.
-func RootPin(keys []string) string {
-	s := append([]string(nil), keys...)
-	sort.Strings(s)
-	return strings.Join(s, " ")
 }

@@ -1,0 +1,183 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/porcelain"
+	"github.com/git-secure/git-secure/internal/verify"
+)
+
+// rootKeyFlag and rootThresholdFlag pin the root of trust on the command
+// line (a new flag value each call: one command's parse never leaks into
+// another's). def says where the pin comes from without the flag.
+func rootKeyFlag(def string) cli.Flag {
+	return &cli.StringSliceFlag{Name: "root-key", Usage: "pin the root of trust to the root key with this `SHA256:...` fingerprint (repeatable; ssh-keygen -lf KEY.pub prints it): some root version of the log must be signed by the pinned keys themselves, every later one by its rotation's keys (default: " + def + ")"}
+}
+
+func rootThresholdFlag(def string) cli.Flag {
+	return &cli.IntFlag{Name: "root-threshold", Usage: "how many (`N`) of the pinned root keys must have signed that root version", DefaultText: def}
+}
+
+// rootPin returns the pin of a command: --root-key and --root-threshold,
+// else git config secure.rootKeys and secure.rootThreshold.
+func rootPin(c *cli.Context, r *porcelain.Repo) ([]string, int, error) {
+	var keys []string
+	var threshold int
+	if c.IsSet("root-key") {
+		keys = pinFlags(c.StringSlice("root-key")) // the configured pin is replaced, not read
+	} else {
+		var err error
+		if keys, threshold, err = r.PinnedRoot(); err != nil {
+			return nil, 0, err
+		}
+	}
+	if c.IsSet("root-threshold") {
+		threshold = c.Int("root-threshold")
+	}
+	return keys, threshold, nil
+}
+
+// pinFlags accepts each --root-key value as one fingerprint or several
+// separated by spaces (as secure.rootKeys has them).
+func pinFlags(vals []string) []string {
+	var out []string
+	for _, v := range vals {
+		out = append(out, strings.Fields(v)...)
+	}
+	return out
+}
+
+func (a *app) cloneCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "clone",
+		Usage:     "clone a repository with its root of trust pinned before the first fetch, verified before anything is checked out",
+		ArgsUsage: "URL [DIR]",
+		Description: `Runs git clone of URL into DIR (default: the name git would choose) through
+git-remote-secure, with the root key pin written to the new clone's
+configuration (secure.rootKeys, secure.rootThreshold) before anything is
+fetched. The helper fetches into a private namespace and verifies the log,
+the policy and every branch and tag before git sees a single ref, so a wrong
+log is never accepted, not even once: git clone then fails and removes DIR,
+and nothing unverified is left checked out. The new clone gets git-secure's
+hooks, so plain git fetch, pull and push go on verifying and recording.
+
+What the pin accepts: a log in which some root version is signed by the
+pinned keys themselves (valid signatures by --root-threshold of them, default
+all, and never fewer than that root's own threshold), and every later root
+version signed as TUF requires (by the keys of the root before it and by its
+own keys, each to their threshold). So pinning the project's current root
+keys accepts its genuine log, rotations included, and refuses a log built
+with other keys, or with an old key alone, or whose root lists a pinned key
+that never signed it.
+
+Pin the keys the project publishes (its README, website, release
+announcement), never keys read from the log you are checking: a substituted
+log lists its own. (A project finds its current root keys on the root line
+of git secure policy list.) A pin of keys the project has since rotated away from
+still verifies (the rotation was signed by them) but is reported as stale,
+with the command that pins the current keys.
+
+Without --root-key the first policy is trusted on first use, and the fetch
+says so in one line, with the command that pins what it trusted.
+
+Examples:
+  git secure clone https://example.org/project.git --root-key SHA256:4Rk...
+  git secure clone ssh://server/srv/git/p.git p --root-key SHA256:a... --root-key SHA256:b... --root-threshold 2
+
+Exit 0 cloned and verified, 1 refused (nothing left checked out), 2 usage or
+environment error (bad URL, no network, git-remote-secure not on PATH).`,
+		Flags: []cli.Flag{rootKeyFlag("none: the first policy is trusted on first use"), rootThresholdFlag("all of them")},
+		Action: func(c *cli.Context) error {
+			if c.NArg() < 1 || c.NArg() > 2 {
+				return usageErr("clone takes URL and an optional DIR")
+			}
+			url := c.Args().Get(0)
+			dir := c.Args().Get(1)
+			if dir == "" {
+				if dir = cloneDir(url); dir == "" {
+					return usageErr("cannot tell a directory name from %q: give DIR", url)
+				}
+			}
+			keys, threshold := pinFlags(c.StringSlice("root-key")), c.Int("root-threshold")
+			if err := verify.CheckPin(keys, threshold); err != nil {
+				return usageErr("%v", err)
+			}
+			return a.clone(url, dir, keys, threshold)
+		},
+	}
+}
+
+// clone runs git clone through the helper with the pin in the new clone's
+// configuration, then installs the hooks there.
+func (a *app) clone(url, dir string, keys []string, threshold int) error {
+	dest := dir
+	if !filepath.IsAbs(dest) {
+		dest = filepath.Join(a.env.Dir, dest)
+	}
+	// "git -c" (not written to the clone) makes the helper refuse what does
+	// not verify even if the user's configuration says verifyOnFetch=warn:
+	// a clone that succeeds is a clone that verified.
+	args := []string{"-c", "secure.verifyOnFetch=fail", "clone", "-c", "remote.origin.vcs=secure"}
+	if len(keys) > 0 {
+		args = append(args, "-c", "secure.rootKeys="+strings.Join(keys, " "))
+	}
+	if threshold != 0 {
+		args = append(args, "-c", "secure.rootThreshold="+strconv.Itoa(threshold))
+	}
+	args = append(args, "--", url, dest)
+	if err := gitrepo.RunGlobalTee(context.Background(), os.Environ(), a.env.Dir, a.env.Stderr, args...); err != nil {
+		var ge *gitrepo.GitError
+		refused := errors.As(err, &ge) && strings.Contains(ge.Stderr, "git-secure: error:")
+		left := "git removed " + dir + ": nothing unverified is checked out"
+		if _, serr := os.Stat(filepath.Join(dest, ".git")); serr == nil {
+			left = dir + " is left behind UNVERIFIED: delete it"
+		}
+		if refused {
+			return cli.Exit(fmt.Sprintf("clone of %s refused: what the remote serves does not verify under the pin (see above); %s", url, left), ExitFailed)
+		}
+		return fmt.Errorf("clone of %s failed (see git's message above; git-remote-secure must be on PATH: make install puts it there); %s", url, left)
+	}
+	g, err := gitrepo.Open(dest)
+	if err != nil {
+		return fmt.Errorf("open the new clone %s: %w", dir, err)
+	}
+	defer g.Close()
+	in, err := a.repoInstaller(g)
+	if err == nil {
+		err = in.Install()
+	}
+	if err != nil {
+		a.info("git-secure: warning: could not install hooks in %s: %v (cd %s && git secure hooks install)\n", dir, err, dir)
+	}
+	if len(keys) > 0 {
+		a.out("cloned %s into %s, verified under the pinned root keys (%s) before checkout\n", url, dir, strings.Join(keys, " "))
+	} else {
+		a.out("cloned %s into %s, verified under its first policy, trusted on first use\n", url, dir)
+	}
+	return nil
+}
+
+// cloneDir is the directory git clone would make for url: its last path
+// component without a trailing "/", "/.git" or ".git".
+func cloneDir(url string) string {
+	s := strings.TrimRight(url, "/")
+	s = strings.TrimSuffix(s, "/.git")
+	s = strings.TrimRight(s, "/")
+	if i := strings.LastIndexAny(s, "/:"); i >= 0 {
+		s = s[i+1:]
+	}
+	s = strings.TrimSuffix(s, ".git")
+	if s == "" || s == "." || s == ".." {
+		return ""
+	}
+	return s
+}
