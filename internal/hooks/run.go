@@ -307,7 +307,8 @@ func (c *Context) preReceive(input []byte) error {
 }
 
 // unprotectedOnly reports whether a push to a git-secure repository
-// changes nothing the policy in force protects: no metadata ref, and only
+// changes nothing the policy in force protects: no metadata ref, no replace
+// ref, no graft or shallow file on the server, and only
 // refs no rule and no global rule covers (a path rule covers every ref),
 // while the server's metadata is exactly what it last verified. Such a
 // push cannot change a verified state, so it is accepted without listing
@@ -315,11 +316,18 @@ func (c *Context) preReceive(input []byte) error {
 // feature branches at little cost.
 func (c *Context) unprotectedOnly(lines []RefLine) (bool, error) {
 	for _, l := range lines {
-		if strings.HasPrefix(l.Ref, "refs/secure/") {
+		// A replace ref changes what every other ref reads as: never
+		// unprotected, whatever the rules cover.
+		if strings.HasPrefix(l.Ref, "refs/secure/") || verify.RewritesReads(l.Ref) {
 			return false, nil
 		}
 	}
 	g := c.Repo.Git
+	// Grafts or a shallow file change what the server serves: the full
+	// check reports them.
+	if files, err := g.HistoryFiles(); err != nil || len(files) > 0 {
+		return false, nil
+	}
 	names := []string{rsl.Ref, policy.Ref}
 	for _, l := range lines {
 		names = append(names, l.Ref)
