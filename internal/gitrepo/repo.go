@@ -28,8 +28,8 @@ type Repo struct {
 	// commonDir holds what linked work trees share (objects, refs, info,
 	// shallow): the git directory itself unless this is a linked work tree.
 	commonDir string
-	env      []string
-	dir      string // working directory for child processes
+	env       []string
+	dir       string // working directory for child processes
 	// objectsDir is where WriteObject writes loose objects in-process; ""
 	// when the environment redirects objects (quarantine, alternates set
 	// by GIT_OBJECT_DIRECTORY): then git hash-object writes them.
