@@ -25,15 +25,15 @@ const maxStderr = 64 << 10
 type Repo struct {
 	gitDir   string
 	workTree string
-	// commonDir holds what linked work trees share (objects, refs, info,
-	// shallow): the git directory itself unless this is a linked work tree.
-	commonDir string
-	env       []string
-	dir       string // working directory for child processes
+	env      []string
+	dir      string // working directory for child processes
 	// objectsDir is where WriteObject writes loose objects in-process; ""
 	// when the environment redirects objects (quarantine, alternates set
 	// by GIT_OBJECT_DIRECTORY): then git hash-object writes them.
 	objectsDir string
+	// commonDir holds what linked work trees share (objects, refs, info,
+	// shallow): the git directory itself unless this is a linked work tree.
+	commonDir string
 
 	// filesRefs: the repository's own files ref store (OpenGitDir checked
 	// the layout), so ListRefs may read it without a process.
