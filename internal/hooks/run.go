@@ -328,7 +328,10 @@ func (c *Context) unprotectedOnly(lines []RefLine) (bool, error) {
 	if files, err := g.HistoryFiles(); err != nil || len(files) > 0 {
 		return false, nil
 	}
-	names := []string{rsl.Ref, policy.Ref}
+	// The server's replace refs come in the same listing: one that got
+	// here without a push (an admin, a restored backup) sends every push to
+	// the full check, which reports it.
+	names := []string{rsl.Ref, policy.Ref, policy.ReplaceRefPrefix}
 	for _, l := range lines {
 		names = append(names, l.Ref)
 	}
@@ -338,6 +341,9 @@ func (c *Context) unprotectedOnly(lines []RefLine) (bool, error) {
 	}
 	cur := map[string]gitrepo.Hash{}
 	for _, r := range list {
+		if verify.RewritesReads(r.Name) {
+			return false, nil
+		}
 		cur[r.Name] = r.Hash
 	}
 	if cur[rsl.Ref].IsZero() || cur[policy.Ref].IsZero() {
