@@ -236,3 +236,30 @@ func TestReplaceRefAllowed(t *testing.T) {
 		t.Errorf("verify in alice's clone:\n%s", r)
 	}
 }
+
+// TestShallowPush: a push from a shallow clone to a server with the
+// default configuration goes through (the server has the history); with
+// receive.shallowUpdate on, git would read the push's history through a
+// shallow file and make the server shallow: refused, saying why.
+func TestShallowPush(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, trFile)
+	_, _, repo, url := protectedWithCrypto(t, srv, "shallowpush.git")
+	c := newUser(t, "ci")
+	dir := c.path("ci")
+	c.git(c.sb.Home, "clone", "-q", "--depth", "1", url, dir)
+	c.git(dir, "checkout", "-q", "-b", "feature")
+	c.commit(dir, "feature.txt", "one\n")
+	if r := c.run(dir, "git", "push", "origin", "feature"); r.code != 0 {
+		t.Fatalf("push of an unprotected branch from a shallow clone:\n%s", r)
+	}
+	srv.admin.git(repo, "config", "receive.shallowUpdate", "true")
+	c.git(dir, "checkout", "-q", "-b", "feature2")
+	r := c.run(dir, "git", "push", "origin", "feature2")
+	if r.code == 0 || !strings.Contains(r.stderr, "receive.shallowUpdate is on") || !strings.Contains(r.stderr, "GIT_SHALLOW_FILE") {
+		t.Fatalf("push from a shallow clone with receive.shallowUpdate on: want a refusal saying why:\n%s", r)
+	}
+	if _, err := os.Stat(filepath.Join(repo, "shallow")); err == nil {
+		t.Fatalf("the server became shallow")
+	}
+}

@@ -14,7 +14,11 @@ import (
 // (log, merge-base, rev-list, pack-objects, so in what a server sends).
 type HistoryFile struct {
 	Kind string // "grafts" or "shallow"
-	Path string // absolute, or as the environment variable gave it
+	Path string
+	// Env names the environment variable that gave Path (receive-pack sets
+	// GIT_SHALLOW_FILE for its hooks during a push from a shallow clone
+	// when receive.shallowUpdate is on), "" for the default place.
+	Env string
 }
 
 // HistoryFiles returns the graft and shallow files git would read in this
@@ -29,8 +33,9 @@ func (r *Repo) HistoryFiles() ([]HistoryFile, error) {
 		{"grafts", "GIT_GRAFT_FILE", filepath.Join("info", "grafts")},
 		{"shallow", "GIT_SHALLOW_FILE", "shallow"},
 	} {
-		path := envValue(r.env, f.env)
+		path, env := envValue(r.env, f.env), f.env
 		if path == "" {
+			env = ""
 			path = filepath.Join(r.commonDir, f.def)
 		} else if !filepath.IsAbs(path) {
 			path = filepath.Join(r.dir, path) // git resolves it from its working directory
@@ -41,7 +46,7 @@ func (r *Repo) HistoryFiles() ([]HistoryFile, error) {
 			}
 			return nil, fmt.Errorf("gitrepo: read %s file %s: %w", f.kind, path, err)
 		}
-		out = append(out, HistoryFile{Kind: f.kind, Path: path})
+		out = append(out, HistoryFile{Kind: f.kind, Path: path, Env: env})
 	}
 	return out, nil
 }

@@ -50,6 +50,10 @@ func (v *verifier) checkReadRewrites() error {
 	bare := v.repo.WorkTree() == ""
 	for _, f := range files {
 		switch {
+		case f.Env == "GIT_SHALLOW_FILE" && bare:
+			v.fail(nil, "", "", ErrReadRewritten,
+				"turn receive.shallowUpdate off (git config --unset receive.shallowUpdate); the pusher can push from a full clone (git fetch --unshallow)",
+				"this push comes from a shallow clone and receive.shallowUpdate is on: git reads history cut at the commits in %s (GIT_SHALLOW_FILE) and would make this repository shallow", f.Path)
 		case f.Kind == "grafts":
 			v.fail(nil, "", "", ErrReadRewritten,
 				fmt.Sprintf("remove %s (git replace --convert-graft-file turns it into replace refs, which then need a rule that names them)", f.Path),
