@@ -71,31 +71,23 @@ func (v *verifier) checkReadRewrites() error {
 	return nil
 }
 
-// replaceRefs returns the replace refs of the state being judged (the
-// given ref values: a push's proposed state, a remote's refs) and, where
-// none are given or the repository has a work tree, the repository's own:
-// a clone's replace refs change what its checkouts and builds read, whatever
-// state is judged.
+// replaceRefs returns the replace refs of the state being judged: the
+// given ref values (a push's proposed state, a remote's refs), else the
+// repository's own, which are what its git commands read.
 func (v *verifier) replaceRefs() ([]gitrepo.Ref, error) {
-	found := map[string]gitrepo.Hash{}
-	for name, h := range v.opts.RefValues {
-		if RewritesReads(name) && !h.IsZero() {
-			found[name] = h
+	var out []gitrepo.Ref
+	if v.opts.RefValues != nil {
+		for name, h := range v.opts.RefValues {
+			if RewritesReads(name) && !h.IsZero() {
+				out = append(out, gitrepo.Ref{Name: name, Hash: h})
+			}
 		}
+		sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+		return out, nil
 	}
-	if v.opts.RefValues == nil || v.repo.WorkTree() != "" {
-		refs, err := v.repo.ListRefs(policy.ReplaceRefPrefix)
-		if err != nil {
-			return nil, fmt.Errorf("verify: list replace refs: %w", err)
-		}
-		for _, r := range refs {
-			found[r.Name] = r.Hash
-		}
+	refs, err := v.repo.ListRefs(policy.ReplaceRefPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("verify: list replace refs: %w", err)
 	}
-	out := make([]gitrepo.Ref, 0, len(found))
-	for name, h := range found {
-		out = append(out, gitrepo.Ref{Name: name, Hash: h})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return refs, nil
 }
