@@ -73,7 +73,10 @@ func (v *verifier) checkReadRewrites() error {
 
 // replaceRefs returns the replace refs of the state being judged: the
 // given ref values (a push's proposed state, a remote's refs), else the
-// repository's own, which are what its git commands read.
+// repository's own, which are what its git commands read. A clone's own
+// replace refs are not mixed into a remote's state: a push through the
+// helper verifies the remote under its current policy before the one that
+// allows them arrives there.
 func (v *verifier) replaceRefs() ([]gitrepo.Ref, error) {
 	var out []gitrepo.Ref
 	if v.opts.RefValues != nil {
