@@ -37,11 +37,15 @@ func (v *verifier) checkReadRewrites() error {
 		if len(v.finalPolicy.RulesNaming(r.Name, policy.ReplaceRefPrefix)) > 0 {
 			continue
 		}
+		what := fmt.Sprintf("replaces objects with %s", short(r.Hash)) // git ignores a name that is no object id, for now
+		if id, err := gitrepo.ParseHash(strings.TrimPrefix(r.Name, policy.ReplaceRefPrefix)); err == nil {
+			what = fmt.Sprintf("git reads %s as %s", id, short(r.Hash))
+		}
 		v.fail(nil, r.Name, "", ErrReadRewritten,
 			fmt.Sprintf("delete it: git update-ref -d %s (on a server: git push REMOTE :%s); if the project wants it, add a rule whose ref pattern begins with %s (git secure policy add-rule NAME --ref '%s*' --allow PERSON) and record it",
 				r.Name, r.Name, policy.ReplaceRefPrefix, policy.ReplaceRefPrefix),
-			"git reads %s as %s (git replace): git show, git archive and clones serve the replacement, which verification never reads; no rule names %s explicitly",
-			strings.TrimPrefix(r.Name, policy.ReplaceRefPrefix), short(r.Hash), policy.ReplaceRefPrefix)
+			"%s (git replace): git show, git archive and clones serve the replacement, which verification never reads; no rule names %s explicitly",
+			what, policy.ReplaceRefPrefix)
 	}
 	files, err := v.repo.HistoryFiles()
 	if err != nil {

@@ -54,6 +54,14 @@ func TestReadRewrites(t *testing.T) {
 		f.MustVerify(verify.Options{})
 	})
 
+	t.Run("replace ref whose name is no object id", func(t *testing.T) {
+		f := tmpl.Clone(t)
+		_, repl := replaceOf(f)
+		ref := policy.ReplaceRefPrefix + "not-an-id"
+		f.SetRef(ref, repl)
+		f.MustFail(verify.Options{}, verify.ErrReadRewritten, ref, "replaces objects with "+repl.String()[:12])
+	})
+
 	t.Run("replace ref recorded under a catch-all rule", func(t *testing.T) {
 		f := tmpl.Clone(t)
 		replaceRule(f, "everything", "refs/**")
