@@ -31,6 +31,9 @@ type Repo struct {
 	// when the environment redirects objects (quarantine, alternates set
 	// by GIT_OBJECT_DIRECTORY): then git hash-object writes them.
 	objectsDir string
+	// commonDir holds what linked work trees share (objects, refs, info,
+	// shallow): the git directory itself unless this is a linked work tree.
+	commonDir string
 
 	// filesRefs: the repository's own files ref store (OpenGitDir checked
 	// the layout), so ListRefs may read it without a process.
@@ -199,7 +202,7 @@ func OpenWithEnv(dir string, env []string) (*Repo, error) {
 // are written in-process into commonDir/objects unless the environment
 // redirects objects (quarantine, GIT_OBJECT_DIRECTORY).
 func assemble(gitDir, workTree, commonDir string, base []string, filesRefs bool) *Repo {
-	r := &Repo{gitDir: gitDir, workTree: workTree, filesRefs: filesRefs, looseDirs: looseObjectDirs(commonDir, base)}
+	r := &Repo{gitDir: gitDir, workTree: workTree, commonDir: commonDir, filesRefs: filesRefs, looseDirs: looseObjectDirs(commonDir, base)}
 	if envValue(base, "GIT_OBJECT_DIRECTORY") == "" && envValue(base, "GIT_QUARANTINE_PATH") == "" {
 		if st, err := os.Stat(filepath.Join(commonDir, "objects")); err == nil && st.IsDir() {
 			r.objectsDir = filepath.Join(commonDir, "objects")

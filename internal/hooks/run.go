@@ -422,7 +422,8 @@ func (c *Context) outOfStepBefore(p *verify.Problem, pushed map[string]bool, old
 }
 
 // unprotectedOnly reports whether a push to a git-secure repository
-// changes nothing the policy in force protects: no metadata ref, and only
+// changes nothing the policy in force protects: no metadata ref, no replace
+// ref, no graft or shallow file on the server, and only
 // refs no rule and no global rule covers (a path rule covers every ref),
 // while the server's metadata is exactly what it last verified. Such a
 // push cannot change a verified state, so it is accepted without listing
@@ -430,12 +431,22 @@ func (c *Context) outOfStepBefore(p *verify.Problem, pushed map[string]bool, old
 // feature branches at little cost.
 func (c *Context) unprotectedOnly(lines []RefLine) (bool, error) {
 	for _, l := range lines {
-		if strings.HasPrefix(l.Ref, "refs/secure/") {
+		// A replace ref changes what every other ref reads as: never
+		// unprotected, whatever the rules cover.
+		if strings.HasPrefix(l.Ref, "refs/secure/") || verify.RewritesReads(l.Ref) {
 			return false, nil
 		}
 	}
 	g := c.Repo.Git
-	names := []string{rsl.Ref, policy.Ref}
+	// Grafts or a shallow file change what the server serves: the full
+	// check reports them.
+	if files, err := g.HistoryFiles(); err != nil || len(files) > 0 {
+		return false, nil
+	}
+	// The server's replace refs come in the same listing: one that got
+	// here without a push (an admin, a restored backup) sends every push to
+	// the full check, which reports it.
+	names := []string{rsl.Ref, policy.Ref, policy.ReplaceRefPrefix}
 	for _, l := range lines {
 		names = append(names, l.Ref)
 	}
@@ -445,6 +456,9 @@ func (c *Context) unprotectedOnly(lines []RefLine) (bool, error) {
 	}
 	cur := map[string]gitrepo.Hash{}
 	for _, r := range list {
+		if verify.RewritesReads(r.Name) {
+			return false, nil
+		}
 		cur[r.Name] = r.Hash
 	}
 	if cur[rsl.Ref].IsZero() || cur[policy.Ref].IsZero() {

@@ -279,6 +279,9 @@ func (v *verifier) run() (*Result, error) {
 	if err := v.checkCurrent(); err != nil {
 		return v.res, err
 	}
+	if err := v.checkReadRewrites(); err != nil {
+		return v.res, err
+	}
 	// Problems of entries an authorized annotation skipped do not count.
 	// Nor do missing commits of entries a later entry of the same ref
 	// superseded: history was rewritten and the current state, checked from
