@@ -43,22 +43,26 @@ func TestServerRefusesProtectedPathSpellings(t *testing.T) {
 	bob.git(bob.sb.Home, "clone", "-q", url, bobDir)
 	bob.configure(bobDir)
 
-	for _, spelling := range []string{
-		"\u017frc/crypto/aes.c",  // U+017F LATIN SMALL LETTER LONG S folds to s
-		"src/cry\u200cpto/aes.c", // HFS+ ignores U+200C ZERO WIDTH NON-JOINER
-		"src/crypto\ufeff/aes.c", // and U+FEFF ZERO WIDTH NO-BREAK SPACE
-		"src/crypto./aes.c",      // Win32 strips trailing dots
-		"src/crypto /aes.c",      // and trailing spaces
-		"SRC/Crypto/AES.c",       // ASCII case: refused before too
+	// shown is how the refusal names the file: escaped, with the path it
+	// stands for, so that nothing invisible hides in the message.
+	const as = " (src/crypto/aes.c on a macOS or Windows checkout)"
+	for _, tc := range []struct{ spelling, shown string }{
+		{"\u017frc/crypto/aes.c", `"\u017frc/crypto/aes.c"` + as},   // U+017F LATIN SMALL LETTER LONG S folds to s
+		{"src/cry\u200cpto/aes.c", `"src/cry\u200cpto/aes.c"` + as}, // HFS+ ignores U+200C ZERO WIDTH NON-JOINER
+		{"src/crypto\ufeff/aes.c", `"src/crypto\ufeff/aes.c"` + as}, // and U+FEFF ZERO WIDTH NO-BREAK SPACE
+		{"src/crypto./aes.c", `"src/crypto./aes.c"` + as},           // Win32 strips trailing dots
+		{"src/crypto /aes.c", `"src/crypto /aes.c"` + as},           // and trailing spaces
+		{"SRC/Crypto/AES.c", "SRC/Crypto/AES.c"},                    // ASCII case: refused before too
 	} {
+		spelling := tc.spelling
 		t.Run(spelling, func(t *testing.T) {
 			before := srv.admin.rev(repo, "refs/heads/main")
 			r := pushWithOwnEntry(t, bob, bobDir, url, spelling)
 			if r.code == 0 {
 				t.Fatalf("the server accepted %q, the protected src/crypto/aes.c on macOS or Windows, from bob who is not allowed on src/crypto/**:\n%s", spelling, r)
 			}
-			if !contains(r.stderr, "crypto", "not allowed", spelling) {
-				t.Errorf("the refusal does not name the rule crypto and the file %q:\n%s", spelling, r)
+			if !contains(r.stderr, "rule crypto", "not allowed", "protected files changed: "+tc.shown) {
+				t.Errorf("the refusal does not name the rule crypto and the file as %s:\n%s", tc.shown, r)
 			}
 			if got := srv.admin.rev(repo, "refs/heads/main"); got != before {
 				t.Fatalf("server main moved to %s on a refused push", got)

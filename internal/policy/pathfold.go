@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -107,4 +109,16 @@ func plainASCII(s string) bool {
 		}
 	}
 	return true
+}
+
+// ShowPath returns path for a message: as it is when it is a plain name,
+// otherwise quoted with Go escapes (so that invisible code points, trailing
+// spaces and look-alike letters show) followed by the protected path it
+// is the same file as on some checkout.
+func ShowPath(path string) string {
+	key := FoldPath(path)
+	if key == asciiLower(path) {
+		return path
+	}
+	return fmt.Sprintf("%s (%s on a macOS or Windows checkout)", strconv.QuoteToASCII(path), key)
 }

@@ -137,3 +137,18 @@ func asciiUpper(s string) string {
 		return r
 	}, s)
 }
+
+func TestShowPath(t *testing.T) {
+	for in, want := range map[string]string{
+		"src/crypto/aes.c":       "src/crypto/aes.c",
+		"SRC/Crypto/AES.c":       "SRC/Crypto/AES.c",
+		"src/cry\u200cpto/aes.c": `"src/cry\u200cpto/aes.c" (src/crypto/aes.c on a macOS or Windows checkout)`,
+		"src/crypto /aes.c":      `"src/crypto /aes.c" (src/crypto/aes.c on a macOS or Windows checkout)`,
+		"caf\u00e9/x":            "caf\u00e9/x", // already its own key
+		"cafe\u0301/x":           `"cafe\u0301/x" (caf` + "\u00e9" + `/x on a macOS or Windows checkout)`,
+	} {
+		if got := ShowPath(in); got != want {
+			t.Errorf("ShowPath(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
