@@ -22,15 +22,19 @@ func Match(pattern, name string) bool { return match(pattern, name, false) }
 // dots and spaces and streams). It matches whatever the ASCII-only fold
 // matched, and more, never less: a rule covers every name a
 // case-insensitive or Windows checkout would merge with one it protects.
-func MatchFold(pattern, name string) bool {
+func MatchFold(pattern, name string) bool { return matchFoldKey(pattern, name, FoldPath(name)) }
+
+// matchFoldKey is MatchFold with the name's key computed by the caller, once
+// for all the patterns it tries.
+func matchFoldKey(pattern, name, nameKey string) bool {
 	if match(pattern, name, true) {
 		return true
 	}
-	fp, fn := FoldPath(pattern), FoldPath(name)
-	if fp == asciiLower(pattern) && fn == asciiLower(name) {
+	patKey := FoldPath(pattern)
+	if patKey == asciiLower(pattern) && nameKey == asciiLower(name) {
 		return false // the keys are what the ASCII fold just compared
 	}
-	return match(fp, fn, false)
+	return match(patKey, nameKey, false)
 }
 
 func match(pattern, name string, fold bool) bool {

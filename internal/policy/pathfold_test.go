@@ -152,3 +152,16 @@ func TestShowPath(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCoversPath: what a path rule costs per changed file, for plain
+// names (the ASCII fast path) and for names that need the full key.
+func BenchmarkCoversPath(b *testing.B) {
+	r := &Rule{Paths: []string{"src/crypto/**", "docs/*.md", "keys/**"}}
+	for _, path := range []string{"internal/verify/decide.go", "\u6587\u6863/\u8bf4\u660e/\u30c6\u30b9\u30c8.md"} {
+		b.Run(path, func(b *testing.B) {
+			for b.Loop() {
+				r.CoversPath(path)
+			}
+		})
+	}
+}

@@ -126,10 +126,12 @@ func (r *Rule) CoversRef(ref string) bool {
 	return false
 }
 
-// CoversPath reports whether a path pattern of r matches path.
+// CoversPath reports whether a path pattern of r matches path, or a
+// spelling of it that a checkout stores as the same file ([MatchFold]).
 func (r *Rule) CoversPath(path string) bool {
+	key := FoldPath(path)
 	for _, p := range r.Paths {
-		if MatchFold(p, path) {
+		if matchFoldKey(p, path, key) {
 			return true
 		}
 	}
