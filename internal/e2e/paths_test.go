@@ -3,6 +3,7 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,6 +54,9 @@ func TestServerRefusesProtectedPathSpellings(t *testing.T) {
 		{"src/crypto./aes.c", `"src/crypto./aes.c"` + as},           // Win32 strips trailing dots
 		{"src/crypto /aes.c", `"src/crypto /aes.c"` + as},           // and trailing spaces
 		{"SRC/Crypto/AES.c", "SRC/Crypto/AES.c"},                    // ASCII case: refused before too
+		// A symlink that a macOS checkout puts in the place of src, so that
+		// src/crypto/aes.c shows evil/crypto/aes.c.
+		{"\u017frc -> evil", `"\u017frc" (src on a macOS or Windows checkout)`},
 	} {
 		spelling := tc.spelling
 		t.Run(spelling, func(t *testing.T) {
@@ -80,12 +84,22 @@ func TestServerRefusesProtectedPathSpellings(t *testing.T) {
 // pushWithOwnEntry makes bob add path on top of the server's main, sign a
 // log entry for it in-process (what a modified client does) and push both
 // with plain git to url, bypassing any helper and hook of his.
+// A path "NAME -> TARGET" adds a symlink NAME to TARGET and the file
+// TARGET/crypto/aes.c.
 func pushWithOwnEntry(t *testing.T, bob *user, dir, url, path string) result {
 	t.Helper()
 	bob.git(dir, "fetch", "-q", url, "+refs/heads/main:refs/remotes/origin/main", "+refs/secure/*:refs/secure/*")
 	bob.git(dir, "checkout", "-q", "-B", "main", "refs/remotes/origin/main")
-	writeFile(t, dir, path, "unreviewed\n")
-	bob.git(dir, "add", "--", path)
+	if name, target, ok := strings.Cut(path, " -> "); ok {
+		writeFile(t, dir, target+"/crypto/aes.c", "unreviewed\n")
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+		bob.git(dir, "add", "--", name, target)
+	} else {
+		writeFile(t, dir, path, "unreviewed\n")
+		bob.git(dir, "add", "--", path)
+	}
 	bob.git(dir, "commit", "-q", "-m", "bob: "+path)
 	old, newTip := bob.rev(dir, "refs/remotes/origin/main"), bob.rev(dir, "main")
 

@@ -122,3 +122,25 @@ func ShowPath(path string) string {
 	}
 	return fmt.Sprintf("%s (%s on a macOS or Windows checkout)", strconv.QuoteToASCII(path), key)
 }
+
+// protectsDirectory reports whether the path key names a directory that the
+// pattern key spells out literally above its last component: "src" and
+// "src/crypto" for "src/crypto/**" or "src/crypto/*.c", "src" for
+// "src/aes.c", nothing for "**/x" or "*/crypto/**".
+func protectsDirectory(patternKey, key string) bool {
+	comps := strings.Split(patternKey, "/")
+	dir := ""
+	for _, c := range comps[:len(comps)-1] {
+		if strings.ContainsAny(c, "*?") {
+			return false
+		}
+		if dir != "" {
+			dir += "/"
+		}
+		dir += c
+		if dir == key {
+			return true
+		}
+	}
+	return false
+}

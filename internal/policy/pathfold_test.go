@@ -32,6 +32,11 @@ func TestCoversPathOtherSpellings(t *testing.T) {
 		{"NTFS named stream of the directory", "src/crypto:x/aes.c", true},
 		{"backslash separators (Windows)", `src\crypto\aes.c`, true},
 		{"everything at once", "\u017fRC/C\u200cRYPTO.\ufeff /aes.c", true},
+		{"a symlink spelled like the top directory", "\u017frc", true},
+		{"a file spelled like the protected directory", "src/Crypto.", true},
+		{"ASCII case of the top directory", "SRC", true},
+		{"the directory itself as a file", "src", true},
+		{"a longer name", "srcs", false},
 		{"another directory", "src/cryptography/aes.c", false},
 		{"a sibling file", "src/crypto.c", false},
 		{"a dotted sibling", "src/crypto.d/aes.c", false},
@@ -66,6 +71,30 @@ func TestMatchFoldPatternSpellings(t *testing.T) {
 	for _, tt := range tests {
 		if got := MatchFold(tt.pattern, tt.name); got != tt.want {
 			t.Errorf("MatchFold(%q, %q) = %v, want %v", tt.pattern, tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestProtectsDirectory(t *testing.T) {
+	tests := []struct {
+		pattern, path string
+		want          bool
+	}{
+		{"src/crypto/**", "src", true},
+		{"src/crypto/**", "src/crypto", true},
+		{"src/crypto/**", "src/crypto/aes.c", false}, // a file under it: the ordinary match
+		{"src/crypto/*.c", "src/crypto", true},
+		{"src/aes.c", "src", true},
+		{"src/aes.c", "src/aes.c", false},
+		{"**/secret.txt", "docs", false},
+		{"*/crypto/**", "src/crypto", false},
+		{"src/*/keys/**", "src", true},
+		{"src/*/keys/**", "src/x", false},
+		{"README.md", "README.md", false},
+	}
+	for _, tt := range tests {
+		if got := protectsDirectory(FoldPath(tt.pattern), FoldPath(tt.path)); got != tt.want {
+			t.Errorf("protectsDirectory(%q, %q) = %v, want %v", tt.pattern, tt.path, got, tt.want)
 		}
 	}
 }
