@@ -1003,7 +1003,7 @@ func TestRuleCovers(t *testing.T) {
 	}{
 		{"src/crypto/aes.go", false, true, false},
 		{"SRC/Crypto/AES.go", false, true, false}, // ASCII case folded
-		{"src/crypto", false, true, false}, // a file or symlink in the protected directory's place
+		{"src/crypto", false, true, false},        // a file or symlink in the protected directory's place
 		{"src/cryptography/x", false, false, false},
 		{"README.md", false, true, false},
 		{"README.MD", false, true, false},
