@@ -54,8 +54,9 @@ func FoldPath(path string) string {
 }
 
 // maxFoldRounds bounds the fold-normalize loop of foldComponent. Case
-// folding and normalization settle after one round on Unicode's data; the
-// loop makes the key idempotent without relying on that.
+// folding and normalization settle after one round on the inputs tried
+// (FuzzFoldPath checks that the key is idempotent); the loop is a margin
+// for a character whose folded form folds again.
 const maxFoldRounds = 4
 
 func foldComponent(c string) string {
