@@ -383,16 +383,31 @@ func readPublicKey(path string) (ssh.PublicKey, error) {
 	if len(data) > 64<<10 {
 		return nil, usageErr("key file %s is too large", path)
 	}
-	if pub, _, err := sign.ParsePublicKey(data); err == nil {
+	// A key of a refused type or size (DSA, short RSA) is reported as such,
+	// from whichever of the three forms names it.
+	var refused *sign.UnsupportedKeyError
+	pub, _, err := sign.ParsePublicKey(data)
+	if err == nil {
 		return pub, nil
 	}
+	if errors.As(err, &refused) {
+		return nil, usageErr("key %s: %v", path, refused)
+	}
 	if pubData, err := os.ReadFile(path + ".pub"); err == nil {
-		if pub, _, err := sign.ParsePublicKey(pubData); err == nil {
+		pub, _, err := sign.ParsePublicKey(pubData)
+		if err == nil {
 			return pub, nil
 		}
+		if errors.As(err, &refused) {
+			return nil, usageErr("key %s.pub: %v", path, refused)
+		}
 	}
-	if s, err := ssh.ParsePrivateKey(data); err == nil {
-		return s.PublicKey(), nil
+	pub, err = sign.PublicKeyOfPrivate(data)
+	if err == nil {
+		return pub, nil
+	}
+	if errors.As(err, &refused) {
+		return nil, usageErr("key %s: %v", path, refused)
 	}
 	return nil, usageErr("%s is not an SSH public key (expected a line like \"ssh-ed25519 AAAA... name\")", path)
 }

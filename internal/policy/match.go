@@ -15,9 +15,27 @@ const MaxPatternLen = 512
 // it needs equal segment counts and has no `**`.
 func Match(pattern, name string) bool { return match(pattern, name, false) }
 
-// MatchFold is Match with ASCII case folded, for file paths that a
-// case-insensitive checkout would merge.
-func MatchFold(pattern, name string) bool { return match(pattern, name, true) }
+// MatchFold reports whether name, or a spelling that some checkout would
+// store as the same file, matches pattern: Match with ASCII case folded,
+// or Match of the pattern's and the name's [FoldPath] keys (full Unicode
+// case folding, normalization, HFS+ ignorable code points, NTFS trailing
+// dots and spaces and streams). It matches whatever the ASCII-only fold
+// matched, and more, never less: a rule covers every name a
+// case-insensitive or Windows checkout would merge with one it protects.
+func MatchFold(pattern, name string) bool { return matchFoldKey(pattern, name, FoldPath(name)) }
+
+// matchFoldKey is MatchFold with the name's key computed by the caller, once
+// for all the patterns it tries.
+func matchFoldKey(pattern, name, nameKey string) bool {
+	if match(pattern, name, true) {
+		return true
+	}
+	patKey := FoldPath(pattern)
+	if patKey == asciiLower(pattern) && nameKey == asciiLower(name) {
+		return false // the keys are what the ASCII fold just compared
+	}
+	return match(patKey, nameKey, false)
+}
 
 func match(pattern, name string, fold bool) bool {
 	if fold {

@@ -126,10 +126,19 @@ func (r *Rule) CoversRef(ref string) bool {
 	return false
 }
 
-// CoversPath reports whether a path pattern of r matches path.
+// CoversPath reports whether a path pattern of r matches path, or a
+// spelling of it that a checkout stores as the same file ([MatchFold]).
+//
+// It also covers a file, symlink or submodule whose key is a directory that
+// a pattern names literally above the files it protects (src and src/crypto
+// for src/crypto/**): a checkout that stores ſrc or SRC as src lets such
+// an entry take the directory's place, and the protected paths then show
+// what it points to. Only the literal leading components count, so a
+// pattern such as **/secret.txt covers no directories.
 func (r *Rule) CoversPath(path string) bool {
+	key := FoldPath(path)
 	for _, p := range r.Paths {
-		if MatchFold(p, path) {
+		if matchFoldKey(p, path, key) || protectsDirectory(FoldPath(p), key) {
 			return true
 		}
 	}

@@ -1003,7 +1003,7 @@ func TestRuleCovers(t *testing.T) {
 	}{
 		{"src/crypto/aes.go", false, true, false},
 		{"SRC/Crypto/AES.go", false, true, false}, // ASCII case folded
-		{"src/crypto", false, false, false},
+		{"src/crypto", false, true, false},        // a file or symlink in the protected directory's place
 		{"src/cryptography/x", false, false, false},
 		{"README.md", false, true, false},
 		{"README.MD", false, true, false},
@@ -1015,7 +1015,7 @@ func TestRuleCovers(t *testing.T) {
 		{"SRC/CRYPTO/X", false, true, false},
 		{"src/cryp\u0422o/x", false, false, false}, // Cyrillic Te is not t
 		{"KEYS/id", false, true, false},
-		{"\u212aeys/id", false, false, false}, // Kelvin sign: only ASCII folds
+		{"\u212aeys/id", false, true, false}, // Kelvin sign is K to APFS and NTFS
 	}
 	for _, tt := range paths {
 		if got := refOnly.CoversPath(tt.path); got != tt.refOnly {

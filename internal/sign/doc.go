@@ -17,8 +17,11 @@
 // bytes) and a signature blob must re-encode to exactly the bytes given.
 // Accepted key types are ed25519, ECDSA on NIST P-256/P-384/P-521 and RSA of
 // 2048 to 16384 bits; security keys (sk-*) and certificates are rejected with
-// [ErrUnsupportedKey]. RSA signatures are always made with rsa-sha2-512 and
-// never with SHA-1 ssh-rsa.
+// [ErrUnsupportedKey]; DSA keys and RSA keys outside that range fail with an
+// [UnsupportedKeyError] that says what is wrong and what to use instead.
+// RSA signatures are always made with rsa-sha2-512 and never with SHA-1
+// ssh-rsa, and an RSA signature made with ssh-rsa is refused, as
+// ssh-keygen -Y verify refuses it.
 //
 // Signing keys come from configuration values passed in by the caller
 // ([KeySpec]); this package never runs git, ssh-keygen or any other process,

@@ -7,6 +7,8 @@ import (
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rsa"
+	"encoding/binary"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"strings"
@@ -53,6 +55,31 @@ func Fingerprint(pub ssh.PublicKey) string {
 	return ssh.FingerprintSHA256(pub)
 }
 
+// UnsupportedKeyError says in words why a key is refused and what to use
+// instead. It matches ErrUnsupportedKey with errors.Is.
+type UnsupportedKeyError struct{ Reason string }
+
+func (e *UnsupportedKeyError) Error() string { return e.Reason }
+
+// Unwrap returns ErrUnsupportedKey.
+func (e *UnsupportedKeyError) Unwrap() error { return ErrUnsupportedKey }
+
+// errDSA refuses DSA keys, which OpenSSH has deprecated since 7.0 (1024-bit
+// keys and SHA-1 signatures) and no longer builds. golang.org/x/crypto/ssh
+// cannot even parse them, so the key type is recognized by name.
+var errDSA error = &UnsupportedKeyError{Reason: fmt.Sprintf("DSA keys (ssh-dss) are not accepted: use ed25519 (ssh-keygen -t ed25519), ECDSA, or RSA of at least %d bits", MinRSABits)}
+
+// checkRSABits refuses RSA moduli outside [MinRSABits, MaxRSABits].
+func checkRSABits(n int) error {
+	switch {
+	case n < MinRSABits:
+		return &UnsupportedKeyError{Reason: fmt.Sprintf("RSA key of %d bits is too short: at least %d bits are needed (make a new key: ssh-keygen -t ed25519, or ssh-keygen -t rsa -b 3072)", n, MinRSABits)}
+	case n > MaxRSABits:
+		return &UnsupportedKeyError{Reason: fmt.Sprintf("RSA key of %d bits is too long: at most %d bits are accepted", n, MaxRSABits)}
+	}
+	return nil
+}
+
 // checkKey reports whether pub is a key type this package accepts.
 func checkKey(pub ssh.PublicKey) error {
 	if pub == nil {
@@ -70,10 +97,9 @@ func checkKey(pub ssh.PublicKey) error {
 		if !ok {
 			return fmt.Errorf("%w: %s key is not RSA", ErrUnsupportedKey, t)
 		}
-		if n := rk.N.BitLen(); n < MinRSABits || n > MaxRSABits {
-			return fmt.Errorf("%w: RSA key of %d bits (need %d to %d)", ErrUnsupportedKey, n, MinRSABits, MaxRSABits)
-		}
-		return nil
+		return checkRSABits(rk.N.BitLen())
+	case ssh.InsecureKeyAlgoDSA:
+		return errDSA
 	case ssh.KeyAlgoSKED25519, ssh.KeyAlgoSKECDSA256:
 		return fmt.Errorf("%w: %s (security keys are not supported yet)", ErrUnsupportedKey, t)
 	default:
@@ -90,7 +116,8 @@ func checkKey(pub ssh.PublicKey) error {
 // lines longer than MaxPublicKeyLineSize are rejected. Accepted types are
 // ed25519, ecdsa-sha2-nistp256/384/521 and ssh-rsa of at least 2048 bits;
 // anything else, including sk-* security keys and certificates, fails with
-// ErrUnsupportedKey.
+// ErrUnsupportedKey; a DSA key or an RSA key of another size fails with an
+// *UnsupportedKeyError (which wraps it) saying what is wrong.
 func ParsePublicKey(line []byte) (ssh.PublicKey, string, error) {
 	if len(line) > MaxPublicKeyLineSize {
 		return nil, "", fmt.Errorf("sign: parse public key: line of %d bytes exceeds %d", len(line), MaxPublicKeyLineSize)
@@ -118,6 +145,8 @@ func ParsePublicKey(line []byte) (ssh.PublicKey, string, error) {
 	case ssh.KeyAlgoED25519, ssh.KeyAlgoECDSA256, ssh.KeyAlgoECDSA384, ssh.KeyAlgoECDSA521, ssh.KeyAlgoRSA:
 	case ssh.KeyAlgoSKED25519, ssh.KeyAlgoSKECDSA256:
 		return nil, "", fmt.Errorf("sign: parse public key: %w: %s (security keys are not supported yet)", ErrUnsupportedKey, typ)
+	case ssh.InsecureKeyAlgoDSA:
+		return nil, "", fmt.Errorf("sign: parse public key: %w", errDSA)
 	default:
 		return nil, "", fmt.Errorf("sign: parse public key: %w: %.64q", ErrUnsupportedKey, typ)
 	}
@@ -215,4 +244,81 @@ func PublicKeyFromTUF(k *metadata.Key) (ssh.PublicKey, error) {
 		return nil, fmt.Errorf("sign: key from tuf: %w", err)
 	}
 	return pub, nil
+}
+
+// PublicKeyOfPrivate returns the public half of a private key file's
+// contents: of an unencrypted key, or of a passphrase-protected OpenSSH key
+// (which stores its public key in clear). A key of a refused type or size
+// fails with an error wrapping ErrUnsupportedKey that says what is wrong
+// (DSA, RSA under MinRSABits); anything else that is not a private key
+// fails with the parser's error.
+func PublicKeyOfPrivate(data []byte) (ssh.PublicKey, error) {
+	var pub ssh.PublicKey
+	s, err := ssh.ParsePrivateKey(data)
+	var pme *ssh.PassphraseMissingError
+	switch {
+	case errors.As(err, &pme) && pme.PublicKey != nil:
+		pub = pme.PublicKey
+	case err != nil:
+		if privateKeyType(data) == ssh.InsecureKeyAlgoDSA {
+			return nil, fmt.Errorf("sign: private key: %w", errDSA)
+		}
+		return nil, fmt.Errorf("sign: private key: %w", err)
+	default:
+		pub = s.PublicKey()
+	}
+	if err := checkKey(pub); err != nil {
+		return nil, fmt.Errorf("sign: private key: %w", err)
+	}
+	return pub, nil
+}
+
+// opensshKeyMagic starts the body of an "OPENSSH PRIVATE KEY" PEM block.
+const opensshKeyMagic = "openssh-key-v1\x00"
+
+// privateKeyType names the key type of a private key file from what the
+// file says in clear: a PEM "DSA PRIVATE KEY" block, or the first public
+// key of an OpenSSH key file (after the cipher, KDF name, KDF options and
+// key count). It returns "" when it cannot tell. It lets the key types the
+// ssh package no longer parses (DSA) be refused by name.
+func privateKeyType(data []byte) string {
+	block, _ := pem.Decode(data)
+	if block == nil {
+		return ""
+	}
+	switch block.Type {
+	case "DSA PRIVATE KEY":
+		return ssh.InsecureKeyAlgoDSA
+	case "OPENSSH PRIVATE KEY":
+	default:
+		return ""
+	}
+	rest, ok := bytes.CutPrefix(block.Bytes, []byte(opensshKeyMagic))
+	for range 3 { // cipher name, KDF name, KDF options
+		if _, rest, ok = sshString(rest, ok); !ok {
+			return ""
+		}
+	}
+	if len(rest) < 4 {
+		return ""
+	}
+	blob, _, ok := sshString(rest[4:], true)
+	typ, _, ok := sshString(blob, ok)
+	if !ok {
+		return ""
+	}
+	return string(typ)
+}
+
+// sshString splits an SSH wire-format string (uint32 length, bytes) off b;
+// ok is false when b is too short or ok was already false.
+func sshString(b []byte, ok bool) (s, rest []byte, _ bool) {
+	if !ok || len(b) < 4 {
+		return nil, nil, false
+	}
+	n := binary.BigEndian.Uint32(b)
+	if uint64(n) > uint64(len(b)-4) {
+		return nil, nil, false
+	}
+	return b[4 : 4+n], b[4+n:], true
 }

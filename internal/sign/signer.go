@@ -135,6 +135,9 @@ func loadPath(spec KeySpec, p string) (Signer, error) {
 			return encryptedKey(spec, path, pme.PublicKey)
 		}
 		if err != nil {
+			if privateKeyType(b) == ssh.InsecureKeyAlgoDSA {
+				err = errDSA // the ssh package only says "unhandled key type"
+			}
 			return nil, fmt.Errorf("sign: load key %s: %w", path, err)
 		}
 		pub := s.PublicKey()

@@ -157,6 +157,16 @@ func parseRaw(raw []byte) (*sshsig.Signature, error) {
 	if len(raw) > MaxSignatureSize {
 		return nil, fmt.Errorf("%w: signature of %d bytes exceeds %d", ErrBadSignature, len(raw), MaxSignatureSize)
 	}
+	// Say what is wrong with the refusals that the parser below only calls
+	// malformed: a DSA key (which it cannot parse) and an RSA signature
+	// over SHA-1 (which it refuses as an invalid format).
+	keyType, algo := peekSSHSIG(raw)
+	if keyType == ssh.InsecureKeyAlgoDSA {
+		return nil, fmt.Errorf("%w: signing key: %w", ErrBadSignature, errDSA)
+	}
+	if keyType == ssh.KeyAlgoRSA && algo == ssh.KeyAlgoRSA {
+		return nil, fmt.Errorf("%w: %w", ErrBadSignature, errSHA1RSA)
+	}
 	sig, err := sshsig.ParseSignature(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%w: malformed: %v", ErrBadSignature, err)
@@ -166,6 +176,9 @@ func parseRaw(raw []byte) (*sshsig.Signature, error) {
 	}
 	if err := checkKey(sig.PublicKey); err != nil {
 		return nil, fmt.Errorf("%w: signing key: %w", ErrBadSignature, err)
+	}
+	if err := checkSignatureAlgorithm(sig.PublicKey, sig.Signature.Format); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadSignature, err)
 	}
 	if h := sig.HashAlgorithm; h != sshsig.HashSHA512 && h != sshsig.HashSHA256 {
 		return nil, fmt.Errorf("%w: hash algorithm %.16q", ErrBadSignature, h)
@@ -179,6 +192,56 @@ func parseRaw(raw []byte) (*sshsig.Signature, error) {
 		return nil, fmt.Errorf("%w: malformed: non-canonical encoding", ErrBadSignature)
 	}
 	return sig, nil
+}
+
+// errSHA1RSA refuses RSA signatures made with the old "ssh-rsa" algorithm,
+// which hashes with SHA-1: SHA-1 collisions are practical (SHA-1 is a
+// Shambles, 2020), and ssh-keygen -Y verify refuses such signatures too.
+var errSHA1RSA = errors.New("RSA signature over SHA-1 (ssh-rsa) is not accepted, as ssh-keygen -Y verify refuses it: sign again with rsa-sha2-512 (what ssh-keygen -Y sign, git and git-secure use)")
+
+// checkSignatureAlgorithm refuses a signature algorithm that does not go
+// with pub: RSA keys must sign with rsa-sha2-512 or rsa-sha2-256, other keys
+// with their one algorithm, named like the key. The SSHSIG parser checks
+// the RSA case too; this keeps the rule here, whatever the parser does.
+func checkSignatureAlgorithm(pub ssh.PublicKey, algo string) error {
+	if pub.Type() != ssh.KeyAlgoRSA {
+		if algo != pub.Type() {
+			return fmt.Errorf("signature algorithm %.32q for a %s key", algo, pub.Type())
+		}
+		return nil
+	}
+	switch algo {
+	case ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256:
+		return nil
+	case ssh.KeyAlgoRSA:
+		return errSHA1RSA
+	}
+	return fmt.Errorf("signature algorithm %.32q for an RSA key (want rsa-sha2-512 or rsa-sha2-256)", algo)
+}
+
+// peekSSHSIG returns the type of the key embedded in a binary SSHSIG
+// structure and the algorithm of its signature, without checking anything
+// else: "SSHSIG", uint32 version, then SSH strings public key, namespace,
+// reserved, hash algorithm and signature (itself the strings algorithm and
+// blob). A field it cannot reach is "".
+func peekSSHSIG(raw []byte) (keyType, algo string) {
+	rest, ok := bytes.CutPrefix(raw, []byte("SSHSIG"))
+	if !ok || len(rest) < 4 {
+		return "", ""
+	}
+	rest = rest[4:]
+	var key, field []byte
+	key, rest, ok = sshString(rest, true)
+	if typ, _, tok := sshString(key, ok); tok {
+		keyType = string(typ)
+	}
+	for range 4 { // namespace, reserved, hash algorithm, signature
+		field, rest, ok = sshString(rest, ok)
+	}
+	if typ, _, aok := sshString(field, ok); aok {
+		algo = string(typ)
+	}
+	return keyType, algo
 }
 
 // verifySSHSignature checks a raw SSH signature over data made by pub.

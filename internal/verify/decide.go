@@ -401,7 +401,11 @@ func describeRule(rd RuleDecision, signer string) string {
 		if len(shown) > 5 {
 			shown = shown[:5]
 		}
-		fmt.Fprintf(&b, "; protected files changed: %s", strings.Join(shown, ", "))
+		show := make([]string, len(shown))
+		for i, p := range shown {
+			show[i] = policy.ShowPath(p)
+		}
+		fmt.Fprintf(&b, "; protected files changed: %s", strings.Join(show, ", "))
 		if len(rd.Paths) > 5 {
 			fmt.Fprintf(&b, " and %d more", len(rd.Paths)-5)
 		}

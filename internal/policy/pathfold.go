@@ -1,0 +1,147 @@
+package policy
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
+)
+
+// FoldPath returns the key under which common filesystems store a file
+// path, so that two paths with the same key are one file in some checkout:
+//
+//   - case-insensitive file systems (APFS and HFS+ on macOS, NTFS on
+//     Windows) merge upper and lower case, for all of Unicode: U+017F
+//     LATIN SMALL LETTER LONG S is "s", U+212A KELVIN SIGN is "k". The
+//     key takes each character's simple upper case (NTFS compares through
+//     a 1:1 upper-case table) and then full Unicode case folding (APFS);
+//   - HFS+ stores names decomposed and APFS compares them normalized, so
+//     canonically equivalent spellings ("é" and "e" + U+0301) are one name.
+//     The key is in NFC;
+//   - HFS+ ignores some code points in names, the ones git's own
+//     core.protectHFS skips (utf8.c, next_hfs_char): U+200C..U+200F,
+//     U+202A..U+202E, U+206A..U+206F and U+FEFF. The key drops them;
+//   - Win32 strips the trailing dots and spaces of each path component
+//     ("crypto." and "crypto " are "crypto"), as git's core.protectNTFS
+//     reasons; the key strips them too, unless nothing would remain;
+//   - on NTFS "name:stream" and "name::$DATA" name a stream of "name". The
+//     key cuts each component at its first ':' (unless it starts with one);
+//   - Windows separates components with '\' as well as '/'. The key turns
+//     '\' into '/'.
+//
+// NTFS 8.3 short names ("SECURI~1" for "security-team") are not modelled:
+// whether a short name exists and which long name it stands for depends on
+// the volume and on the other names in the directory, not on the path.
+//
+// Bytes that are not UTF-8 become U+FFFD, so distinct invalid spellings
+// share a key: a key merges more names, never fewer. FoldPath is
+// idempotent, and for a path of ASCII letters, digits, '/', '-', '_' and
+// inner dots it is the path in lower case.
+func FoldPath(path string) string {
+	if plainASCII(path) {
+		return asciiLower(path)
+	}
+	path = strings.Map(dropIgnorable, path)
+	parts := strings.Split(strings.ReplaceAll(path, `\`, "/"), "/")
+	for i, c := range parts {
+		parts[i] = foldComponent(c)
+	}
+	return strings.Join(parts, "/")
+}
+
+// maxFoldRounds bounds the fold-normalize loop of foldComponent. Case
+// folding and normalization settle after one round on the inputs tried
+// (FuzzFoldPath checks that the key is idempotent); the loop is a margin
+// for a character whose folded form folds again.
+const maxFoldRounds = 4
+
+func foldComponent(c string) string {
+	if i := strings.IndexByte(c, ':'); i > 0 {
+		c = c[:i]
+	}
+	for range maxFoldRounds {
+		next := foldCase(c)
+		if next == c {
+			break
+		}
+		c = next
+	}
+	if t := strings.TrimRight(c, ". "); t != "" {
+		c = t
+	}
+	return c
+}
+
+// foldCase is one round of: decompose, simple upper case, full case
+// folding, compose. A cases.Caser keeps state, so each call makes its own.
+func foldCase(s string) string {
+	s = norm.NFD.String(s)
+	s = strings.Map(unicode.ToUpper, s)
+	s = cases.Fold().String(s)
+	return norm.NFC.String(s)
+}
+
+// dropIgnorable maps the code points HFS+ ignores in names to nothing and
+// bytes that are not UTF-8 (which strings.Map hands over as RuneError) to
+// U+FFFD.
+func dropIgnorable(r rune) rune {
+	switch {
+	case r >= 0x200c && r <= 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x206a && r <= 0x206f, r == 0xfeff:
+		return -1
+	}
+	return r
+}
+
+// plainASCII reports whether FoldPath(s) is simply s in lower case: ASCII
+// without ':' or '\' and no component ending in a dot or a space.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= utf8.RuneSelf, c == ':', c == '\\':
+			return false
+		case c == '.' || c == ' ':
+			if i+1 == len(s) || s[i+1] == '/' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// ShowPath returns path for a message: as it is when it is a plain name,
+// otherwise quoted with Go escapes (so that invisible code points, trailing
+// spaces and look-alike letters show) followed by the protected path it
+// is the same file as on some checkout.
+func ShowPath(path string) string {
+	key := FoldPath(path)
+	if key == asciiLower(path) {
+		return path
+	}
+	return fmt.Sprintf("%s (%s on a macOS or Windows checkout)", strconv.QuoteToASCII(path), key)
+}
+
+// protectsDirectory reports whether the path key names a directory that the
+// pattern key spells out literally above its last component: "src" and
+// "src/crypto" for "src/crypto/**" or "src/crypto/*.c", "src" for
+// "src/aes.c", nothing for "**/x" or "*/crypto/**".
+func protectsDirectory(patternKey, key string) bool {
+	comps := strings.Split(patternKey, "/")
+	dir := ""
+	for _, c := range comps[:len(comps)-1] {
+		if strings.ContainsAny(c, "*?") {
+			return false
+		}
+		if dir != "" {
+			dir += "/"
+		}
+		dir += c
+		if dir == key {
+			return true
+		}
+	}
+	return false
+}
