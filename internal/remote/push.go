@@ -456,6 +456,14 @@ func (h *Helper) runPushRaw(specs []pushSpec, extra []string) (map[string]string
 	out, err := h.Repo.Git.RunTee(bgctx(), h.Err, args...)
 	if err == nil {
 		h.notePushed(refspecs)
+		if tip := h.pushed[rsl.Ref]; !tip.IsZero() {
+			// The remote's log is now at least this tip: a later fetch that
+			// finds it behind (a server restored from an older snapshot, a
+			// stale mirror) is a rollback of this push, not unpushed work.
+			if err := h.Repo.Git.SetConfig(h.configKey("securetip"), tip.String()); err != nil {
+				h.logf("warning: pushed, but cannot remember the remote's new log tip (%v): a later rollback of this push would not be noticed; git fetch will remember it", err)
+			}
+		}
 		return nil, false
 	}
 	return failures(specs, refusals(out), err)
