@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/git-secure/git-secure/internal/attest"
+	"github.com/git-secure/git-secure/internal/display"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/porcelain"
@@ -43,8 +44,10 @@ type Context struct {
 	Trace *trace.Tracer
 }
 
+// say prints one line for the person pushing: repository text in args is
+// escaped for their terminal.
 func (c *Context) say(format string, args ...any) {
-	fmt.Fprintf(c.Stderr, "git-secure: "+format+"\n", args...)
+	display.Fprintf(c.Stderr, "git-secure: "+format+"\n", args...)
 }
 
 // Run runs git-secure's part of hook Name, then the hook it chains to. The
