@@ -265,6 +265,11 @@ func (c *Context) preReceive(input []byte) error {
 					return ErrRejected
 				}
 			}
+			if l.Ref == attest.Ref && !l.Old.IsZero() {
+				if err := c.attestationsKept(l); err != nil {
+					return err
+				}
+			}
 		case policy.Ref:
 			if l.New.IsZero() {
 				c.say("error: %s cannot be deleted", l.Ref)

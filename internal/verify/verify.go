@@ -199,6 +199,9 @@ type verifier struct {
 	// is revoked, over every policy seen.
 	revokedFrom map[string]uint64
 	store       *attest.Store
+	// storeHistory is set once store reads the union over the store's
+	// history (useStoreHistory), or that was found to change nothing.
+	storeHistory bool
 }
 
 func (v *verifier) wanted(ref string) bool {
