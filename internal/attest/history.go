@@ -2,6 +2,9 @@ package attest
 
 import (
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -157,14 +160,35 @@ func shortHex(h gitrepo.Hash) string {
 }
 
 // history is the index of every envelope some commit of the store's
-// history dropped or changed: directory -> files.
-type history map[string][]StoredFile
+// history dropped or changed, by directory.
+type history struct {
+	dirs map[string][]StoredFile
+	set  map[StoredFile]bool
+}
+
+func newHistory() *history {
+	return &history{dirs: map[string][]StoredFile{}, set: map[StoredFile]bool{}}
+}
+
+func (h *history) add(f StoredFile) {
+	k := StoredFile{Path: f.Path, Blob: f.Blob}
+	if h.set[k] {
+		return
+	}
+	h.set[k] = true
+	h.dirs[k.Dir()] = append(h.dirs[k.Dir()], k)
+}
+
+func (h *history) len() int { return len(h.set) }
 
 // buildHistory walks every commit reachable from tip and collects, for
 // each commit and each of its parents, the files the parent had that the
-// commit dropped or changed.
-func buildHistory(r Repo, tip gitrepo.Hash) (history, error) {
-	h := history{}
+// commit dropped or changed. With a flat store tree each comparison costs
+// the size of the store, so a walk over n commits costs n times that:
+// what an earlier walk found for an ancestor of tip (base, and its files)
+// is taken as it is and only the commits since are compared.
+func buildHistory(r Repo, tip, base gitrepo.Hash, known *history) (*history, error) {
+	h := newHistory()
 	if tip.IsZero() {
 		return h, nil
 	}
@@ -179,7 +203,14 @@ func buildHistory(r Repo, tip gitrepo.Hash) (history, error) {
 	}
 	cache := &treeCache{r: r, trees: map[gitrepo.Hash][]gitrepo.TreeEntry{}}
 	seen := map[gitrepo.Hash]bool{}
+	reachedBase := false
+	if !base.IsZero() {
+		seen[base] = true // its history is known: do not walk it again
+	}
 	stack := []gitrepo.Hash{tip}
+	if tip == base {
+		stack, reachedBase = nil, true
+	}
 	for len(stack) > 0 {
 		c := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -192,6 +223,7 @@ func buildHistory(r Repo, tip gitrepo.Hash) (history, error) {
 			return nil, err
 		}
 		for _, p := range parents {
+			reachedBase = reachedBase || p == base
 			pt, ok := trees[p]
 			if !ok {
 				if pt, _, err = treeOf(p); err != nil {
@@ -203,12 +235,97 @@ func buildHistory(r Repo, tip gitrepo.Hash) (history, error) {
 				return nil, err
 			}
 			for _, f := range files {
-				h[f.Dir()] = append(h[f.Dir()], f)
+				h.add(f)
 			}
 			stack = append(stack, p)
 		}
 	}
+	if base.IsZero() {
+		return h, nil
+	}
+	if !reachedBase {
+		// base is not in tip's history: what it knew is not tip's.
+		return buildHistory(r, tip, gitrepo.ZeroHash, nil)
+	}
+	if known != nil {
+		for f := range known.set {
+			h.add(f)
+		}
+	}
 	return h, nil
+}
+
+// historyFile is where a repository keeps what the last walk of the
+// store's history found (local state, like the verification checkpoint:
+// a lost or damaged file only costs a new walk).
+func historyFile(gitDir string) string {
+	return filepath.Join(gitDir, "secure", "attestations-history")
+}
+
+// maxHistoryFile bounds the history file read back.
+const maxHistoryFile = 64 << 20
+
+// loadHistory reads the history file: the store commit it was made for
+// and what that commit's history dropped. Anything unreadable gives
+// nothing (and a full walk).
+func loadHistory(gitDir string) (gitrepo.Hash, *history) {
+	f, err := os.Open(historyFile(gitDir))
+	if err != nil {
+		return gitrepo.ZeroHash, nil
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxHistoryFile+1))
+	if err != nil || len(data) > maxHistoryFile {
+		return gitrepo.ZeroHash, nil
+	}
+	lines := strings.Split(string(data), "\n")
+	if len(lines) < 2 || lines[len(lines)-1] != "" || !strings.HasPrefix(lines[0], "tip ") {
+		return gitrepo.ZeroHash, nil
+	}
+	tip, err := gitrepo.ParseHash(strings.TrimPrefix(lines[0], "tip "))
+	if err != nil {
+		return gitrepo.ZeroHash, nil
+	}
+	h := newHistory()
+	for _, l := range lines[1 : len(lines)-1] {
+		blob, path, ok := strings.Cut(l, " ")
+		b, err := gitrepo.ParseHash(blob)
+		parts := strings.Split(path, "/")
+		if !ok || err != nil || len(parts) != 3 || !validSignerFile(parts[2]) {
+			return gitrepo.ZeroHash, nil
+		}
+		h.add(StoredFile{Path: path, Blob: b})
+	}
+	return tip, h
+}
+
+// saveHistory writes the history file for tip, atomically; failing to
+// write it only costs a walk next time.
+func saveHistory(gitDir string, tip gitrepo.Hash, h *history) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "tip %s\n", tip)
+	dirs := make([]string, 0, len(h.dirs))
+	for d := range h.dirs {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	for _, d := range dirs {
+		for _, f := range h.dirs[d] {
+			fmt.Fprintf(&b, "%s %s\n", f.Blob, f.Path)
+		}
+	}
+	path := historyFile(gitDir)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".attestations-history-*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.WriteString(b.String())
+	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
+		os.Remove(tmp.Name())
+	}
 }
 
 // treeCache keeps the trees read while walking the history: a commit's

@@ -43,7 +43,7 @@ type Store struct {
 	tree  gitrepo.Hash
 	index map[gitrepo.Hash]map[string]gitrepo.TreeEntry
 	// hist indexes what the history of tip dropped (nil: not built yet).
-	hist history
+	hist *history
 	// withHistory makes Envelopes read the union over the history: set on
 	// the views WithHistory returns.
 	withHistory bool
@@ -219,7 +219,10 @@ func (s *Store) Envelopes(dir string) ([]File, error) {
 		have[StoredFile{Path: dir + "/" + f.Name, Blob: f.Blob}] = true
 	}
 	s.mu.RLock()
-	old := s.hist[dir]
+	var old []StoredFile
+	if s.hist != nil {
+		old = s.hist.dirs[dir]
+	}
 	s.mu.RUnlock()
 	for _, f := range old {
 		k := StoredFile{Path: f.Path, Blob: f.Blob}
@@ -241,16 +244,18 @@ func (s *Store) Envelopes(dir string) ([]File, error) {
 // also return every envelope an earlier commit of the store held and a
 // later one dropped or changed (see Dropped), and whether there is any.
 // The history is walked once per store (every commit, comparing each with
-// its parents by tree, skipping equal subtrees); verification calls it only
-// when approvals from the tip do not suffice, so an intact store costs
-// nothing more.
+// its parents by tree, skipping equal subtrees) once per store, and what it
+// found is kept in the repository (secure/attestations-history), so that
+// the next walk compares only the commits since; verification calls it
+// only when approvals from the tip do not suffice, so an intact store
+// costs nothing more.
 func (s *Store) WithHistory() (*Store, bool, error) {
 	s.mu.RLock()
 	tip, tree, h := s.tip, s.tree, s.hist
 	s.mu.RUnlock()
 	if h == nil {
 		var err error
-		if h, err = buildHistory(s.r, tip); err != nil {
+		if h, err = s.walkHistory(tip); err != nil {
 			return nil, false, err
 		}
 		s.mu.Lock()
@@ -259,7 +264,7 @@ func (s *Store) WithHistory() (*Store, bool, error) {
 		}
 		s.mu.Unlock()
 	}
-	return &Store{r: s.r, tip: tip, tree: tree, hist: h, withHistory: true}, len(h) > 0, nil
+	return &Store{r: s.r, tip: tip, tree: tree, hist: h, withHistory: true}, h.len() > 0, nil
 }
 
 func validSignerFile(name string) bool {
@@ -413,6 +418,28 @@ func (s *Store) Add(path string, envelope []byte, who gitrepo.Ident, message str
 			return gitrepo.ZeroHash, err
 		}
 	}
+}
+
+// walkHistory builds the history index of tip, starting from what the
+// repository's history file knows (when the store's repository is a
+// *gitrepo.Repo) and saving what it found when tip is the ref's value.
+func (s *Store) walkHistory(tip gitrepo.Hash) (*history, error) {
+	gd, ok := s.r.(interface{ GitDir() string })
+	if !ok || gd.GitDir() == "" {
+		return buildHistory(s.r, tip, gitrepo.ZeroHash, nil)
+	}
+	base, known := loadHistory(gd.GitDir())
+	h, err := buildHistory(s.r, tip, base, known)
+	if err != nil || tip.IsZero() || tip == base {
+		return h, err
+	}
+	// Kept only for the ref's own value: a store commit that may never
+	// land (an incoming push or fetch) must not displace it, or each
+	// refused push would cost a whole walk again.
+	if cur, ok, err := s.r.ResolveRef(Ref); err == nil && ok && cur == tip {
+		saveHistory(gd.GitDir(), tip, h)
+	}
+	return h, nil
 }
 
 // keepsExisting reports whether writing newTree would replace an envelope

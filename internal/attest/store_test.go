@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"path"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -576,6 +578,7 @@ func TestStoreAppendOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []StoredFile{{Path: pa}, {Path: pb, Changed: true}, {Path: pr}}
+	sort.Slice(want, func(i, j int) bool { return want[i].Path < want[j].Path })
 	if len(d) != len(want) {
 		t.Fatalf("Dropped = %+v, want paths %+v", d, want)
 	}
@@ -613,5 +616,57 @@ func TestStoreAppendOnly(t *testing.T) {
 	}
 	if _, dropped, err := s.WithHistory(); err != nil || dropped {
 		t.Fatalf("an intact store: WithHistory dropped = %v, %v; want nothing", dropped, err)
+	}
+
+	// The walk's result is kept for the next one, which starts from it
+	// only when it is for an ancestor: a line planted in the file shows
+	// which.
+	file := historyFile(r.GitDir())
+	data, err := os.ReadFile(file)
+	if err != nil || !strings.HasPrefix(string(data), "tip "+third.String()+"\n") {
+		// s (at third) walked last.
+		t.Fatalf("history file after the walk: %q, %v", data, err)
+	}
+	planted := StoredFile{Path: path.Join(dirA, strings.Repeat("c", 64)+".json"), Blob: junk}
+	writeHistory := func(tip gitrepo.Hash) {
+		h := newHistory()
+		h.add(planted)
+		saveHistory(r.GitDir(), tip, h)
+	}
+	readsPlanted := func(tip gitrepo.Hash) bool {
+		st, err := OpenStoreAt(r, tip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _, err := st.WithHistory()
+		if err != nil {
+			t.Fatal(err)
+		}
+		files, err := v.Envelopes(dirA)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if f.Name == planted.Name() {
+				return true
+			}
+		}
+		return false
+	}
+	writeHistory(first)
+	if !readsPlanted(c) {
+		t.Errorf("a walk from a descendant of the file's tip did not start from the file")
+	}
+	writeHistory(c)
+	if readsPlanted(third) {
+		t.Errorf("a walk from a commit that does not descend from the file's tip used the file")
+	}
+	os.WriteFile(file, []byte("garbage"), 0o644)
+	fresh, err := OpenStoreAt(r, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, dropped, err := fresh.WithHistory(); err != nil || !dropped || readsPlanted(c) {
+		t.Errorf("a damaged history file: WithHistory = %v, %v; want a new walk", dropped, err)
 	}
 }
