@@ -124,4 +124,8 @@ func TestApprovalsAppendOnly(t *testing.T) {
 	if r := a.run(dir, "git", "secure", "verify", "--full"); r.code != 0 {
 		t.Fatalf("verify --full after a local wipe:\n%s", r)
 	}
+	// explain agrees: bob's approval of main's last update still counts.
+	if r := a.run(dir, "git", "secure", "explain", "main"); r.code != 0 || !strings.Contains(r.stdout, "approved by: bob") {
+		t.Fatalf("explain after a local wipe should count bob's approval:\n%s", r)
+	}
 }
