@@ -49,8 +49,12 @@ func TestApprovalsWipe(t *testing.T) {
 		empty, _ := gitrepo.ParseHash(gitrepo.EmptyTreeHash)
 		f.storeCommit(empty)
 		defer f.setRef(attest.Ref, f.ref(attest.Ref), approved)
-		if _, err := f.verify(); err != nil {
+		res, err := f.verify()
+		if err != nil {
 			t.Fatalf("the store emptied by a later commit: verify = %v; want success (bob's approval is in the store's history)", clip(err.Error()))
+		}
+		if !strings.Contains(strings.Join(res.Warnings, "\n"), attest.Ref+": a commit of its history removed or changed stored approvals") {
+			t.Errorf("verify must warn that the store was rewritten; warnings %q", res.Warnings)
 		}
 	})
 	t.Run("partial wipe", func(t *testing.T) {

@@ -322,6 +322,9 @@ func (v *verifier) useStoreHistory() (bool, error) {
 	}
 	if dropped {
 		v.store = view
+		if v.res != nil {
+			v.res.Warnings = append(v.res.Warnings, fmt.Sprintf("%s: a commit of its history removed or changed stored approvals or test runs; they count as stored (the store is append-only), but someone rewrote it: fetch it from a server with the git-secure hook", attest.Ref))
+		}
 	}
 	return dropped, nil
 }
