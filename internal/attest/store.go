@@ -230,9 +230,12 @@ func (s *Store) Envelopes(dir string) ([]File, error) {
 			continue
 		}
 		have[k] = true
+		// An earlier version that cannot be read (gone from a partial
+		// clone, or named by a damaged history file) counts for nothing:
+		// that can only make a verification fail.
 		data, err := s.readEnvelope(f.Blob)
 		if err != nil {
-			return nil, fmt.Errorf("attest: read %s (an earlier version): %w", f.Path, err)
+			data = nil
 		}
 		files = append(files, File{Name: f.Name(), Blob: f.Blob, Data: data})
 	}
@@ -244,8 +247,7 @@ func (s *Store) Envelopes(dir string) ([]File, error) {
 // also return every envelope an earlier commit of the store held and a
 // later one dropped or changed (see Dropped), and whether there is any.
 // The history is walked once per store (every commit, comparing each with
-// its parents by tree, skipping equal subtrees) once per store, and what it
-// found is kept in the repository (secure/attestations-history), so that
+// its parents by tree, skipping equal subtrees), and what it found is kept in the repository (secure/attestations-history), so that
 // the next walk compares only the commits since; verification calls it
 // only when approvals from the tip do not suffice, so an intact store
 // costs nothing more.
