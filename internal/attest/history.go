@@ -33,7 +33,13 @@ type StoredFile struct {
 }
 
 // Dir returns the directory part of f.Path ("<kind>/<dir>").
-func (f StoredFile) Dir() string { return f.Path[:strings.LastIndexByte(f.Path, '/')] }
+func (f StoredFile) Dir() string {
+	dir, _, _ := strings.Cut(f.Path, "/")
+	if i := strings.LastIndexByte(f.Path, '/'); i >= 0 {
+		dir = f.Path[:i]
+	}
+	return dir
+}
 
 // Name returns the file name part of f.Path ("<signer>.json").
 func (f StoredFile) Name() string { return f.Path[strings.LastIndexByte(f.Path, '/')+1:] }
