@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -37,10 +38,23 @@ type Store struct {
 	r     Repo
 	addMu sync.Mutex // serializes Add
 
-	mu    sync.RWMutex // guards tip, tree and index
+	mu    sync.RWMutex // guards tip, tree, index and hist
 	tip   gitrepo.Hash
 	tree  gitrepo.Hash
 	index map[gitrepo.Hash]map[string]gitrepo.TreeEntry
+	// hist indexes what the history of tip dropped (nil: not built yet).
+	hist *history
+	// withHistory makes Envelopes read the union over the history: set on
+	// the views WithHistory returns.
+	withHistory bool
+}
+
+// File is one stored envelope: its file name ("<signer>.json"), blob and
+// content (nil when it cannot be an envelope: too large, not a blob).
+type File struct {
+	Name string
+	Blob gitrepo.Hash
+	Data []byte
 }
 
 // OpenStore returns a store reading the current tip of Ref (zero and empty
@@ -91,9 +105,7 @@ func (s *Store) Refresh() error {
 	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	s.tip, s.tree = tip, tree
-	s.mu.Unlock()
+	s.setTip(tip, tree)
 	return nil
 }
 
@@ -132,7 +144,21 @@ func (s *Store) TestRuns(tree gitrepo.Hash) (map[string][]byte, error) {
 }
 
 func (s *Store) readDir(dir string) (map[string][]byte, error) {
-	out := map[string][]byte{}
+	files, err := s.readFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]byte, len(files))
+	for _, f := range files {
+		out[f.Name] = f.Data
+	}
+	return out, nil
+}
+
+// readFiles reads the envelope files of dir at the snapshot's tree, sorted
+// by name.
+func (s *Store) readFiles(dir string) ([]File, error) {
+	var out []File
 	cur := s.snapshot()
 	if cur.IsZero() {
 		return out, nil
@@ -156,20 +182,91 @@ func (s *Store) readDir(dir string) (map[string][]byte, error) {
 		if e.Mode != gitrepo.ModeFile || !validSignerFile(e.Name) {
 			continue
 		}
-		typ, data, err := s.r.ReadObject(e.Hash, MaxEnvelopeSize)
-		if errors.Is(err, gitrepo.ErrTooLarge) || (err == nil && (typ != "blob" || len(data) > MaxEnvelopeSize)) {
-			// Cannot be a valid envelope: keep the name with no content so
-			// that callers count it as malformed, and let one planted file
-			// not turn a verification into an I/O failure.
-			out[e.Name] = nil
-			continue
-		}
+		data, err := s.readEnvelope(e.Hash)
 		if err != nil {
 			return nil, fmt.Errorf("attest: read %s/%s: %w", dir, e.Name, err)
 		}
-		out[e.Name] = data
+		out = append(out, File{Name: e.Name, Blob: e.Hash, Data: data})
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// readEnvelope reads one envelope blob. What cannot be a valid envelope
+// (too large, not a blob) gives nil content and no error, so that callers
+// count it as malformed, and one planted file does not turn a
+// verification into an I/O failure.
+func (s *Store) readEnvelope(h gitrepo.Hash) ([]byte, error) {
+	typ, data, err := s.r.ReadObject(h, MaxEnvelopeSize)
+	if errors.Is(err, gitrepo.ErrTooLarge) || (err == nil && (typ != "blob" || len(data) > MaxEnvelopeSize)) {
+		return nil, nil
+	}
+	return data, err
+}
+
+// Envelopes returns the envelope files of dir (ApprovalDir, ApprovalTreeDir
+// or TestRunDir) sorted by name: those of the snapshot's tree and, on a
+// view from WithHistory, every other version the store's history held
+// there (a name may then appear more than once, with different blobs).
+// Nothing returned is verified.
+func (s *Store) Envelopes(dir string) ([]File, error) {
+	files, err := s.readFiles(dir)
+	if err != nil || !s.withHistory {
+		return files, err
+	}
+	have := map[StoredFile]bool{}
+	for _, f := range files {
+		have[StoredFile{Path: dir + "/" + f.Name, Blob: f.Blob}] = true
+	}
+	s.mu.RLock()
+	var old []StoredFile
+	if s.hist != nil {
+		old = s.hist.dirs[dir]
+	}
+	s.mu.RUnlock()
+	for _, f := range old {
+		k := StoredFile{Path: f.Path, Blob: f.Blob}
+		if have[k] {
+			continue
+		}
+		have[k] = true
+		// An earlier version that cannot be read (gone from a partial
+		// clone, or named by a damaged history file) counts for nothing:
+		// that can only make a verification fail.
+		data, err := s.readEnvelope(f.Blob)
+		if err != nil {
+			data = nil
+		}
+		files = append(files, File{Name: f.Name(), Blob: f.Blob, Data: data})
+	}
+	sort.SliceStable(files, func(i, j int) bool { return files[i].Name < files[j].Name })
+	return files, nil
+}
+
+// WithHistory returns a read view of the store's snapshot whose Envelopes
+// also return every envelope an earlier commit of the store held and a
+// later one dropped or changed (see Dropped), and whether there is any.
+// The history is walked once per store (every commit, comparing each with
+// its parents by tree, skipping equal subtrees), and what it found is kept in the repository (secure/attestations-history), so that
+// the next walk compares only the commits since; verification calls it
+// only when approvals from the tip do not suffice, so an intact store
+// costs nothing more.
+func (s *Store) WithHistory() (*Store, bool, error) {
+	s.mu.RLock()
+	tip, tree, h := s.tip, s.tree, s.hist
+	s.mu.RUnlock()
+	if h == nil {
+		var err error
+		if h, err = s.walkHistory(tip); err != nil {
+			return nil, false, err
+		}
+		s.mu.Lock()
+		if s.tip == tip {
+			s.hist = h
+		}
+		s.mu.Unlock()
+	}
+	return &Store{r: s.r, tip: tip, tree: tree, hist: h, withHistory: true}, h.len() > 0, nil
 }
 
 func validSignerFile(name string) bool {
@@ -240,7 +337,8 @@ func checkAdd(path string, envelope []byte) error {
 }
 
 // Add stores envelope at path ("approvals/<A>/<S>.json" or
-// "tests/<tree>/<S>.json"), replacing any file already there, commits the
+// "tests/<tree>/<S>.json"), replacing a file already there that cannot
+// count (see Protected), commits the
 // new tree on top of the tip with who as author and committer (When zero
 // means now) and moves Ref by compare-and-swap. On gitrepo.ErrRefChanged it
 // re-reads the tip and retries up to 3 times. message describes what was
@@ -249,7 +347,9 @@ func checkAdd(path string, envelope []byte) error {
 // Add checks that the envelope parses, that S belongs to its signer and
 // that its statement belongs in that directory (ErrMalformed or
 // ErrMismatch), but does not verify the signature. If the file already has
-// exactly this content, nothing is committed and the tip is returned. On
+// exactly this content, or holds an envelope that belongs there with a
+// valid signature by that signer (the store is append-only: see
+// Protected), nothing is committed and the tip is returned. On
 // success the store's snapshot moves to the new commit, which is returned.
 func (s *Store) Add(path string, envelope []byte, who gitrepo.Ident, message string) (gitrepo.Hash, error) {
 	if len(envelope) > MaxEnvelopeSize {
@@ -291,6 +391,12 @@ func (s *Store) Add(path string, envelope []byte, who gitrepo.Ident, message str
 			s.setTip(tip, tree)
 			return tip, nil
 		}
+		if keep, err := s.keepsExisting(tree, newTree); err != nil {
+			return gitrepo.ZeroHash, err
+		} else if keep {
+			s.setTip(tip, tree)
+			return tip, nil
+		}
 		var parents []gitrepo.Hash
 		if !tip.IsZero() {
 			parents = []gitrepo.Hash{tip}
@@ -316,8 +422,54 @@ func (s *Store) Add(path string, envelope []byte, who gitrepo.Ident, message str
 	}
 }
 
+// walkHistory builds the history index of tip, starting from what the
+// repository's history file knows (when the store's repository is a
+// *gitrepo.Repo) and saving what it found when tip is the ref's value.
+func (s *Store) walkHistory(tip gitrepo.Hash) (*history, error) {
+	gd, ok := s.r.(interface{ GitDir() string })
+	if !ok || gd.GitDir() == "" {
+		return buildHistory(s.r, tip, gitrepo.ZeroHash, nil)
+	}
+	base, known := loadHistory(gd.GitDir())
+	h, err := buildHistory(s.r, tip, base, known)
+	if err != nil || tip.IsZero() || tip == base {
+		return h, err
+	}
+	// Kept only for the ref's own value: a store commit that may never
+	// land (an incoming push or fetch) must not displace it, or each
+	// refused push would cost a whole walk again.
+	if cur, ok, err := s.r.ResolveRef(Ref); err == nil && ok && cur == tip {
+		saveHistory(gd.GitDir(), tip, h)
+	}
+	return h, nil
+}
+
+// keepsExisting reports whether writing newTree would replace an envelope
+// of tree that the store must keep (Protected): the store is append-only,
+// and the server refuses a push that changes one. The one there is the
+// same signer's statement about the same thing, so nothing is lost.
+func (s *Store) keepsExisting(tree, newTree gitrepo.Hash) (bool, error) {
+	replaced, err := Dropped(s.r, tree, newTree)
+	if err != nil {
+		return false, err
+	}
+	for _, f := range replaced {
+		data, err := s.readEnvelope(f.Blob)
+		if err != nil {
+			return false, fmt.Errorf("attest: read %s: %w", f.Path, err)
+		}
+		if Protected(f.Path, data) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 func (s *Store) setTip(tip, tree gitrepo.Hash) {
 	s.mu.Lock()
+	if s.tip != tip {
+		s.hist = nil
+	}
 	s.tip, s.tree = tip, tree
 	s.mu.Unlock()
 }

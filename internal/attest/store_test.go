@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"path"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -503,5 +505,168 @@ func TestStoreConcurrentAdds(t *testing.T) {
 	}
 	if got, err := shared.Approvals(ap2.Ref, ap2.From, ap2.To); err != nil || len(got) != n {
 		t.Fatalf("shared: %v %v", keys(got), err)
+	}
+}
+
+// TestStoreAppendOnly: Dropped names what a newer store tree removed or
+// changed (and nothing for equal trees or additions), Add keeps a stored
+// envelope rather than replace it, and a WithHistory view reads what a
+// later commit dropped.
+func TestStoreAppendOnly(t *testing.T) {
+	sb, dir, r := openRepo(t)
+	tree, _ := gitrepo.ParseHash(sb.Git(dir, "rev-parse", "HEAD^{tree}"))
+	head, _ := gitrepo.ParseHash(sb.Git(dir, "rev-parse", "HEAD"))
+	alice, bob := keyFile(t, sb, "alice", "ed25519"), keyFile(t, sb, "bob", "ed25519")
+	s, err := OpenStore(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pa, ea := signApproval(t, Approval{Ref: "refs/heads/main", From: gitrepo.ZeroHash, To: head}, alice)
+	pb, eb := signApproval(t, Approval{Ref: "refs/heads/main", From: gitrepo.ZeroHash, To: head}, bob)
+	first, err := s.Add(pa, ea, who, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	treeOf := func(c gitrepo.Hash) gitrepo.Hash {
+		commit, err := r.ReadCommit(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return commit.Tree
+	}
+	second, err := s.Add(pb, eb, who, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := Dropped(r, treeOf(first), treeOf(second)); err != nil || len(d) != 0 {
+		t.Fatalf("an addition: Dropped = %v, %v; want nothing", d, err)
+	}
+	if d, err := Dropped(r, treeOf(second), treeOf(second)); err != nil || len(d) != 0 {
+		t.Fatalf("equal trees: Dropped = %v, %v; want nothing", d, err)
+	}
+
+	// A test run started again later by the same signer: the stored one
+	// stays (a second one would count for nobody more).
+	run := func(at time.Time) []byte {
+		st, err := TestRun{Tree: tree, Commit: head, Command: []string{"make", "test"}, StartedAt: at}.Statement()
+		if err != nil {
+			t.Fatal(err)
+		}
+		env, err := Sign(st, alice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return env
+	}
+	pr := path.Join(TestRunDir(tree), SignerFile(alice.PublicKey()))
+	third, err := s.Add(pr, run(h0time), who, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := s.Add(pr, run(h0time.Add(time.Hour)), who, ""); err != nil || again != third {
+		t.Fatalf("a second test run over the stored one: %s, %v; want the store unchanged at %s", again, err, third)
+	}
+
+	// One commit drops alice's approval and replaces bob's with garbage.
+	junk, _ := r.WriteObject("blob", []byte("{}"))
+	wiped, err := putEntry(r, gitrepo.ZeroHash, strings.Split(pb, "/"), gitrepo.ModeFile, junk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Dropped(r, treeOf(third), wiped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []StoredFile{{Path: pa}, {Path: pb, Changed: true}, {Path: pr}}
+	sort.Slice(want, func(i, j int) bool { return want[i].Path < want[j].Path })
+	if len(d) != len(want) {
+		t.Fatalf("Dropped = %+v, want paths %+v", d, want)
+	}
+	for i := range want {
+		if d[i].Path != want[i].Path || d[i].Changed != want[i].Changed || d[i].Blob.IsZero() {
+			t.Errorf("Dropped[%d] = %+v, want %+v", i, d[i], want[i])
+		}
+	}
+	c, err := r.WriteObject("commit", gitrepo.EncodeCommit(wiped, []gitrepo.Hash{third}, who, who, "wipe\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at, err := OpenStoreAt(r, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirA := path.Dir(pa)
+	if files, err := at.Envelopes(dirA); err != nil || len(files) != 1 || files[0].Data == nil || bytes.Equal(files[0].Data, eb) {
+		t.Fatalf("tip after the wipe: %d files, %v; want bob's garbage only", len(files), err)
+	}
+	view, dropped, err := at.WithHistory()
+	if err != nil || !dropped {
+		t.Fatalf("WithHistory = %v, %v; want something dropped", dropped, err)
+	}
+	files, err := view.Envelopes(dirA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, f := range files {
+		got[string(f.Data)] = true
+	}
+	if len(files) != 3 || !got[string(ea)] || !got[string(eb)] || !got["{}"] {
+		t.Fatalf("union over the history: %d files; want alice's, bob's and the garbage", len(files))
+	}
+	if _, dropped, err := s.WithHistory(); err != nil || dropped {
+		t.Fatalf("an intact store: WithHistory dropped = %v, %v; want nothing", dropped, err)
+	}
+
+	// The walk's result is kept for the next one, which starts from it
+	// only when it is for an ancestor: a line planted in the file shows
+	// which.
+	file := historyFile(r.GitDir())
+	data, err := os.ReadFile(file)
+	if err != nil || !strings.HasPrefix(string(data), "tip "+third.String()+"\n") {
+		// s (at third) walked last.
+		t.Fatalf("history file after the walk: %q, %v", data, err)
+	}
+	planted := StoredFile{Path: path.Join(dirA, strings.Repeat("c", 64)+".json"), Blob: junk}
+	writeHistory := func(tip gitrepo.Hash) {
+		h := newHistory()
+		h.add(planted)
+		saveHistory(r.GitDir(), tip, h)
+	}
+	readsPlanted := func(tip gitrepo.Hash) bool {
+		st, err := OpenStoreAt(r, tip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _, err := st.WithHistory()
+		if err != nil {
+			t.Fatal(err)
+		}
+		files, err := v.Envelopes(dirA)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if f.Name == planted.Name() {
+				return true
+			}
+		}
+		return false
+	}
+	writeHistory(first)
+	if !readsPlanted(c) {
+		t.Errorf("a walk from a descendant of the file's tip did not start from the file")
+	}
+	writeHistory(c)
+	if readsPlanted(third) {
+		t.Errorf("a walk from a commit that does not descend from the file's tip used the file")
+	}
+	os.WriteFile(file, []byte("garbage"), 0o644)
+	fresh, err := OpenStoreAt(r, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, dropped, err := fresh.WithHistory(); err != nil || !dropped || readsPlanted(c) {
+		t.Errorf("a damaged history file: WithHistory = %v, %v; want a new walk", dropped, err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-secure/git-secure/internal/display"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/porcelain"
 	"github.com/git-secure/git-secure/internal/trace"
@@ -82,7 +83,7 @@ func (a *app) exit(err error) int {
 	switch {
 	case errors.As(err, &exitErr):
 		if msg := err.Error(); msg != "" {
-			fmt.Fprintf(a.env.Stderr, "git-secure: error: %s\n", msg)
+			display.Fprintf(a.env.Stderr, "git-secure: error: %s\n", msg)
 		}
 		switch c := exitErr.ExitCode(); c {
 		case ExitOK, ExitFailed, ExitUsage, ExitInterrupted:
@@ -101,7 +102,7 @@ func (a *app) exit(err error) int {
 	for _, prefix := range []string{porcelain.ErrUsage.Error() + ": ", porcelain.ErrRefused.Error() + ": ", errUsage.Error() + ": "} {
 		msg = strings.TrimPrefix(msg, prefix)
 	}
-	fmt.Fprintf(a.env.Stderr, "git-secure: error: %s\n", msg)
+	display.Fprintf(a.env.Stderr, "git-secure: error: %s\n", msg)
 	return code
 }
 
@@ -114,9 +115,9 @@ func usageErr(format string, args ...any) error {
 func (a *app) printProblems(f *verify.Failed) {
 	w := a.env.Stderr
 	for _, p := range f.Problems {
-		fmt.Fprintf(w, "git-secure: error: %s\n", p.Error())
+		display.Fprintf(w, "git-secure: error: %s\n", p.Error())
 		if p.Hint != "" {
-			fmt.Fprintf(w, "git-secure: hint: %s\n", p.Hint)
+			display.Fprintf(w, "git-secure: hint: %s\n", p.Hint)
 		}
 	}
 	fmt.Fprintf(w, "git-secure: verification FAILED (%d problem(s))\n", len(f.Problems))
@@ -193,9 +194,11 @@ func (a *app) printJSON(v any) error {
 	return enc.Encode(v)
 }
 
-func (a *app) out(format string, args ...any) { fmt.Fprintf(a.env.Stdout, format, args...) }
+// out and info print human output: every string and error argument (which
+// may come from the repository) is escaped for the terminal.
+func (a *app) out(format string, args ...any) { display.Fprintf(a.env.Stdout, format, args...) }
 func (a *app) info(format string, args ...any) {
-	fmt.Fprintf(a.env.Stderr, format, args...)
+	display.Fprintf(a.env.Stderr, format, args...)
 }
 
 var keyFlag = &cli.StringFlag{
@@ -266,7 +269,7 @@ func (a *app) versionCommand() *cli.Command {
 func Run() int {
 	dir, err := os.Getwd()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "git-secure: error: %v\n", err)
+		display.Fprintf(os.Stderr, "git-secure: error: %v\n", err)
 		return ExitUsage
 	}
 	return Main(os.Args, Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Now: time.Now, Dir: dir})

@@ -14,7 +14,6 @@ import (
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/porcelain"
-	"github.com/git-secure/git-secure/internal/rsl"
 	"github.com/git-secure/git-secure/internal/sign"
 	"github.com/git-secure/git-secure/internal/verify"
 )
@@ -292,66 +291,6 @@ it like any update). Then move the ref itself back, as the command says.`,
 			},
 		},
 	}
-}
-
-type entryJSON struct {
-	Number    uint64    `json:"number"`
-	ID        string    `json:"id"`
-	Type      string    `json:"type"`
-	Ref       string    `json:"ref,omitempty"`
-	Old       string    `json:"old,omitempty"`
-	New       string    `json:"new,omitempty"`
-	Skips     []uint64  `json:"skips,omitempty"`
-	Reason    string    `json:"reason,omitempty"`
-	Signer    string    `json:"signerKey"`
-	Committer string    `json:"committer"`
-	Time      time.Time `json:"time"`
-}
-
-func (a *app) rslLog(r *porcelain.Repo, asJSON bool, max int) error {
-	tip, ok, err := r.Git.ResolveRef(rsl.Ref)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return verify.ErrNoLog
-	}
-	var entries []entryJSON
-	shown := 0
-	err = rsl.WalkBack(r.Git, tip, func(rec *rsl.Record) (bool, error) {
-		e := rec.Entry
-		fp, _ := sign.SignatureFingerprint(rec.Commit.Signature)
-		j := entryJSON{Number: e.Number, ID: rec.ID.String(), Type: string(e.Type), Ref: e.Ref, Reason: e.Reason, Signer: fp,
-			Committer: rec.Commit.Committer.Name + " <" + rec.Commit.Committer.Email + ">", Time: rec.Commit.Committer.When}
-		if e.Type == rsl.TypeRef {
-			j.Old, j.New = e.Old.String(), e.New.String()
-		}
-		for _, s := range e.Skips {
-			j.Skips = append(j.Skips, s.Number)
-		}
-		if asJSON {
-			entries = append(entries, j)
-		} else {
-			a.out("#%-5d %s %s  %s\n", e.Number, rec.ID.String()[:12], j.Time.UTC().Format("2006-01-02 15:04"), e.Title()[strings.Index(e.Title(), ": ")+2:])
-			if e.Type == rsl.TypeRef {
-				a.out("       %s -> %s  by %s (%s)\n", shortHash(e.Old), shortHash(e.New), j.Committer, fp)
-			} else {
-				a.out("       reason: %s  by %s (%s)\n", e.Reason, j.Committer, fp)
-			}
-		}
-		shown++
-		return max <= 0 || shown < max, nil
-	})
-	if err != nil {
-		return err
-	}
-	if asJSON {
-		if entries == nil {
-			entries = []entryJSON{}
-		}
-		return a.printJSON(entries)
-	}
-	return nil
 }
 
 func shortHash(h gitrepo.Hash) string {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-secure/git-secure/internal/display"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/hooks"
 	"github.com/git-secure/git-secure/internal/porcelain"
@@ -37,7 +38,7 @@ func (a *app) runRemoteHelper(args []string) int {
 	tr.Mark("open")
 	if err := h.Run(); err != nil {
 		if !errors.Is(err, remote.ErrVerifyFailed) {
-			fmt.Fprintf(a.env.Stderr, "git-secure: error: %v\n", err)
+			display.Fprintf(a.env.Stderr, "git-secure: error: %v\n", err)
 		}
 		return ExitFailed
 	}

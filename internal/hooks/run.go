@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/git-secure/git-secure/internal/attest"
+	"github.com/git-secure/git-secure/internal/display"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/porcelain"
@@ -44,8 +45,10 @@ type Context struct {
 	Trace *trace.Tracer
 }
 
+// say prints one line for the person pushing: repository text in args is
+// escaped for their terminal.
 func (c *Context) say(format string, args ...any) {
-	fmt.Fprintf(c.Stderr, "git-secure: "+format+"\n", args...)
+	display.Fprintf(c.Stderr, "git-secure: "+format+"\n", args...)
 }
 
 // Run runs git-secure's part of hook Name, then the hook it chains to. The
@@ -268,6 +271,11 @@ func (c *Context) preReceive(input []byte) error {
 					c.say("error: %s can only grow: %s does not extend %s", l.Ref, short(l.New), short(l.Old))
 					c.say("hint: fetch the remote's %s and build on it (git fetch)", l.Ref)
 					return ErrRejected
+				}
+			}
+			if l.Ref == attest.Ref && !l.Old.IsZero() {
+				if err := c.attestationsKept(l); err != nil {
+					return err
 				}
 			}
 		case policy.Ref:

@@ -103,29 +103,45 @@ func (r *Repo) Explain(name, keyFile string) (*Explanation, error) {
 		return nil, err
 	}
 	revoked := func(fp string) bool { return pol.RevokedFrom(fp) != 0 }
-	approvers, notes, err := verify.Approvers(store, pol, ref, x.Old, x.New, revoked)
+	decide := func(store *attest.Store) (*verify.Decision, []string, []string, error) {
+		approvers, notes, err := verify.Approvers(store, pol, ref, x.Old, x.New, revoked)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		treeApprovers, err := r.treeApprovers(store, pol, ref, x.Old, x.New, revoked)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		in := verify.Inputs{
+			Approvers:       approvers,
+			TreeApprovers:   treeApprovers,
+			RecordedTargets: func(rule *policy.Rule) []gitrepo.Hash { return r.recordedTargets(rslTip, rule) },
+			Tests: func(tree gitrepo.Hash) ([]string, []string, error) {
+				return verify.Testers(store, pol, tree, revoked)
+			},
+		}
+		d, err := verify.Decide(r.Git, pol, verify.Transition{Ref: ref, Old: x.Old, New: x.New, Signer: x.Signer, CheckPaths: true}, in)
+		return d, append(approvers, treeApprovers...), notes, err
+	}
+	d, approved, notes, err := decide(store)
 	if err != nil {
 		return nil, err
 	}
-	x.Approved = append(x.Approved, approvers...)
+	if !d.Satisfied() {
+		// As verification does: approvals a store commit dropped still
+		// count (the store is append-only).
+		view, dropped, err := store.WithHistory()
+		if err != nil {
+			return nil, err
+		}
+		if dropped {
+			if d, approved, notes, err = decide(view); err != nil {
+				return nil, err
+			}
+		}
+	}
+	x.Approved = append(x.Approved, approved...)
 	x.Notes = notes
-	treeApprovers, err := r.treeApprovers(store, pol, ref, x.Old, x.New, revoked)
-	if err != nil {
-		return nil, err
-	}
-	x.Approved = append(x.Approved, treeApprovers...)
-	in := verify.Inputs{
-		Approvers:       approvers,
-		TreeApprovers:   treeApprovers,
-		RecordedTargets: func(rule *policy.Rule) []gitrepo.Hash { return r.recordedTargets(rslTip, rule) },
-		Tests: func(tree gitrepo.Hash) ([]string, []string, error) {
-			return verify.Testers(store, pol, tree, revoked)
-		},
-	}
-	d, err := verify.Decide(r.Git, pol, verify.Transition{Ref: ref, Old: x.Old, New: x.New, Signer: x.Signer, CheckPaths: true}, in)
-	if err != nil {
-		return nil, err
-	}
 	applied := map[string]verify.RuleDecision{}
 	for _, rd := range d.Rules {
 		applied[rd.Rule.Name] = rd

@@ -30,6 +30,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/git-secure/git-secure/internal/display"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/hooks"
 	"github.com/git-secure/git-secure/internal/policy"
@@ -259,8 +260,10 @@ func (h *Helper) rememberedListing() (*remoteState, bool) {
 	return h.loadState()
 }
 
+// logf prints one line for the user: repository text in args is escaped
+// for the terminal.
 func (h *Helper) logf(format string, args ...any) {
-	fmt.Fprintf(h.Err, "git-secure: "+format+"\n", args...)
+	display.Fprintf(h.Err, "git-secure: "+format+"\n", args...)
 }
 
 // Run answers git's commands until it closes the pipe.

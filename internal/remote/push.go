@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/git-secure/git-secure/internal/attest"
+	"github.com/git-secure/git-secure/internal/display"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/porcelain"
@@ -73,7 +74,7 @@ func (h *Helper) push(in *bufio.Reader, first string) error {
 	}
 	for _, s := range specs {
 		if msg, failed := results[s.dst]; failed {
-			fmt.Fprintf(h.Out, "error %s %s\n", s.dst, oneLine(msg))
+			fmt.Fprintf(h.Out, "error %s %s\n", s.dst, display.Escape(oneLine(msg)))
 		} else {
 			fmt.Fprintf(h.Out, "ok %s\n", s.dst)
 		}

@@ -436,7 +436,7 @@ func Testers(store *attest.Store, pol *policy.Policy, tree gitrepo.Hash, revoked
 	if store == nil {
 		return nil, nil, nil
 	}
-	files, err := store.TestRuns(tree)
+	files, err := store.Envelopes(attest.TestRunDir(tree))
 	if err != nil {
 		return nil, nil, fmt.Errorf("verify: read test runs of tree %s: %w", short(tree), err)
 	}

@@ -84,7 +84,7 @@ func Approvers(store *attest.Store, pol *policy.Policy, ref string, old, new git
 	if store == nil {
 		return nil, nil, nil
 	}
-	files, err := store.Approvals(ref, old, new)
+	files, err := store.Envelopes(attest.ApprovalDir(ref, old, new))
 	if err != nil {
 		return nil, nil, fmt.Errorf("verify: read approvals of %s %s..%s: %w", ref, short(old), short(new), err)
 	}
@@ -111,7 +111,7 @@ func TreeApprovers(store *attest.Store, pol *policy.Policy, ref string, old, tre
 	if store == nil {
 		return nil, nil, nil
 	}
-	files, err := store.TreeApprovals(ref, old, tree)
+	files, err := store.Envelopes(attest.ApprovalTreeDir(ref, old, tree))
 	if err != nil {
 		return nil, nil, fmt.Errorf("verify: read tree-bound approvals of %s from %s: %w", ref, short(old), err)
 	}
@@ -142,20 +142,15 @@ func allowsTreeApprovals(pol *policy.Policy, ref string) bool {
 // attestedPersons checks every stored envelope (in file order) with
 // attestedBy and returns the distinct persons, and a note for each
 // envelope that did not count.
-func attestedPersons(pol *policy.Policy, files map[string][]byte, revoked func(string) bool, what string, check func(payload []byte) error) (persons, notes []string) {
-	names := make([]string, 0, len(files))
-	for name := range files {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+func attestedPersons(pol *policy.Policy, files []attest.File, revoked func(string) bool, what string, check func(payload []byte) error) (persons, notes []string) {
 	seen := map[string]bool{}
 	ignored := 0
-	for _, name := range names {
-		who, err := attestedBy(pol, name, files[name], revoked, check)
+	for _, f := range files {
+		who, err := attestedBy(pol, f.Name, f.Data, revoked, check)
 		if err != nil {
 			// A hostile store may hold thousands: say a few, count the rest.
 			if ignored++; ignored <= maxNotes {
-				notes = append(notes, fmt.Sprintf("%s %s ignored: %v", what, name, err))
+				notes = append(notes, fmt.Sprintf("%s %s ignored: %v", what, f.Name, err))
 			}
 			continue
 		}
@@ -220,54 +215,26 @@ func (v *verifier) authorize(i int, rec *rsl.Record, ref string, old, new gitrep
 	// A new ref's own value is not a base for its changed files.
 	targets := func(r *policy.Rule) []gitrepo.Hash { return v.recordedTargetsExcept(r, ref) }
 	in := Inputs{RecordedTargets: targets, Tests: v.testers(pol, rec.Entry.Number)}
-	d, err := Decide(v.src, pol, t, in)
-	if err != nil {
-		return v.objectProblem(rec, ref, err)
+	d, notes, counted, err := v.decide(rec, pol, t, in)
+	if d == nil || err != nil {
+		return err
 	}
-	var notes []string
-	if d.NeedsApprovals() {
-		// Only now read approvals: most entries are met by their signer.
-		key := usedKey(ref, old, new)
-		if n, dup := v.used[key]; dup {
-			notes = append(notes, fmt.Sprintf("approvals of this exact update were already counted for entry #%d", n))
-		} else {
-			store, err := v.attestations()
-			if err != nil {
+	if len(d.Failures()) > 0 {
+		// Approvals and test runs a store commit dropped still count
+		// (the store is append-only): only a failing decision pays for
+		// reading the store's history.
+		again, err := v.useStoreHistory()
+		if err != nil {
+			return err
+		}
+		if again {
+			if d, notes, counted, err = v.decide(rec, pol, t, in); d == nil || err != nil {
 				return err
-			}
-			in.Approvers, notes, err = Approvers(store, pol, ref, old, new, v.revokedAt(rec.Entry.Number))
-			if err != nil {
-				return err
-			}
-			if !new.IsZero() && allowsTreeApprovals(pol, ref) {
-				tree, err := treeOf(v.repo, new)
-				if err != nil {
-					return v.objectProblem(rec, ref, err)
-				}
-				treeKey := usedKey(ref+"\x00tree", old, tree)
-				if n, dup := v.used[treeKey]; dup {
-					notes = append(notes, fmt.Sprintf("tree-bound approvals of this update were already counted for entry #%d", n))
-				} else {
-					var more []string
-					in.TreeApprovers, more, err = TreeApprovers(store, pol, ref, old, tree, v.revokedAt(rec.Entry.Number))
-					if err != nil {
-						return err
-					}
-					notes = append(notes, more...)
-					if len(in.TreeApprovers) > 0 {
-						v.used[treeKey] = rec.Entry.Number
-					}
-				}
-			}
-			if len(in.Approvers) > 0 || len(in.TreeApprovers) > 0 {
-				if len(in.Approvers) > 0 {
-					v.used[key] = rec.Entry.Number
-				}
-				if d, err = Decide(v.src, pol, t, in); err != nil {
-					return v.objectProblem(rec, ref, err)
-				}
 			}
 		}
+	}
+	for _, key := range counted {
+		v.used[key] = rec.Entry.Number
 	}
 	for _, f := range d.Failures() {
 		v.problems = append(v.problems, &Problem{
@@ -276,6 +243,90 @@ func (v *verifier) authorize(i int, rec *rsl.Record, ref string, old, new gitrep
 		})
 	}
 	return nil
+}
+
+// decide decides transition t at rec under pol, reading approvals from
+// the store when the signer alone does not meet the rules. It returns the
+// decision (nil when an object problem was recorded instead), notes about
+// approvals that did not count, and the keys of v.used to mark if this
+// decision stands.
+func (v *verifier) decide(rec *rsl.Record, pol *policy.Policy, t Transition, in Inputs) (*Decision, []string, []string, error) {
+	d, err := Decide(v.src, pol, t, in)
+	if err != nil {
+		return nil, nil, nil, v.objectProblem(rec, t.Ref, err)
+	}
+	if !d.NeedsApprovals() {
+		return d, nil, nil, nil
+	}
+	// Only now read approvals: most entries are met by their signer.
+	ref, old, new := t.Ref, t.Old, t.New
+	var notes, counted []string
+	key := usedKey(ref, old, new)
+	if n, dup := v.used[key]; dup {
+		return d, []string{fmt.Sprintf("approvals of this exact update were already counted for entry #%d", n)}, nil, nil
+	}
+	store, err := v.attestations()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	in.Approvers, notes, err = Approvers(store, pol, ref, old, new, v.revokedAt(rec.Entry.Number))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if len(in.Approvers) > 0 {
+		counted = append(counted, key)
+	}
+	if !new.IsZero() && allowsTreeApprovals(pol, ref) {
+		tree, err := treeOf(v.repo, new)
+		if err != nil {
+			return nil, nil, nil, v.objectProblem(rec, ref, err)
+		}
+		treeKey := usedKey(ref+"\x00tree", old, tree)
+		if n, dup := v.used[treeKey]; dup {
+			notes = append(notes, fmt.Sprintf("tree-bound approvals of this update were already counted for entry #%d", n))
+		} else {
+			var more []string
+			in.TreeApprovers, more, err = TreeApprovers(store, pol, ref, old, tree, v.revokedAt(rec.Entry.Number))
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			notes = append(notes, more...)
+			if len(in.TreeApprovers) > 0 {
+				counted = append(counted, treeKey)
+			}
+		}
+	}
+	if len(in.Approvers) > 0 || len(in.TreeApprovers) > 0 {
+		if d, err = Decide(v.src, pol, t, in); err != nil {
+			return nil, nil, nil, v.objectProblem(rec, ref, err)
+		}
+	}
+	return d, notes, counted, nil
+}
+
+// useStoreHistory switches the verification to the union of the
+// attestation store over its history, once, and reports whether that can
+// change anything (some store commit dropped or changed an envelope).
+func (v *verifier) useStoreHistory() (bool, error) {
+	if v.storeHistory {
+		return false, nil
+	}
+	v.storeHistory = true
+	store, err := v.attestations()
+	if err != nil {
+		return false, err
+	}
+	view, dropped, err := store.WithHistory()
+	if err != nil {
+		return false, fmt.Errorf("verify: read the history of %s: %w", attest.Ref, err)
+	}
+	if dropped {
+		v.store = view
+		if v.res != nil {
+			v.res.Warnings = append(v.res.Warnings, fmt.Sprintf("%s: a commit of its history removed or changed stored approvals or test runs; they count as stored (the store is append-only), but someone rewrote it: fetch it from a server with the git-secure hook", attest.Ref))
+		}
+	}
+	return dropped, nil
 }
 
 func noteText(notes []string) string {

@@ -228,6 +228,9 @@ type verifier struct {
 	revokedFrom map[string]uint64
 	store       *attest.Store
 	pin         *pinState // nil: the first policy is trusted on first use
+	// storeHistory is set once store reads the union over the store's
+	// history (useStoreHistory), or that was found to change nothing.
+	storeHistory bool
 }
 
 func (v *verifier) wanted(ref string) bool {

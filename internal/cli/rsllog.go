@@ -1,0 +1,197 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/porcelain"
+	"github.com/git-secure/git-secure/internal/rsl"
+	"github.com/git-secure/git-secure/internal/sign"
+	"github.com/git-secure/git-secure/internal/verify"
+)
+
+type entryJSON struct {
+	Number uint64   `json:"number"`
+	ID     string   `json:"id"`
+	Type   string   `json:"type"`
+	Ref    string   `json:"ref,omitempty"`
+	Old    string   `json:"old,omitempty"`
+	New    string   `json:"new,omitempty"`
+	Skips  []uint64 `json:"skips,omitempty"`
+	Reason string   `json:"reason,omitempty"`
+	// Signer is the fingerprint the signature names (verified or not).
+	Signer string `json:"signerKey"`
+	// Person is who the policy in force names for the verified signing
+	// key: empty when the signature does not verify under that policy or
+	// the key is a root or rules key of no person.
+	Person string `json:"person,omitempty"`
+	// SignerStatus says what was checked: "person", "policy key" (a root
+	// or rules key of no person), "unknown key" or "bad signature".
+	SignerStatus string `json:"signerStatus"`
+	// Committer is the commit's committer field as written: anyone can
+	// write anything there, it names no one. Human output does not show it.
+	Committer string    `json:"committer"`
+	Time      time.Time `json:"time"`
+}
+
+// Signer status values of entryJSON.SignerStatus.
+const (
+	signerPerson    = "person"
+	signerPolicyKey = "policy key"
+	signerUnknown   = "unknown key"
+	signerBad       = "bad signature"
+)
+
+// logItem is one entry rsl log shows, with its signer once the policy in
+// force at the entry is known.
+type logItem struct {
+	rec      *rsl.Record
+	j        entryJSON
+	resolved bool
+	// tries counts the policies tried: a policy entry may be signed under
+	// its own policy or the one before it, any other entry only under the
+	// one before it.
+	tries int
+}
+
+// rslLog shows the log, newest first. Each entry names the person the
+// policy in force at that entry names for the key that verifiably signed
+// it, never the commit's committer field, which the signer writes freely.
+func (a *app) rslLog(r *porcelain.Repo, asJSON bool, max int) error {
+	tip, ok, err := r.Git.ResolveRef(rsl.Ref)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return verify.ErrNoLog
+	}
+	var items, pending []*logItem
+	policies := map[gitrepo.Hash]*policy.Policy{}
+	err = rsl.WalkBack(r.Git, tip, func(rec *rsl.Record) (bool, error) {
+		full := max > 0 && len(items) >= max
+		if !full {
+			it := &logItem{rec: rec, j: logEntryJSON(rec)}
+			items = append(items, it)
+			pending = append(pending, it)
+		}
+		if rec.Entry.IsPolicy() {
+			pol, err := loadPolicy(r.Git, policies, rec.Entry.New)
+			if err != nil {
+				return false, fmt.Errorf("rsl log: entry #%d: %w", rec.Entry.Number, err)
+			}
+			pending = resolveSigners(pending, pol)
+		}
+		return !full || len(pending) > 0, nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, it := range pending { // no policy at or before them: nothing vouches for the key
+		if !it.resolved {
+			it.j.SignerStatus = signerUnknown
+		}
+	}
+	if asJSON {
+		entries := make([]entryJSON, 0, len(items))
+		for _, it := range items {
+			entries = append(entries, it.j)
+		}
+		return a.printJSON(entries)
+	}
+	for _, it := range items {
+		a.printLogEntry(it)
+	}
+	return nil
+}
+
+func logEntryJSON(rec *rsl.Record) entryJSON {
+	e := rec.Entry
+	fp, _ := sign.SignatureFingerprint(rec.Commit.Signature)
+	j := entryJSON{Number: e.Number, ID: rec.ID.String(), Type: string(e.Type), Ref: e.Ref, Reason: e.Reason, Signer: fp,
+		Committer: rec.Commit.Committer.Name + " <" + rec.Commit.Committer.Email + ">", Time: rec.Commit.Committer.When}
+	if e.Type == rsl.TypeRef {
+		j.Old, j.New = e.Old.String(), e.New.String()
+	}
+	for _, s := range e.Skips {
+		j.Skips = append(j.Skips, s.Number)
+	}
+	return j
+}
+
+func loadPolicy(g *gitrepo.Repo, cache map[gitrepo.Hash]*policy.Policy, h gitrepo.Hash) (*policy.Policy, error) {
+	if p, ok := cache[h]; ok {
+		return p, nil
+	}
+	p, err := policy.Load(g, h)
+	if err != nil {
+		return nil, err
+	}
+	cache[h] = p
+	return p, nil
+}
+
+// resolveSigners verifies the signature of every pending entry under pol,
+// the policy recorded by the newest policy entry at or before them, and
+// returns the entries still pending (a policy entry whose key pol does not
+// know gets one more try, under the policy before it).
+func resolveSigners(pending []*logItem, pol *policy.Policy) []*logItem {
+	var rest []*logItem
+	for _, it := range pending {
+		it.tries++
+		key, err := sign.VerifySSHSig(it.rec.Commit.Signature, it.rec.Commit.SignedPayload(), sign.NamespaceGit, pol.LookupKey)
+		switch {
+		case err == nil:
+			fp := sign.Fingerprint(key)
+			it.j.Signer, it.j.SignerStatus = fp, signerPolicyKey
+			if p, ok := pol.PersonByFingerprint(fp); ok {
+				it.j.Person, it.j.SignerStatus = p.Name, signerPerson
+			}
+			it.resolved = true
+		case errors.Is(err, sign.ErrUnknownKey):
+			it.j.SignerStatus = signerUnknown
+			it.resolved = !it.rec.Entry.IsPolicy() || it.tries >= 2
+		default:
+			it.j.SignerStatus = signerBad
+			it.resolved = true
+		}
+		if !it.resolved {
+			rest = append(rest, it)
+		}
+	}
+	return rest
+}
+
+func (a *app) printLogEntry(it *logItem) {
+	e, j := it.rec.Entry, it.j
+	title := e.Title()
+	a.out("#%-5d %s %s  %s\n", e.Number, it.rec.ID.String()[:12], j.Time.UTC().Format("2006-01-02 15:04"), title[strings.Index(title, ": ")+2:])
+	by := signedBy(j)
+	if e.Type == rsl.TypeRef {
+		a.out("       %s -> %s  %s\n", shortHash(e.Old), shortHash(e.New), by)
+	} else {
+		a.out("       reason: %s  %s\n", e.Reason, by)
+	}
+}
+
+// signedBy describes an entry's signer for people: the policy's person for
+// the verified key, or why there is none.
+func signedBy(j entryJSON) string {
+	key := j.Signer
+	if key == "" {
+		key = "no key"
+	}
+	switch j.SignerStatus {
+	case signerPerson:
+		return fmt.Sprintf("by %s (%s)", j.Person, key)
+	case signerPolicyKey:
+		return fmt.Sprintf("by a root or rules key (%s)", key)
+	case signerBad:
+		return fmt.Sprintf("signature does NOT verify (%s)", key)
+	default:
+		return fmt.Sprintf("signed by %s, a key the policy in force does not know", key)
+	}
+}
