@@ -127,7 +127,7 @@ func (c *Context) serverTransaction(input []byte) error {
 				continue
 			}
 		}
-		c.say("rejected: %s would record %s at %s, but %s would be at %s after this update", rsl.Ref, displayRef(ref), shortOrNone(want), displayRef(ref), shortOrNone(have))
+		c.say("rejected: %s would record %s at %s, but %s would be at %s after this update", rsl.Ref, ref, shortOrNone(want), ref, shortOrNone(have))
 		c.say("hint: the log and the refs it records must land together: push them in one atomic push (git push --atomic; a remote routed through git-remote-secure does this), and fetch and push again if the server refused part of it")
 		return ErrRejected
 	}
@@ -188,7 +188,7 @@ func (c *Context) movesWithoutLog(lines []RefLine) error {
 		if rec != nil && rec.Entry.New == l.New {
 			continue // back to what the log records
 		}
-		c.say("rejected: %s is protected and would move to %s without its entry in %s", displayRef(l.Ref), shortOrNone(l.New), rsl.Ref)
+		c.say("rejected: %s is protected and would move to %s without its entry in %s", l.Ref, shortOrNone(l.New), rsl.Ref)
 		c.say("hint: push the branch and the log in one atomic push (git push --atomic; a remote routed through git-remote-secure does this)")
 		return ErrRejected
 	}
@@ -228,6 +228,3 @@ func shortOrNone(h gitrepo.Hash) string {
 	}
 	return short(h)
 }
-
-// displayRef quotes a ref name for the terminal: names come from pushes.
-func displayRef(ref string) string { return strings.Trim(fmt.Sprintf("%q", ref), `"`) }
