@@ -201,7 +201,11 @@ func (a *app) policyCheck(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := verify.Verify(r.Git, verify.Options{Now: a.env.Now(), PolicyOverride: st.Policy, LocalAhead: r.Git.WorkTree() != "", IgnoreMissingRefs: r.Git.WorkTree() != ""})
+	clone, err := judgedClone(r.Git, "")
+	if err != nil {
+		return err
+	}
+	res, err := verify.Verify(r.Git, verify.Options{Now: a.env.Now(), PolicyOverride: st.Policy, Clone: clone})
 	var failed *verify.Failed
 	if err != nil && !errors.As(err, &failed) {
 		return err

@@ -614,22 +614,72 @@ func TestScenarioBenign(t *testing.T) {
 		}
 	})
 
-	t.Run("local branch ahead in a clone", func(t *testing.T) {
+	t.Run("local branch ahead in a working clone", func(t *testing.T) {
 		t.Parallel()
-		f := tmpl.Clone(t)
-		f.CommitMain("unpushed")
-		res := f.MustVerify(verify.Options{LocalAhead: true})
-		note := ""
-		for _, s := range res.Refs {
-			if s.Ref == "refs/heads/main" {
-				note = s.Note
-			}
+		c := tmpl.Clone(t).WorkingClone()
+		c.CommitMain("unpushed")
+		res := c.MustVerify(c.CloneOpts("origin"))
+		if got := localState(res, "refs/heads/main"); got != "ahead" {
+			t.Errorf("main local state %q; want ahead", got)
 		}
-		if !strings.Contains(note, "unpushed") {
-			t.Errorf("main note %q; want it to mention unpushed work", note)
+		// A server (its own refs judged) refuses the same state.
+		c.MustFail(verify.Options{}, verify.ErrUnrecorded, "refs/heads/main", "without an entry")
+	})
+
+	t.Run("local main behind its entry after a plain fetch", func(t *testing.T) {
+		t.Parallel()
+		srv := tmpl.Clone(t)
+		c := srv.WorkingClone()
+		b := srv.CommitMain("reviewed change")
+		srv.Approve("bob", "main", b, "")
+		srv.Record("alice", "main")
+		c.S.Git(c.Dir, "fetch", "-q", "origin")
+		c.S.Git(c.Dir, "fetch", "-q", "origin", "refs/secure/*:refs/secure/*")
+		res := c.MustVerify(c.CloneOpts("origin"))
+		if got := localState(res, "refs/heads/main"); got != "behind" {
+			t.Errorf("main local state %q; want behind", got)
 		}
-		// A server (no LocalAhead) refuses the same state.
-		f.MustFail(verify.Options{}, verify.ErrUnrecorded, "refs/heads/main", "without an entry")
+	})
+
+	t.Run("new local branch under a path-only rule", func(t *testing.T) {
+		t.Parallel()
+		srv := tmpl.Clone(t)
+		srv.AddRule(policy.Rule{Name: "crypto", Paths: []string{"src/crypto/**"}, Allow: []string{"alice"}})
+		srv.Apply("alice")
+		c := srv.WorkingClone()
+		c.S.Git(c.Dir, "checkout", "-q", "-b", "feature")
+		c.CommitMain("local feature work")
+		res := c.MustVerify(c.CloneOpts("origin"))
+		if got := localState(res, "refs/heads/feature"); got != "new" {
+			t.Errorf("feature local state %q; want new", got)
+		}
+	})
+
+	t.Run("local tag in a working clone", func(t *testing.T) {
+		t.Parallel()
+		srv := tmpl.Clone(t)
+		srv.AddRule(policy.Rule{Name: "releases", Refs: []string{"refs/tags/v*"}, Allow: []string{"alice"}})
+		srv.Apply("alice")
+		c := srv.WorkingClone()
+		c.S.Git(c.Dir, "tag", "v9.9-mine")
+		res := c.MustVerify(c.CloneOpts("origin"))
+		if got := localState(res, "refs/tags/v9.9-mine"); got != "new" {
+			t.Errorf("local tag state %q; want new", got)
+		}
+	})
+
+	t.Run("entry recorded in a clone, not pushed yet", func(t *testing.T) {
+		t.Parallel()
+		c := tmpl.Clone(t).WorkingClone()
+		// git-remote-secure remembers the remote's verified log tip.
+		c.S.Git(c.Dir, "config", "remote.origin.securetip", c.Ref("refs/secure/rsl").String())
+		b := c.CommitMain("recorded here")
+		c.Approve("bob", "main", b, "")
+		r := c.Record("alice", "main")
+		res := c.MustVerify(c.CloneOpts("origin"))
+		if note, _ := refNote(res, "refs/heads/main"); !strings.Contains(note, "not pushed yet") || !strings.Contains(note, fmt.Sprintf("entry #%d", r.Entry)) {
+			t.Errorf("main note %q; want entry #%d not pushed yet", note, r.Entry)
+		}
 	})
 }
 
@@ -976,7 +1026,7 @@ func TestScenarioAttacks(t *testing.T) {
 		}
 		sibling := f.NewCommit(c.Parents[0], "rewritten history")
 		f.SetRef("refs/heads/main", sibling)
-		f.MustFail(verify.Options{LocalAhead: true, IgnoreMissingRefs: true}, verify.ErrUnrecorded, "refs/heads/main", "without an entry")
+		f.MustFail(verify.Options{}, verify.ErrUnrecorded, "refs/heads/main", "without an entry")
 	})
 
 	t.Run("8 rollback to an older recorded commit", func(t *testing.T) {
@@ -987,7 +1037,7 @@ func TestScenarioAttacks(t *testing.T) {
 		f.Approve("bob", "main", b, "")
 		f.Record("alice", "main")
 		f.SetRef("refs/heads/main", a)
-		f.MustFail(verify.Options{LocalAhead: true}, verify.ErrUnrecorded, "refs/heads/main", "rollback", "entry #2")
+		f.MustFail(verify.Options{}, verify.ErrUnrecorded, "refs/heads/main", "rollback", "entry #2")
 	})
 
 	t.Run("9 teleport to another branch's commit", func(t *testing.T) {
@@ -1062,7 +1112,7 @@ func TestScenarioAttacks(t *testing.T) {
 		})
 		t.Run("unrecorded move is detected in a clone", func(t *testing.T) {
 			f.S.Git(f.Dir, "notes", "add", "-f", "-m", "rewritten note", "HEAD")
-			f.MustFail(verify.Options{LocalAhead: true, IgnoreMissingRefs: true}, verify.ErrUnrecorded, "refs/notes/commits", "without an entry")
+			f.MustFail(verify.Options{}, verify.ErrUnrecorded, "refs/notes/commits", "without an entry")
 		})
 	})
 
@@ -1240,14 +1290,14 @@ func TestScenarioPolicyAttacks(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.SetRef(policy.Ref, pc)
-		f.MustFail(verify.Options{LocalAhead: true, IgnoreMissingRefs: true}, verify.ErrUnrecorded, rsl.PolicyRef, "without an entry")
+		f.MustFail(verify.Options{}, verify.ErrUnrecorded, rsl.PolicyRef, "without an entry")
 	})
 
 	t.Run("policy ref deleted in a clone", func(t *testing.T) {
 		t.Parallel()
 		f := tmpl.Clone(t)
 		f.SetRef(policy.Ref, gitrepo.ZeroHash)
-		f.MustFail(verify.Options{LocalAhead: true, IgnoreMissingRefs: true}, verify.ErrUnrecorded, rsl.PolicyRef, "missing")
+		f.MustFail(verify.Options{}, verify.ErrUnrecorded, rsl.PolicyRef, "missing")
 	})
 
 	t.Run("root threshold met by one key listed under two key IDs", func(t *testing.T) {
