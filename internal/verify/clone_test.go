@@ -147,6 +147,30 @@ func TestCloneJudgesRemote(t *testing.T) {
 		c.MustFail(c.CloneOpts("origin"), verify.ErrUnrecorded, "refs/heads/main", "refs/remotes/origin/heads/main", "without an entry")
 	})
 
+	t.Run("narrow refspec: a stale tracking ref is not judged, main still is", func(t *testing.T) {
+		t.Parallel()
+		srv := tmpl.Clone(t)
+		main := srv.Ref("refs/heads/main")
+		srv.SetRef("refs/heads/feature", srv.NewCommit(main, "feature"))
+		srv.Record("carol", "feature")
+		c := srv.WorkingClone()
+		c.S.Git(c.Dir, "config", "--replace-all", "remote.origin.fetch", "+refs/heads/main:refs/remotes/origin/main")
+		// The server moves feature without an entry; this clone no longer
+		// fetches it: its old tracking ref is stale, and reported so.
+		srv.SetRef("refs/heads/feature", srv.NewCommit(main, "unrecorded"))
+		c.S.Git(c.Dir, "fetch", "-q", "origin")
+		res := c.MustVerify(c.CloneOpts("origin"))
+		if got := localState(res, "refs/remotes/origin/feature"); got != "stale" {
+			t.Errorf("origin/feature local state %q; want stale", got)
+		}
+		if note, _ := refNote(res, "refs/heads/feature"); !strings.Contains(note, "not fetched from origin") {
+			t.Errorf("feature note %q; want not fetched", note)
+		}
+		srv.CommitMain("pushed past git-secure")
+		c.S.Git(c.Dir, "fetch", "-q", "origin")
+		c.MustFail(c.CloneOpts("origin"), verify.ErrUnrecorded, "refs/heads/main", "without an entry")
+	})
+
 	t.Run("a refspec that cannot be mapped back is refused", func(t *testing.T) {
 		t.Parallel()
 		srv := tmpl.Clone(t)
