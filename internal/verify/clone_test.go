@@ -228,6 +228,11 @@ func TestCloneJudgesRemote(t *testing.T) {
 		}
 		c.SetRef(policy.Ref, pc)
 		c.MustFail(c.CloneOpts("origin"), verify.ErrUnrecorded, policy.Ref, "without an entry")
+		c.SetRef(policy.Ref, gitrepo.ZeroHash)
+		p2, _ := c.MustFail(c.CloneOpts("origin"), verify.ErrUnrecorded, policy.Ref, "missing")
+		if !strings.Contains(p2.Hint, "git fetch origin 'refs/secure/*:refs/secure/*'") {
+			t.Errorf("hint %q; want the fetch of the metadata", p2.Hint)
+		}
 	})
 
 	t.Run("the clone's local entry without the remote's log tip fails closed", func(t *testing.T) {

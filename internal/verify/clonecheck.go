@@ -56,6 +56,10 @@ func (v *verifier) checkClone() error {
 		}
 	}
 	for _, ref := range v.sortedNames(names) {
+		if ref == rsl.PolicyRef {
+			v.judgePolicy(local)
+			continue
+		}
 		obs := tracked[ref]
 		have, isLocal := local[ref]
 		isLocal = isLocal && judgedLocal[ref]
@@ -71,6 +75,19 @@ func (v *verifier) checkClone() error {
 	}
 	v.reportLocal(local, judgedLocal)
 	return nil
+}
+
+// judgePolicy judges the clone's policy ref, the metadata verified, as
+// strictly as a server's.
+func (v *verifier) judgePolicy(local map[string]gitrepo.Hash) {
+	if have, ok := local[rsl.PolicyRef]; ok {
+		v.judge(rsl.PolicyRef, have, ownRef)
+		return
+	}
+	v.judgeAbsent(rsl.PolicyRef, func(last recorded) (string, string, string) {
+		return "", fmt.Sprintf("the log records %s (entry #%d) but the ref is missing", short(last.target), last.number),
+			fmt.Sprintf("fetch git-secure's metadata: git fetch %s 'refs/secure/*:refs/secure/*'", v.opts.Clone.Remote)
+	})
 }
 
 // judgedLocally reports whether a clone's own ref is judged: the policy

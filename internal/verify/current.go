@@ -184,9 +184,6 @@ func (v *verifier) judgeAbsent(ref string, absent func(last recorded) (note, pro
 	protected := ref == rsl.PolicyRef || v.finalPolicy.Protected(ref)
 	st := RefStatus{Ref: ref, Target: last.target, Entry: last.number, EntryID: last.id, Protected: protected}
 	note, problem, hint := absent(last)
-	if ref == rsl.PolicyRef && note != "" {
-		note, problem = "", fmt.Sprintf("the log records %s (entry #%d) but the ref is missing", short(last.target), last.number)
-	}
 	st.Note = note
 	if problem != "" {
 		v.report(ref, protected, hint, problem)
