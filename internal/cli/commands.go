@@ -72,8 +72,9 @@ through the remote's fetch refspecs (refs/remotes/origin/main is the remote's
 refs/heads/main), and the tags the log records (fetched tags land in
 refs/tags/, so a recorded tag is judged at its local value). Your own branches
 and tags (ahead, behind, new) are listed as local state and never fail; a tag
-the log never recorded is yours unless named as a REF argument. --json says
-which state was judged.
+the log never recorded is yours unless named as a REF argument. Without a
+remote, the repository's own refs are judged (a branch ahead of its entry is
+unpushed work). --json says which state was judged.
 
 Exit 0 when everything verifies, 1 when a check fails, 2 on usage errors.`,
 		Flags: []cli.Flag{jsonFlag, &cli.BoolFlag{Name: "full", Usage: "ignore the saved checkpoint and check every entry again"},
@@ -103,7 +104,11 @@ Exit 0 when everything verifies, 1 when a check fails, 2 on usage errors.`,
 			if err != nil {
 				return err
 			}
-			opts := verify.Options{Refs: refs, Now: a.env.Now(), Clone: clone, RootKeys: c.StringSlice("root-key")}
+			// Without a remote a working repository's refs are the only
+			// state there is: judged, but a branch ahead of its entry is
+			// work nothing has served yet.
+			noRemote := clone == nil && r.Git.WorkTree() != ""
+			opts := verify.Options{Refs: refs, Now: a.env.Now(), Clone: clone, LocalAhead: noRemote, IgnoreMissingRefs: noRemote, RootKeys: c.StringSlice("root-key")}
 			if len(opts.RootKeys) == 0 {
 				if opts.RootKeys, err = r.PinnedRootKeys(); err != nil {
 					return err

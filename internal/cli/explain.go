@@ -205,7 +205,8 @@ func (a *app) policyCheck(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := verify.Verify(r.Git, verify.Options{Now: a.env.Now(), PolicyOverride: st.Policy, Clone: clone})
+	noRemote := clone == nil && r.Git.WorkTree() != ""
+	res, err := verify.Verify(r.Git, verify.Options{Now: a.env.Now(), PolicyOverride: st.Policy, Clone: clone, LocalAhead: noRemote, IgnoreMissingRefs: noRemote})
 	var failed *verify.Failed
 	if err != nil && !errors.As(err, &failed) {
 		return err

@@ -94,6 +94,9 @@ func (v *verifier) checkCurrent() error {
 		have, exists := cur[ref]
 		if !exists {
 			v.judgeAbsent(ref, func(last recorded) (string, string, string) {
+				if v.opts.IgnoreMissingRefs && ref != rsl.PolicyRef {
+					return "not present locally", "", ""
+				}
 				return "", fmt.Sprintf("the log records %s (entry #%d) but the ref is missing (deleted without an entry)", short(last.target), last.number),
 					fmt.Sprintf("restore %s to %s, or record its deletion with: git secure rsl record %s", ref, short(last.target), ref)
 			})
@@ -160,6 +163,10 @@ func (v *verifier) judge(ref string, have gitrepo.Hash, o observer) {
 		}
 	case have != last.target:
 		problem, class = v.mismatch(ref, have, last)
+		if class == classAhead && o.where == "" && v.opts.LocalAhead && strings.HasPrefix(ref, "refs/heads/") {
+			problem = ""
+			st.Note = fmt.Sprintf("local branch is ahead of the recorded %s: unpushed work", short(last.target))
+		}
 	}
 	if problem != "" {
 		if o.where != "" {

@@ -614,6 +614,24 @@ func TestScenarioBenign(t *testing.T) {
 		}
 	})
 
+	t.Run("local branch ahead in a clone", func(t *testing.T) {
+		t.Parallel()
+		f := tmpl.Clone(t)
+		f.CommitMain("unpushed")
+		res := f.MustVerify(verify.Options{LocalAhead: true})
+		note := ""
+		for _, s := range res.Refs {
+			if s.Ref == "refs/heads/main" {
+				note = s.Note
+			}
+		}
+		if !strings.Contains(note, "unpushed") {
+			t.Errorf("main note %q; want it to mention unpushed work", note)
+		}
+		// A server (no LocalAhead) refuses the same state.
+		f.MustFail(verify.Options{}, verify.ErrUnrecorded, "refs/heads/main", "without an entry")
+	})
+
 	t.Run("local branch ahead in a working clone", func(t *testing.T) {
 		t.Parallel()
 		c := tmpl.Clone(t).WorkingClone()
@@ -1026,7 +1044,7 @@ func TestScenarioAttacks(t *testing.T) {
 		}
 		sibling := f.NewCommit(c.Parents[0], "rewritten history")
 		f.SetRef("refs/heads/main", sibling)
-		f.MustFail(verify.Options{}, verify.ErrUnrecorded, "refs/heads/main", "without an entry")
+		f.MustFail(verify.Options{LocalAhead: true, IgnoreMissingRefs: true}, verify.ErrUnrecorded, "refs/heads/main", "without an entry")
 	})
 
 	t.Run("8 rollback to an older recorded commit", func(t *testing.T) {
@@ -1037,7 +1055,7 @@ func TestScenarioAttacks(t *testing.T) {
 		f.Approve("bob", "main", b, "")
 		f.Record("alice", "main")
 		f.SetRef("refs/heads/main", a)
-		f.MustFail(verify.Options{}, verify.ErrUnrecorded, "refs/heads/main", "rollback", "entry #2")
+		f.MustFail(verify.Options{LocalAhead: true}, verify.ErrUnrecorded, "refs/heads/main", "rollback", "entry #2")
 	})
 
 	t.Run("9 teleport to another branch's commit", func(t *testing.T) {
@@ -1112,7 +1130,7 @@ func TestScenarioAttacks(t *testing.T) {
 		})
 		t.Run("unrecorded move is detected in a clone", func(t *testing.T) {
 			f.S.Git(f.Dir, "notes", "add", "-f", "-m", "rewritten note", "HEAD")
-			f.MustFail(verify.Options{}, verify.ErrUnrecorded, "refs/notes/commits", "without an entry")
+			f.MustFail(verify.Options{LocalAhead: true, IgnoreMissingRefs: true}, verify.ErrUnrecorded, "refs/notes/commits", "without an entry")
 		})
 	})
 
@@ -1290,14 +1308,14 @@ func TestScenarioPolicyAttacks(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.SetRef(policy.Ref, pc)
-		f.MustFail(verify.Options{}, verify.ErrUnrecorded, rsl.PolicyRef, "without an entry")
+		f.MustFail(verify.Options{LocalAhead: true, IgnoreMissingRefs: true}, verify.ErrUnrecorded, rsl.PolicyRef, "without an entry")
 	})
 
 	t.Run("policy ref deleted in a clone", func(t *testing.T) {
 		t.Parallel()
 		f := tmpl.Clone(t)
 		f.SetRef(policy.Ref, gitrepo.ZeroHash)
-		f.MustFail(verify.Options{}, verify.ErrUnrecorded, rsl.PolicyRef, "missing")
+		f.MustFail(verify.Options{LocalAhead: true, IgnoreMissingRefs: true}, verify.ErrUnrecorded, rsl.PolicyRef, "missing")
 	})
 
 	t.Run("root threshold met by one key listed under two key IDs", func(t *testing.T) {

@@ -39,6 +39,14 @@ type Options struct {
 	// arrived): the log, the policy, the attestations and every recorded
 	// ref are read from it. Keys are full ref names.
 	RefValues map[string]gitrepo.Hash
+	// LocalAhead accepts a local branch that is a descendant of its
+	// recorded value (unpushed work in a working repository that has no
+	// remote, so no shared state but its own). Off for servers; clones
+	// with a remote use Clone.
+	LocalAhead bool
+	// IgnoreMissingRefs accepts recorded refs absent from the repository
+	// (a working repository without a remote). Off for servers.
+	IgnoreMissingRefs bool
 	// Clone, when set, makes this the verification of a working clone:
 	// the remote's state (remote-tracking refs, recorded tags) is judged
 	// strictly and the clone's own branches and tags are only reported
