@@ -56,7 +56,8 @@ type CloneState struct {
 	// (left by an older, wider refspec): stale, not judged.
 	Unmapped []gitrepo.Ref
 	// PushedTip is the remote's log as git-remote-secure last verified it
-	// (remote.<name>.securetip), zero if unknown. Entries after it are
+	// (remote.<name>.securetip, read only while remote.<name>.vcs =
+	// secure), zero if unknown. Entries after it are
 	// local, not pushed yet: the remote's refs may still be at the state
 	// before them.
 	PushedTip gitrepo.Hash
@@ -160,9 +161,15 @@ func LoadCloneState(repo *gitrepo.Repo, remote string) (*CloneState, error) {
 		}
 		st.Fetch = append(st.Fetch, spec)
 	}
-	if tip, ok, err := repo.ConfigValue("remote." + remote + ".securetip"); err == nil && ok {
-		if h, err := gitrepo.ParseHash(tip); err == nil {
-			st.PushedTip = h
+	// The remembered tip says which entries the remote has only while
+	// git-remote-secure carries every fetch (it moves the tip with the
+	// log); after the helper is removed, a log fetched by hand would run
+	// past it and make a rollback to its state look like unpushed work.
+	if vcs, _, err := repo.ConfigValue("remote." + remote + ".vcs"); err == nil && vcs == "secure" {
+		if tip, ok, err := repo.ConfigValue("remote." + remote + ".securetip"); err == nil && ok {
+			if h, err := gitrepo.ParseHash(tip); err == nil {
+				st.PushedTip = h
+			}
 		}
 	}
 	refs, err := repo.ListRefs("refs/")

@@ -247,6 +247,10 @@ func TestCloneJudgesRemote(t *testing.T) {
 		// an older state of the log, as a rollback would be.
 		_, failed := c.MustFail(c.CloneOpts("origin"), verify.ErrUnrecorded, "refs/heads/main", "rollback")
 		noRecordHint(t, failed)
+		// A remembered tip without the helper carrying fetches (removed
+		// since) does not say it either.
+		c.S.Git(c.Dir, "config", "remote.origin.securetip", srv.Ref("refs/secure/rsl").String())
+		c.MustFail(c.CloneOpts("origin"), verify.ErrUnrecorded, "refs/heads/main", "rollback")
 	})
 }
 

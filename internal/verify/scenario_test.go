@@ -691,6 +691,7 @@ func TestScenarioBenign(t *testing.T) {
 		c := tmpl.Clone(t).WorkingClone()
 		// git-remote-secure remembers the remote's verified log tip.
 		c.S.Git(c.Dir, "config", "remote.origin.securetip", c.Ref("refs/secure/rsl").String())
+		c.S.Git(c.Dir, "config", "remote.origin.vcs", "secure")
 		b := c.CommitMain("recorded here")
 		c.Approve("bob", "main", b, "")
 		r := c.Record("alice", "main")
