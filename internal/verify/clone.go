@@ -161,6 +161,10 @@ func LoadCloneState(repo *gitrepo.Repo, remote string) (*CloneState, error) {
 		}
 		st.Fetch = append(st.Fetch, spec)
 	}
+	if !st.anyFetch() {
+		// Nothing it serves would be known, so nothing would be judged.
+		return nil, fmt.Errorf("verify: remote %s has no fetch refspec (remote.%s.fetch), so what it serves is unknown: add one (git config remote.%s.fetch '+refs/heads/*:refs/remotes/%s/*') and fetch", remote, remote, remote, remote)
+	}
 	// The remembered tip says which entries the remote has only while
 	// git-remote-secure carries every fetch (it moves the tip with the
 	// log); after the helper is removed, a log fetched by hand would run
@@ -209,6 +213,16 @@ func (st *CloneState) track(r gitrepo.Ref) bool {
 		st.Tracked = append(st.Tracked, TrackedRef{Ref: src, Tracking: r.Name, Hash: r.Hash})
 	}
 	return mapped
+}
+
+// anyFetch reports whether some refspec stores what it fetches.
+func (st *CloneState) anyFetch() bool {
+	for _, spec := range st.Fetch {
+		if !spec.Negative {
+			return true
+		}
+	}
+	return false
 }
 
 // excluded reports whether a negative refspec keeps the remote ref out of

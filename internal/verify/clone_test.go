@@ -179,6 +179,15 @@ func TestCloneJudgesRemote(t *testing.T) {
 		if _, err := verify.LoadCloneState(c.G, "origin"); err == nil || !strings.Contains(err.Error(), "not a full ref name") {
 			t.Fatalf("LoadCloneState with a short refspec source: %v; want a refusal", err)
 		}
+		c.S.Git(c.Dir, "config", "--unset-all", "remote.origin.fetch")
+		g, err := gitrepo.OpenWithEnv(c.Dir, c.S.Environ())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer g.Close()
+		if _, err := verify.LoadCloneState(g, "origin"); err == nil || !strings.Contains(err.Error(), "no fetch refspec") {
+			t.Fatalf("LoadCloneState without a fetch refspec: %v; want a refusal", err)
+		}
 	})
 
 	t.Run("a recorded protected tag moved on the server", func(t *testing.T) {
