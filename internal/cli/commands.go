@@ -1075,9 +1075,9 @@ func (a *app) printLocal(res *verify.Result) {
 		switch {
 		case l.State == "stale":
 			line += " (no fetch refspec maps it)"
-		case l.Entry != 0 && l.Recorded.IsZero():
+		case l.Recorded != nil && l.Recorded.IsZero():
 			line += fmt.Sprintf(" (the log records it deleted, entry #%d)", l.Entry)
-		case l.Entry != 0:
+		case l.Recorded != nil:
 			line += fmt.Sprintf(" (the log records %s, entry #%d)", l.Recorded.String()[:12], l.Entry)
 		default:
 			line += " (the log has no entry for it)"

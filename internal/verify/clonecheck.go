@@ -18,9 +18,11 @@ type LocalRef struct {
 	// current value for it), or "stale" for a remote-tracking ref that no
 	// fetch refspec maps any more.
 	State string `json:"state"`
-	// Entry and Recorded are the log's latest entry for the ref, if any.
-	Entry    uint64       `json:"entry,omitempty"`
-	Recorded gitrepo.Hash `json:"recorded,omitempty"`
+	// Entry and Recorded are the log's latest entry for the ref and the
+	// value it records (absent when the log never recorded the ref; zero
+	// when it records a deletion).
+	Entry    uint64        `json:"entry,omitempty"`
+	Recorded *gitrepo.Hash `json:"recorded,omitempty"`
 }
 
 // checkClone judges a working clone (see CloneState): the remote's refs
@@ -196,7 +198,8 @@ func (v *verifier) reportLocal(local map[string]gitrepo.Hash, judged map[string]
 			}
 		}
 		if ok {
-			lr.Entry, lr.Recorded = last.number, last.target
+			target := last.target
+			lr.Entry, lr.Recorded = last.number, &target
 		}
 		v.res.Local = append(v.res.Local, lr)
 	}
