@@ -119,8 +119,8 @@ type observer struct {
 	hint func(ref string, c mismatchClass, last recorded) string
 }
 
-// ownRef judges a repository's own ref: a server's, or a tag in a clone
-// handled by checkClone.
+// ownRef judges a repository's own ref: a server's, or a clone's policy
+// ref.
 var ownRef = observer{hint: func(ref string, c mismatchClass, last recorded) string {
 	switch c {
 	case classUnrecorded:
