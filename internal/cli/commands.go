@@ -65,12 +65,23 @@ was signed or approved by enough distinct persons, and that the repository's
 refs are exactly what the log records. With REF arguments only those refs are
 checked (policy changes always are).
 
+Which refs are judged: in a bare repository, its own refs. In a clone with a
+work tree, what the remote served: the remote-tracking refs, mapped back
+through the remote's fetch refspecs (refs/remotes/origin/main is the remote's
+refs/heads/main), and the tags the log records (fetched tags land in
+refs/tags/, so a recorded tag is judged at its local value). Your own branches
+and tags (ahead, behind, new) are listed as local state and never fail; a tag
+the log never recorded is yours unless named as a REF argument. Without a
+remote, the repository's own refs are judged (a branch ahead of its entry is
+unpushed work). --json says which state was judged.
+
 Exit 0 when everything verifies, 1 when a check fails, 2 on usage errors.`,
 		Flags: []cli.Flag{jsonFlag, &cli.BoolFlag{Name: "full", Usage: "ignore the saved checkpoint and check every entry again"},
 			&cli.StringFlag{Name: "at", Usage: "with one REF: was `COMMIT` ever a verified state of REF? (exit 0 yes, 1 no)"},
 			&cli.BoolFlag{Name: "attest", Usage: "with one REF: after success, write a signed SLSA verification summary (in-toto, DSSE) of REF"},
 			&cli.StringFlag{Name: "out", Usage: "write the --attest summary to `FILE` (default stdout)"},
 			rootKeyFlag("git config secure.rootKeys, else trust on first use"), rootThresholdFlag("git config secure.rootThreshold, else all of them"),
+			&cli.StringFlag{Name: "remote", Usage: "in a clone with a work tree, judge what remote `NAME` served (default: the checked-out branch's upstream remote, else origin, else the only remote)"},
 			keyFlag},
 		Action: func(c *cli.Context) error {
 			r, err := a.open()
@@ -88,8 +99,15 @@ Exit 0 when everything verifies, 1 when a check fails, 2 on usage errors.`,
 			if (c.IsSet("at") || c.Bool("attest")) && len(refs) != 1 {
 				return usageErr("--at and --attest need exactly one REF")
 			}
-			bare := r.Git.WorkTree() == ""
-			opts := verify.Options{Refs: refs, Now: a.env.Now(), LocalAhead: !bare, IgnoreMissingRefs: !bare}
+			clone, err := judgedClone(r.Git, c.String("remote"))
+			if err != nil {
+				return err
+			}
+			// Without a remote a working repository's refs are the only
+			// state there is: judged, but a branch ahead of its entry is
+			// work nothing has served yet.
+			noRemote := clone == nil && r.Git.WorkTree() != ""
+			opts := verify.Options{Refs: refs, Now: a.env.Now(), Clone: clone, LocalAhead: noRemote, IgnoreMissingRefs: noRemote}
 			if opts.RootKeys, opts.RootThreshold, err = rootPin(c, r); err != nil {
 				return err
 			}
@@ -155,6 +173,7 @@ Exit 0 when everything verifies, 1 when a check fails, 2 on usage errors.`,
 				checked = fmt.Sprintf(" (%d new since the last verification; --full checks all)", res.Checked)
 			}
 			a.out("verified %d entries%s in %.2fs: policy root v%d, rules v%d (expires %s)\n", res.Entries, checked, time.Since(start).Seconds(), res.RootVersion, res.RulesVersion, res.PolicyExpires.Format("2006-01-02"))
+			a.out("judged: %s\n", res.Judged)
 			for _, s := range res.Refs {
 				mark := " "
 				if s.Protected {
@@ -170,6 +189,7 @@ Exit 0 when everything verifies, 1 when a check fails, 2 on usage errors.`,
 				a.out("%s\n", line)
 			}
 			a.out("(* protected by a rule)\n")
+			a.printLocal(res)
 			return nil
 		},
 	}
@@ -186,7 +206,9 @@ type problemJSON struct {
 }
 
 type verifyJSON struct {
-	OK       bool           `json:"ok"`
+	OK bool `json:"ok"`
+	// Judged says which refs were compared with the log (verify.Result.Judged).
+	Judged   string         `json:"judged,omitempty"`
 	Result   *verify.Result `json:"result,omitempty"`
 	Problems []problemJSON  `json:"problems,omitempty"`
 	Seconds  float64        `json:"seconds"`
@@ -957,10 +979,61 @@ func ruleSummary(r ruleJSON) string {
 // newVerifyJSON is the --json document of a verification.
 func newVerifyJSON(res *verify.Result, failed *verify.Failed) verifyJSON {
 	out := verifyJSON{OK: failed == nil, Result: res}
+	if res != nil {
+		out.Judged = res.Judged
+	}
 	if failed != nil {
 		for _, p := range failed.Problems {
 			out.Problems = append(out.Problems, problemJSON{Entry: p.Entry, EntryID: hashOrEmpty(p.EntryID), Ref: p.Ref, Rule: p.Rule, Kind: p.Kind.Error(), Detail: p.Detail, Hint: p.Hint})
 		}
 	}
 	return out
+}
+
+// judgedClone returns what a verification of this repository judges: nil
+// (its own refs, strictly) for a bare repository or a clone without
+// remotes, else the state of the remote named, or of the default remote
+// (verify.ChooseRemote).
+func judgedClone(g *gitrepo.Repo, named string) (*verify.CloneState, error) {
+	if g.WorkTree() == "" {
+		if named != "" {
+			return nil, usageErr("--remote: a bare repository is judged by its own refs, which are what it serves")
+		}
+		return nil, nil
+	}
+	remote, err := verify.ChooseRemote(g, named)
+	if errors.Is(err, verify.ErrNoRemote) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	st, err := verify.LoadCloneState(g, remote)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	return st, nil
+}
+
+// printLocal lists a working clone's own refs that differ from the log:
+// information, never a failure.
+func (a *app) printLocal(res *verify.Result) {
+	if len(res.Local) == 0 {
+		return
+	}
+	a.out("local state (yours, not judged):\n")
+	for _, l := range res.Local {
+		line := fmt.Sprintf("  %-40s %s  %s", l.Ref, l.Target.String()[:12], l.State)
+		switch {
+		case l.State == "stale":
+			line += " (no fetch refspec maps it)"
+		case l.Recorded != nil && l.Recorded.IsZero():
+			line += fmt.Sprintf(" (the log records it deleted, entry #%d)", l.Entry)
+		case l.Recorded != nil:
+			line += fmt.Sprintf(" (the log records %s, entry #%d)", l.Recorded.String()[:12], l.Entry)
+		default:
+			line += " (the log has no entry for it)"
+		}
+		a.out("%s\n", line)
+	}
 }

@@ -201,7 +201,12 @@ func (a *app) policyCheck(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := verify.Verify(r.Git, verify.Options{Now: a.env.Now(), PolicyOverride: st.Policy, LocalAhead: r.Git.WorkTree() != "", IgnoreMissingRefs: r.Git.WorkTree() != ""})
+	clone, err := judgedClone(r.Git, "")
+	if err != nil {
+		return err
+	}
+	noRemote := clone == nil && r.Git.WorkTree() != ""
+	res, err := verify.Verify(r.Git, verify.Options{Now: a.env.Now(), PolicyOverride: st.Policy, Clone: clone, LocalAhead: noRemote, IgnoreMissingRefs: noRemote})
 	var failed *verify.Failed
 	if err != nil && !errors.As(err, &failed) {
 		return err

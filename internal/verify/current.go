@@ -33,81 +33,185 @@ func (v *verifier) currentRefs() (map[string]gitrepo.Hash, error) {
 	return out, nil
 }
 
-// checkCurrent compares the repository's refs with the log's final state:
-// an unrecorded move, a rollback, a deleted ref or a ref moved to another
-// entry's commit fails for protected refs and warns for others.
-func (v *verifier) checkCurrent() error {
-	cur, err := v.currentRefs()
-	if err != nil {
-		return err
-	}
-	final := v.finalPolicy
+// judgedName reports whether a ref present in the judged state is checked
+// even when the log never recorded it: branches, tags, the policy, and
+// every ref a rule protects.
+func (v *verifier) judgedName(ref string) bool {
+	return strings.HasPrefix(ref, "refs/heads/") || strings.HasPrefix(ref, "refs/tags/") || ref == rsl.PolicyRef || v.finalPolicy.Protected(ref)
+}
+
+// sortedNames returns the refs the log records plus those of extra that
+// judgedName accepts, sorted and filtered by the REF arguments.
+func (v *verifier) sortedNames(extra ...map[string]bool) []string {
 	names := map[string]bool{}
 	for ref := range v.state {
 		names[ref] = true
 	}
-	for ref := range cur {
-		if strings.HasPrefix(ref, "refs/heads/") || strings.HasPrefix(ref, "refs/tags/") || ref == rsl.PolicyRef || final.Protected(ref) {
-			names[ref] = true
+	for _, m := range extra {
+		for ref := range m {
+			if v.judgedName(ref) {
+				names[ref] = true
+			}
 		}
 	}
 	sorted := make([]string, 0, len(names))
 	for ref := range names {
-		sorted = append(sorted, ref)
+		if v.wanted(ref) {
+			sorted = append(sorted, ref)
+		}
 	}
 	sort.Strings(sorted)
-	for _, ref := range sorted {
-		if !v.wanted(ref) {
+	return sorted
+}
+
+// checkCurrent compares the judged refs with the log's final state: an
+// unrecorded move, a rollback, a deleted ref or a ref moved to another
+// entry's commit fails for protected refs and warns for others. Without
+// Options.Clone the judged refs are the repository's own (or RefValues):
+// a server's state, judged strictly. With it, see checkClone.
+func (v *verifier) checkCurrent() error {
+	if v.opts.Clone != nil {
+		v.res.Judged = "remote " + v.opts.Clone.Remote
+		return v.checkClone()
+	}
+	switch {
+	case v.opts.RefValues != nil:
+		v.res.Judged = "given refs"
+	case v.repo.WorkTree() == "":
+		v.res.Judged = "bare repository refs"
+	default:
+		v.res.Judged = "local refs (no remote)"
+	}
+	cur, err := v.currentRefs()
+	if err != nil {
+		return err
+	}
+	present := make(map[string]bool, len(cur))
+	for ref := range cur {
+		present[ref] = true
+	}
+	for _, ref := range v.sortedNames(present) {
+		have, exists := cur[ref]
+		if !exists {
+			v.judgeAbsent(ref, func(last recorded) (string, string, string) {
+				if v.opts.IgnoreMissingRefs && ref != rsl.PolicyRef {
+					return "not present locally", "", ""
+				}
+				return "", fmt.Sprintf("the log records %s (entry #%d) but the ref is missing (deleted without an entry)", short(last.target), last.number),
+					fmt.Sprintf("restore %s to %s, or record its deletion with: git secure rsl record %s", ref, short(last.target), ref)
+			})
 			continue
 		}
-		protected := ref == rsl.PolicyRef || final.Protected(ref)
-		last, recordedOK := v.latest(ref)
-		have, exists := cur[ref]
-		st := RefStatus{Ref: ref, Target: last.target, Entry: last.number, EntryID: last.id, Protected: protected}
-		var problem string
-		switch {
-		case !recordedOK || last.target.IsZero():
-			if exists {
-				problem = fmt.Sprintf("points at %s but the log has no entry for it", short(have))
-				st.Target = have
-			} else {
-				continue // deleted and recorded as deleted
-			}
-		case !exists:
-			if v.opts.IgnoreMissingRefs && ref != rsl.PolicyRef {
-				st.Note = "not present locally"
-			} else {
-				problem = fmt.Sprintf("the log records %s (entry #%d) but the ref is missing (deleted without an entry)", short(last.target), last.number)
-			}
-		case have != last.target:
-			problem = v.mismatch(ref, have, last)
-			if problem == "" {
-				st.Note = fmt.Sprintf("local branch is ahead of the recorded %s: unpushed work", short(last.target))
-			}
-		}
-		if problem != "" {
-			hint := fmt.Sprintf("record an intended change with: git secure rsl record %s; otherwise restore the ref to %s", ref, shortOrNone(last.target))
-			if ref == rsl.PolicyRef {
-				hint = "if a git secure policy apply was interrupted, any git secure policy command completes it (git secure policy list); otherwise the policy ref was moved by hand: restore it to " + shortOrNone(last.target)
-			}
-			if protected {
-				v.fail(nil, ref, "", ErrUnrecorded, hint, "%s", problem)
-			} else {
-				v.res.Warnings = append(v.res.Warnings, ref+": "+problem+" (not protected by any rule)")
-			}
-		}
-		v.res.Refs = append(v.res.Refs, st)
+		v.judge(ref, have, ownRef)
 	}
 	return nil
 }
 
-// mismatch explains a ref whose value differs from its latest entry, or
-// returns "" when it is local work ahead of the log and that is allowed.
-func (v *verifier) mismatch(ref string, have gitrepo.Hash, last recorded) string {
+// observer says where a judged value was seen; it words the problem and
+// the hint for that place.
+type observer struct {
+	// where prefixes the problem ("on origin (refs/remotes/origin/x)"),
+	// "" for the ref's own value.
+	where string
+	// tracking is the remote-tracking ref the value was read from, if any.
+	tracking string
+	// hint returns what to do about a mismatch of class c.
+	hint func(ref string, c mismatchClass, last recorded) string
+}
+
+// ownRef judges a repository's own ref: a server's, or a clone's policy
+// ref.
+var ownRef = observer{hint: func(ref string, c mismatchClass, last recorded) string {
+	switch c {
+	case classUnrecorded:
+		return fmt.Sprintf("if %s is meant to exist, record it with: git secure rsl record %s; otherwise delete it", ref, ref)
+	case classAhead:
+		return fmt.Sprintf("record an intended change with: git secure rsl record %s; otherwise restore the ref to %s", ref, short(last.target))
+	}
+	// Recording a rollback, a teleport or a rewrite would put it in
+	// the log as if it were intended: never suggest it.
+	return fmt.Sprintf("restore %s to %s, the state the log records (entry #%d)", ref, short(last.target), last.number)
+}}
+
+// mismatchClass sorts a value that differs from the log.
+type mismatchClass int
+
+const (
+	classUnrecorded mismatchClass = iota // the log has no current value
+	classAhead                           // descends from the recorded value
+	classRollback                        // an older recorded state, or an ancestor of the recorded one
+	classTeleport                        // a value recorded for another ref
+	classDiverged                        // anything else
+)
+
+// judge compares one observed value of ref with the log's latest entry and
+// records the ref's status, failing (protected) or warning (not
+// protected) on any difference.
+func (v *verifier) judge(ref string, have gitrepo.Hash, o observer) {
+	protected := ref == rsl.PolicyRef || v.finalPolicy.Protected(ref)
+	last, recordedOK := v.latest(ref)
+	st := RefStatus{Ref: ref, Target: last.target, Entry: last.number, EntryID: last.id, Protected: protected, Tracking: o.tracking}
+	var problem string
+	var class mismatchClass
+	switch {
+	case !recordedOK || last.target.IsZero():
+		st.Target = have
+		class = classUnrecorded
+		problem = fmt.Sprintf("points at %s but the log has no entry for it", short(have))
+		if recordedOK {
+			problem = fmt.Sprintf("points at %s but the log records it deleted (entry #%d)", short(have), last.number)
+		}
+	case have != last.target:
+		problem, class = v.mismatch(ref, have, last)
+		if class == classAhead && o.where == "" && v.opts.LocalAhead && strings.HasPrefix(ref, "refs/heads/") {
+			problem = ""
+			st.Note = fmt.Sprintf("local branch is ahead of the recorded %s: unpushed work", short(last.target))
+		}
+	}
+	if problem != "" {
+		if o.where != "" {
+			problem = o.where + ": " + problem
+		}
+		hint := o.hint(ref, class, last)
+		if ref == rsl.PolicyRef && o.where == "" {
+			hint = "if a git secure policy apply was interrupted, any git secure policy command completes it (git secure policy list); otherwise the policy ref was moved by hand: restore it to " + shortOrNone(last.target)
+		}
+		v.report(ref, protected, hint, problem)
+	}
+	v.res.Refs = append(v.res.Refs, st)
+}
+
+// judgeAbsent handles a ref the log records that the judged state lacks:
+// absent returns a note (not judged), or a problem and its hint.
+func (v *verifier) judgeAbsent(ref string, absent func(last recorded) (note, problem, hint string)) {
+	last, recordedOK := v.latest(ref)
+	if !recordedOK || last.target.IsZero() {
+		return // deleted and recorded as deleted
+	}
+	protected := ref == rsl.PolicyRef || v.finalPolicy.Protected(ref)
+	st := RefStatus{Ref: ref, Target: last.target, Entry: last.number, EntryID: last.id, Protected: protected}
+	note, problem, hint := absent(last)
+	st.Note = note
+	if problem != "" {
+		v.report(ref, protected, hint, problem)
+	}
+	v.res.Refs = append(v.res.Refs, st)
+}
+
+// report fails a protected ref and warns about another.
+func (v *verifier) report(ref string, protected bool, hint, problem string) {
+	if protected {
+		v.fail(nil, ref, "", ErrUnrecorded, hint, "%s", problem)
+		return
+	}
+	v.res.Warnings = append(v.res.Warnings, ref+": "+problem+" (not protected by any rule)")
+}
+
+// mismatch explains a ref whose value differs from its latest entry.
+func (v *verifier) mismatch(ref string, have gitrepo.Hash, last recorded) (string, mismatchClass) {
 	// Was the current value recorded earlier (rollback) or for another ref
-	// (teleport)?
-	// Prefer the same ref: a value it held before is a rollback even when
-	// another ref also held it.
+	// (teleport)? Prefer the same ref: a value it held before is a
+	// rollback even when another ref also held it.
 	var other *rsl.Entry
 	for i := len(v.records) - 1; i >= 0; i-- {
 		e := v.records[i].Entry
@@ -115,19 +219,21 @@ func (v *verifier) mismatch(ref string, have gitrepo.Hash, last recorded) string
 			continue
 		}
 		if e.Ref == ref {
-			return fmt.Sprintf("points at %s, an older state (entry #%d), instead of the recorded %s (entry #%d): rollback", short(have), e.Number, short(last.target), last.number)
+			return fmt.Sprintf("points at %s, an older state (entry #%d), instead of the recorded %s (entry #%d): rollback", short(have), e.Number, short(last.target), last.number), classRollback
 		}
 		if other == nil {
 			other = e
 		}
 	}
 	if other != nil {
-		return fmt.Sprintf("points at %s, which the log records for %s (entry #%d), instead of the recorded %s (entry #%d): teleport", short(have), other.Ref, other.Number, short(last.target), last.number)
+		return fmt.Sprintf("points at %s, which the log records for %s (entry #%d), instead of the recorded %s (entry #%d): teleport", short(have), other.Ref, other.Number, short(last.target), last.number), classTeleport
 	}
-	if v.opts.LocalAhead && strings.HasPrefix(ref, "refs/heads/") {
-		if ok, err := v.repo.IsAncestor(last.target, have); err == nil && ok {
-			return ""
-		}
+	class := classDiverged
+	if ok, err := v.repo.IsAncestor(last.target, have); err == nil && ok {
+		class = classAhead
+	} else if ok, err := v.repo.IsAncestor(have, last.target); err == nil && ok {
+		class = classRollback
+		return fmt.Sprintf("points at %s, behind the recorded %s (entry #%d): changed without an entry, back to an older commit", short(have), short(last.target), last.number), class
 	}
-	return fmt.Sprintf("points at %s, but the log records %s (entry #%d): changed without an entry", short(have), short(last.target), last.number)
+	return fmt.Sprintf("points at %s, but the log records %s (entry #%d): changed without an entry", short(have), short(last.target), last.number), class
 }

@@ -631,6 +631,75 @@ func TestScenarioBenign(t *testing.T) {
 		// A server (no LocalAhead) refuses the same state.
 		f.MustFail(verify.Options{}, verify.ErrUnrecorded, "refs/heads/main", "without an entry")
 	})
+
+	t.Run("local branch ahead in a working clone", func(t *testing.T) {
+		t.Parallel()
+		c := tmpl.Clone(t).WorkingClone()
+		c.CommitMain("unpushed")
+		res := c.MustVerify(c.CloneOpts("origin"))
+		if got := localState(res, "refs/heads/main"); got != "ahead" {
+			t.Errorf("main local state %q; want ahead", got)
+		}
+		// A server (its own refs judged) refuses the same state.
+		c.MustFail(verify.Options{}, verify.ErrUnrecorded, "refs/heads/main", "without an entry")
+	})
+
+	t.Run("local main behind its entry after a plain fetch", func(t *testing.T) {
+		t.Parallel()
+		srv := tmpl.Clone(t)
+		c := srv.WorkingClone()
+		b := srv.CommitMain("reviewed change")
+		srv.Approve("bob", "main", b, "")
+		srv.Record("alice", "main")
+		c.S.Git(c.Dir, "fetch", "-q", "origin")
+		c.S.Git(c.Dir, "fetch", "-q", "origin", "refs/secure/*:refs/secure/*")
+		res := c.MustVerify(c.CloneOpts("origin"))
+		if got := localState(res, "refs/heads/main"); got != "behind" {
+			t.Errorf("main local state %q; want behind", got)
+		}
+	})
+
+	t.Run("new local branch under a path-only rule", func(t *testing.T) {
+		t.Parallel()
+		srv := tmpl.Clone(t)
+		srv.AddRule(policy.Rule{Name: "crypto", Paths: []string{"src/crypto/**"}, Allow: []string{"alice"}})
+		srv.Apply("alice")
+		c := srv.WorkingClone()
+		c.S.Git(c.Dir, "checkout", "-q", "-b", "feature")
+		c.CommitMain("local feature work")
+		res := c.MustVerify(c.CloneOpts("origin"))
+		if got := localState(res, "refs/heads/feature"); got != "new" {
+			t.Errorf("feature local state %q; want new", got)
+		}
+	})
+
+	t.Run("local tag in a working clone", func(t *testing.T) {
+		t.Parallel()
+		srv := tmpl.Clone(t)
+		srv.AddRule(policy.Rule{Name: "releases", Refs: []string{"refs/tags/v*"}, Allow: []string{"alice"}})
+		srv.Apply("alice")
+		c := srv.WorkingClone()
+		c.S.Git(c.Dir, "tag", "v9.9-mine")
+		res := c.MustVerify(c.CloneOpts("origin"))
+		if got := localState(res, "refs/tags/v9.9-mine"); got != "new" {
+			t.Errorf("local tag state %q; want new", got)
+		}
+	})
+
+	t.Run("entry recorded in a clone, not pushed yet", func(t *testing.T) {
+		t.Parallel()
+		c := tmpl.Clone(t).WorkingClone()
+		// git-remote-secure remembers the remote's verified log tip.
+		c.S.Git(c.Dir, "config", "remote.origin.securetip", c.Ref("refs/secure/rsl").String())
+		c.S.Git(c.Dir, "config", "remote.origin.vcs", "secure")
+		b := c.CommitMain("recorded here")
+		c.Approve("bob", "main", b, "")
+		r := c.Record("alice", "main")
+		res := c.MustVerify(c.CloneOpts("origin"))
+		if note, _ := refNote(res, "refs/heads/main"); !strings.Contains(note, "not pushed yet") || !strings.Contains(note, fmt.Sprintf("entry #%d", r.Entry)) {
+			t.Errorf("main note %q; want entry #%d not pushed yet", note, r.Entry)
+		}
+	})
 }
 
 // ---------------------------------------------------------------------

@@ -39,11 +39,19 @@ type Options struct {
 	// ref are read from it. Keys are full ref names.
 	RefValues map[string]gitrepo.Hash
 	// LocalAhead accepts a local branch that is a descendant of its
-	// recorded value (unpushed work in a clone). Off for servers.
+	// recorded value (unpushed work in a working repository that has no
+	// remote, so no shared state but its own). Off for servers; clones
+	// with a remote use Clone.
 	LocalAhead bool
 	// IgnoreMissingRefs accepts recorded refs absent from the repository
-	// (a clone that has not checked every branch out). Off for servers.
+	// (a working repository without a remote). Off for servers.
 	IgnoreMissingRefs bool
+	// Clone, when set, makes this the verification of a working clone:
+	// the remote's state (remote-tracking refs, recorded tags) is judged
+	// strictly and the clone's own branches and tags are only reported
+	// (Result.Local). Unset, the repository's refs (or RefValues) are
+	// judged strictly, as a server's are. See CloneState.
+	Clone *CloneState
 	// Progress, when set, is called as entries are checked.
 	Progress func(done, total int)
 	// Workers bounds signature-checking goroutines (default: GOMAXPROCS).
@@ -79,7 +87,10 @@ type RefStatus struct {
 	Entry     uint64       `json:"entry"`
 	EntryID   gitrepo.Hash `json:"entryId"`
 	Protected bool         `json:"protected"`
-	Note      string       `json:"note,omitempty"`
+	// Tracking is the remote-tracking ref the judged value was read from
+	// (a working clone), empty for the ref itself.
+	Tracking string `json:"tracking,omitempty"`
+	Note     string `json:"note,omitempty"`
 }
 
 // Result describes what was verified.
@@ -108,6 +119,14 @@ type Result struct {
 	// Diffs is how many tree diffs this run computed (each pair of trees
 	// once).
 	Diffs int `json:"diffs"`
+	// Judged says which refs were compared with the log: "bare
+	// repository refs", "remote NAME" (a working clone: what NAME
+	// served), "local refs (no remote)" or "given refs" (a server hook,
+	// a fetch).
+	Judged string `json:"judged"`
+	// Local lists a working clone's own refs that differ from the log:
+	// local state, reported and never judged.
+	Local []LocalRef `json:"local,omitempty"`
 	// Checkpoint is the state after this verification, when it checked
 	// every ref and everything verified; save it for the next run.
 	Checkpoint *Checkpoint `json:"-"`
@@ -139,6 +158,11 @@ func Verify(repo *gitrepo.Repo, opts Options) (*Result, error) {
 		return nil, err
 	}
 	var warnings []string
+	if opts.Clone != nil && !opts.Clone.PushedTip.IsZero() && opts.Clone.PushedTip != tip {
+		// Unpushed local entries: the remote's state is judged against
+		// the log at its tip, which only a full replay passes through.
+		opts.Checkpoint = nil
+	}
 	if cp := opts.Checkpoint; cp != nil {
 		res, err := verifyFrom(repo, tip, opts, cp)
 		if !errors.Is(err, errStale) {
@@ -219,8 +243,11 @@ type verifier struct {
 	prevPolicy map[uint64]*policy.Policy
 	signers    []string // fingerprint of the verified signer of each entry
 
-	state    map[string][]recorded // non-skipped entries per ref, oldest first
-	skipped  map[uint64]bool
+	state   map[string][]recorded // non-skipped entries per ref, oldest first
+	skipped map[uint64]bool
+	// pushed is each ref's latest entry as of Options.Clone.PushedTip
+	// (the remote's log), when replay passed through it.
+	pushed   map[string]recorded
 	problems []*Problem
 	used     map[string]uint64 // approval transitions already counted
 	// revokedFrom maps a key fingerprint to the first entry from which it
@@ -540,6 +567,9 @@ func (v *verifier) replay() error {
 		if v.opts.Progress != nil && i%512 == 0 {
 			v.opts.Progress(total/2+i/2, total)
 		}
+		if i > 0 {
+			v.notePushed(v.records[i-1])
+		}
 		e := rec.Entry
 		if err := v.src.enter(e.Number); err != nil {
 			return &budgetError{rec: rec, err: err}
@@ -574,10 +604,27 @@ func (v *verifier) replay() error {
 			return &budgetError{rec: rec, err: err}
 		}
 	}
+	if len(v.records) > 0 {
+		v.notePushed(v.records[len(v.records)-1])
+	}
 	if v.opts.Progress != nil {
 		v.opts.Progress(total, total)
 	}
 	return nil
+}
+
+// notePushed keeps each ref's latest entry once replay has applied the
+// entry that is the remote's log tip (Options.Clone.PushedTip).
+func (v *verifier) notePushed(rec *rsl.Record) {
+	if c := v.opts.Clone; c == nil || rec.ID != c.PushedTip {
+		return
+	}
+	v.pushed = make(map[string]recorded, len(v.state))
+	for ref, st := range v.state {
+		if len(st) > 0 {
+			v.pushed[ref] = st[len(st)-1]
+		}
+	}
 }
 
 // annotation applies a skip annotation: the skipped entries must be the

@@ -1,0 +1,87 @@
+package e2e
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestPlainCloneCIRecipe: the README's CI recipe (a plain git clone, a
+// fetch of refs/secure/*, git secure verify) judges what the server
+// serves. A server whose main was moved without an entry (no hook on the
+// server, or a move by the server's administrator with git update-ref,
+// which no hook sees) fails it, naming the ref; the clone's own work
+// (ahead, behind after a plain fetch, a new branch, a tag) never does.
+func TestPlainCloneCIRecipe(t *testing.T) {
+	t.Parallel()
+	for _, enforce := range []bool{false, true} {
+		name := "server without the hook"
+		if enforce {
+			name = "enforcing server and a move by update-ref"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := startServer(t, trFile)
+			repo, url := srv.newRepo("ci.git", enforce)
+			a := newUser(t, "alice")
+			aliceDir := benchRepo(t, a, "alice", url, true) // protected main, pushed through the helper
+			a.secure(aliceDir, "policy", "add-rule", "crypto", "--path", "src/crypto/**", "--allow", "alice")
+			a.secure(aliceDir, "policy", "apply")
+			a.git(aliceDir, "push", "-q", "origin", "main")
+
+			ci := newUser(t, "ci") // plain git: no hooks, no helper
+			dir := filepath.Join(ci.sb.Home, "work")
+			ciRecipe := func() result {
+				t.Helper()
+				ci.git(ci.sb.Home, "clone", "-q", url, dir)
+				ci.git(dir, "fetch", "-q", "origin", "refs/secure/*:refs/secure/*")
+				return ci.run(dir, "git", "secure", "verify")
+			}
+			if r := ciRecipe(); r.code != 0 || !strings.Contains(r.stdout, "judged: remote origin") {
+				t.Fatalf("CI recipe on a clean server:\n%s", r)
+			}
+
+			// Benign: the clone's own work is reported, never judged.
+			ci.git(dir, "commit", "-q", "--allow-empty", "-m", "local work on main")
+			ci.git(dir, "tag", "v9-local")
+			ci.git(dir, "branch", "feature")
+			if r := ci.run(dir, "git", "secure", "verify"); r.code != 0 || !contains(r.stdout, "refs/heads/main", "ahead") {
+				t.Fatalf("verify with local work ahead: want exit 0 listing main as ahead:\n%s", r)
+			}
+			a.commit(aliceDir, "README", "reviewed change\n")
+			a.git(aliceDir, "push", "-q", "origin", "main")
+			ci.git(dir, "reset", "-q", "--hard", "origin/main") // drop the local commit again ...
+			ci.git(dir, "fetch", "-q", "origin")                // ... plain fetch: main is behind
+			ci.git(dir, "fetch", "-q", "origin", "refs/secure/*:refs/secure/*")
+			r := ci.run(dir, "git", "secure", "verify")
+			if r.code != 0 || !contains(r.stdout, "verified 5 entries", "local state", "refs/heads/main", "behind", "refs/heads/feature", "refs/tags/v9-local", "new") {
+				t.Fatalf("verify with local state (main behind, a new branch under a path rule, a local tag): want exit 0 listing them:\n%s", r)
+			}
+			if strings.Contains(r.stdout+r.stderr, "rsl record") {
+				t.Fatalf("verify of a clone suggests recording:\n%s", r)
+			}
+
+			// The attack: main moved on the server without an entry.
+			moved := strings.TrimSpace(srv.admin.git(repo, "commit-tree", "main^{tree}", "-p", "main", "-m", "moved past git-secure"))
+			srv.admin.git(repo, "update-ref", "refs/heads/main", moved)
+			ci.must(ci.sb.Home, "rm", "-rf", dir)
+			r = ciRecipe()
+			if r.code != 1 || !contains(r.stderr, "refs/heads/main", "on origin (refs/remotes/origin/main)", "without an entry") {
+				t.Fatalf("CI recipe after an unrecorded server move: want exit 1 naming refs/heads/main:\n%s", r)
+			}
+			j := ci.run(dir, "git", "secure", "verify", "--json")
+			var out struct {
+				OK     bool   `json:"ok"`
+				Judged string `json:"judged"`
+			}
+			if err := json.Unmarshal([]byte(j.stdout), &out); err != nil || j.code != 1 || out.OK || out.Judged != "remote origin" {
+				t.Fatalf("verify --json: want ok false, judged \"remote origin\", exit 1 (%v):\n%s", err, j)
+			}
+			// The server itself stays strict.
+			if r := srv.admin.run(repo, "git", "secure", "verify"); r.code != 1 || !contains(r.stderr, "refs/heads/main", "without an entry") {
+				t.Fatalf("verify on the server after the move: want exit 1:\n%s", r)
+			}
+		})
+	}
+}
