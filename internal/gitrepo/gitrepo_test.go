@@ -528,8 +528,8 @@ func TestParseTreeErrors(t *testing.T) {
 	h := strings.Repeat("\x01", 20)
 	ent := func(mode, name string) string { return mode + " " + name + "\x00" + h }
 	bad := map[string]string{
-		"bad mode":     ent("100664", "a"),
-		"padded mode":  ent("040000", "a"),
+		"bad mode":     ent("10064a", "a"),
+		"empty mode":   ent("", "a"),
 		"empty name":   ent("100644", ""),
 		"dot":          ent("100644", "."),
 		"dotdot":       ent("40000", ".."),

@@ -13,14 +13,30 @@ import (
 	"github.com/git-secure/git-secure/internal/sign"
 )
 
+// objectError classifies a failure to read what h leads to. Only an h
+// that is itself absent from the repository is ErrMissingObject; a present
+// object that cannot be read or parsed, or that names a missing one, is
+// ErrBadObject (and so is an absence the repository cannot confirm).
+func objectError(src Source, err error, what string, hs ...gitrepo.Hash) error {
+	for _, h := range hs {
+		if h.IsZero() {
+			continue
+		}
+		if ok, herr := src.HasObject(h); herr == nil && !ok {
+			return fmt.Errorf("%w: %s: %s is not in the repository: %v", ErrMissingObject, what, short(h), err)
+		}
+	}
+	return fmt.Errorf("%w: %s: %v", ErrBadObject, what, err)
+}
+
 func treeOf(src Source, h gitrepo.Hash) (gitrepo.Hash, error) {
 	c, err := src.PeelToCommit(h)
 	if err != nil {
-		return gitrepo.ZeroHash, fmt.Errorf("%w: %s: %v", ErrMissingObject, short(h), err)
+		return gitrepo.ZeroHash, objectError(src, err, "commit "+short(h), h)
 	}
 	commit, err := src.ReadCommit(c)
 	if err != nil {
-		return gitrepo.ZeroHash, fmt.Errorf("%w: commit %s: %v", ErrMissingObject, short(c), err)
+		return gitrepo.ZeroHash, objectError(src, err, "commit "+short(c), c)
 	}
 	return commit.Tree, nil
 }
@@ -36,7 +52,8 @@ func changedBetween(src Source, old, new gitrepo.Hash) ([]string, error) {
 	}
 	paths, err := src.ChangedPaths(ot, nt)
 	if err != nil {
-		return nil, fmt.Errorf("%w: diff %s..%s: %v", ErrMissingObject, short(old), short(new), err)
+		// Both commits are present: their trees must be readable.
+		return nil, fmt.Errorf("%w: diff %s..%s: %v", ErrBadObject, short(old), short(new), err)
 	}
 	return paths, nil
 }
@@ -46,7 +63,7 @@ func changedBetween(src Source, old, new gitrepo.Hash) ([]string, error) {
 func changedSinceBase(src Source, new gitrepo.Hash, targets []gitrepo.Hash) ([]string, error) {
 	nc, err := src.PeelToCommit(new)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrMissingObject, short(new), err)
+		return nil, objectError(src, err, "commit "+short(new), new)
 	}
 	var commits []gitrepo.Hash
 	for _, t := range targets {
@@ -58,7 +75,7 @@ func changedSinceBase(src Source, new gitrepo.Hash, targets []gitrepo.Hash) ([]s
 	if len(commits) > 0 {
 		b, ok, err := src.MergeBase(nc, commits...)
 		if err != nil {
-			return nil, fmt.Errorf("%w: merge base of %s: %v", ErrMissingObject, short(new), err)
+			return nil, fmt.Errorf("%w: merge base of %s: %v", ErrBadObject, short(new), err)
 		}
 		if ok {
 			base = b
@@ -74,7 +91,11 @@ func changedSinceBase(src Source, new gitrepo.Hash, targets []gitrepo.Hash) ([]s
 			return nil, err
 		}
 	}
-	return src.ChangedPaths(bt, nt)
+	paths, err := src.ChangedPaths(bt, nt)
+	if err != nil {
+		return nil, fmt.Errorf("%w: diff %s..%s: %v", ErrBadObject, shortOrNone(base), short(new), err)
+	}
+	return paths, nil
 }
 
 // Approvers returns the persons with a valid approval, under pol, of

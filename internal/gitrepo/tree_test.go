@@ -1,0 +1,135 @@
+package gitrepo
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/git-secure/git-secure/internal/testutil"
+)
+
+// gitReadsTree writes raw as a tree object (git hash-object --literally,
+// which checks nothing) and returns how git reads it: ls-tree's entries,
+// or git's refusal.
+func gitReadsTree(t testing.TB, s *testutil.Sandbox, dir string, raw []byte) ([]TreeEntry, error) {
+	t.Helper()
+	out, err := s.RunErr(dir, raw, "git", "hash-object", "-t", "tree", "--literally", "-w", "--stdin")
+	if err != nil {
+		t.Fatalf("hash-object --literally: %v", err)
+	}
+	h := mustParse(t, out)
+	ls, err := s.RunErr(dir, nil, "git", "ls-tree", "-z", "--end-of-options", h.String())
+	if err != nil {
+		return nil, err
+	}
+	return ParseLsTree([]byte(ls))
+}
+
+// checkTreeLikeGit fails if ParseTree reads raw differently from git:
+// whatever ParseTree accepts, git must read as the same entries. ParseTree
+// may refuse what git reads only for what git's fsck reports (names, order,
+// duplicates): a refusal fails the entry that needs the tree, closed.
+func checkTreeLikeGit(t testing.TB, s *testutil.Sandbox, dir string, raw []byte) {
+	t.Helper()
+	got, err := ParseTree(raw)
+	if err != nil {
+		return
+	}
+	want, gitErr := gitReadsTree(t, s, dir, raw)
+	if gitErr != nil {
+		t.Fatalf("ParseTree(%q) = %+v; git does not read it: %v", raw, got, gitErr)
+	}
+	if !(len(got) == 0 && len(want) == 0) && !reflect.DeepEqual(got, want) {
+		t.Fatalf("ParseTree(%q)\n got %+v\nwant %+v (git ls-tree)", raw, got, want)
+	}
+}
+
+var treeHash = strings.Repeat("\x01", 20)
+
+func treeEntry(mode, name string) string { return mode + " " + name + "\x00" + treeHash }
+
+// treeModes are modes git reads (old git wrote 100664; zero padding and
+// permission bits are ignored; an unknown type reads as a gitlink).
+var treeModes = []string{
+	"100644", "100755", "120000", "40000", "160000",
+	"100664", "100640", "100600", "100744", "100000", "040000", "0100644", "40755",
+	"120777", "160001", "1", "0", "644", "755", "140000", "170000", "77777777777", "37777777777",
+}
+
+func TestParseTreeModesLikeGit(t *testing.T) {
+	s := testutil.NewSandbox(t)
+	dir := s.InitRepo("modes", 0)
+	for _, m := range treeModes {
+		raw := []byte(treeEntry(m, "a"))
+		if _, err := ParseTree(raw); err != nil {
+			t.Errorf("mode %s: ParseTree refuses what git reads: %v", m, err)
+			continue
+		}
+		checkTreeLikeGit(t, s, dir, raw)
+	}
+	// The 100664 tree of the issue: a file beside a directory, read as git
+	// reads it.
+	checkTreeLikeGit(t, s, dir, []byte(treeEntry("100664", "aes.c")+treeEntry("40000", "b")+treeEntry("100755", "c")))
+}
+
+func TestParseTreeRefusesWhatGitRefuses(t *testing.T) {
+	s := testutil.NewSandbox(t)
+	dir := s.InitRepo("bad", 0)
+	for _, raw := range []string{" a\x00" + treeHash, "10064a a\x00" + treeHash, "100644a\x00" + treeHash, "-1 a\x00" + treeHash, "100644 \x00" + treeHash} {
+		if _, err := ParseTree([]byte(raw)); err == nil {
+			t.Errorf("ParseTree(%q) accepted", raw)
+		}
+		if _, err := gitReadsTree(t, s, dir, []byte(raw)); err == nil {
+			t.Errorf("git reads %q: the test's premise is wrong", raw)
+		}
+	}
+}
+
+func TestReadTreeMatchesLsTree(t *testing.T) {
+	s, dir, r := newRepo(t, 2)
+	s.Commit(dir, "a/b/c.txt", "c", "nested")
+	s.Commit(dir, "a.b", "x", "sort trap")
+	out := s.Git(dir, "cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype)")
+	for _, line := range strings.Split(out, "\n") {
+		name, typ, _ := strings.Cut(line, " ")
+		if typ != "tree" {
+			continue
+		}
+		h := mustParse(t, name)
+		got, err := r.ReadTree(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls, err := s.RunErr(dir, nil, "git", "ls-tree", "-z", h.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := ParseLsTree([]byte(ls))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("tree %s: ReadTree %+v, ls-tree %+v", h, got, want)
+		}
+	}
+}
+
+// FuzzParseTreeLikeGit compares ParseTree with git's own tree reader on
+// generated trees.
+func FuzzParseTreeLikeGit(f *testing.F) {
+	_, trees := realObjects(f)
+	for _, tr := range trees {
+		f.Add(tr)
+	}
+	for _, m := range treeModes {
+		f.Add([]byte(treeEntry(m, "a") + treeEntry("100644", "b")))
+	}
+	s := testutil.NewSandbox(f)
+	dir := s.InitRepo("fuzz", 0)
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if len(raw) > 4096 {
+			return
+		}
+		checkTreeLikeGit(t, s, dir, raw)
+	})
+}
