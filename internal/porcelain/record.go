@@ -244,6 +244,8 @@ func (r *Repo) precheck(pol *policy.Policy, rslTip gitrepo.Hash, ref string, old
 		switch {
 		case errors.Is(f.Kind, verify.ErrPolicyRule):
 			return nil, fmt.Errorf("%w: %s: %s; %s", ErrRefused, ruleOrPolicy(f.Rule), f.Detail, f.Hint)
+		case errors.Is(f.Kind, verify.ErrMissingObject) || errors.Is(f.Kind, verify.ErrBadObject):
+			return nil, fmt.Errorf("%w: rule %s: %s; %s", ErrRefused, orPolicy(f.Rule), f.Detail, f.Hint)
 		case errors.Is(f.Kind, verify.ErrNoTests):
 			pending = append(pending, fmt.Sprintf("rule %s %s; %s", f.Rule, f.Detail, f.Hint))
 		default:

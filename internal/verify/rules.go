@@ -224,8 +224,11 @@ func attestedBy(pol *policy.Policy, file string, data []byte, revoked func(strin
 }
 
 // authorize checks one transition of ref at entry i and records a problem
-// for every requirement that is not met.
-func (v *verifier) authorize(i int, rec *rsl.Record, ref string, old, new gitrepo.Hash, checkPaths bool) error {
+// for every requirement that is not met. A skip (an annotation moving ref
+// back from old to new) needs exactly what moving the ref there needs,
+// path rules included; when either state is no longer in the repository
+// the diff is unknown, so every path rule applies.
+func (v *verifier) authorize(i int, rec *rsl.Record, ref string, old, new gitrepo.Hash, skip bool) error {
 	pol := v.policies[i]
 	if len(pol.RulesFor(ref)) == 0 && !hasGlobal(pol, ref) {
 		return nil
@@ -234,8 +237,12 @@ func (v *verifier) authorize(i int, rec *rsl.Record, ref string, old, new gitrep
 	if p, ok := pol.PersonByFingerprint(v.signers[i]); ok {
 		signer = p.Name
 	}
-	t := Transition{Ref: ref, Old: old, New: new, Signer: signer, CheckPaths: checkPaths}
-	if checkPaths && !old.IsZero() && hasPathRule(pol, ref) {
+	t := Transition{Ref: ref, Old: old, New: new, Signer: signer, CheckPaths: true}
+	switch {
+	case !hasPathRule(pol, ref):
+	case skip:
+		t.AllPaths = !v.present(old) || !v.present(new)
+	case !old.IsZero():
 		t.DiffBase = v.diffBase(ref, old)
 	}
 	// A new ref's own value is not a base for its changed files.
@@ -333,11 +340,21 @@ func (v *verifier) testers(pol *policy.Policy, n uint64) func(tree gitrepo.Hash)
 }
 
 func (v *verifier) objectProblem(rec *rsl.Record, ref string, err error) error {
-	if !errors.Is(err, ErrMissingObject) {
+	if !errors.Is(err, ErrMissingObject) && !errors.Is(err, ErrBadObject) {
 		return err
 	}
-	v.fail(rec, ref, "", ErrMissingObject, "fetch the missing commits (git fetch); if they were rewritten away, record the ref's current value", "%v", err)
+	v.fail(rec, ref, "", objectKind(err), objectHint, "%v", err)
 	return nil
+}
+
+// present reports whether h is zero or in the repository (an error counts
+// as absent: the caller then assumes the worst).
+func (v *verifier) present(h gitrepo.Hash) bool {
+	if h.IsZero() {
+		return true
+	}
+	ok, err := v.repo.HasObject(h)
+	return err == nil && ok
 }
 
 // diffBase returns, when old's commit is no longer in the repository (a
