@@ -365,10 +365,18 @@ func (d *Decision) checkGlobal(src Source, pol *policy.Policy, protected bool) {
 			if !t.New.IsZero() {
 				ok, err := src.IsAncestor(t.Old, t.New)
 				if err != nil {
+					// On a ref that only fast-forwards every recorded state
+					// stays reachable from the next: one that is gone was
+					// rewritten away, a violation, never a superseded
+					// entry's missing object.
 					err = objectError(src, err, "ancestry of "+short(t.New), t.Old, t.New)
-					d.Global = append(d.Global, Failure{Rule: g.Name, Kind: objectKind(err),
-						Detail: fmt.Sprintf("%s may only fast-forward, and whether %s contains %s cannot be read: %v", t.Ref, short(t.New), short(t.Old), err),
-						Hint:   objectHint})
+					kind := ErrPolicyRule
+					if errors.Is(err, ErrBadObject) {
+						kind = ErrBadObject
+					}
+					d.Global = append(d.Global, Failure{Rule: g.Name, Kind: kind,
+						Detail: fmt.Sprintf("%s may only fast-forward, but whether %s contains %s cannot be shown (history rewritten away?): %v", t.Ref, short(t.New), short(t.Old), err),
+						Hint:   "fetch the complete history (a shallow clone cannot show it); if it was rewritten, the rule was broken"})
 					continue
 				}
 				ff = ok
