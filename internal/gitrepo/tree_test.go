@@ -1,6 +1,7 @@
 package gitrepo
 
 import (
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -132,4 +133,87 @@ func FuzzParseTreeLikeGit(f *testing.F) {
 		}
 		checkTreeLikeGit(t, s, dir, raw)
 	})
+}
+
+// TestNoInProcessReadsLikeGit: a Repo opened with GIT_SECURE_NO_INPROCESS
+// uses none of the in-process readers and reads and writes the same as
+// one without it.
+func TestNoInProcessReadsLikeGit(t *testing.T) {
+	s, dir, fast := newRepo(t, 3)
+	s.Commit(dir, "a/b/c.txt", "c", "nested")
+	s.Git(dir, "pack-refs", "--all")
+	s.Commit(dir, "a.b", "x", "loose after pack")
+	s.Git(dir, "config", "secure.rootKeys", "SHA256:x")
+	slow, err := OpenWithEnv(dir, append(s.Environ(), EnvNoInProcess+"=1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { slow.Close() })
+	if !slow.gitOnly || slow.filesRefs || slow.looseDirs != nil || slow.objectsDir != "" {
+		t.Fatalf("the switch left an in-process reader on: %+v", slow)
+	}
+	if _, err := OpenGitDir(fast.GitDir(), dir, append(s.Environ(), EnvNoInProcess+"=1")); !errors.Is(err, ErrNeedProbe) {
+		t.Fatalf("OpenGitDir with the switch: %v, want ErrNeedProbe (git finds the repository)", err)
+	}
+	for _, r := range []*Repo{fast, slow} {
+		if _, err := r.ConfigList(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fc, _ := fast.ConfigList()
+	sc, _ := slow.ConfigList()
+	if !reflect.DeepEqual(fc, sc) {
+		t.Errorf("config: in-process %+v, git %+v", fc, sc)
+	}
+	fr, err1 := fast.ListRefs()
+	sr, err2 := slow.ListRefs()
+	if err1 != nil || err2 != nil || !reflect.DeepEqual(fr, sr) {
+		t.Errorf("refs: in-process %+v (%v), git %+v (%v)", fr, err1, sr, err2)
+	}
+	out := s.Git(dir, "cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype)")
+	var commits []Hash
+	for _, line := range strings.Split(out, "\n") {
+		name, typ, _ := strings.Cut(line, " ")
+		h := mustParse(t, name)
+		switch typ {
+		case "tree":
+			a, err1 := fast.ReadTree(h)
+			b, err2 := slow.ReadTree(h)
+			if err1 != nil || err2 != nil || !reflect.DeepEqual(a, b) {
+				t.Errorf("tree %s: in-process %+v (%v), git %+v (%v)", h, a, err1, b, err2)
+			}
+		case "commit":
+			commits = append(commits, h)
+		}
+		_, a, err1 := fast.ReadObject(h, 1<<20)
+		_, b, err2 := slow.ReadObject(h, 1<<20)
+		if err1 != nil || err2 != nil || string(a) != string(b) {
+			t.Errorf("object %s differs (%v, %v)", h, err1, err2)
+		}
+	}
+	for _, a := range commits {
+		for _, b := range commits {
+			x, err1 := fast.IsAncestor(a, b)
+			y, err2 := slow.IsAncestor(a, b)
+			if err1 != nil || err2 != nil || x != y {
+				t.Errorf("IsAncestor(%s, %s): in-process %v (%v), git %v (%v)", a, b, x, err1, y, err2)
+			}
+		}
+	}
+	// Writes go through git too.
+	blob, err := slow.WriteObject("blob", []byte("written by git\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Git(dir, "cat-file", "blob", blob.String()); got != "written by git" {
+		t.Errorf("blob written with the switch reads %q", got)
+	}
+	head := mustParse(t, s.Git(dir, "rev-parse", "HEAD"))
+	parent := mustParse(t, s.Git(dir, "rev-parse", "HEAD~1"))
+	if err := slow.UpdateRefs([]RefUpdate{{Name: "refs/heads/main", Old: head, New: parent}}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Git(dir, "rev-parse", "refs/heads/main"); got != parent.String() {
+		t.Errorf("main = %s after the update through git, want %s", got, parent)
+	}
 }
