@@ -267,11 +267,17 @@ func (v *verifier) authorize(i int, rec *rsl.Record, ref string, old, new gitrep
 			if err != nil {
 				return err
 			}
+			var tree gitrepo.Hash
 			if !new.IsZero() && allowsTreeApprovals(pol, ref) {
-				tree, err := treeOf(v.repo, new)
-				if err != nil {
-					return v.objectProblem(rec, ref, err)
+				// Without the tree no tree-bound approval counts; the
+				// problem is reported with every other one below.
+				if tree, err = treeOf(v.repo, new); err != nil {
+					if err := v.objectProblem(rec, ref, err); err != nil {
+						return err
+					}
 				}
+			}
+			if !tree.IsZero() {
 				treeKey := usedKey(ref+"\x00tree", old, tree)
 				if n, dup := v.used[treeKey]; dup {
 					notes = append(notes, fmt.Sprintf("tree-bound approvals of this update were already counted for entry #%d", n))
