@@ -164,7 +164,12 @@ func Decide(src Source, pol *policy.Policy, t Transition, in Inputs) (*Decision,
 			if t.AllPaths {
 				rd.AllPaths = true
 			} else if paths, err := changed.files(r); err != nil {
+				// Whether the rule applies is unknown: it fails on the
+				// object alone (an absent commit of a superseded entry
+				// is then forgiven, not a threshold it may not have).
 				rd.ObjectErr = err
+				d.Rules = append(d.Rules, rd)
+				continue
 			} else {
 				for _, p := range paths {
 					if r.CoversPath(p) {
@@ -417,7 +422,7 @@ func (d *Decision) Failures() []Failure {
 		}
 		if rd.ObjectErr != nil {
 			out = append(out, Failure{Rule: rd.Rule.Name, Kind: objectKind(rd.ObjectErr),
-				Detail: fmt.Sprintf("cannot tell which files %s..%s changes, so the rule cannot be checked: %v", shortOrNone(t.Old), shortOrNone(t.New), rd.ObjectErr),
+				Detail: fmt.Sprintf("the rule cannot be checked on %s..%s: %v", shortOrNone(t.Old), shortOrNone(t.New), rd.ObjectErr),
 				Hint:   objectHint})
 		}
 		if rd.Missing > 0 || len(rd.Unmet) > 0 {
