@@ -1,12 +1,14 @@
 package verify_test
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/porcelain"
 	"github.com/git-secure/git-secure/internal/rsl"
 	"github.com/git-secure/git-secure/internal/verify"
 )
@@ -68,5 +70,42 @@ func TestUnreadableObjectFailsItsEntry(t *testing.T) {
 	}
 	if !bad || !linear {
 		t.Errorf("want both the unreadable tree (rule crypto) and the force push (rule linear) reported:\n%v", failed)
+	}
+}
+
+// TestAbsentCommitOfSupersededEntryIsForgiven: the other side of the rule
+// above. dev1 (allowed on main, not on src/crypto/**) recorded main, then
+// rewrote it (no no-force-push rule) and recorded the rewrite. In a fresh
+// clone the first commit is truly absent: that entry's path rule cannot be
+// checked, and only that is forgiven, because a later entry of main
+// superseded it and is checked from the newest recorded state present.
+func TestAbsentCommitOfSupersededEntryIsForgiven(t *testing.T) {
+	f := newDepthTemplate(t).Clone(t)
+	f.AddRule(policy.Rule{Name: "main", Refs: []string{depthMain}, Allow: []string{"team:developers"}})
+	f.AddRule(policy.Rule{Name: "crypto", Paths: []string{"src/crypto/**"}, Allow: []string{"sec1"}})
+	f.Apply("admin")
+	base := f.Ref(depthMain)
+	first := f.CommitMain("feature")
+	f.Record("dev1", "main")
+	f.S.Git(f.Dir, "reset", "-q", "--hard", base.String())
+	f.CommitMain("feature again")
+	f.Record("dev1", "main")
+
+	dst := filepath.Join(t.TempDir(), "fresh.git")
+	f.S.Git(f.Dir, "clone", "-q", "--mirror", "file://"+f.Dir, dst)
+	g, err := gitrepo.OpenWithEnv(dst, f.S.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	if ok, err := g.HasObject(first); err != nil || ok {
+		t.Fatalf("the rewritten commit is still in the fresh clone (%v)", err)
+	}
+	m := *f
+	m.Dir, m.G = dst, g
+	m.R = &porcelain.Repo{Git: g, Now: f.R.Now, Home: f.S.Home}
+	res := m.MustVerify(verify.Options{})
+	if !strings.Contains(strings.Join(res.Warnings, "\n"), "history rewritten") {
+		t.Errorf("warnings %q; want one about the rewritten history", res.Warnings)
 	}
 }
