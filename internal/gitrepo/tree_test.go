@@ -217,3 +217,24 @@ func TestNoInProcessReadsLikeGit(t *testing.T) {
 		t.Errorf("main = %s after the update through git, want %s", got, parent)
 	}
 }
+
+// FuzzParseLsTree: what ParseLsTree accepts is a valid tree (it encodes,
+// and the encoding reads back the same).
+func FuzzParseLsTree(f *testing.F) {
+	f.Add([]byte("100644 blob " + strings.Repeat("ab", 20) + "\ta\x00040000 tree " + strings.Repeat("cd", 20) + "\tb\x00"))
+	f.Add([]byte("160000 commit " + strings.Repeat("01", 20) + "\tsub\x00"))
+	f.Fuzz(func(t *testing.T, out []byte) {
+		entries, err := ParseLsTree(out)
+		if err != nil {
+			return
+		}
+		raw, err := EncodeTree(entries)
+		if err != nil {
+			t.Fatalf("EncodeTree of %+v: %v", entries, err)
+		}
+		back, err := ParseTree(raw)
+		if err != nil || !(len(back) == 0 && len(entries) == 0) && !reflect.DeepEqual(back, entries) {
+			t.Fatalf("ParseTree(EncodeTree(%+v)) = %+v, %v", entries, back, err)
+		}
+	})
+}
