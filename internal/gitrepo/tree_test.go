@@ -139,7 +139,7 @@ func FuzzParseTreeLikeGit(f *testing.F) {
 // uses none of the in-process readers and reads and writes the same as
 // one without it.
 func TestNoInProcessReadsLikeGit(t *testing.T) {
-	s, dir, fast := newRepo(t, 3)
+	s, dir, fast := newInProcessRepo(t, 3)
 	s.Commit(dir, "a/b/c.txt", "c", "nested")
 	s.Git(dir, "pack-refs", "--all")
 	s.Commit(dir, "a.b", "x", "loose after pack")
