@@ -68,7 +68,7 @@ func TestReadLoose(t *testing.T) {
 
 	// The object directory the environment names (a push's quarantine).
 	quarantine := t.TempDir()
-	q, err := OpenWithEnv(dir, append(s.Environ(), "GIT_OBJECT_DIRECTORY="+quarantine, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+objects))
+	q, err := OpenWithEnv(dir, append(inProcessEnv(s), "GIT_OBJECT_DIRECTORY="+quarantine, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+objects))
 	if err != nil {
 		t.Fatal(err)
 	}
