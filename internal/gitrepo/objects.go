@@ -193,7 +193,10 @@ func (r *Repo) WriteObject(typ string, data []byte) (Hash, error) {
 		return ZeroHash, fmt.Errorf("gitrepo: write object: invalid type %q", truncate(typ, 20))
 	}
 	want := hashObject(typ, data)
-	if r.objectsDir == "" {
+	// git answers for the empty tree even when it is not stored (a
+	// built-in object), so it is always written: fsck and other
+	// implementations need it.
+	if r.objectsDir == "" && want != emptyTree {
 		if ok, err := r.HasObject(want); err == nil && ok {
 			return want, nil
 		}

@@ -200,7 +200,14 @@ func TestNoInProcessReadsLikeGit(t *testing.T) {
 			}
 		}
 	}
-	// Writes go through git too.
+	// Writes go through git too, the empty tree (which git knows without
+	// storing it) included.
+	if _, err := slow.WriteObject("tree", nil); err != nil {
+		t.Fatal(err)
+	}
+	if all := s.Git(dir, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)"); !strings.Contains(all, EmptyTreeHash) {
+		t.Error("the empty tree was not stored")
+	}
 	blob, err := slow.WriteObject("blob", []byte("written by git\n"))
 	if err != nil {
 		t.Fatal(err)
