@@ -265,8 +265,9 @@ persons, the entry is written and the command says who must still approve.`,
 				Usage:     "mark the newest entries of refs as mistaken (a revoked push): they stop counting",
 				ArgsUsage: "ENTRY...",
 				Description: `Appends a signed annotation. Each skipped ref goes back to its latest entry
-before the skipped ones; you must be allowed to move it back (verification checks
-it like any update). Then move the ref itself back, as the command says.`,
+before the skipped ones; you must be allowed to move it back: verification checks
+it like any update, path rules on the files the move changes back included, and so
+does this command before it signs. Then move the ref itself back, as the command says.`,
 				Flags: []cli.Flag{keyFlag, jsonFlag, &cli.StringFlag{Name: "reason", Usage: "why (recorded in the log)", Required: true}},
 				Action: func(c *cli.Context) error {
 					var nums []uint64
@@ -289,6 +290,9 @@ it like any update). Then move the ref itself back, as the command says.`,
 						return a.printJSON(res)
 					}
 					a.out("recorded annotation #%d\n", res.Entry)
+					for _, p := range res.Pending {
+						a.info("git-secure: note: %s\n", p)
+					}
 					for ref, back := range res.Refs {
 						if back == "deleted" {
 							a.out("  %s is now recorded as absent: git update-ref -d %s\n", ref, ref)

@@ -322,9 +322,10 @@ func TestDepthCLISkip(t *testing.T) {
 		h.Want(0, "verify")
 	})
 
-	t.Run("skip by a person the rule does not allow fails verification", func(t *testing.T) {
-		// porcelain writes it; verification checks the rewind like any
-		// update of main.
+	t.Run("skip by a person the rule does not allow is refused before signing", func(t *testing.T) {
+		// Verification checks the rewind like any update of main
+		// (internal/e2e TestSkipNeedsPathRules forges one); the command
+		// refuses to sign it in the first place.
 		r := h.Want(0, "rsl", "log", "--json", "-n", "1")
 		var last []struct {
 			Number uint64 `json:"number"`
@@ -332,11 +333,13 @@ func TestDepthCLISkip(t *testing.T) {
 		if err := json.Unmarshal([]byte(r.Stdout), &last); err != nil || len(last) != 1 {
 			t.Fatalf("rsl log: %v\n%s", err, r)
 		}
-		r = h.Want(0, "rsl", "skip", strconv.FormatUint(last[0].Number, 10), "--reason", "carol disagrees", "--key", h.Priv("carol"))
-		ann := depthEntry(t, r)
-		h.Git("reset", "-q", "--hard", "HEAD~1")
-		r = h.Want(1, "verify")
-		depthContains(t, "verify after carol's skip", r.Stderr, "entry #"+strconv.FormatUint(ann, 10), "refs/heads/main, rule main", verify.ErrUnauthorized.Error(), "carol is not allowed")
+		before := h.Git("rev-parse", "refs/secure/rsl")
+		r = h.Want(1, "rsl", "skip", strconv.FormatUint(last[0].Number, 10), "--reason", "carol disagrees", "--key", h.Priv("carol"))
+		depthContains(t, "carol's skip", r.Stderr, "skip moves refs/heads/main back", "rule main", "carol", "cannot sign for it")
+		if after := h.Git("rev-parse", "refs/secure/rsl"); after != before {
+			t.Errorf("a refused skip moved the log")
+		}
+		h.Want(0, "verify")
 	})
 }
 

@@ -127,7 +127,7 @@ func parseConfigList(out []byte) ([]ConfigEntry, error) {
 // readConfigFiles reads the configuration without git, or returns
 // errConfigFallback.
 func (r *Repo) readConfigFiles() ([]ConfigEntry, error) {
-	if linkedWorkTree(r.gitDir) {
+	if r.gitOnly || linkedWorkTree(r.gitDir) {
 		return nil, errConfigFallback
 	}
 	files, err := configFiles(r.env, r.gitDir)

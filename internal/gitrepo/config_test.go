@@ -167,7 +167,7 @@ func TestConfigListMatchesGit(t *testing.T) {
 	s.Git(dir, "config", "a.k", "local")
 	s.Git(dir, "config", "secure.rootKeys", "SHA256:local")
 
-	g, err := OpenGitDir(gitDir, dir, s.Environ())
+	g, err := OpenGitDir(gitDir, dir, inProcessEnv(s))
 	if err != nil {
 		t.Fatal(err)
 	}

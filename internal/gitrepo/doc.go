@@ -15,6 +15,16 @@
 // --stdin for every other transaction) and loose object writes (hash-object
 // in a quarantine). Differential tests compare each with git.
 //
+// Each of these readers parses files an attacker may have written, so each
+// is attack surface. Setting GIT_SECURE_NO_INPROCESS=1 (EnvNoInProcess) in
+// the environment a Repo is opened with turns all of them off: objects
+// come from git cat-file, refs from git for-each-ref, the configuration
+// from git config --list, trees from git ls-tree, ancestry from git
+// merge-base, and every ref and object write goes through git update-ref
+// and git hash-object. It is read once, when the Repo is opened (no global
+// state); it costs a few processes per push. CI runs the tests of the
+// packages that read repositories both ways.
+//
 // # Trust
 //
 // The package trusts the git binary found on PATH and the process

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -132,8 +133,27 @@ func FuzzParseTree(f *testing.F) {
 		if err != nil {
 			t.Fatalf("EncodeTree of parsed tree: %v", err)
 		}
-		if !bytes.Equal(enc, raw) {
+		// Modes are normalized as git reads them: the canonical encoding
+		// must read back the same, and be the input when it was canonical.
+		back, err := ParseTree(enc)
+		if err != nil || !reflect.DeepEqual(back, entries) {
+			t.Fatalf("canonical encoding reads back differently: %v", err)
+		}
+		if canonicalModes(raw) && !bytes.Equal(enc, raw) {
 			t.Fatalf("round trip differs:\n%q\n%q", raw, enc)
 		}
 	})
+}
+
+// canonicalModes reports whether every mode in a well-formed raw tree is
+// spelled as EncodeTree writes it.
+func canonicalModes(raw []byte) bool {
+	for len(raw) > 0 {
+		sp := bytes.IndexByte(raw, ' ')
+		if _, ok := map[string]bool{"100644": true, "100755": true, "120000": true, "40000": true, "160000": true}[string(raw[:sp])]; !ok {
+			return false
+		}
+		raw = raw[bytes.IndexByte(raw, 0)+21:]
+	}
+	return true
 }

@@ -11,7 +11,7 @@ import (
 // Loose objects read in-process are exactly what cat-file returns; anything
 // else (packed, too large, damaged, elsewhere) goes to cat-file.
 func TestReadLoose(t *testing.T) {
-	s, dir, r := newRepo(t, 3)
+	s, dir, r := newInProcessRepo(t, 3)
 	head := mustParse(t, s.Git(dir, "rev-parse", "HEAD"))
 	tree := mustParse(t, s.Git(dir, "rev-parse", "HEAD^{tree}"))
 	big, err := r.WriteObject("blob", []byte(strings.Repeat("y", 5000)))
@@ -68,7 +68,7 @@ func TestReadLoose(t *testing.T) {
 
 	// The object directory the environment names (a push's quarantine).
 	quarantine := t.TempDir()
-	q, err := OpenWithEnv(dir, append(s.Environ(), "GIT_OBJECT_DIRECTORY="+quarantine, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+objects))
+	q, err := OpenWithEnv(dir, append(inProcessEnv(s), "GIT_OBJECT_DIRECTORY="+quarantine, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+objects))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func OpenGitDir(gitDir, workTree string, env []string) (*Repo, error) {
 		return nil, fmt.Errorf("gitrepo: open %s: path is not absolute", gitDir)
 	}
 	gitDir = filepath.Clean(gitDir)
-	if !looksLikeGitDir(gitDir) {
+	if gitOnly(env) || !looksLikeGitDir(gitDir) {
 		return nil, ErrNeedProbe
 	}
 	if linkedWorkTree(gitDir) {
@@ -94,6 +94,9 @@ const maxAncestorWalk = 64
 func (r *Repo) IsAncestor(a, b Hash) (bool, error) {
 	if a == b {
 		return true, nil
+	}
+	if r.gitOnly {
+		return r.isAncestorGit(a, b)
 	}
 	seen := map[Hash]bool{b: true}
 	queue := []Hash{b}

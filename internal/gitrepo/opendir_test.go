@@ -42,7 +42,7 @@ func TestOpenGitDir(t *testing.T) {
 			if tt.name == "sha256" && s256Err != nil {
 				t.Skipf("no sha256 support: %v", s256Err)
 			}
-			r, err := OpenGitDir(tt.gitDir, tt.workTree, append(s.Environ(), "GIT_DIR=/nonexistent"))
+			r, err := OpenGitDir(tt.gitDir, tt.workTree, append(inProcessEnv(s), "GIT_DIR=/nonexistent"))
 			if tt.want != nil {
 				if !errors.Is(err, tt.want) {
 					t.Fatalf("err = %v, want %v", err, tt.want)

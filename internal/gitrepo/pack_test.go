@@ -221,7 +221,7 @@ func FuzzReadPack(f *testing.F) {
 		if err := os.WriteFile(packPath, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		g, err := OpenGitDir(filepath.Join(dir, ".git"), dir, s.Environ())
+		g, err := OpenGitDir(filepath.Join(dir, ".git"), dir, inProcessEnv(s))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -32,7 +32,7 @@ func TestReadRefsFilesMatchesGit(t *testing.T) {
 	s.Git(dir, "update-ref", "-d", "refs/heads/to-delete")
 	s.Git(dir, "update-ref", "refs/secure/policy", "HEAD~1")
 	s.Git(dir, "symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/main")
-	g, err := OpenGitDir(gitDir, dir, s.Environ())
+	g, err := OpenGitDir(gitDir, dir, inProcessEnv(s))
 	if err != nil {
 		t.Fatal(err)
 	}

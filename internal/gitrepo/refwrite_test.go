@@ -18,7 +18,7 @@ import (
 func openPlain(t *testing.T, s *testutil.Sandbox, dir string) *Repo {
 	t.Helper()
 	t.Setenv("TZ", "UTC") // the sandbox's git runs with TZ=UTC
-	g, err := OpenGitDir(filepath.Join(dir, ".git"), dir, s.Environ())
+	g, err := OpenGitDir(filepath.Join(dir, ".git"), dir, inProcessEnv(s))
 	if err != nil {
 		t.Fatal(err)
 	}

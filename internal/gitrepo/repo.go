@@ -18,6 +18,19 @@ import (
 // pre-receive hook verifies every push whatever the environment says.
 const EnvInternal = "GIT_SECURE_INTERNAL"
 
+// EnvNoInProcess, set to anything but "" or "0" in the environment a
+// Repo is opened with, sends every read and write through git itself: no
+// in-process reading of loose or packed objects, refs, packed-refs,
+// configuration files or trees, no in-process ref or object writes (see
+// the package documentation). It is read once, when the Repo is opened.
+const EnvNoInProcess = "GIT_SECURE_NO_INPROCESS"
+
+// gitOnly reports whether env asks for EnvNoInProcess.
+func gitOnly(env []string) bool {
+	v := envValue(env, EnvNoInProcess)
+	return v != "" && v != "0"
+}
+
 // maxStderr bounds how much stderr of a git process is kept.
 const maxStderr = 64 << 10
 
@@ -40,6 +53,10 @@ type Repo struct {
 	filesRefs bool
 	// looseDirs are searched for loose objects before asking cat-file.
 	looseDirs []string
+	// gitOnly: EnvNoInProcess was set when the Repo was opened; filesRefs,
+	// looseDirs and objectsDir are then empty, and the configuration,
+	// trees and ancestry come from git.
+	gitOnly   bool
 	inflaters sync.Pool // of *inflater
 	packs     packSet   // opened on the first object not found loose
 
@@ -202,8 +219,11 @@ func OpenWithEnv(dir string, env []string) (*Repo, error) {
 // are written in-process into commonDir/objects unless the environment
 // redirects objects (quarantine, GIT_OBJECT_DIRECTORY).
 func assemble(gitDir, workTree, commonDir string, base []string, filesRefs bool) *Repo {
-	r := &Repo{gitDir: gitDir, workTree: workTree, commonDir: commonDir, filesRefs: filesRefs, looseDirs: looseObjectDirs(commonDir, base)}
-	if envValue(base, "GIT_OBJECT_DIRECTORY") == "" && envValue(base, "GIT_QUARANTINE_PATH") == "" {
+	r := &Repo{gitDir: gitDir, workTree: workTree, commonDir: commonDir, gitOnly: gitOnly(base)}
+	if !r.gitOnly {
+		r.filesRefs, r.looseDirs = filesRefs, looseObjectDirs(commonDir, base)
+	}
+	if !r.gitOnly && envValue(base, "GIT_OBJECT_DIRECTORY") == "" && envValue(base, "GIT_QUARANTINE_PATH") == "" {
 		if st, err := os.Stat(filepath.Join(commonDir, "objects")); err == nil && st.IsDir() {
 			r.objectsDir = filepath.Join(commonDir, "objects")
 		}

@@ -44,20 +44,43 @@ func modeString(m uint32) (string, bool) {
 	return "", false
 }
 
+// parseMode reads a tree entry's mode as git's tree walker does (get_mode
+// and canon_mode in git's tree-walk.c and cache.h): any non-empty run of
+// octal digits, accumulated in 32 bits, then normalized by file type. So
+// git reads 100664 (written by old versions of git) as 100644, 040000 as a
+// tree and 1 as a gitlink; git-secure must see the same tree git checks
+// out, or a change hidden behind an odd mode escapes the path rules.
 func parseMode(b []byte) (uint32, bool) {
-	switch string(b) {
-	case "100644":
-		return ModeFile, true
-	case "100755":
-		return ModeExec, true
-	case "120000":
-		return ModeSymlink, true
-	case "40000":
-		return ModeTree, true
-	case "160000":
-		return ModeGitlink, true
+	if len(b) == 0 {
+		return 0, false
 	}
-	return 0, false
+	var m uint32
+	for _, c := range b {
+		if c < '0' || c > '7' {
+			return 0, false
+		}
+		m = m<<3 + uint32(c-'0')
+	}
+	return canonMode(m), true
+}
+
+// canonMode is git's canon_mode: regular files keep only the owner's
+// execute bit, symlinks and directories lose their permission bits, and
+// every other type is read as a gitlink.
+func canonMode(m uint32) uint32 {
+	const typeMask, regular, symlink, dir = 0o170000, 0o100000, 0o120000, 0o040000
+	switch m & typeMask {
+	case regular:
+		if m&0o100 != 0 {
+			return ModeExec
+		}
+		return ModeFile
+	case symlink:
+		return ModeSymlink
+	case dir:
+		return ModeTree
+	}
+	return ModeGitlink
 }
 
 // validEntryName checks a single path component.
@@ -100,9 +123,13 @@ func compareEntries(aName string, aMode uint32, bName string, bMode uint32) int 
 	return 0
 }
 
-// ParseTree strictly parses a raw tree object: only the modes 100644,
-// 100755, 120000, 40000 and 160000; names non-empty, without '/' or NUL,
-// not "." or ".."; entries in git order without duplicate names.
+// ParseTree strictly parses a raw tree object. Modes are read as git reads
+// them (any octal number, normalized to 100644, 100755, 120000, 40000 or
+// 160000; see parseMode), so a tree git accepts is never misread; names
+// must be non-empty, without '/' or NUL, not "." or ".."; entries in git
+// order without duplicate names (git's fsck refuses the rest). A tree
+// that parses re-encodes (EncodeTree) to the same bytes only when its
+// modes were already canonical.
 func ParseTree(raw []byte) ([]TreeEntry, error) {
 	var entries []TreeEntry
 	seen := make(map[string]struct{})
@@ -111,12 +138,12 @@ func ParseTree(raw []byte) ([]TreeEntry, error) {
 			return nil, fmt.Errorf("tree has more than %d entries", maxTreeEntries)
 		}
 		sp := bytes.IndexByte(raw, ' ')
-		if sp < 0 || sp > 6 {
+		if sp < 0 {
 			return nil, errors.New("tree entry: malformed mode")
 		}
 		mode, ok := parseMode(raw[:sp])
 		if !ok {
-			return nil, fmt.Errorf("tree entry: invalid mode %q", raw[:sp])
+			return nil, fmt.Errorf("tree entry: invalid mode %q", truncate(string(raw[:sp]), 20))
 		}
 		raw = raw[sp+1:]
 		nul := bytes.IndexByte(raw, 0)
@@ -134,16 +161,77 @@ func ParseTree(raw []byte) ([]TreeEntry, error) {
 		var h Hash
 		copy(h[:], raw[:20])
 		raw = raw[20:]
-		if _, dup := seen[name]; dup {
-			return nil, fmt.Errorf("tree entry %q: duplicate name", name)
+		if err := appendEntry(&entries, seen, TreeEntry{Mode: mode, Name: name, Hash: h}); err != nil {
+			return nil, err
 		}
-		seen[name] = struct{}{}
-		if n := len(entries); n > 0 && compareEntries(entries[n-1].Name, entries[n-1].Mode, name, mode) >= 0 {
-			return nil, fmt.Errorf("tree entry %q: not sorted", name)
-		}
-		entries = append(entries, TreeEntry{Mode: mode, Name: name, Hash: h})
 	}
 	return entries, nil
+}
+
+// appendEntry appends e after checking it is new and in git order.
+func appendEntry(entries *[]TreeEntry, seen map[string]struct{}, e TreeEntry) error {
+	if _, dup := seen[e.Name]; dup {
+		return fmt.Errorf("tree entry %q: duplicate name", truncate(e.Name, 100))
+	}
+	seen[e.Name] = struct{}{}
+	if n := len(*entries); n > 0 && compareEntries((*entries)[n-1].Name, (*entries)[n-1].Mode, e.Name, e.Mode) >= 0 {
+		return fmt.Errorf("tree entry %q: not sorted", truncate(e.Name, 100))
+	}
+	*entries = append(*entries, e)
+	return nil
+}
+
+// ParseLsTree parses the output of git ls-tree -z (one tree, not
+// recursive) with the same checks as ParseTree: git has already read the
+// modes, so only its five canonical modes, each with its type, are valid.
+func ParseLsTree(out []byte) ([]TreeEntry, error) {
+	var entries []TreeEntry
+	seen := make(map[string]struct{})
+	for len(out) > 0 {
+		if len(entries) >= maxTreeEntries {
+			return nil, fmt.Errorf("tree has more than %d entries", maxTreeEntries)
+		}
+		nul := bytes.IndexByte(out, 0)
+		if nul < 0 {
+			return nil, errors.New("ls-tree: unterminated line")
+		}
+		e, err := parseLsTreeLine(out[:nul])
+		if err != nil {
+			return nil, err
+		}
+		out = out[nul+1:]
+		if err := appendEntry(&entries, seen, e); err != nil {
+			return nil, err
+		}
+	}
+	return entries, nil
+}
+
+// lsTreeModes maps what git ls-tree prints ("<mode> <type>") to the mode.
+var lsTreeModes = map[string]uint32{
+	"100644 blob": ModeFile, "100755 blob": ModeExec, "120000 blob": ModeSymlink,
+	"040000 tree": ModeTree, "160000 commit": ModeGitlink,
+}
+
+// parseLsTreeLine parses "<mode> SP <type> SP <hash> TAB <name>".
+func parseLsTreeLine(line []byte) (TreeEntry, error) {
+	meta, name, ok := bytes.Cut(line, []byte{'\t'})
+	fields := strings.Split(string(meta), " ")
+	if !ok || len(fields) != 3 {
+		return TreeEntry{}, fmt.Errorf("ls-tree: malformed line %q", truncate(string(line), 100))
+	}
+	mode, ok := lsTreeModes[fields[0]+" "+fields[1]]
+	if !ok {
+		return TreeEntry{}, fmt.Errorf("ls-tree: unexpected mode and type %q", truncate(string(meta), 100))
+	}
+	h, err := ParseHash(fields[2])
+	if err != nil {
+		return TreeEntry{}, fmt.Errorf("ls-tree: %w", err)
+	}
+	if err := validEntryName(string(name)); err != nil {
+		return TreeEntry{}, fmt.Errorf("tree entry: %w", err)
+	}
+	return TreeEntry{Mode: mode, Name: string(name), Hash: h}, nil
 }
 
 // EncodeTree validates entries and encodes them as a raw tree object in

@@ -190,6 +190,12 @@ func (r *Repo) recordOnce(ref string, s sign.Signer, who gitrepo.Ident) (*Record
 // precheck refuses an entry its signer may not make and returns what an
 // allowed but not yet sufficient entry still needs.
 func (r *Repo) precheck(pol *policy.Policy, rslTip gitrepo.Hash, ref string, old, new gitrepo.Hash, fp string) ([]string, error) {
+	return r.precheckMove(pol, rslTip, verify.Transition{Ref: ref, Old: old, New: new, CheckPaths: true}, fp)
+}
+
+// precheckMove is precheck of t (its Signer is filled in from fp).
+func (r *Repo) precheckMove(pol *policy.Policy, rslTip gitrepo.Hash, t verify.Transition, fp string) ([]string, error) {
+	ref, old, new := t.Ref, t.Old, t.New
 	if _, ok := pol.LookupKey(fp); !ok {
 		return nil, fmt.Errorf("%w: your key %s is not in the policy, so your entries would not verify; ask a rules key holder to run: git secure policy add-person NAME --key YOUR.pub", ErrRefused, fp)
 	}
@@ -235,7 +241,8 @@ func (r *Repo) precheck(pol *policy.Policy, rslTip gitrepo.Hash, ref string, old
 			return verify.Testers(store, pol, tree, revoked)
 		},
 	}
-	d, err := verify.Decide(r.Git, pol, verify.Transition{Ref: ref, Old: old, New: new, Signer: signer, CheckPaths: true}, in)
+	t.Signer = signer
+	d, err := verify.Decide(r.Git, pol, t, in)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrRefused, err)
 	}
@@ -244,6 +251,8 @@ func (r *Repo) precheck(pol *policy.Policy, rslTip gitrepo.Hash, ref string, old
 		switch {
 		case errors.Is(f.Kind, verify.ErrPolicyRule):
 			return nil, fmt.Errorf("%w: %s: %s; %s", ErrRefused, ruleOrPolicy(f.Rule), f.Detail, f.Hint)
+		case errors.Is(f.Kind, verify.ErrMissingObject) || errors.Is(f.Kind, verify.ErrBadObject):
+			return nil, fmt.Errorf("%w: rule %s: %s; %s", ErrRefused, orPolicy(f.Rule), f.Detail, f.Hint)
 		case errors.Is(f.Kind, verify.ErrNoTests):
 			pending = append(pending, fmt.Sprintf("rule %s %s; %s", f.Rule, f.Detail, f.Hint))
 		default:

@@ -2,9 +2,13 @@ package porcelain
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/rsl"
+	"github.com/git-secure/git-secure/internal/sign"
+	"github.com/git-secure/git-secure/internal/verify"
 )
 
 // SkipResult says what Skip recorded.
@@ -12,12 +16,19 @@ type SkipResult struct {
 	Entry uint64            `json:"entry"`
 	ID    gitrepo.Hash      `json:"id"`
 	Refs  map[string]string `json:"refs"` // ref -> value it is recorded at again
+	// Pending lists what the skip still needs to verify (approvals of
+	// moving a ref back), as for a recorded update.
+	Pending []string `json:"pending,omitempty"`
 }
 
 // Skip appends an annotation that marks entries as mistaken: they stop
 // counting and each ref goes back to its latest entry before them. The
 // skipped entries must be the newest of their refs; verification checks
-// that the signer may move each ref back.
+// that the signer may move each ref back, exactly as if the ref were
+// moved there (ref and path rules on the diff between the current and
+// the restored state, thresholds, approvals of that move, global rules),
+// and so does Skip before it signs: it refuses (ErrRefused) a skip its
+// signer may not make.
 func (r *Repo) Skip(numbers []uint64, reason, keyFile string) (*SkipResult, error) {
 	if len(numbers) == 0 {
 		return nil, usage("name at least one entry number to skip (see git secure rsl log)")
@@ -34,7 +45,7 @@ func (r *Repo) Skip(numbers []uint64, reason, keyFile string) (*SkipResult, erro
 	if err != nil {
 		return nil, err
 	}
-	tip, _, err := r.tips()
+	tip, policyTip, err := r.tips()
 	if err != nil {
 		return nil, err
 	}
@@ -83,6 +94,7 @@ func (r *Repo) Skip(numbers []uint64, reason, keyFile string) (*SkipResult, erro
 		}
 		e.Skips = append(e.Skips, rsl.Skip{Number: n, ID: target.ID})
 	}
+	var moves []verify.Transition
 	for ref, st := range state {
 		n := 0
 		for _, rec := range st {
@@ -99,11 +111,18 @@ func (r *Repo) Skip(numbers []uint64, reason, keyFile string) (*SkipResult, erro
 				return nil, usage("entry #%d of %s builds on the entries you skip: skip it too, or skip only the newest entries", rec.Entry.Number, ref)
 			}
 		}
-		back := "deleted"
+		var back gitrepo.Hash
 		if rest := st[:len(st)-n]; len(rest) > 0 {
-			back = rest[len(rest)-1].Entry.New.String()
+			back = rest[len(rest)-1].Entry.New
 		}
-		res.Refs[ref] = back
+		res.Refs[ref] = "deleted"
+		if !back.IsZero() {
+			res.Refs[ref] = back.String()
+		}
+		moves = append(moves, verify.Transition{Ref: ref, Old: st[len(st)-1].Entry.New, New: back, CheckPaths: true})
+	}
+	if err := r.precheckSkip(policyTip, tip, moves, sign.Fingerprint(s.PublicKey()), res); err != nil {
+		return nil, err
 	}
 	id, err := rsl.Write(r.Git, e, tip, who, signEntry(s))
 	if err != nil {
@@ -117,4 +136,36 @@ func (r *Repo) Skip(numbers []uint64, reason, keyFile string) (*SkipResult, erro
 	}
 	res.Entry, res.ID = e.Number, id
 	return res, nil
+}
+
+// precheckSkip refuses, before anything is signed, a skip whose signer may
+// not move each ref back, and notes in res what an allowed skip still
+// needs. When the current or the restored state is not here the diff is
+// unknown, and every path rule applies (as verification does).
+func (r *Repo) precheckSkip(policyTip, rslTip gitrepo.Hash, moves []verify.Transition, fp string, res *SkipResult) error {
+	pol, err := policy.Load(r.Git, policyTip)
+	if err != nil {
+		return err
+	}
+	sort.Slice(moves, func(i, j int) bool { return moves[i].Ref < moves[j].Ref })
+	for _, t := range moves {
+		for _, h := range []gitrepo.Hash{t.Old, t.New} {
+			if ok, err := r.Git.HasObject(h); !h.IsZero() && (err != nil || !ok) {
+				t.AllPaths = true
+			}
+		}
+		pending, err := r.precheckMove(pol, rslTip, t, fp)
+		if err != nil {
+			return fmt.Errorf("skip moves %s back from %s to %s, which needs the same authorization as that update: %w", t.Ref, shortOrNone(t.Old), shortOrDeleted(t.New), err)
+		}
+		res.Pending = append(res.Pending, pending...)
+	}
+	return nil
+}
+
+func shortOrDeleted(h gitrepo.Hash) string {
+	if h.IsZero() {
+		return "deleted"
+	}
+	return shortOrNone(h)
 }

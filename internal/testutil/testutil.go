@@ -33,8 +33,12 @@ func Env(home string) []string {
 		"LANG=C",
 		"TZ=UTC",
 	}
-	if v := os.Getenv("TMPDIR"); v != "" {
-		env = append(env, "TMPDIR="+v)
+	// TMPDIR, and the switch that sends every repository access through
+	// git (CI runs the suite both ways; see internal/gitrepo/doc.go).
+	for _, k := range []string{"TMPDIR", "GIT_SECURE_NO_INPROCESS"} {
+		if v := os.Getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
 	}
 	return env
 }

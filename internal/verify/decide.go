@@ -25,9 +25,13 @@ type Transition struct {
 	Old, New gitrepo.Hash
 	// Signer is the person who signs the entry ("" for none).
 	Signer string
-	// CheckPaths enables path rules (off for skips, which return a ref to a
-	// state that was verified already).
+	// CheckPaths enables path rules.
 	CheckPaths bool
+	// AllPaths makes every path rule covering the ref apply, whatever the
+	// changed files: a skip whose current or restored state is no longer
+	// in the repository cannot be diffed, so it must be allowed to change
+	// every protected path.
+	AllPaths bool
 	// DiffBase, when not zero, replaces Old as the state the changed files
 	// are computed from (Old's commits were rewritten away; DiffBase is the
 	// newest earlier recorded state still present, a larger, safe diff).
@@ -41,6 +45,7 @@ type Source interface {
 	ChangedPaths(oldTree, newTree gitrepo.Hash) ([]string, error)
 	MergeBase(a gitrepo.Hash, others ...gitrepo.Hash) (gitrepo.Hash, bool, error)
 	IsAncestor(a, b gitrepo.Hash) (bool, error)
+	HasObject(h gitrepo.Hash) (bool, error)
 }
 
 // Inputs are what Decide needs beyond the transition.
@@ -79,11 +84,18 @@ type RuleDecision struct {
 	// absent; TestNotes says why attestations found did not count.
 	TestsMissing []string
 	TestNotes    []string
+	// AllPaths: the transition could not be diffed (Transition.AllPaths),
+	// so the rule applies as if every path it protects changed.
+	AllPaths bool
+	// ObjectErr, when set, is why the rule could not be judged: an object
+	// it needs is absent (ErrMissingObject) or unreadable (ErrBadObject).
+	// The rule is then not met.
+	ObjectErr error
 }
 
 // Met reports whether the rule is satisfied.
 func (rd *RuleDecision) Met() bool {
-	return rd.Missing == 0 && len(rd.Unmet) == 0 && len(rd.TestsMissing) == 0
+	return rd.ObjectErr == nil && rd.Missing == 0 && len(rd.Unmet) == 0 && len(rd.TestsMissing) == 0
 }
 
 // Failure is one unmet requirement, ready to report.
@@ -122,8 +134,12 @@ func (d *Decision) NeedsApprovals() bool {
 	return false
 }
 
-// Decide evaluates t under pol. The error is an I/O error or wraps
-// ErrMissingObject.
+// Decide evaluates t under pol: every rule covering t.Ref and every global
+// rule, each one even when another cannot be judged. An object a rule
+// needs that is absent or unreadable makes that rule fail (RuleDecision.
+// ObjectErr, a Failure of kind ErrMissingObject or ErrBadObject), never
+// the others silently pass. The error is reserved for reading the inputs
+// (attestations).
 func Decide(src Source, pol *policy.Policy, t Transition, in Inputs) (*Decision, error) {
 	set := map[string]bool{}
 	if t.Signer != "" {
@@ -138,35 +154,31 @@ func Decide(src Source, pol *policy.Policy, t Transition, in Inputs) (*Decision,
 	}
 	sort.Strings(d.Persons)
 	rules := pol.RulesFor(t.Ref)
-	var cached []string // changed files when they do not depend on the rule
-	cachedOK := false
+	changed := changeCache{src: src, t: t, in: in}
 	for _, r := range rules {
 		rd := RuleDecision{Rule: r}
 		if r.IsPathRule() {
 			if !t.CheckPaths || t.New.IsZero() {
 				continue
 			}
-			changed := cached
-			if !cachedOK {
-				newRef := t.Old.IsZero() && t.DiffBase.IsZero()
-				var targets []gitrepo.Hash
-				if newRef && in.RecordedTargets != nil {
-					targets = in.RecordedTargets(r)
-				}
-				var err error
-				if changed, err = changedFiles(src, t, targets); err != nil {
-					return nil, err
-				}
-				// A new ref's base depends on the refs each rule covers.
-				cached, cachedOK = changed, !newRef
-			}
-			for _, p := range changed {
-				if r.CoversPath(p) {
-					rd.Paths = append(rd.Paths, p)
-				}
-			}
-			if len(rd.Paths) == 0 {
+			if t.AllPaths {
+				rd.AllPaths = true
+			} else if paths, err := changed.files(r); err != nil {
+				// Whether the rule applies is unknown: it fails on the
+				// object alone (an absent commit of a superseded entry
+				// is then forgiven, not a threshold it may not have).
+				rd.ObjectErr = err
+				d.Rules = append(d.Rules, rd)
 				continue
+			} else {
+				for _, p := range paths {
+					if r.CoversPath(p) {
+						rd.Paths = append(rd.Paths, p)
+					}
+				}
+				if len(rd.Paths) == 0 {
+					continue
+				}
 			}
 		}
 		ruleSet, rulePersons := set, d.Persons
@@ -197,17 +209,43 @@ func Decide(src Source, pol *policy.Policy, t Transition, in Inputs) (*Decision,
 		rd.Unmet = unmetRequirements(pol, r.Require, rulePersons)
 		if len(r.TestsBy) > 0 && !t.New.IsZero() {
 			missing, notes, err := missingTests(src, pol, r.TestsBy, t.New, in.Tests)
-			if err != nil {
+			switch {
+			case errors.Is(err, ErrMissingObject) || errors.Is(err, ErrBadObject):
+				rd.ObjectErr = errors.Join(rd.ObjectErr, err)
+			case err != nil:
 				return nil, err
 			}
 			rd.TestsMissing, rd.TestNotes = missing, notes
 		}
 		d.Rules = append(d.Rules, rd)
 	}
-	if err := d.checkGlobal(src, pol, len(rules) > 0); err != nil {
-		return nil, err
-	}
+	d.checkGlobal(src, pol, len(rules) > 0)
 	return d, nil
+}
+
+// changeCache computes the transition's changed files once, or once per
+// rule for a new ref (whose base depends on the refs each rule covers).
+type changeCache struct {
+	src   Source
+	t     Transition
+	in    Inputs
+	done  bool
+	paths []string
+	err   error
+}
+
+func (c *changeCache) files(r *policy.Rule) ([]string, error) {
+	newRef := c.t.Old.IsZero() && c.t.DiffBase.IsZero()
+	if c.done && !newRef {
+		return c.paths, c.err
+	}
+	var targets []gitrepo.Hash
+	if newRef && c.in.RecordedTargets != nil {
+		targets = c.in.RecordedTargets(r)
+	}
+	c.paths, c.err = changedFiles(c.src, c.t, targets)
+	c.done = true
+	return c.paths, c.err
 }
 
 // changedFiles lists the files that differ between the transition's base
@@ -307,7 +345,8 @@ func missingTests(src Source, pol *policy.Policy, groups []string, target gitrep
 }
 
 // checkGlobal applies global rules and tag immutability to a protected ref.
-func (d *Decision) checkGlobal(src Source, pol *policy.Policy, protected bool) error {
+// A rule that cannot be judged (its commits cannot be read) is violated.
+func (d *Decision) checkGlobal(src Source, pol *policy.Policy, protected bool) {
 	t := d.t
 	if protected && strings.HasPrefix(t.Ref, "refs/tags/") && !t.Old.IsZero() {
 		verb := "moved"
@@ -331,7 +370,19 @@ func (d *Decision) checkGlobal(src Source, pol *policy.Policy, protected bool) e
 			if !t.New.IsZero() {
 				ok, err := src.IsAncestor(t.Old, t.New)
 				if err != nil {
-					return fmt.Errorf("%w: ancestry of %s: %v", ErrMissingObject, short(t.New), err)
+					// On a ref that only fast-forwards every recorded state
+					// stays reachable from the next: one that is gone was
+					// rewritten away, a violation, never a superseded
+					// entry's missing object.
+					err = objectError(src, err, "ancestry of "+short(t.New), t.Old, t.New)
+					kind := ErrPolicyRule
+					if errors.Is(err, ErrBadObject) {
+						kind = ErrBadObject
+					}
+					d.Global = append(d.Global, Failure{Rule: g.Name, Kind: kind,
+						Detail: fmt.Sprintf("%s may only fast-forward, but whether %s contains %s cannot be shown (history rewritten away?): %v", t.Ref, short(t.New), short(t.Old), err),
+						Hint:   "fetch the complete history (a shallow clone cannot show it); if it was rewritten, the rule was broken"})
+					continue
 				}
 				ff = ok
 			}
@@ -348,7 +399,17 @@ func (d *Decision) checkGlobal(src Source, pol *policy.Policy, protected bool) e
 			}
 		}
 	}
-	return nil
+}
+
+// objectHint says what to do about an object that cannot be read.
+const objectHint = "fetch the missing commits (git fetch); an object that is present but unreadable (see git fsck) fails the entry: rewrite the commits that hold it"
+
+// objectKind is ErrMissingObject or ErrBadObject, whichever err wraps.
+func objectKind(err error) error {
+	if errors.Is(err, ErrBadObject) {
+		return ErrBadObject
+	}
+	return ErrMissingObject
 }
 
 // Failures lists every unmet requirement of d.
@@ -358,6 +419,11 @@ func (d *Decision) Failures() []Failure {
 	for _, rd := range d.Rules {
 		if rd.Met() {
 			continue
+		}
+		if rd.ObjectErr != nil {
+			out = append(out, Failure{Rule: rd.Rule.Name, Kind: objectKind(rd.ObjectErr),
+				Detail: fmt.Sprintf("the rule cannot be checked on %s..%s: %v", shortOrNone(t.Old), shortOrNone(t.New), rd.ObjectErr),
+				Hint:   objectHint})
 		}
 		if rd.Missing > 0 || len(rd.Unmet) > 0 {
 			kind := ErrThreshold
@@ -395,6 +461,9 @@ func describeRule(rd RuleDecision, signer string) string {
 		b.WriteString("; the entry's signer is not a person in the policy")
 	} else if len(rd.Signed) == 0 || !contains(rd.Signed, signer) {
 		fmt.Fprintf(&b, "; signer %s is not allowed by this rule", signer)
+	}
+	if rd.AllPaths {
+		b.WriteString("; the states it moves between are not all in the repository, so every path the rule protects counts as changed")
 	}
 	if len(rd.Paths) > 0 {
 		shown := rd.Paths

@@ -30,8 +30,15 @@ var (
 	// ErrUnrecorded: a ref's current value is not what the log records.
 	ErrUnrecorded = errors.New("ref does not match the log")
 	// ErrMissingObject: a commit that verification needs is not in the
-	// repository.
+	// repository at all (history rewritten away, a shallow clone). Only
+	// this kind may be forgiven, for an entry a later entry of the same
+	// ref superseded.
 	ErrMissingObject = errors.New("missing object")
+	// ErrBadObject: an object verification needs is in the repository but
+	// cannot be read or parsed, or something it names is missing (a
+	// damaged repository, or an object crafted to be misread). The entry
+	// fails, always.
+	ErrBadObject = errors.New("unreadable object")
 )
 
 // Problem is one verification failure: what (entry, ref), why (rule, kind,

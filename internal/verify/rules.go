@@ -13,14 +13,30 @@ import (
 	"github.com/git-secure/git-secure/internal/sign"
 )
 
+// objectError classifies a failure to read what h leads to. Only an h
+// that is itself absent from the repository is ErrMissingObject; a present
+// object that cannot be read or parsed, or that names a missing one, is
+// ErrBadObject (and so is an absence the repository cannot confirm).
+func objectError(src Source, err error, what string, hs ...gitrepo.Hash) error {
+	for _, h := range hs {
+		if h.IsZero() {
+			continue
+		}
+		if ok, herr := src.HasObject(h); herr == nil && !ok {
+			return fmt.Errorf("%w: %s: %s is not in the repository: %v", ErrMissingObject, what, short(h), err)
+		}
+	}
+	return fmt.Errorf("%w: %s: %v", ErrBadObject, what, err)
+}
+
 func treeOf(src Source, h gitrepo.Hash) (gitrepo.Hash, error) {
 	c, err := src.PeelToCommit(h)
 	if err != nil {
-		return gitrepo.ZeroHash, fmt.Errorf("%w: %s: %v", ErrMissingObject, short(h), err)
+		return gitrepo.ZeroHash, objectError(src, err, "commit "+short(h), h)
 	}
 	commit, err := src.ReadCommit(c)
 	if err != nil {
-		return gitrepo.ZeroHash, fmt.Errorf("%w: commit %s: %v", ErrMissingObject, short(c), err)
+		return gitrepo.ZeroHash, objectError(src, err, "commit "+short(c), c)
 	}
 	return commit.Tree, nil
 }
@@ -36,7 +52,8 @@ func changedBetween(src Source, old, new gitrepo.Hash) ([]string, error) {
 	}
 	paths, err := src.ChangedPaths(ot, nt)
 	if err != nil {
-		return nil, fmt.Errorf("%w: diff %s..%s: %v", ErrMissingObject, short(old), short(new), err)
+		// Both commits are present: their trees must be readable.
+		return nil, fmt.Errorf("%w: diff %s..%s: %v", ErrBadObject, short(old), short(new), err)
 	}
 	return paths, nil
 }
@@ -46,7 +63,7 @@ func changedBetween(src Source, old, new gitrepo.Hash) ([]string, error) {
 func changedSinceBase(src Source, new gitrepo.Hash, targets []gitrepo.Hash) ([]string, error) {
 	nc, err := src.PeelToCommit(new)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrMissingObject, short(new), err)
+		return nil, objectError(src, err, "commit "+short(new), new)
 	}
 	var commits []gitrepo.Hash
 	for _, t := range targets {
@@ -58,7 +75,7 @@ func changedSinceBase(src Source, new gitrepo.Hash, targets []gitrepo.Hash) ([]s
 	if len(commits) > 0 {
 		b, ok, err := src.MergeBase(nc, commits...)
 		if err != nil {
-			return nil, fmt.Errorf("%w: merge base of %s: %v", ErrMissingObject, short(new), err)
+			return nil, fmt.Errorf("%w: merge base of %s: %v", ErrBadObject, short(new), err)
 		}
 		if ok {
 			base = b
@@ -74,7 +91,11 @@ func changedSinceBase(src Source, new gitrepo.Hash, targets []gitrepo.Hash) ([]s
 			return nil, err
 		}
 	}
-	return src.ChangedPaths(bt, nt)
+	paths, err := src.ChangedPaths(bt, nt)
+	if err != nil {
+		return nil, fmt.Errorf("%w: diff %s..%s: %v", ErrBadObject, shortOrNone(base), short(new), err)
+	}
+	return paths, nil
 }
 
 // Approvers returns the persons with a valid approval, under pol, of
@@ -198,8 +219,11 @@ func attestedBy(pol *policy.Policy, file string, data []byte, revoked func(strin
 }
 
 // authorize checks one transition of ref at entry i and records a problem
-// for every requirement that is not met.
-func (v *verifier) authorize(i int, rec *rsl.Record, ref string, old, new gitrepo.Hash, checkPaths bool) error {
+// for every requirement that is not met. A skip (an annotation moving ref
+// back from old to new) needs exactly what moving the ref there needs,
+// path rules included; when either state is no longer in the repository
+// the diff is unknown, so every path rule applies.
+func (v *verifier) authorize(i int, rec *rsl.Record, ref string, old, new gitrepo.Hash, skip bool) error {
 	pol := v.policies[i]
 	if len(pol.RulesFor(ref)) == 0 && !hasGlobal(pol, ref) {
 		return nil
@@ -208,8 +232,12 @@ func (v *verifier) authorize(i int, rec *rsl.Record, ref string, old, new gitrep
 	if p, ok := pol.PersonByFingerprint(v.signers[i]); ok {
 		signer = p.Name
 	}
-	t := Transition{Ref: ref, Old: old, New: new, Signer: signer, CheckPaths: checkPaths}
-	if checkPaths && !old.IsZero() && hasPathRule(pol, ref) {
+	t := Transition{Ref: ref, Old: old, New: new, Signer: signer, CheckPaths: true}
+	switch {
+	case !hasPathRule(pol, ref):
+	case skip:
+		t.AllPaths = !v.present(old) || !v.present(new)
+	case !old.IsZero():
 		t.DiffBase = v.diffBase(ref, old)
 	}
 	// A new ref's own value is not a base for its changed files.
@@ -276,11 +304,17 @@ func (v *verifier) decide(rec *rsl.Record, pol *policy.Policy, t Transition, in 
 	if len(in.Approvers) > 0 {
 		counted = append(counted, key)
 	}
+	var tree gitrepo.Hash
 	if !new.IsZero() && allowsTreeApprovals(pol, ref) {
-		tree, err := treeOf(v.repo, new)
-		if err != nil {
-			return nil, nil, nil, v.objectProblem(rec, ref, err)
+		// Without the tree no tree-bound approval counts; the problem is
+		// reported with every other one.
+		if tree, err = treeOf(v.repo, new); err != nil {
+			if err := v.objectProblem(rec, ref, err); err != nil {
+				return nil, nil, nil, err
+			}
 		}
+	}
+	if !tree.IsZero() {
 		treeKey := usedKey(ref+"\x00tree", old, tree)
 		if n, dup := v.used[treeKey]; dup {
 			notes = append(notes, fmt.Sprintf("tree-bound approvals of this update were already counted for entry #%d", n))
@@ -363,11 +397,21 @@ func (v *verifier) testers(pol *policy.Policy, n uint64) func(tree gitrepo.Hash)
 }
 
 func (v *verifier) objectProblem(rec *rsl.Record, ref string, err error) error {
-	if !errors.Is(err, ErrMissingObject) {
+	if !errors.Is(err, ErrMissingObject) && !errors.Is(err, ErrBadObject) {
 		return err
 	}
-	v.fail(rec, ref, "", ErrMissingObject, "fetch the missing commits (git fetch); if they were rewritten away, record the ref's current value", "%v", err)
+	v.fail(rec, ref, "", objectKind(err), objectHint, "%v", err)
 	return nil
+}
+
+// present reports whether h is zero or in the repository (an error counts
+// as absent: the caller then assumes the worst).
+func (v *verifier) present(h gitrepo.Hash) bool {
+	if h.IsZero() {
+		return true
+	}
+	ok, err := v.repo.HasObject(h)
+	return err == nil && ok
 }
 
 // diffBase returns, when old's commit is no longer in the repository (a

@@ -313,9 +313,12 @@ func (v *verifier) run() (*Result, error) {
 		return v.res, err
 	}
 	// Problems of entries an authorized annotation skipped do not count.
-	// Nor do missing commits of entries a later entry of the same ref
+	// Nor do missing commits of ref entries a later entry of the same ref
 	// superseded: history was rewritten and the current state, checked from
-	// the newest state still present, does not depend on them.
+	// the newest state still present, does not depend on them. Only
+	// commits truly absent are forgiven (ErrMissingObject): an object that
+	// is present but unreadable (ErrBadObject) fails its entry, always, and
+	// so does any problem of an annotation.
 	latest := map[uint64]bool{}
 	for _, st := range v.state {
 		if len(st) > 0 {
@@ -326,7 +329,7 @@ func (v *verifier) run() (*Result, error) {
 	for _, p := range v.problems {
 		switch {
 		case p.Entry != 0 && v.skipped[p.Entry]:
-		case p.Entry != 0 && p.Kind == ErrMissingObject && !latest[p.Entry]:
+		case p.Entry != 0 && p.Kind == ErrMissingObject && !latest[p.Entry] && v.isRefEntry(p.Entry):
 			v.res.Warnings = append(v.res.Warnings, fmt.Sprintf("entry #%d (%s): its commits are no longer in the repository (history rewritten); the later state was checked instead", p.Entry, p.Ref))
 		default:
 			kept = append(kept, p)
@@ -597,7 +600,7 @@ func (v *verifier) replay() error {
 		if e.IsPolicy() || !v.wanted(e.Ref) || v.signers[i] == "" {
 			continue
 		}
-		if err := v.authorize(i, rec, e.Ref, e.Old, e.New, true); err != nil {
+		if err := v.authorize(i, rec, e.Ref, e.Old, e.New, false); err != nil {
 			return err
 		}
 		if err := v.src.check(); err != nil {
@@ -687,7 +690,7 @@ func (v *verifier) annotation(i int, rec *rsl.Record) error {
 			back = rest[len(rest)-1].target
 		}
 		if v.wanted(ref) {
-			if err := v.authorize(i, rec, ref, cur, back, false); err != nil {
+			if err := v.authorize(i, rec, ref, cur, back, true); err != nil {
 				return err
 			}
 		}
@@ -697,6 +700,13 @@ func (v *verifier) annotation(i int, rec *rsl.Record) error {
 		}
 	}
 	return nil
+}
+
+// isRefEntry reports whether entry n, checked by this run, records a ref
+// update (not an annotation).
+func (v *verifier) isRefEntry(n uint64) bool {
+	i := n - 1 - v.base
+	return n > v.base && i < uint64(len(v.records)) && v.records[i].Entry.Type == rsl.TypeRef
 }
 
 func (v *verifier) addRevocations(p *policy.Policy) {
