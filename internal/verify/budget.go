@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/rsl"
 )
 
@@ -47,6 +48,10 @@ type diffCache struct {
 	paths   int
 	// computed counts the diffs actually computed (tests, trace).
 	computed int
+	// covered memoizes coveredPaths for cached diff results, which
+	// byFirst finds by their first element.
+	covered map[coveredKey][]string
+	byFirst map[*string][2]gitrepo.Hash
 }
 
 func newDiffCache(src Source, b *Budget) *diffCache {
@@ -95,11 +100,21 @@ func (d *diffCache) ChangedPaths(a, b gitrepo.Hash) ([]string, error) {
 			return nil, err
 		}
 	}
-	if d.held+len(p) <= maxCachedPaths {
+	if len(p) > 0 && d.held+len(p) <= maxCachedPaths {
 		d.diffs[key] = p
 		d.held += len(p)
+		if d.byFirst == nil {
+			d.byFirst = map[*string][2]gitrepo.Hash{}
+		}
+		d.byFirst[&p[0]] = key
 	}
 	return p, nil
+}
+
+// keyOf returns the pair of trees whose cached diff result changed is
+// (the zero pair when it is not a cached result).
+func (d *diffCache) keyOf(changed []string) [2]gitrepo.Hash {
+	return d.byFirst[&changed[0]]
 }
 
 // budgetError stops the replay at the entry that spent the budget.
@@ -110,3 +125,44 @@ type budgetError struct {
 
 func (e *budgetError) Error() string { return e.err.Error() }
 func (e *budgetError) Unwrap() error { return e.err }
+
+// coveredPaths returns the paths of changed that rule r covers. Through a
+// diffCache it is computed once per rule and diff result: matching a
+// million changed paths against a rule at every entry that flips a branch
+// between the same two trees cost more than the diffs themselves.
+func coveredPaths(src Source, r *policy.Rule, changed []string) []string {
+	if d, ok := src.(*diffCache); ok && len(changed) >= minCoveredMemo && d.diffs[d.keyOf(changed)] != nil {
+		key := coveredKey{rule: r, first: &changed[0], n: len(changed)}
+		if p, ok := d.covered[key]; ok {
+			return p
+		}
+		p := matchPaths(r, changed)
+		if d.covered == nil {
+			d.covered = map[coveredKey][]string{}
+		}
+		d.covered[key] = p
+		return p
+	}
+	return matchPaths(r, changed)
+}
+
+// minCoveredMemo: shorter lists are matched again (cheaper than the map).
+const minCoveredMemo = 256
+
+// coveredKey names one diff result (cached results are shared slices, so
+// the first element's address and the length identify it) and one rule.
+type coveredKey struct {
+	rule  *policy.Rule
+	first *string
+	n     int
+}
+
+func matchPaths(r *policy.Rule, changed []string) []string {
+	var out []string
+	for _, p := range changed {
+		if r.CoversPath(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}

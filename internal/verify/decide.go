@@ -171,11 +171,7 @@ func Decide(src Source, pol *policy.Policy, t Transition, in Inputs) (*Decision,
 				d.Rules = append(d.Rules, rd)
 				continue
 			} else {
-				for _, p := range paths {
-					if r.CoversPath(p) {
-						rd.Paths = append(rd.Paths, p)
-					}
-				}
+				rd.Paths = coveredPaths(src, r, paths)
 				if len(rd.Paths) == 0 {
 					continue
 				}
