@@ -115,7 +115,7 @@ func (r *Repo) Explain(name, keyFile string) (*Explanation, error) {
 		in := verify.Inputs{
 			Approvers:       approvers,
 			TreeApprovers:   treeApprovers,
-			RecordedTargets: func(rule *policy.Rule) []gitrepo.Hash { return r.recordedTargets(rslTip, rule) },
+			RecordedTargets: func(rule *policy.Rule) []gitrepo.Hash { return r.recordedTargets(rslTip, pol, rule) },
 			Tests: func(tree gitrepo.Hash) ([]string, []string, error) {
 				return verify.Testers(store, pol, tree, revoked)
 			},
