@@ -279,6 +279,17 @@ func (p *Policy) namedByRefPattern(ref string) bool {
 	return false
 }
 
+// HasRefPatterns reports whether some rule has ref patterns (without one,
+// path rules without ref patterns cover no ref).
+func (p *Policy) HasRefPatterns() bool {
+	for _, r := range p.rules {
+		if len(r.Refs) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // RulesFor returns the rules that cover updates of ref (Covers), in
 // policy order.
 func (p *Policy) RulesFor(ref string) []*Rule {
