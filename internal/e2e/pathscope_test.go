@@ -31,14 +31,14 @@ func TestPathRuleScope(t *testing.T) {
 	alice.secure(aliceDir, "policy", "add-rule", "protect-main", "--ref", "refs/heads/main", "--allow", "alice", "--allow", "bob")
 	alice.secure(aliceDir, "policy", "add-rule", "docs", "--path", "doc/**", "--allow", "alice")
 	alice.secure(aliceDir, "policy", "apply")
-	alice.commit(aliceDir, "doc/guide.md", "reviewed\n")
+	commitFile(t, alice, aliceDir, "doc/guide.md", "reviewed\n")
 	alice.git(aliceDir, "push", "-q", "-u", "origin", "main")
 
 	// carol: plain git, no git-secure, a review branch touching doc/.
 	carolDir := carol.path("carol")
 	carol.git(carol.sb.Home, "clone", "-q", url, carolDir)
 	carol.git(carolDir, "checkout", "-q", "-b", "review/carol-doc")
-	review := carol.commit(carolDir, "doc/guide.md", "proposed by carol\n")
+	review := commitFile(t, carol, carolDir, "doc/guide.md", "proposed by carol\n")
 	if r := carol.run(carolDir, "git", "push", "origin", "review/carol-doc"); r.code != 0 {
 		t.Fatalf("plain git push of a review branch touching doc/ (no rule names it) was refused:\n%s", r)
 	}
@@ -53,7 +53,7 @@ func TestPathRuleScope(t *testing.T) {
 	// Ordinary work goes on: a push through the helper, a clone through
 	// git-secure, verify on the server.
 	alice.git(aliceDir, "pull", "-q", "--ff-only")
-	alice.commit(aliceDir, "src/main.c", "int main;\n")
+	commitFile(t, alice, aliceDir, "src/main.c", "int main;\n")
 	if r := alice.run(aliceDir, "git", "push", "origin", "main"); r.code != 0 {
 		t.Fatalf("alice's push of main with refs/pull/1/head on the server:\n%s", r)
 	}
@@ -90,7 +90,7 @@ func TestPathRuleScope(t *testing.T) {
 	}
 
 	// bob changes doc/ on main: through his helper, and with his own entry.
-	bob.commit(bobDir, "doc/guide.md", "bob's unreviewed change\n")
+	commitFile(t, bob, bobDir, "doc/guide.md", "bob's unreviewed change\n")
 	refused("bob's push of doc/ on main", bob.run(bobDir, "git", "push", "origin", "main"))
 	refused("bob's own entry for doc/ on main", pushWithOwnEntry(t, bob, ownDir, url, "doc/guide.md"))
 
@@ -119,4 +119,14 @@ func TestPathRuleScope(t *testing.T) {
 		t.Fatalf("alice's merge of the review branch into main:\n%s", r)
 	}
 	srv.admin.git(repo, "secure", "verify")
+}
+
+// commitFile writes path (creating its directories) in dir, commits it as
+// u and returns the commit.
+func commitFile(t *testing.T, u *user, dir, path, content string) string {
+	t.Helper()
+	writeFile(t, dir, path, content)
+	u.git(dir, "add", "--", path)
+	u.git(dir, "commit", "-q", "-m", u.name+": "+path)
+	return u.rev(dir, "HEAD")
 }
