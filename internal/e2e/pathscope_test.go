@@ -121,6 +121,44 @@ func TestPathRuleScope(t *testing.T) {
 	srv.admin.git(repo, "secure", "verify")
 }
 
+// TestForgeRefsOnEnforcingServer: a server that gains a forge's own refs
+// (refs/pull/N/head, refs/merge-requests/N/head, written by the forge past
+// any hook) under a policy with a path rule: the refs are never judged as
+// unrecorded pushes, so pushes, clones through git-secure and verify on
+// the server and in the clone go on working.
+func TestForgeRefsOnEnforcingServer(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, trFile)
+	repo, url := srv.newRepo("forge.git", true)
+	alice, dave := newUser(t, "alice"), newUser(t, "dave")
+	aliceDir := benchRepo(t, alice, "alice", url, true) // protected main
+	alice.secure(aliceDir, "policy", "add-rule", "docs", "--path", "doc/**", "--allow", "alice")
+	alice.secure(aliceDir, "policy", "apply")
+	commitFile(t, alice, aliceDir, "doc/guide.md", "reviewed\n")
+	alice.git(aliceDir, "push", "-q", "origin", "main")
+
+	// The forge writes its refs: a proposed change to doc/ for review.
+	proposed := strings.TrimSpace(srv.admin.git(repo, "commit-tree", "main^{tree}", "-p", "main", "-m", "proposed"))
+	for _, ref := range []string{"refs/pull/1/head", "refs/pull/1/merge", "refs/merge-requests/2/head", "refs/keep-around/" + proposed} {
+		srv.admin.git(repo, "-c", "core.hooksPath=/dev/null", "update-ref", ref, proposed)
+	}
+
+	commitFile(t, alice, aliceDir, "src/main.c", "int main;\n")
+	if r := alice.run(aliceDir, "git", "push", "origin", "main"); r.code != 0 {
+		t.Fatalf("push of main to a server with a forge's refs:\n%s", r)
+	}
+	if r := srv.admin.run(repo, "git", "secure", "verify"); r.code != 0 || contains(r.stdout+r.stderr, "refs/pull/") {
+		t.Fatalf("verify on the server: want exit 0, the forge's refs not judged:\n%s", r)
+	}
+	daveDir := dave.path("dave")
+	if r := dave.run(dave.sb.Home, "git", "clone", "-q", "secure::"+url, daveDir); r.code != 0 {
+		t.Fatalf("clone through git-secure of a server with a forge's refs:\n%s", r)
+	}
+	if r := dave.run(daveDir, "git", "secure", "verify"); r.code != 0 {
+		t.Fatalf("verify in the clone:\n%s", r)
+	}
+}
+
 // commitFile writes path (creating its directories) in dir, commits it as
 // u and returns the commit.
 func commitFile(t *testing.T, u *user, dir, path, content string) string {
