@@ -1367,6 +1367,10 @@ func fuzzPolicySeeds(t testing.TB) [][2][]byte {
 	if err1 == nil && err2 == nil {
 		out = append(out, [2][]byte{gr, gt})
 	}
+	// An older stored path rule (every ref, no scope field).
+	if lt, err := os.ReadFile(filepath.Join("testdata", "legacy-path-rule-targets.json")); err1 == nil && err == nil {
+		out = append(out, [2][]byte{gr, lt})
+	}
 	return out
 }
 
