@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -447,8 +448,14 @@ rules keys' threshold (and, for root changes, the root thresholds) are met.`,
 				Name:      "add-rule",
 				Usage:     "protect refs and/or files: who may change them, and how many must agree",
 				ArgsUsage: "NAME",
-				Description: `--ref alone protects refs (who may move them); --path alone protects files on
-every ref; both protect those files on those refs. Patterns: * (not /), ** (any),
+				Description: `--ref alone protects refs (who may move them). --path alone protects files on
+the refs that some rule's --ref names (the branches and tags that ship: main,
+releases), not on review branches, which stay free to push; a merge into a
+protected ref is still checked for the files it brings. --path with --ref protects
+those files on those refs; --ref 'refs/**' (or '**') makes a path rule judge every
+ref. A forge's own refs (refs/pull/, refs/merge-requests/, refs/changes/,
+refs/keep-around/) are covered only by a --ref that names them, e.g.
+'refs/pull/**'. Patterns: * (not /), ** (any),
 ? (one character). A protected tag (refs/tags/...) can be created once and never
 moved or deleted. Examples:
    git secure policy add-rule main --ref refs/heads/main --allow alice --allow bob --threshold 2
@@ -468,7 +475,7 @@ moved or deleted. Examples:
 					if c.NArg() != 1 {
 						return usageErr("add-rule takes exactly one NAME")
 					}
-					rule := policy.Rule{Name: c.Args().First(), Refs: c.StringSlice("ref"), Paths: c.StringSlice("path"), Allow: c.StringSlice("allow"), Threshold: c.Int("threshold"), TestsBy: c.StringSlice("require-tests-by"), TreeApprovals: c.Bool("tree-approvals")}
+					rule := policy.Rule{Name: c.Args().First(), Refs: everyRefSpelled(c.StringSlice("ref")), Paths: c.StringSlice("path"), Allow: c.StringSlice("allow"), Threshold: c.Int("threshold"), TestsBy: c.StringSlice("require-tests-by"), TreeApprovals: c.Bool("tree-approvals")}
 					for _, q := range c.StringSlice("require") {
 						req, err := policy.ParseRequirement(q)
 						if err != nil {
@@ -480,7 +487,14 @@ moved or deleted. Examples:
 						return usageErr("--threshold must be at least 1")
 					}
 					return a.stage("add rule "+rule.Name, func(p, base *policy.Policy, now time.Time) error {
-						return p.AddRule(base, rule, now)
+						if err := p.AddRule(base, rule, now); err != nil {
+							return err
+						}
+						if len(rule.Refs) == 0 && !p.HasRefPatterns() {
+							a.info("git-secure: warning: rule %s protects its files on the refs that rules name with --ref, and no rule names one yet\n", rule.Name)
+							a.info("git-secure: hint: add a rule for the branches that ship (git secure policy add-rule main --ref refs/heads/main ...), or give this one --ref\n")
+						}
+						return nil
 					})
 				},
 			},
@@ -710,6 +724,9 @@ type ruleJSON struct {
 	TestsBy   []string `json:"requireTestsBy,omitempty"`
 	// TreeApprovals: approvals bound to the new tree count.
 	TreeApprovals bool `json:"treeApprovals,omitempty"`
+	// EveryRef: a path rule without ref patterns signed before path rules
+	// were scoped; it judges every ref.
+	EveryRef bool `json:"everyRef,omitempty"`
 }
 
 func (a *app) listPolicy(p *policy.Policy, st *porcelain.Staged, asJSON bool) error {
@@ -743,7 +760,7 @@ func (a *app) listPolicy(p *policy.Policy, st *porcelain.Staged, asJSON bool) er
 		j.Persons = append(j.Persons, pj)
 	}
 	for _, r := range p.Rules() {
-		rj := ruleJSON{Name: r.Name, Refs: r.Refs, Paths: r.Paths, Allow: r.Allow, Threshold: r.Threshold, TestsBy: r.TestsBy, TreeApprovals: r.TreeApprovals}
+		rj := ruleJSON{Name: r.Name, Refs: r.Refs, Paths: r.Paths, Allow: r.Allow, Threshold: r.Threshold, TestsBy: r.TestsBy, TreeApprovals: r.TreeApprovals, EveryRef: r.EveryRef}
 		for _, q := range r.Require {
 			rj.Require = append(rj.Require, q.String())
 		}
@@ -958,6 +975,17 @@ threshold of the rules that protect REF, for that exact update only.`,
 	}
 }
 
+// everyRefSpelled reads --ref '**' as refs/**, the pattern for every ref.
+func everyRefSpelled(refs []string) []string {
+	out := slices.Clone(refs)
+	for i, r := range out {
+		if r == "**" {
+			out[i] = "refs/**"
+		}
+	}
+	return out
+}
+
 // ruleSummary describes what a rule protects and what it needs, in one line.
 func ruleSummary(r ruleJSON) string {
 	var what []string
@@ -966,6 +994,13 @@ func ruleSummary(r ruleJSON) string {
 	}
 	for _, x := range r.Paths {
 		what = append(what, "path "+x)
+	}
+	switch {
+	case len(r.Refs) > 0 || len(r.Paths) == 0:
+	case r.EveryRef:
+		what = append(what, "on every ref (signed before path rules were scoped; re-add it to scope it)")
+	default:
+		what = append(what, "on the refs the ref rules name")
 	}
 	line := fmt.Sprintf("%s: %d of %s", strings.Join(what, ", "), r.Threshold, strings.Join(r.Allow, ", "))
 	if len(r.Require) > 0 {

@@ -71,7 +71,7 @@ func (a *app) printExplanation(x *porcelain.Explanation) {
 		a.out("no rule protects %s: anyone in the policy may record it\n", x.Ref)
 	}
 	for _, r := range x.Rules {
-		a.out("rule %s %s\n", r.Name, ruleSummary(ruleJSON{Refs: r.Refs, Paths: r.Paths, Allow: r.Allow, Threshold: r.Threshold, Require: r.Require, TestsBy: r.TestsBy}))
+		a.out("rule %s %s\n", r.Name, ruleSummary(ruleJSON{Refs: r.Refs, Paths: r.Paths, Allow: r.Allow, Threshold: r.Threshold, Require: r.Require, TestsBy: r.TestsBy, EveryRef: r.EveryRef}))
 		switch {
 		case !r.Applies:
 			a.out("  does not apply to this update (no protected file changes)\n")

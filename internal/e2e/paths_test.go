@@ -101,8 +101,16 @@ func pushWithOwnEntry(t *testing.T, bob *user, dir, url, path string) result {
 		bob.git(dir, "add", "--", path)
 	}
 	bob.git(dir, "commit", "-q", "-m", "bob: "+path)
-	old, newTip := bob.rev(dir, "refs/remotes/origin/main"), bob.rev(dir, "main")
+	return pushMainWithOwnEntry(t, bob, dir, url)
+}
 
+// pushMainWithOwnEntry signs, in-process, a log entry moving main from the
+// fetched refs/remotes/origin/main to the local main, and pushes both with
+// plain git to url, bypassing any helper and hook of u: only the server's
+// pre-receive hook judges.
+func pushMainWithOwnEntry(t *testing.T, bob *user, dir, url string) result {
+	t.Helper()
+	old, newTip := bob.rev(dir, "refs/remotes/origin/main"), bob.rev(dir, "main")
 	g, err := gitrepo.OpenWithEnv(dir, bob.sb.Environ())
 	if err != nil {
 		t.Fatal(err)

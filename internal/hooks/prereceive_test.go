@@ -134,5 +134,20 @@ func TestUnprotectedOnly(t *testing.T) {
 	apply(func(st, base *policy.Policy, now time.Time) error {
 		return st.AddRule(base, policy.Rule{Name: "secret", Paths: []string{"secret/**"}, Allow: []string{"alice"}, Threshold: 1}, now)
 	})
-	check("a path rule covers every branch", push("refs/heads/feature", zero), false)
+	// A path rule without ref patterns covers the refs the ref rules name
+	// (main), not a review branch nor a forge's own refs.
+	check("a path rule, a review branch", push("refs/heads/feature", zero), true)
+	check("a path rule, a pull request", push("refs/pull/1/head", zero), true)
+	check("a path rule, main", push("refs/heads/main", main), false)
+
+	apply(func(st, base *policy.Policy, now time.Time) error {
+		return st.AddRule(base, policy.Rule{Name: "everywhere", Refs: []string{"refs/**"}, Paths: []string{"keys/**"}, Allow: []string{"alice"}, Threshold: 1}, now)
+	})
+	check("a path rule for refs/**, a review branch", push("refs/heads/feature", zero), false)
+	check("a path rule for refs/**, a pull request", push("refs/pull/1/head", zero), true)
+
+	apply(func(st, base *policy.Policy, now time.Time) error {
+		return st.AddRule(base, policy.Rule{Name: "prs", Refs: []string{"refs/pull/*/head"}, Allow: []string{"alice"}, Threshold: 1}, now)
+	})
+	check("a rule naming pull requests", push("refs/pull/1/head", zero), false)
 }

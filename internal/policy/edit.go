@@ -77,6 +77,9 @@ func (p *Policy) rebuildTargets(persons []*Person, rules []*Rule) error {
 		if r.TreeApprovals {
 			fields[fieldTrees] = "true"
 		}
+		if len(r.Refs) == 0 && len(r.Paths) > 0 && !r.EveryRef {
+			fields[fieldScope] = scopeProtected
+		}
 		roles = append(roles, metadata.DelegatedRole{
 			Name: r.Name, KeyIDs: p.ruleKeyIDsFrom(byName, r), Threshold: r.Threshold, Paths: pats,
 			UnrecognizedFields: fields,
@@ -197,6 +200,10 @@ func (p *Policy) AddRule(base *Policy, r Rule, now time.Time) error {
 	}
 	if len(r.Refs)+len(r.Paths) == 0 {
 		return invalid("rule %s needs at least one --ref or --path pattern", r.Name)
+	}
+	if r.EveryRef {
+		// Only older stored rules carry it; a new one says --ref '**'.
+		return invalid("rule %s: a path rule for every ref is written --ref '**'", r.Name)
 	}
 	for _, pat := range r.Refs {
 		if err := ValidRefPattern(pat); err != nil {

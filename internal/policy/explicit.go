@@ -7,14 +7,39 @@ import "strings"
 // serves the object it points at wherever X is asked for.
 const ReplaceRefPrefix = "refs/replace/"
 
+// ForgeRefPrefixes are the namespaces that hosting services write
+// themselves: GitHub's pull requests, GitLab's merge requests and
+// keep-around refs, Gerrit's changes. Nobody pushes them through the log,
+// so no rule covers them unless it names them explicitly (see
+// Policy.Covers): a mirror of a forge carries hundreds of them, and none is
+// a branch that ships.
+var ForgeRefPrefixes = []string{"refs/pull/", "refs/merge-requests/", "refs/changes/", "refs/keep-around/"}
+
+// ForgePrefix returns the entry of ForgeRefPrefixes that ref lies under.
+func ForgePrefix(ref string) (string, bool) {
+	for _, p := range ForgeRefPrefixes {
+		if strings.HasPrefix(ref, p) {
+			return p, true
+		}
+	}
+	return "", false
+}
+
 // NamesExplicitly reports whether r covers ref through a ref pattern that
 // begins with prefix, spelled out (prefix holds no wildcard). Patterns that
-// only happen to match, such as refs/** or *, and path rules, which cover
-// every ref, do not name it: a namespace that changes how git reads objects
-// is allowed only by a rule written for it.
+// only happen to match, such as refs/** or *, and path rules without ref
+// patterns do not name it: a namespace that changes how git reads objects,
+// or that a forge writes, is covered only by a rule written for it.
 func (r *Rule) NamesExplicitly(ref, prefix string) bool {
-	for _, p := range r.Refs {
-		if strings.HasPrefix(p, prefix) && strings.HasPrefix(ref, prefix) && Match(p, ref) {
+	return namesExplicitly(r.Refs, ref, prefix)
+}
+
+func namesExplicitly(patterns []string, ref, prefix string) bool {
+	if !strings.HasPrefix(ref, prefix) {
+		return false
+	}
+	for _, p := range patterns {
+		if strings.HasPrefix(p, prefix) && Match(p, ref) {
 			return true
 		}
 	}

@@ -30,3 +30,29 @@ func TestNamesExplicitly(t *testing.T) {
 		})
 	}
 }
+
+func TestGlobalRuleForgeRefs(t *testing.T) {
+	tests := []struct {
+		name string
+		refs []string
+		ref  string
+		want bool
+	}{
+		{"every ref, a branch", nil, "refs/heads/x", true},
+		{"every ref, a pull request", nil, "refs/pull/1/head", false},
+		{"every ref, a merge request", nil, "refs/merge-requests/1/head", false},
+		{"every ref, a gerrit change", nil, "refs/changes/01/1/1", false},
+		{"every ref, keep-around", nil, "refs/keep-around/abc", false},
+		{"refs/**, a pull request", []string{"refs/**"}, "refs/pull/1/head", false},
+		{"named, a pull request", []string{"refs/pull/*/head"}, "refs/pull/1/head", true},
+		{"named, another kind", []string{"refs/pull/*/head"}, "refs/pull/1/merge", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := &GlobalRule{Name: "g", Type: "x", Refs: tt.refs}
+			if got := g.CoversRef(tt.ref); got != tt.want {
+				t.Errorf("CoversRef(%q) with refs %q = %v, want %v", tt.ref, tt.refs, got, tt.want)
+			}
+		})
+	}
+}

@@ -63,8 +63,13 @@ type GlobalRule struct {
 	N    int
 }
 
-// CoversRef reports whether g applies to ref.
+// CoversRef reports whether g applies to ref. Like a rule (Policy.Covers),
+// it covers a ref under a forge's namespace only when one of its patterns
+// names that namespace explicitly.
 func (g *GlobalRule) CoversRef(ref string) bool {
+	if prefix, ok := ForgePrefix(ref); ok {
+		return namesExplicitly(g.Refs, ref, prefix)
+	}
 	if len(g.Refs) == 0 {
 		return true
 	}

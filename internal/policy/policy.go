@@ -47,6 +47,13 @@ const (
 
 	rolePrefixRef  = "git:"
 	rolePrefixPath = "file:"
+
+	// fieldScope marks a path rule without ref patterns written since path
+	// rules were scoped to the protected refs (see Policy.Covers). A rule
+	// of that shape stored without it is older and keeps its meaning:
+	// every ref (Rule.EveryRef).
+	fieldScope     = "x-git-secure-path-scope"
+	scopeProtected = "protected-refs"
 )
 
 // ErrMalformed is wrapped by every decoding and validation error.
@@ -107,16 +114,22 @@ type Rule struct {
 	// TreeApprovals lets approvals bound to the new commit's tree count
 	// (they survive a rebase or an amended message that keeps the tree).
 	TreeApprovals bool
+	// EveryRef marks a path rule without ref patterns stored before path
+	// rules were scoped (it has no x-git-secure-path-scope field): it
+	// keeps the meaning it was signed with and covers every ref, as
+	// --ref '**' does. New rules never set it.
+	EveryRef bool
 }
 
 // IsPathRule reports whether r protects files (rather than whole refs).
 func (r *Rule) IsPathRule() bool { return len(r.Paths) > 0 }
 
-// CoversRef reports whether r applies to updates of ref: a ref rule when a
-// ref pattern matches, a path rule when it has no ref patterns or one matches.
-func (r *Rule) CoversRef(ref string) bool {
-	if len(r.Refs) == 0 {
-		return r.IsPathRule()
+// coversByPattern reports whether a ref pattern of r covers ref: matches
+// it, or, for a ref under a forge's namespace (ForgeRefPrefixes), names
+// that namespace explicitly (NamesExplicitly).
+func (r *Rule) coversByPattern(ref string) bool {
+	if prefix, ok := ForgePrefix(ref); ok {
+		return r.NamesExplicitly(ref, prefix)
 	}
 	for _, p := range r.Refs {
 		if Match(p, ref) {
@@ -226,11 +239,70 @@ func (p *Policy) RoleKeys(role string) ([]*Key, int) {
 	return keys, r.Threshold
 }
 
-// RulesFor returns the rules that cover updates of ref.
+// Covers reports whether rule r of p applies to updates of ref:
+//
+//   - a rule with ref patterns when one of them matches ref;
+//   - a path rule without ref patterns when a ref pattern of at least one
+//     rule of p matches ref (the refs that ship: main, releases), or every
+//     ref when it is an older rule that keeps that meaning (Rule.EveryRef).
+//
+// A ref under a forge's namespace (ForgeRefPrefixes: refs/pull/, ...)
+// is matched only by a pattern that names the namespace explicitly
+// (Rule.NamesExplicitly): refs/** and ** do not. A path rule that should
+// judge every other ref says so with --ref 'refs/**'.
+func (p *Policy) Covers(r *Rule, ref string) bool {
+	return p.covers(r, ref, func() bool { return p.namedByRefPattern(ref) })
+}
+
+// covers is Covers with the "covered by some rule's ref pattern" answer
+// computed at most once per ref by the caller.
+func (p *Policy) covers(r *Rule, ref string, named func() bool) bool {
+	switch {
+	case len(r.Refs) > 0:
+		return r.coversByPattern(ref)
+	case !r.IsPathRule():
+		return false
+	case r.EveryRef:
+		_, forge := ForgePrefix(ref)
+		return !forge
+	}
+	return named()
+}
+
+// namedByRefPattern reports whether a ref pattern of some rule covers ref.
+func (p *Policy) namedByRefPattern(ref string) bool {
+	for _, r := range p.rules {
+		if r.coversByPattern(ref) {
+			return true
+		}
+	}
+	return false
+}
+
+// HasRefPatterns reports whether some rule has ref patterns (without one,
+// path rules without ref patterns cover no ref).
+func (p *Policy) HasRefPatterns() bool {
+	for _, r := range p.rules {
+		if len(r.Refs) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// RulesFor returns the rules that cover updates of ref (Covers), in
+// policy order.
 func (p *Policy) RulesFor(ref string) []*Rule {
+	known, named := false, false
+	once := func() bool {
+		if !known {
+			known, named = true, p.namedByRefPattern(ref)
+		}
+		return named
+	}
 	var out []*Rule
 	for _, r := range p.rules {
-		if r.CoversRef(ref) {
+		if p.covers(r, ref, once) {
 			out = append(out, r)
 		}
 	}
@@ -539,7 +611,7 @@ func (p *Policy) decodeRule(d *metadata.DelegatedRole) (*Rule, error) {
 		return nil, fail("terminating and path_hash_prefixes are not used")
 	}
 	for k := range d.UnrecognizedFields {
-		if k != fieldAllow && k != fieldRequire && k != fieldTests && k != fieldTrees {
+		if k != fieldAllow && k != fieldRequire && k != fieldTests && k != fieldTrees && k != fieldScope {
 			return nil, fail("unknown field %q", k)
 		}
 	}
@@ -585,6 +657,9 @@ func (p *Policy) decodeRule(d *metadata.DelegatedRole) (*Rule, error) {
 	if len(r.Refs)+len(r.Paths) == 0 {
 		return nil, fail("no patterns")
 	}
+	if err := decodeScope(r, d.UnrecognizedFields); err != nil {
+		return nil, fail("%v", err)
+	}
 	for _, pat := range r.Refs {
 		if err := ValidRefPattern(pat); err != nil {
 			return nil, fail("%v", err)
@@ -615,6 +690,23 @@ func (p *Policy) decodeRule(d *metadata.DelegatedRole) (*Rule, error) {
 		}
 	}
 	return r, nil
+}
+
+// decodeScope sets r.EveryRef for a path rule without ref patterns stored
+// without the scope field, and refuses the field anywhere else: a rule has
+// exactly one stored form.
+func decodeScope(r *Rule, fields map[string]any) error {
+	v, present := fields[fieldScope]
+	bare := len(r.Refs) == 0 && len(r.Paths) > 0
+	switch {
+	case present && !bare:
+		return fmt.Errorf("%s is only for a path rule without ref patterns", fieldScope)
+	case present && v != scopeProtected:
+		return fmt.Errorf("%s must be %q", fieldScope, scopeProtected)
+	case bare && !present:
+		r.EveryRef = true
+	}
+	return nil
 }
 
 // Allows reports whether r names person directly in its allow list (not

@@ -960,41 +960,92 @@ func TestRuleNamesPerSpec(t *testing.T) {
 	}
 }
 
+// legacy returns p with the scope field of rule name removed, as a policy
+// signed before path rules were scoped stores it.
+func legacy(t testing.TB, p *Policy, name string) *Policy {
+	t.Helper()
+	c, err := p.Clone()
+	must(t, err)
+	for i := range c.Targets.Signed.Delegations.Roles {
+		if d := &c.Targets.Signed.Delegations.Roles[i]; d.Name == name {
+			if _, ok := d.UnrecognizedFields[fieldScope]; !ok {
+				t.Fatalf("rule %s has no %s field", name, fieldScope)
+			}
+			delete(d.UnrecognizedFields, fieldScope)
+		}
+	}
+	r, tg := encode(t, c)
+	q, err := Parse(r, tg)
+	must(t, err)
+	return q
+}
+
 func TestRuleCovers(t *testing.T) {
-	refOnly := &Rule{Name: "r", Refs: []string{"refs/heads/main", "refs/tags/v*"}, Allow: []string{"a"}, Threshold: 1}
-	pathOnly := &Rule{Name: "p", Paths: []string{"src/crypto/**", "*.md", "keys/**"}, Allow: []string{"a"}, Threshold: 1}
-	both := &Rule{Name: "b", Refs: []string{"refs/heads/release/*"}, Paths: []string{"docs/**"}, Allow: []string{"a", "b"}, Threshold: 2}
+	f := newFixture(t)
+	p, err := New(f.root.Pub, t0)
+	must(t, err)
+	must(t, p.AddPerson(nil, "a", []ssh.PublicKey{f.alice1.Pub}, t0))
+	must(t, p.AddPerson(nil, "b", []ssh.PublicKey{f.bob.Pub}, t0))
+	must(t, p.AddRule(nil, Rule{Name: "r", Refs: []string{"refs/heads/main", "refs/tags/v*"}, Allow: []string{"a"}, Threshold: 1}, t0))
+	must(t, p.AddRule(nil, Rule{Name: "p", Paths: []string{"src/crypto/**", "*.md", "keys/**"}, Allow: []string{"a"}, Threshold: 1}, t0))
+	must(t, p.AddRule(nil, Rule{Name: "b", Refs: []string{"refs/heads/release/*"}, Paths: []string{"docs/**"}, Allow: []string{"a", "b"}, Threshold: 2}, t0))
+	old := legacy(t, p, "p")
+	get := func(p *Policy, name string) *Rule {
+		r, ok := p.Rule(name)
+		if !ok {
+			t.Fatalf("no rule %s", name)
+		}
+		return r
+	}
+	refOnly, pathOnly, both, oldPath := get(p, "r"), get(p, "p"), get(p, "b"), get(old, "p")
 	neither := &Rule{Name: "n"}
 	if refOnly.IsPathRule() || !pathOnly.IsPathRule() || !both.IsPathRule() || neither.IsPathRule() {
 		t.Fatal("IsPathRule")
 	}
+	if pathOnly.EveryRef || !oldPath.EveryRef || get(old, "r").EveryRef || get(old, "b").EveryRef {
+		t.Fatal("EveryRef: only a stored path rule without ref patterns and without the scope field has it")
+	}
 	refs := []struct {
-		ref                           string
-		refOnly, pathOnly, both, none bool
+		ref                                    string
+		refOnly, pathOnly, oldPath, both, none bool
 	}{
-		{"refs/heads/main", true, true, false, false},
-		{"refs/heads/main2", false, true, false, false},
-		{"refs/heads/Main", false, true, false, false}, // refs are case-sensitive
-		{"refs/tags/v1.0", true, true, false, false},
-		{"refs/tags/v1/x", false, true, false, false},
-		{"refs/heads/release/1.0", false, true, true, false},
-		{"refs/heads/release/1.0/hotfix", false, true, false, false},
-		{"refs/heads/RELEASE/1.0", false, true, false, false},
-		{"refs/secure/policy", false, true, false, false},
-		{"", false, true, false, false},
+		// A path rule without ref patterns covers the refs some rule's ref
+		// pattern names; an older one every ref.
+		{"refs/heads/main", true, true, true, false, false},
+		{"refs/heads/main2", false, false, true, false, false},
+		{"refs/heads/Main", false, false, true, false, false}, // refs are case-sensitive
+		{"refs/heads/review/docs", false, false, true, false, false},
+		{"refs/tags/v1.0", true, true, true, false, false},
+		{"refs/tags/v1/x", false, false, true, false, false},
+		{"refs/heads/release/1.0", false, true, true, true, false}, // named by rule b's ref pattern
+		{"refs/heads/release/1.0/hotfix", false, false, true, false, false},
+		{"refs/heads/RELEASE/1.0", false, false, true, false, false},
+		{"refs/secure/policy", false, false, true, false, false},
+		{"", false, false, true, false, false},
+		// A forge's own refs: no rule covers them unless it names them.
+		{"refs/pull/1/head", false, false, false, false, false},
+		{"refs/pull/1/merge", false, false, false, false, false},
+		{"refs/merge-requests/7/head", false, false, false, false, false},
+		{"refs/changes/01/1/1", false, false, false, false, false},
+		{"refs/keep-around/0123456789abcdef0123456789abcdef01234567", false, false, false, false, false},
+		{"refs/pullx/1", false, false, true, false, false}, // not a forge namespace
 	}
 	for _, tt := range refs {
-		if got := refOnly.CoversRef(tt.ref); got != tt.refOnly {
-			t.Errorf("ref-only rule CoversRef(%q) = %v", tt.ref, got)
-		}
-		if got := pathOnly.CoversRef(tt.ref); got != tt.pathOnly {
-			t.Errorf("path-only rule CoversRef(%q) = %v (a path rule without refs applies to every ref)", tt.ref, got)
-		}
-		if got := both.CoversRef(tt.ref); got != tt.both {
-			t.Errorf("ref+path rule CoversRef(%q) = %v", tt.ref, got)
-		}
-		if got := neither.CoversRef(tt.ref); got != tt.none {
-			t.Errorf("empty rule CoversRef(%q) = %v", tt.ref, got)
+		for _, c := range []struct {
+			what string
+			pol  *Policy
+			r    *Rule
+			want bool
+		}{
+			{"ref-only rule", p, refOnly, tt.refOnly},
+			{"path-only rule", p, pathOnly, tt.pathOnly},
+			{"older path-only rule", old, oldPath, tt.oldPath},
+			{"ref+path rule", p, both, tt.both},
+			{"empty rule", p, neither, tt.none},
+		} {
+			if got := c.pol.Covers(c.r, tt.ref); got != c.want {
+				t.Errorf("%s: Covers(%q) = %v, want %v", c.what, tt.ref, got, c.want)
+			}
 		}
 	}
 	paths := []struct {
@@ -1034,32 +1085,110 @@ func TestRuleCovers(t *testing.T) {
 }
 
 func TestRulesFor(t *testing.T) {
-	p := newFixture(t).p
+	f := newFixture(t)
+	withAll := f.p.Clone
 	tests := []struct {
+		name string
+		pol  func(t *testing.T) *Policy
 		ref  string
 		want []string
 	}{
-		{"refs/heads/main", []string{"main", "crypto"}},
-		{"refs/heads/release/1/2", []string{"main", "crypto"}},
-		{"refs/heads/dev", []string{"crypto"}},
-		{"refs/tags/v2", []string{"crypto", "tagged-docs"}},
-		{"refs/tags/x", []string{"crypto"}},
+		{"main", nil, "refs/heads/main", []string{"main", "crypto"}},
+		{"release", nil, "refs/heads/release/1/2", []string{"main", "crypto"}},
+		{"release tag", nil, "refs/tags/v2", []string{"crypto", "tagged-docs"}},
+		// A review branch or another tag: no rule names it, so the path
+		// rule without ref patterns does not judge it.
+		{"review branch", nil, "refs/heads/dev", nil},
+		{"other tag", nil, "refs/tags/x", nil},
+		{"pull request", nil, "refs/pull/1/head", nil},
+		// The older meaning, kept by a policy signed before.
+		{"older rule, review branch", func(t *testing.T) *Policy { return legacy(t, f.p, "crypto") }, "refs/heads/dev", []string{"crypto"}},
+		{"older rule, pull request", func(t *testing.T) *Policy { return legacy(t, f.p, "crypto") }, "refs/pull/1/head", nil},
+		// The older meaning written out: --ref 'refs/**'.
+		{"every ref written out", func(t *testing.T) *Policy {
+			p, err := withAll()
+			must(t, err)
+			must(t, p.AddRule(nil, Rule{Name: "secrets", Refs: []string{"refs/**"}, Paths: []string{"secrets/**"}, Allow: []string{"carol"}}, t0))
+			return p
+		}, "refs/heads/dev", []string{"crypto", "secrets"}},
+		{"every ref written out, pull request", func(t *testing.T) *Policy {
+			p, err := withAll()
+			must(t, err)
+			must(t, p.AddRule(nil, Rule{Name: "secrets", Refs: []string{"refs/**"}, Paths: []string{"secrets/**"}, Allow: []string{"carol"}}, t0))
+			return p
+		}, "refs/pull/1/head", nil},
+		{"pull requests named", func(t *testing.T) *Policy {
+			p, err := withAll()
+			must(t, err)
+			must(t, p.AddRule(nil, Rule{Name: "prs", Refs: []string{"refs/pull/*/head"}, Allow: []string{"carol"}}, t0))
+			return p
+		}, "refs/pull/1/head", []string{"crypto", "prs"}},
+		{"no rule names a ref", func(t *testing.T) *Policy {
+			p, err := withAll()
+			must(t, err)
+			must(t, p.RemoveRule(nil, "main", t0))
+			must(t, p.RemoveRule(nil, "tagged-docs", t0))
+			return p
+		}, "refs/heads/main", nil},
 	}
 	for _, tt := range tests {
-		var got []string
-		for _, r := range p.RulesFor(tt.ref) {
-			got = append(got, r.Name)
-		}
-		if !slices.Equal(got, tt.want) {
-			t.Errorf("RulesFor(%s) = %v, want %v", tt.ref, got, tt.want)
-		}
-		if !p.Protected(tt.ref) {
-			t.Errorf("Protected(%s) = false", tt.ref)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			p := f.p
+			if tt.pol != nil {
+				p = tt.pol(t)
+			}
+			var got []string
+			for _, r := range p.RulesFor(tt.ref) {
+				got = append(got, r.Name)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("RulesFor(%s) = %v, want %v", tt.ref, got, tt.want)
+			}
+			if p.Protected(tt.ref) != (len(tt.want) > 0) {
+				t.Errorf("Protected(%s) = %v", tt.ref, p.Protected(tt.ref))
+			}
+		})
 	}
-	must(t, p.RemoveRule(nil, "crypto", t0))
-	if p.Protected("refs/heads/dev") || !p.Protected("refs/heads/main") {
-		t.Error("Protected after removing the path rule")
+}
+
+// TestPathScopeStoredForm checks that the scope a path rule was signed
+// with survives edits of other parts of the policy, and that the field is
+// refused where it has no meaning.
+func TestPathScopeStoredForm(t *testing.T) {
+	f := newFixture(t)
+	if d := rule(f.p, "crypto"); d.UnrecognizedFields[fieldScope] != scopeProtected {
+		t.Fatalf("new path rule stored without %s: %v", fieldScope, d.UnrecognizedFields)
+	}
+	if d := rule(f.p, "tagged-docs"); d.UnrecognizedFields[fieldScope] != nil {
+		t.Fatalf("path rule with ref patterns stored with %s", fieldScope)
+	}
+	old := legacy(t, f.p, "crypto")
+	must(t, old.AddPerson(nil, "dave", []ssh.PublicKey{newTestKey(t, "dave").Pub}, t0))
+	must(t, old.RemoveRule(nil, "tagged-docs", t0))
+	if r, _ := old.Rule("crypto"); !r.EveryRef || !old.Protected("refs/heads/dev") {
+		t.Fatal("an edit changed the meaning of an older path rule")
+	}
+	if err := f.p.AddRule(nil, Rule{Name: "x", Paths: []string{"x/**"}, Allow: []string{"bob"}, EveryRef: true}, t0); !errors.Is(err, ErrInvalidChange) || !strings.Contains(err.Error(), "--ref '**'") {
+		t.Fatalf("AddRule with EveryRef: %v", err)
+	}
+	for _, tt := range []struct {
+		name, rule string
+		value      any
+	}{
+		{"on a rule with ref patterns", "main", scopeProtected},
+		{"on a path rule with ref patterns", "tagged-docs", scopeProtected},
+		{"unknown value", "crypto", "every-ref"},
+		{"not a string", "crypto", []any{scopeProtected}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := f.p.Clone()
+			must(t, err)
+			rule(c, tt.rule).UnrecognizedFields[fieldScope] = tt.value
+			r, tg := encode(t, c)
+			if _, err := Parse(r, tg); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), fieldScope) {
+				t.Fatalf("Parse: %v", err)
+			}
+		})
 	}
 }
 
@@ -1238,6 +1367,10 @@ func fuzzPolicySeeds(t testing.TB) [][2][]byte {
 	if err1 == nil && err2 == nil {
 		out = append(out, [2][]byte{gr, gt})
 	}
+	// An older stored path rule (every ref, no scope field).
+	if lt, err := os.ReadFile(filepath.Join("testdata", "legacy-path-rule-targets.json")); err1 == nil && err == nil {
+		out = append(out, [2][]byte{gr, lt})
+	}
 	return out
 }
 
@@ -1320,7 +1453,8 @@ func FuzzParse(f *testing.F) {
 					t.Fatalf("invalid path pattern %q accepted", pat)
 				}
 			}
-			_ = r.CoversRef("refs/heads/main")
+			_ = p.Covers(r, "refs/heads/main")
+			_ = p.Covers(r, "refs/pull/1/head")
 			_ = r.CoversPath("src/main.go")
 		}
 		// Edits on an accepted policy keep it parseable.
@@ -1365,4 +1499,33 @@ func FuzzValidName(f *testing.F) {
 			t.Fatalf("validName(%q) = %v, want %v", s, got, want)
 		}
 	})
+}
+
+// TestLegacyPathRuleVector reads a policy signed before path rules were
+// scoped (its path rule crypto has no ref patterns and no scope field):
+// its signature still holds and the rule keeps its meaning, every ref
+// except a forge's own.
+func TestLegacyPathRuleVector(t *testing.T) {
+	gr, err := os.ReadFile(filepath.Join("testdata", "golden-root.json"))
+	must(t, err)
+	gt, err := os.ReadFile(filepath.Join("testdata", "legacy-path-rule-targets.json"))
+	must(t, err)
+	p, err := Parse(gr, gt)
+	must(t, err)
+	if err := p.Root.VerifyDelegate(metadata.TARGETS, p.Targets); err != nil {
+		t.Fatalf("legacy targets signature: %v", err)
+	}
+	r, ok := p.Rule("crypto")
+	if !ok || !r.EveryRef {
+		t.Fatalf("crypto: EveryRef not set on the older stored form")
+	}
+	for ref, want := range map[string]bool{"refs/heads/dev": true, "refs/heads/main": true, "refs/pull/1/head": false} {
+		if got := p.Covers(r, ref); got != want {
+			t.Errorf("Covers(crypto, %s) = %v, want %v", ref, got, want)
+		}
+	}
+	again, tg := encode(t, p)
+	if !bytes.Equal(again, gr) || !bytes.Equal(tg, gt) {
+		t.Error("the older stored form does not re-encode to the same bytes")
+	}
 }

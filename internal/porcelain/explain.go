@@ -36,9 +36,12 @@ type ExplainedRule struct {
 	Threshold int      `json:"threshold"`
 	Require   []string `json:"require,omitempty"`
 	TestsBy   []string `json:"requireTestsBy,omitempty"`
-	Applies   bool     `json:"applies"`          // to the update explained (path rules only when protected files change)
-	Signed    []string `json:"signed,omitempty"` // persons counted
-	Files     []string `json:"files,omitempty"`  // protected files the update changes
+	// EveryRef: an older path rule without ref patterns that covers every
+	// ref (policy.Rule.EveryRef).
+	EveryRef bool     `json:"everyRef,omitempty"`
+	Applies  bool     `json:"applies"`          // to the update explained (path rules only when protected files change)
+	Signed   []string `json:"signed,omitempty"` // persons counted
+	Files    []string `json:"files,omitempty"`  // protected files the update changes
 }
 
 // ExplainedFailure is one unmet requirement with what to do about it.
@@ -115,7 +118,7 @@ func (r *Repo) Explain(name, keyFile string) (*Explanation, error) {
 		in := verify.Inputs{
 			Approvers:       approvers,
 			TreeApprovers:   treeApprovers,
-			RecordedTargets: func(rule *policy.Rule) []gitrepo.Hash { return r.recordedTargets(rslTip, rule) },
+			RecordedTargets: func(rule *policy.Rule) []gitrepo.Hash { return r.recordedTargets(rslTip, pol, rule) },
 			Tests: func(tree gitrepo.Hash) ([]string, []string, error) {
 				return verify.Testers(store, pol, tree, revoked)
 			},
@@ -147,7 +150,7 @@ func (r *Repo) Explain(name, keyFile string) (*Explanation, error) {
 		applied[rd.Rule.Name] = rd
 	}
 	for _, rule := range pol.RulesFor(ref) {
-		er := ExplainedRule{Name: rule.Name, Refs: rule.Refs, Paths: rule.Paths, Allow: rule.Allow, Threshold: rule.Threshold, TestsBy: rule.TestsBy}
+		er := ExplainedRule{Name: rule.Name, Refs: rule.Refs, Paths: rule.Paths, Allow: rule.Allow, Threshold: rule.Threshold, TestsBy: rule.TestsBy, EveryRef: rule.EveryRef}
 		for _, q := range rule.Require {
 			er.Require = append(er.Require, q.String())
 		}

@@ -236,7 +236,7 @@ func (r *Repo) precheckMove(pol *policy.Policy, rslTip gitrepo.Hash, t verify.Tr
 	in := verify.Inputs{
 		Approvers:       approvers,
 		TreeApprovers:   treeApprovers,
-		RecordedTargets: func(rule *policy.Rule) []gitrepo.Hash { return r.recordedTargets(rslTip, rule) },
+		RecordedTargets: func(rule *policy.Rule) []gitrepo.Hash { return r.recordedTargets(rslTip, pol, rule) },
 		Tests: func(tree gitrepo.Hash) ([]string, []string, error) {
 			return verify.Testers(store, pol, tree, revoked)
 		},
@@ -340,14 +340,14 @@ func orKey(person, fp string) string {
 
 // recordedTargets returns the latest recorded targets of the refs rule
 // covers (for the base of a new ref's changed files).
-func (r *Repo) recordedTargets(rslTip gitrepo.Hash, rule *policy.Rule) []gitrepo.Hash {
+func (r *Repo) recordedTargets(rslTip gitrepo.Hash, pol *policy.Policy, rule *policy.Rule) []gitrepo.Hash {
 	refs, err := r.Git.ListRefs("refs/heads/", "refs/tags/")
 	if err != nil {
 		return nil
 	}
 	var out []gitrepo.Hash
 	for _, ref := range refs {
-		if rule.CoversRef(ref.Name) {
+		if pol.Covers(rule, ref.Name) {
 			if last, err := r.latestFor(rslTip, ref.Name); err == nil && last != nil && !last.Entry.New.IsZero() {
 				out = append(out, last.Entry.New)
 			}

@@ -595,14 +595,13 @@ func depthTags(t *testing.T, tmpl *ScenarioTemplate) {
 func depthPaths(t *testing.T, tmpl *ScenarioTemplate) {
 	setup := func(t *testing.T) *ScenarioFixture {
 		f := tmpl.Clone(t)
-		f.AddRule(policy.Rule{Name: "main", Refs: []string{depthMain}, Allow: []string{"team:developers"}})
+		f.AddRule(policy.Rule{Name: "main", Refs: []string{depthMain, "refs/heads/release/**"}, Allow: []string{"team:developers"}})
 		f.AddRule(policy.Rule{Name: "crypto", Paths: []string{"src/crypto/**"}, Allow: []string{"sec1"}})
 		f.Apply("admin")
 		return f
 	}
 	// merge commits files on a feature branch, a change on main, and a
-	// merge commit of the branch into main; the branch is deleted (a path
-	// rule protects every ref, so it would have to be recorded).
+	// merge commit of the branch into main; the branch is deleted.
 	merge := func(f *ScenarioFixture, branch string, files ...string) (old, merged gitrepo.Hash) {
 		f.T.Helper()
 		old = f.Ref(depthMain)
@@ -731,13 +730,28 @@ func depthPaths(t *testing.T, tmpl *ScenarioTemplate) {
 		f.MustVerify(verify.Options{})
 	})
 
-	// newCryptoBranch creates topic2 off main with a crypto change; dev1's
-	// record is refused, then forged. It returns the entry number.
+	t.Run("review branch with a crypto change", func(t *testing.T) {
+		t.Parallel()
+		// The path rule has no ref patterns: it judges the refs the ref
+		// rules name (main, release/**), not a review branch.
+		f := setup(t)
+		f.S.Git(f.Dir, "checkout", "-q", "-b", "review/crypto")
+		depthCommit(f, "src/crypto/r.go", "proposed crypto")
+		if r := f.Record("dev1", "review/crypto"); len(r.Pending) != 0 || !r.Old.IsZero() {
+			t.Errorf("record of a review branch with a crypto change: %+v", r)
+		}
+		f.MustVerify(verify.Options{})
+	})
+
+	// newCryptoBranch creates release/2 off main with a crypto change (a
+	// new ref the path rule covers, through the main rule's
+	// refs/heads/release/**); dev1's record is refused, then forged. It
+	// returns the entry number.
 	newCryptoBranch := func(t *testing.T) (*ScenarioFixture, uint64) {
 		f := setup(t)
-		f.S.Git(f.Dir, "checkout", "-q", "-b", "topic2")
+		f.S.Git(f.Dir, "checkout", "-q", "-b", "release/2")
 		x := depthCommit(f, "src/crypto/t.go", "topic crypto")
-		return f, refusedThenForged(f, "refs/heads/topic2", gitrepo.ZeroHash, x, "src/crypto/t.go")
+		return f, refusedThenForged(f, "refs/heads/release/2", gitrepo.ZeroHash, x, "src/crypto/t.go")
 	}
 
 	t.Run("porcelain refuses a new branch with a crypto change", func(t *testing.T) {
@@ -748,7 +762,7 @@ func depthPaths(t *testing.T, tmpl *ScenarioTemplate) {
 	t.Run("new branch with a crypto change", func(t *testing.T) {
 		t.Parallel()
 		f, n := newCryptoBranch(t)
-		p, _ := f.MustFail(verify.Options{}, verify.ErrUnauthorized, "refs/heads/topic2", "rule crypto", "dev1 is not allowed", "src/crypto/t.go")
+		p, _ := f.MustFail(verify.Options{}, verify.ErrUnauthorized, "refs/heads/release/2", "rule crypto", "dev1 is not allowed", "src/crypto/t.go")
 		if p.Entry != n || strings.Contains(p.Detail, "src/crypto/a.go") {
 			t.Errorf("problem %+v; want entry #%d naming only the new crypto file", p, n)
 		}

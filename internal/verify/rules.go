@@ -241,7 +241,7 @@ func (v *verifier) authorize(i int, rec *rsl.Record, ref string, old, new gitrep
 		t.DiffBase = v.diffBase(ref, old)
 	}
 	// A new ref's own value is not a base for its changed files.
-	targets := func(r *policy.Rule) []gitrepo.Hash { return v.recordedTargetsExcept(r, ref) }
+	targets := func(r *policy.Rule) []gitrepo.Hash { return v.recordedTargetsExcept(pol, r, ref) }
 	in := Inputs{RecordedTargets: targets, Tests: v.testers(pol, rec.Entry.Number)}
 	d, notes, counted, err := v.decide(rec, pol, t, in)
 	if d == nil || err != nil {
@@ -444,7 +444,7 @@ func hasGlobal(pol *policy.Policy, ref string) bool {
 	return false
 }
 
-func (v *verifier) recordedTargetsExcept(r *policy.Rule, except string) []gitrepo.Hash {
+func (v *verifier) recordedTargetsExcept(pol *policy.Policy, r *policy.Rule, except string) []gitrepo.Hash {
 	var out []gitrepo.Hash
 	refs := make([]string, 0, len(v.state))
 	for ref := range v.state {
@@ -452,7 +452,7 @@ func (v *verifier) recordedTargetsExcept(r *policy.Rule, except string) []gitrep
 	}
 	sort.Strings(refs)
 	for _, ref := range refs {
-		if ref == rsl.PolicyRef || ref == except || !r.CoversRef(ref) {
+		if ref == rsl.PolicyRef || ref == except || !pol.Covers(r, ref) {
 			continue
 		}
 		if last, ok := v.latest(ref); ok && !last.target.IsZero() {
