@@ -61,6 +61,14 @@ func completionNodes(app *cli.App) []completionNode {
 		}
 	}
 	walk("", app.Commands)
+	for i := range nodes {
+		switch nodes[i].path {
+		case "help": // git secure help <TAB>: the commands
+			nodes[i].cmds = nodes[0].cmds
+		case "completion":
+			nodes[i].cmds = []*cli.Command{{Name: "bash", Usage: "the bash script"}, {Name: "zsh", Usage: "the zsh script"}}
+		}
+	}
 	return nodes
 }
 

@@ -42,14 +42,15 @@ func (a *app) groupAction(prefix string) cli.ActionFunc {
 
 // setGroupActions gives every command with subcommands, at any depth, the
 // action groupAction: urfave/cli's default would print "No help topic"
-// and exit 3.
+// and exit 3. No command gets urfave/cli's own "help" subcommand: help is
+// "git secure help policy sign" (or "policy sign -h").
 func (a *app) setGroupActions(prefix string, cmds []*cli.Command) {
 	for _, c := range cmds {
+		c.HideHelpCommand = true
 		if len(c.Subcommands) == 0 {
 			continue
 		}
 		p := prefix + " " + c.Name
-		c.HideHelpCommand = true // "git secure help policy sign", not "policy help sign"
 		if c.Action == nil {
 			c.Action = a.groupAction(p)
 		}
