@@ -294,3 +294,119 @@ func TestGitSecureHelpOpensManPage(t *testing.T) {
 		t.Errorf("git secure: want exit 2 with usage, got %v\n%s", err, out)
 	}
 }
+
+// gitBashCompletion is git's own bash completion, as distributions ship it.
+const gitBashCompletion = "/usr/share/bash-completion/completions/git"
+
+// TestCompletionBash: the script defines _git_secure, which git's
+// completion calls for "git secure <TAB>", and completes git-secure
+// itself; both complete commands at any depth and a command's flags.
+func TestCompletionBash(t *testing.T) {
+	r := wantHelp(t, ExitOK, "completion", "bash")
+	for _, p := range commandPaths(t) {
+		if !strings.Contains(r.Stdout, "\""+completionPath(strings.Join(p, " "))+"\")") {
+			t.Errorf("no case for %v", p)
+		}
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "git-secure.bash")
+	if err := os.WriteFile(script, []byte(r.Stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// t WORD... completes the last word, as bash does on TAB, through
+	// git's completion when it is installed, and through the script's own
+	// "complete -F" for git-secure.
+	driver := `source "$1"
+t () {
+	COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+	COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}; COMPREPLY=()
+	if [ "$1" = git ]; then __git_wrap__git_main; else _git_secure_standalone; fi
+	local IFS=' '; echo "$*|${COMPREPLY[*]}"
+}
+`
+	cases := map[string]string{
+		"git-secure pol":                   "policy",
+		"git-secure policy add-r":          "add-rule",
+		"git-secure rsl ":                  "record skip log",
+		"git-secure verify --js":           "--json",
+		"git-secure policy add-rule x --t": "--threshold= --tree-approvals",
+		"git-secure help pol":              "policy",
+		"git-secure completion ":           "bash zsh",
+	}
+	if _, err := os.Stat(gitBashCompletion); err == nil {
+		driver = "source " + gitBashCompletion + "\n" + driver
+		cases["git secure pol"] = "policy"
+		cases["git secure ver"] = "verify version"
+		cases["git -C . secure attest ap"] = "approve"
+		cases["git secure verify --rem"] = "--remote="
+	} else {
+		t.Logf("%s not installed: only git-secure <TAB> is checked", gitBashCompletion)
+	}
+	var lines []string
+	for words := range cases {
+		w := strings.Fields(words)
+		if strings.HasSuffix(words, " ") {
+			w = append(w, "")
+		}
+		for i := range w {
+			w[i] = "'" + w[i] + "'"
+		}
+		lines = append(lines, "t "+strings.Join(w, " "))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "driver.bash"), []byte(driver+strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bash, filepath.Join(dir, "driver.bash"), script).CombinedOutput()
+	if err != nil {
+		t.Fatalf("bash: %v\n%s", err, out)
+	}
+	got := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		words, reply, ok := strings.Cut(l, "|")
+		if !ok {
+			t.Fatalf("bash printed %q:\n%s", l, out)
+		}
+		got[strings.TrimSpace(words)] = strings.Join(strings.Fields(reply), " ")
+	}
+	for words, want := range cases {
+		if got[strings.TrimSpace(words)] != want {
+			t.Errorf("%q<TAB> = %q, want %q", words, got[strings.TrimSpace(words)], want)
+		}
+	}
+}
+
+// TestCompletionZsh: the script is what zsh's _git calls (_git-secure,
+// #compdef git-secure) and knows every command; zsh -n checks its syntax
+// when zsh is installed.
+func TestCompletionZsh(t *testing.T) {
+	r := wantHelp(t, ExitOK, "completion", "zsh")
+	if !strings.HasPrefix(r.Stdout, "#compdef git-secure\n") || !strings.Contains(r.Stdout, "\n_git-secure () {\n") {
+		t.Errorf("not a zsh completion function:\n%s", r.Stdout)
+	}
+	for _, p := range commandPaths(t) {
+		leaf := p[len(p)-1]
+		if !strings.Contains(r.Stdout, "("+zshQuote(completionPath(strings.Join(p, " ")))+")") || !strings.Contains(r.Stdout, "'"+leaf+":") {
+			t.Errorf("%v missing", p)
+		}
+	}
+	for _, w := range []string{"(--help --version)", "--threshold", "compdef _git-secure git-secure", "'hooks:install or remove git-secure'\\''s hooks"} {
+		if !strings.Contains(r.Stdout, w) {
+			t.Errorf("no %q", w)
+		}
+	}
+	if zsh, err := exec.LookPath("zsh"); err == nil {
+		f := filepath.Join(t.TempDir(), "_git-secure")
+		if err := os.WriteFile(f, []byte(r.Stdout), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command(zsh, "-n", f).CombinedOutput(); err != nil {
+			t.Errorf("zsh -n: %v\n%s", err, out)
+		}
+	}
+	wantHelp(t, ExitUsage, "completion", "fish")
+	wantHelp(t, ExitUsage, "completion")
+}
