@@ -128,9 +128,9 @@ func visibleCommands(cmds []*cli.Command) []*cli.Command {
 	return out
 }
 
-// suggest returns the names in cmds closest to name: git's rule, an edit
-// distance of at most a third of the longer name (and at least 2 for short
-// names), or a prefix of at least 3 characters.
+// suggest returns the visible names in cmds closest to name: those at the
+// smallest edit distance, if it is at most a third of the longer name (2
+// for short names); a prefix of at least 3 characters counts as distance 1.
 func suggest(name string, cmds []*cli.Command) []string {
 	best, out := -1, []string(nil)
 	for _, c := range visibleCommands(cmds) {
@@ -151,8 +151,8 @@ func suggest(name string, cmds []*cli.Command) []string {
 	return out
 }
 
-// levenshtein is the edit distance between a and b (insertions, deletions,
-// substitutions and swaps of two neighbours, as git's help.c counts).
+// levenshtein is the edit distance between a and b: insertions, deletions,
+// substitutions and swaps of two neighbours ("vreify") each count 1.
 func levenshtein(a, b string) int {
 	prev2 := make([]int, len(b)+1)
 	prev := make([]int, len(b)+1)
