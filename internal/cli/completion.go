@@ -48,6 +48,7 @@ type completionNode struct {
 	path  string
 	cmds  []*cli.Command // visible subcommands
 	flags []string       // long flags, "--key=" for one that takes a value
+	refs  bool           // its arguments are refs (verify, rsl record, explain)
 }
 
 func completionNodes(app *cli.App) []completionNode {
@@ -56,7 +57,8 @@ func completionNodes(app *cli.App) []completionNode {
 	walk = func(path string, cmds []*cli.Command) {
 		for _, c := range visibleCommands(cmds) {
 			p := strings.TrimSpace(path + " " + c.Name)
-			nodes = append(nodes, completionNode{path: p, cmds: visibleCommands(c.Subcommands), flags: completionFlags(c.VisibleFlags())})
+			nodes = append(nodes, completionNode{path: p, cmds: visibleCommands(c.Subcommands), flags: completionFlags(c.VisibleFlags()),
+				refs: strings.HasPrefix(strings.TrimLeft(c.ArgsUsage, "["), "REF")})
 			walk(p, c.Subcommands)
 		}
 	}
@@ -160,15 +162,26 @@ func writeBashCompletion(w io.Writer, nodes []completionNode) {
 		paths = append(paths, completionPath(n.path))
 	}
 	fmt.Fprintf(w, "\t\t%s) path=\"$path/$w\" ;;\n", strings.Join(paths, "|"))
-	io.WriteString(w, "\t\tesac\n\tdone\n\tlocal cmds=\"\" flags=\"\"\n\tcase \"$path\" in\n")
+	io.WriteString(w, "\t\tesac\n\tdone\n\tlocal cmds=\"\" flags=\"\" refs=\"\"\n\tcase \"$path\" in\n")
 	for _, n := range nodes {
-		fmt.Fprintf(w, "\t\"%s\") cmds=\"%s\"; flags=\"%s\" ;;\n", completionPath(n.path),
-			strings.Join(commandNames(n.cmds), " "), strings.Join(n.flags, " "))
+		refs := ""
+		if n.refs {
+			refs = "; refs=1"
+		}
+		fmt.Fprintf(w, "\t\"%s\") cmds=\"%s\"; flags=\"%s\"%s ;;\n", completionPath(n.path),
+			strings.Join(commandNames(n.cmds), " "), strings.Join(n.flags, " "), refs)
 	}
 	io.WriteString(w, "\tesac\n")
+	// Where the arguments are refs, git's own __git_complete_refs lists
+	// them; elsewhere an empty reply lets bash complete file names.
 	io.WriteString(w, `	case "$cur" in
 	-*) __git_secure_reply "$flags" ;;
-	*) [ -n "$cmds" ] && __git_secure_reply "$cmds" ;;
+	*)
+		if [ -n "$cmds" ]; then
+			__git_secure_reply "$cmds"
+		elif [ -n "$refs" ] && declare -F __git_complete_refs >/dev/null; then
+			__git_complete_refs
+		fi ;;
 	esac
 }
 `)

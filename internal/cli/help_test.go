@@ -343,6 +343,8 @@ t () {
 		cases["git secure ver"] = "verify version"
 		cases["git -C . secure attest ap"] = "approve"
 		cases["git secure verify --rem"] = "--remote="
+		cases["git secure explain ma"] = "main"
+		cases["git secure rsl record v1"] = "v1.0"
 	} else {
 		t.Logf("%s not installed: only git-secure <TAB> is checked", gitBashCompletion)
 	}
@@ -360,12 +362,16 @@ t () {
 	if err := os.WriteFile(filepath.Join(dir, "driver.bash"), []byte(driver+strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(bash, filepath.Join(dir, "driver.bash"), script).CombinedOutput()
+	// In a repository with main and v1.0, for the refs.
+	s := testutil.NewSandbox(t)
+	repo := s.InitRepo("repo", 1)
+	s.Git(repo, "tag", "v1.0")
+	out, err := s.RunErr(repo, nil, bash, filepath.Join(dir, "driver.bash"), script)
 	if err != nil {
 		t.Fatalf("bash: %v\n%s", err, out)
 	}
 	got := map[string]string{}
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+	for _, l := range strings.Split(out, "\n") {
 		words, reply, ok := strings.Cut(l, "|")
 		if !ok {
 			t.Fatalf("bash printed %q:\n%s", l, out)
