@@ -69,7 +69,8 @@ func (a *app) shortUsage(w io.Writer, prefix string, cmds []*cli.Command) {
 	for _, c := range visibleCommands(cmds) {
 		fmt.Fprintf(w, "   %-*s  %s\n", width, c.Name, c.Usage)
 	}
-	fmt.Fprintf(w, "\nSee '%s <command> -h' or 'git secure help <command>' for the options of a command.\n", prefix)
+	fmt.Fprintf(w, "\nSee '%s <command> -h' or 'git secure help%s <command>' for the options of a command.\n",
+		prefix, strings.TrimPrefix(prefix, "git secure"))
 }
 
 // unknownCommand reports a command name that is not one of cmds, with the

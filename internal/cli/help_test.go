@@ -61,7 +61,7 @@ func TestNoCommand(t *testing.T) {
 		want []string
 	}{
 		{nil, []string{"usage: git secure <command>", "verify", "policy", "git secure help <command>"}},
-		{[]string{"policy"}, []string{"usage: git secure policy <command>", "add-rule", "apply"}},
+		{[]string{"policy"}, []string{"usage: git secure policy <command>", "add-rule", "apply", "'git secure help policy <command>'"}},
 		{[]string{"trust"}, []string{"usage: git secure trust <command>", "revoke-key"}},
 	} {
 		r := wantHelp(t, ExitUsage, tc.args...)
