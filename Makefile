@@ -2,6 +2,12 @@
 GO        ?= go
 PREFIX    ?= /usr/local
 BINDIR    ?= $(PREFIX)/bin
+# git runs "man git-secure" for "git secure --help" and "git help secure".
+MANDIR    ?= $(PREFIX)/share/man
+# bash-completion loads completions/git-secure when git's completion meets
+# "git secure"; zsh's _git calls _git-secure from $fpath.
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
 VERSION   ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -s -w -X github.com/git-secure/git-secure/internal/cli.Version=$(VERSION)
 FUZZTIME  ?= 20s
@@ -16,17 +22,28 @@ CGO       := CGO_ENABLED=0
 
 all: build
 
-build: ## build ./bin/git-secure
+build: ## build ./bin/git-secure, its manual pages (bin/man/man1) and shell completion (bin/completion)
 	$(CGO) $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o bin/git-secure ./cmd/git-secure
 	ln -sf git-secure bin/git-remote-secure
+	rm -rf bin/man bin/completion
+	bin/git-secure man --dir bin/man/man1
+	mkdir -p bin/completion
+	bin/git-secure completion bash >bin/completion/git-secure
+	bin/git-secure completion zsh >bin/completion/_git-secure
 
-install: build ## install git-secure on PATH ($(BINDIR)); git then runs it as "git secure"
-	install -d $(DESTDIR)$(BINDIR)
+install: build ## install git-secure on PATH ($(BINDIR)), its manual pages and bash/zsh completion; git then runs it as "git secure"
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
 	install -m 0755 bin/git-secure $(DESTDIR)$(BINDIR)/git-secure
 	ln -sf git-secure $(DESTDIR)$(BINDIR)/git-remote-secure
+	rm -f $(DESTDIR)$(MANDIR)/man1/git-secure.1 $(DESTDIR)$(MANDIR)/man1/git-secure-*.1
+	install -m 0644 bin/man/man1/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 bin/completion/git-secure $(DESTDIR)$(BASHCOMPDIR)/git-secure
+	install -m 0644 bin/completion/_git-secure $(DESTDIR)$(ZSHCOMPDIR)/_git-secure
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/git-secure $(DESTDIR)$(BINDIR)/git-remote-secure
+	rm -f $(DESTDIR)$(MANDIR)/man1/git-secure.1 $(DESTDIR)$(MANDIR)/man1/git-secure-*.1
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/git-secure $(DESTDIR)$(ZSHCOMPDIR)/_git-secure
 
 vet:
 	$(GO) vet ./...

@@ -209,7 +209,7 @@ var keyFlag = &cli.StringFlag{
 var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "write one JSON document to stdout"}
 
 func (a *app) cliApp() *cli.App {
-	return &cli.App{
+	ca := &cli.App{
 		Name:     "git-secure",
 		HelpName: "git secure",
 		Usage:    "who may move which branch, tag or folder, kept and verified inside the repository",
@@ -228,11 +228,19 @@ Quick start, in an existing repository (your SSH key signs everything):
    git secure verify
 
 Exit codes: 0 verified/done, 1 a check failed or a change was refused,
-2 usage or environment error.`,
-		Writer:                 a.env.Stdout,
-		ErrWriter:              a.env.Stderr,
-		ExitErrHandler:         func(*cli.Context, error) {},
-		HideHelpCommand:        true,
+2 usage or environment error.
+
+Help: git secure help COMMAND (or git secure COMMAND -h) prints the help of
+a command; git secure --help and git help secure open the manual page.`,
+		Writer:          a.env.Stdout,
+		ErrWriter:       a.env.Stderr,
+		ExitErrHandler:  func(*cli.Context, error) {},
+		HideHelpCommand: true,
+		HideVersion:     true, // --version is ours: urfave/cli's would also take -v
+		// The help command "help" would keep urfave/cli from adding -h/--help.
+		Flags:                  []cli.Flag{&cli.BoolFlag{Name: "version", Usage: "print git-secure's version"}, cli.HelpFlag},
+		Action:                 a.rootAction,
+		Suggest:                true, // "Did you mean --json?" for a mistyped flag
 		UseShortOptionHandling: true,
 		Commands: []*cli.Command{
 			a.initCommand(),
@@ -247,8 +255,13 @@ Exit codes: 0 verified/done, 1 a check failed or a change was refused,
 			a.serverCommand(),
 			a.hookCommand(),
 			a.versionCommand(),
+			a.helpCommand(),
+			a.completionCommand(),
+			a.manCommand(),
 		},
 	}
+	a.setGroupActions("git secure", ca.Commands)
+	return ca
 }
 
 // Version is set at build time with -ldflags "-X .../internal/cli.Version=...".
@@ -259,7 +272,7 @@ func (a *app) versionCommand() *cli.Command {
 		Name:  "version",
 		Usage: "print git-secure's version",
 		Action: func(c *cli.Context) error {
-			a.out("git-secure %s\n", Version)
+			a.out("git-secure version %s\n", Version)
 			return nil
 		},
 	}
