@@ -218,10 +218,13 @@ func (c *Context) preReceive(input []byte) error {
 	g := c.Repo.Git
 	// The configuration (root key pin) is read while the refs are.
 	c.Repo.Preload()
+	marker := unprotectedMarker(g.GitDir())
+	_ = os.Remove(marker) // a previous receive-pack with this pid
 	if ok, err := c.unprotectedOnly(lines); err != nil {
 		return err
 	} else if ok {
 		c.Trace.Mark("unprotected refs only")
+		c.markUnprotected(marker, input)
 		return nil
 	}
 	// Verification follows (a push of metadata gets here at once): set up

@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,5 +64,70 @@ func TestScripts(t *testing.T) {
 		if out, err := exec.Command("sh", "-n", p).CombinedOutput(); err != nil {
 			t.Errorf("server %s: sh -n: %v\n%s", name, err, out)
 		}
+	}
+}
+
+// TestServerTransactionScriptMarker: the server's reference-transaction
+// script accepts a prepared transaction without starting git-secure only
+// when every line of it is a line pre-receive marked as an unprotected
+// push for the same receive-pack; anything else reaches git-secure with the
+// whole input, and the marker goes when the transaction ends.
+func TestServerTransactionScriptMarker(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"hooks", "secure"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls := filepath.Join(dir, "calls")
+	stub := filepath.Join(dir, "stub")
+	if err := os.WriteFile(stub, []byte("#!/bin/sh\ncat >>"+shellQuote(calls)+"\necho \"$*\" >>"+shellQuote(calls)+"\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "hooks", "reference-transaction")
+	body := hookscripts.Render(hookscripts.ServerTemplate("reference-transaction"), map[string]string{"BINARY": shellQuote(stub)})
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The script's parent is this test process, as receive-pack is a
+	// real hook's.
+	marker := filepath.Join(dir, "secure", fmt.Sprintf("unprotected-push.%d", os.Getpid()))
+	feature := strings.Repeat("0", 40) + " " + strings.Repeat("a", 40) + " refs/heads/feature\n"
+	main := strings.Repeat("b", 40) + " " + strings.Repeat("c", 40) + " refs/heads/main\n"
+	run := func(phase, input string) (int, string) {
+		t.Helper()
+		os.Remove(calls)
+		cmd := exec.Command(script, phase)
+		cmd.Stdin = strings.NewReader(input)
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := os.ReadFile(calls)
+		return code, string(got)
+	}
+	if code, got := run("prepared", feature); code != 1 || got != feature+"hook reference-transaction prepared\n" {
+		t.Errorf("no marker: exit %d, git-secure got %q; want it started with the input", code, got)
+	}
+	if err := os.WriteFile(marker, []byte(feature), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, got := run("prepared", feature); code != 0 || got != "" {
+		t.Errorf("marked line only: exit %d, git-secure got %q; want exit 0 without starting it", code, got)
+	}
+	if code, got := run("prepared", feature+main); code != 1 || got != feature+main+"hook reference-transaction prepared\n" {
+		t.Errorf("a line pre-receive did not mark: exit %d, git-secure got %q; want it started with the whole input", code, got)
+	}
+	if code, got := run("prepared", strings.TrimSuffix(feature, "ure\n")+"\n"); code != 1 || got == "" {
+		t.Errorf("a line that is part of a marked one: exit %d, git-secure got %q; want it started", code, got)
+	}
+	if code, _ := run("committed", feature); code != 0 {
+		t.Errorf("committed: exit %d", code)
+	}
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Errorf("the marker stays after the transaction (stat: %v)", err)
 	}
 }

@@ -2,7 +2,10 @@ package hooks
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
@@ -193,6 +196,39 @@ func (c *Context) movesWithoutLog(lines []RefLine) error {
 		return ErrRejected
 	}
 	return nil
+}
+
+// unprotectedMarker is where pre-receive leaves the lines of a push it
+// judged to change only unprotected refs, for the reference-transaction
+// hook of the same receive-pack (the parent of both): a transaction made
+// only of those lines is accepted by the hook script without starting
+// git-secure a second time. Anything else (no file, another line, HEAD)
+// starts it, so the file can only save work, never forgive a check.
+func unprotectedMarker(gitDir string) string {
+	return filepath.Join(gitDir, "secure", fmt.Sprintf("unprotected-push.%d", os.Getppid()))
+}
+
+// markUnprotected writes the marker; failing to is only slower.
+func (c *Context) markUnprotected(path string, input []byte) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, input, 0o644); err != nil {
+		return
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+	}
+	// The transaction hook removes the marker once the push is done; one
+	// left by a push git refused before any transaction (or by a server
+	// without that hook) goes after an hour.
+	old, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "unprotected-push.*"))
+	for _, p := range old {
+		if st, err := os.Stat(p); err == nil && time.Since(st.ModTime()) > time.Hour {
+			_ = os.Remove(p)
+		}
+	}
 }
 
 // parseTransaction reads reference-transaction input: "<old> <new> <ref>"
