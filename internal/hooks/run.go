@@ -522,6 +522,11 @@ func (c *Context) prePush(input []byte) error {
 	if v, _, _ := c.Repo.ConfigValue("remote." + remote + ".vcs"); v == "secure" {
 		return nil
 	}
+	// A remote routed by url.secure::.insteadOf (RouteAllKey): git gives
+	// the hook the rewritten URL.
+	if len(c.Args) > 1 && strings.HasPrefix(c.Args[1], "secure::") {
+		return nil
+	}
 	polTip, ok, err := g.ResolveRef(policy.Ref)
 	if err != nil || !ok {
 		return err
@@ -538,7 +543,7 @@ func (c *Context) prePush(input []byte) error {
 		}
 		if pol.Protected(f[2]) {
 			c.say("error: %s is protected by git-secure, but remote %q does not carry its log entries", f[2], remote)
-			c.say("hint: run git secure hooks install (it routes %s through git-remote-secure), then push again", remote)
+			c.say("hint: run git secure hooks install (it sets remote.%s.vcs = secure, and routes remotes added later), then push again", remote)
 			return ErrRejected
 		}
 	}

@@ -379,6 +379,13 @@ func (h *Helper) pushFlags() []string {
 	return out
 }
 
+// urlArgs is a git command line that talks to h.URL: with the options
+// that keep git from sending it back through git-remote-secure (a
+// repository with url.secure::.insteadOf = "" rewrites every URL).
+func (h *Helper) urlArgs(args ...string) []string {
+	return append(hooks.NoRewrite(h.URL), args...)
+}
+
 func (h *Helper) git(args ...string) ([]byte, error) {
 	return h.Repo.Git.Run(context.Background(), nil, args...)
 }
@@ -425,7 +432,7 @@ func (h *Helper) cleanup() {
 
 // lsRemote lists the remote's refs (no objects fetched).
 func (h *Helper) lsRemote() (map[string]gitrepo.Hash, string, error) {
-	out, err := h.git("ls-remote", "--symref", "--", h.URL)
+	out, err := h.git(h.urlArgs("ls-remote", "--symref", "--", h.URL)...)
 	if err != nil {
 		return nil, "", fmt.Errorf("list %s: %w", h.URL, err)
 	}
@@ -494,6 +501,7 @@ func (h *Helper) list(forPush bool) error {
 			h.Trace.Mark("list for-push")
 		}
 		h.markPush()
+		h.adoptRemote()
 		h.forPush, h.head = refs, head // the push that follows needs no second round trip
 		writeList(h.Out, h.relistUnrecorded(refs), head)
 		return nil
@@ -557,6 +565,26 @@ func (h *Helper) syncHooks() {
 	}
 	for _, name := range added {
 		h.logf("note: your %s hook (%s) was added after git secure hooks install; it runs from now on", name, filepath.Join(chain, name))
+	}
+}
+
+// adoptRemote routes the fetches of a named remote that only its pushes
+// reached the helper by (url.secure::.pushInsteadOf): its first push sets
+// remote.<name>.vcs = secure, and says so.
+func (h *Helper) adoptRemote() {
+	if h.Remote == "" || h.Remote == h.URL || strings.Contains(h.Remote, "::") {
+		return
+	}
+	if _, ok, err := h.Repo.ConfigValue("remote." + h.Remote + ".vcs"); err != nil || ok {
+		return
+	}
+	changed, err := hooks.AdoptRemote(h.Repo.Git, h.Remote)
+	if err != nil {
+		h.logf("warning: cannot route the fetches of remote %q through git-remote-secure (%v); run git secure hooks install", h.Remote, err)
+		return
+	}
+	if changed {
+		h.logf("remote %q is now routed through git-remote-secure for fetches too (remote.%s.vcs = secure)", h.Remote, h.Remote)
 	}
 }
 

@@ -329,7 +329,7 @@ func (h *Helper) dryRunPush(specs []pushSpec) map[string]string {
 		return nil
 	}
 	// Atomic like the real push: one refused ref refuses them all.
-	args := append([]string{"push", "--dry-run", "--atomic", "--porcelain", "--no-verify"}, h.pushFlags()...)
+	args := append(h.urlArgs("push", "--dry-run", "--atomic", "--porcelain", "--no-verify"), h.pushFlags()...)
 	args = append(args, "--", h.URL)
 	for _, s := range specs {
 		args = append(args, s.raw)
@@ -452,7 +452,7 @@ func (h *Helper) runPushRaw(specs []pushSpec, extra []string) (map[string]string
 		h.notePushed(nil)
 		return nil, false // nothing to send
 	}
-	args := append([]string{"push", "--atomic", "--porcelain", "--no-verify"}, h.pushFlags()...)
+	args := append(h.urlArgs("push", "--atomic", "--porcelain", "--no-verify"), h.pushFlags()...)
 	args = append(append(args, "--", h.URL), refspecs...)
 	out, err := h.Repo.Git.RunTee(bgctx(), h.Err, args...)
 	if err == nil {

@@ -1,0 +1,76 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+)
+
+// Issue 15.1: a remote added after git secure init (GitHub's instructions
+// for an existing repository: git remote add origin URL; git push -u
+// origin main) goes through git-remote-secure from its first push, with no
+// second command; git secure hooks install says exactly what it did.
+func TestRemoteAddedAfterInit(t *testing.T) {
+	for _, tr := range []transport{trFile, trHTTP} {
+		t.Run(string(tr), func(t *testing.T) {
+			srv := startServer(t, tr)
+			repo, url := srv.newRepo("later.git", true)
+			u := newUser(t, "alice")
+			dir := benchRepo(t, u, "later", "", true) // init, main protected, no remote yet
+			u.git(dir, "remote", "add", "origin", url)
+			u.commit(dir, "a.txt", "after init\n")
+			r := u.run(dir, "git", "push", "-u", "origin", "main")
+			if r.code != 0 {
+				t.Fatalf("git push -u origin main of a remote added after init:\n%s", r)
+			}
+			if !strings.Contains(r.stderr, "recorded refs/heads/main as entry #") {
+				t.Errorf("the push does not say it recorded main:\n%s", r)
+			}
+			srvRefs := srv.admin.refs(repo)
+			for _, ref := range []string{"refs/heads/main", "refs/secure/rsl", "refs/secure/policy"} {
+				if want := u.rev(dir, ref); srvRefs[ref] != want {
+					t.Errorf("server %s = %q, want %s\n%s", ref, srvRefs[ref], want, r)
+				}
+			}
+			if got := u.git(dir, "rev-parse", "--abbrev-ref", "main@{upstream}"); got != "origin/main" {
+				t.Errorf("main's upstream = %q, want origin/main", got)
+			}
+			srv.admin.secure(repo, "verify")
+
+			if !strings.Contains(r.stderr, `remote "origin" is now routed through git-remote-secure for fetches too`) {
+				t.Errorf("the first push does not say it routed origin's fetches:\n%s", r)
+			}
+			if v := u.git(dir, "config", "remote.origin.vcs"); v != "secure" {
+				t.Errorf("remote.origin.vcs = %q after the first push said it routed origin", v)
+			}
+			u.git(dir, "fetch", "-q", "origin")
+
+			// Installing again routes a remote added since by name and
+			// says exactly that; it claims nothing it did not do.
+			_, backup := srv.newRepo("backup.git", true)
+			u.git(dir, "remote", "add", "backup", backup)
+			out := u.secure(dir, "hooks", "install")
+			for _, want := range []string{"refreshed", "now routed through git-remote-secure (remote.<name>.vcs = secure): backup",
+				"already routed through git-remote-secure: origin", "url.secure::.pushInsteadOf"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("hooks install in an installed repository with a new remote does not say %q:\n%s", want, out)
+				}
+			}
+			if v := u.git(dir, "config", "remote.backup.vcs"); v != "secure" {
+				t.Errorf("remote.backup.vcs = %q after hooks install said it routed backup", v)
+			}
+			out = u.secure(dir, "hooks", "install")
+			if strings.Contains(out, "now routed") {
+				t.Errorf("a second hooks install claims to route again:\n%s", out)
+			}
+			u.git(dir, "push", "-q", "backup", "main")
+
+			// Uninstall restores the configuration: no rewrite is left.
+			u.secure(dir, "hooks", "uninstall")
+			for _, key := range []string{"url.secure::.pushInsteadOf", "remote.origin.vcs", "remote.backup.vcs"} {
+				if r := u.run(dir, "git", "config", "--get-all", key); r.code == 0 {
+					t.Errorf("hooks uninstall left %s = %q", key, r.stdout)
+				}
+			}
+		})
+	}
+}
