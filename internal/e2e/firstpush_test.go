@@ -74,3 +74,57 @@ func TestRemoteAddedAfterInit(t *testing.T) {
 		})
 	}
 }
+
+// Issue 15.2: a plain git push sends metadata that changed on its own (an
+// applied policy, an approval, a staged policy) although no branch moved:
+// git must not stop at "Everything up-to-date" with nothing sent.
+func TestMetadataOnlyPush(t *testing.T) {
+	srv := startServer(t, trFile)
+	repo, url := srv.newRepo("meta.git", true)
+	u := newUser(t, "alice")
+	bob := newUser(t, "bob")
+	carol := newUser(t, "carol")
+	dir := benchRepo(t, u, "meta", url, true) // main pushed through the helper
+
+	pushSends := func(what string, refs ...string) {
+		t.Helper()
+		before := srv.admin.refs(repo)
+		r := u.run(dir, "git", "push")
+		if r.code != 0 {
+			t.Fatalf("git push after %s:\n%s", what, r)
+		}
+		after := srv.admin.refs(repo)
+		for _, ref := range refs {
+			if want := u.rev(dir, ref); after[ref] != want {
+				t.Errorf("after %s and git push, server %s = %q, want the local %s (before: %q)\n%s", what, ref, after[ref], want, before[ref], r)
+			}
+		}
+		if !strings.Contains(r.stderr, "git-secure: sent ") {
+			t.Errorf("git push after %s does not say what it sent:\n%s", what, r)
+		}
+		if after["refs/heads/main"] != before["refs/heads/main"] || strings.Contains(r.stderr, "main -> main") {
+			t.Errorf("git push after %s reports or moves main:\n%s", what, r)
+		}
+		srv.admin.secure(repo, "verify")
+	}
+
+	u.secure(dir, "policy", "add-person", "bob", "--key", bob.key.Public)
+	u.secure(dir, "policy", "apply")
+	pushSends("policy apply", "refs/secure/policy", "refs/secure/rsl")
+
+	u.git(dir, "checkout", "-q", "-b", "next")
+	next := u.commit(dir, "next.txt", "to approve\n")
+	u.git(dir, "checkout", "-q", "main")
+	u.secure(dir, "attest", "approve", "main", "--to", next)
+	pushSends("attest approve", "refs/secure/attestations")
+
+	u.secure(dir, "policy", "add-person", "carol", "--key", carol.key.Public)
+	u.secure(dir, "policy", "sign")
+	pushSends("policy sign", "refs/secure/policy-staging")
+
+	// Nothing left to send: git's own answer, no extra line.
+	r := u.run(dir, "git", "push")
+	if r.code != 0 || !strings.Contains(r.stderr, "Everything up-to-date") || strings.Contains(r.stderr, "git-secure: sent") {
+		t.Errorf("git push with nothing to send:\n%s", r)
+	}
+}

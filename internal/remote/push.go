@@ -58,6 +58,7 @@ func (h *Helper) push(in *bufio.Reader, first string) error {
 			branchSpecs = append(branchSpecs, s)
 		}
 	}
+	upToDate := h.upToDate(specs)
 	var results map[string]string
 	if h.dryRun {
 		results = h.dryRunPush(branchSpecs)
@@ -75,12 +76,35 @@ func (h *Helper) push(in *bufio.Reader, first string) error {
 	for _, s := range specs {
 		if msg, failed := results[s.dst]; failed {
 			fmt.Fprintf(h.Out, "error %s %s\n", s.dst, display.Escape(oneLine(msg)))
+		} else if upToDate[s.dst] {
+			fmt.Fprintf(h.Out, "ok %s up to date\n", s.dst)
 		} else {
 			fmt.Fprintf(h.Out, "ok %s\n", s.dst)
 		}
 	}
 	fmt.Fprint(h.Out, "\n")
 	return nil
+}
+
+// upToDate returns the destinations of specs that relistForMetadata
+// listed behind their real value and that the push leaves where the
+// remote has them: git is told "up to date" for them.
+func (h *Helper) upToDate(specs []pushSpec) map[string]bool {
+	if len(h.relisted) == 0 {
+		return nil
+	}
+	h.awaitSnap()
+	out := map[string]bool{}
+	for _, s := range specs {
+		real, ok := h.relisted[s.dst]
+		if !ok || !strings.HasPrefix(s.src, "refs/") {
+			continue
+		}
+		if v, ok := h.localSnap[s.src]; ok && v == real {
+			out[s.dst] = true
+		}
+	}
+	return out
 }
 
 func oneLine(s string) string {
@@ -209,6 +233,9 @@ func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
 			for _, e := range prepared.Entries {
 				h.logf("recorded %s as entry #%d", e.Ref, e.Number)
 			}
+			if len(prepared.Entries) == 0 && len(extra) > 0 {
+				h.logf("sent %s to %s", describeMetadata(extra), h.Remote)
+			}
 			for _, p := range prepared.Pending {
 				h.logf("note: %s", p)
 			}
@@ -317,6 +344,24 @@ func (h *Helper) metadataSpecsFrom(tip gitrepo.Hash, locals map[string]gitrepo.H
 		out = append(out, fmt.Sprintf("%s:%s", local, name))
 	}
 	return out
+}
+
+// describeMetadata names what metadata refspecs ("<hash>:<ref>") send.
+func describeMetadata(refspecs []string) string {
+	what := map[string]string{
+		rsl.Ref: "the log (refs/secure/rsl)", policy.Ref: "the policy (refs/secure/policy)",
+		attest.Ref: "the approvals (refs/secure/attestations)", policy.StagingRef: "the staged policy (" + policy.StagingRef + ")",
+	}
+	var names []string
+	for _, spec := range refspecs {
+		_, dst, _ := strings.Cut(spec, ":")
+		if w, ok := what[dst]; ok {
+			names = append(names, w)
+		} else {
+			names = append(names, dst)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // dryRunPush asks the remote whether it would take specs (git push
