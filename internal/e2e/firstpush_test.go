@@ -128,3 +128,107 @@ func TestMetadataOnlyPush(t *testing.T) {
 		t.Errorf("git push with nothing to send:\n%s", r)
 	}
 }
+
+// existingProject is a repository with history, branches and tags that
+// alice protects with git-secure (main, release tags) before adding its
+// first remote: the shape of a real project's first day.
+func existingProject(t *testing.T, u *user) string {
+	t.Helper()
+	dir := u.sb.InitRepo("project", 5)
+	u.configure(dir)
+	u.git(dir, "branch", "dev")
+	u.git(dir, "branch", "release/1")
+	u.git(dir, "tag", "-a", "-m", "v1.0", "v1.0", "main~2")
+	u.git(dir, "tag", "v1.1", "main~1")
+	u.secure(dir, "init")
+	u.secure(dir, "policy", "add-person", "alice", "--key", u.key.Public)
+	u.secure(dir, "policy", "add-rule", "protect-main", "--ref", "refs/heads/main", "--allow", "alice")
+	u.secure(dir, "policy", "add-rule", "releases", "--ref", "refs/tags/v*", "--allow", "alice")
+	u.secure(dir, "policy", "apply")
+	return dir
+}
+
+// Issue 15.3: the first push of an existing repository to an enforcing
+// server sends every ref the log records, whichever of git push --all or
+// git push --tags comes first; a push that leaves a recorded ref out is
+// refused with a message that says so (not "deleted"), and a ref the
+// server had is still refused when deleted without an entry.
+func TestFirstPushOfExistingRepository(t *testing.T) {
+	srv := startServer(t, trFile)
+	u := newUser(t, "alice")
+	dir := existingProject(t, u)
+	recorded := []string{"refs/heads/main", "refs/heads/dev", "refs/heads/release/1", "refs/tags/v1.0", "refs/tags/v1.1", "refs/secure/rsl", "refs/secure/policy"}
+	hasAll := func(repo string, r result) {
+		t.Helper()
+		got := srv.admin.refs(repo)
+		for _, ref := range recorded {
+			if want := u.rev(dir, ref); got[ref] != want {
+				t.Errorf("server %s = %q, want %s\n%s", ref, got[ref], want, r)
+			}
+		}
+		srv.admin.secure(repo, "verify")
+	}
+
+	for _, first := range [][]string{{"push", "-u", "origin", "--all"}, {"push", "origin", "--tags"}} {
+		t.Run(strings.Join(first, " "), func(t *testing.T) {
+			repo, url := srv.newRepo(strings.ReplaceAll(first[len(first)-1], "-", "")+".git", true)
+			u.run(dir, "git", "remote", "remove", "origin")
+			u.git(dir, "remote", "add", "origin", url)
+			r := u.run(dir, "git", first...)
+			if r.code != 0 {
+				t.Fatalf("first push of an existing repository:\n%s", r)
+			}
+			if !strings.Contains(r.stderr, "also pushed ") || !strings.Contains(r.stderr, "did not have") {
+				t.Errorf("the first push does not say which recorded refs it added:\n%s", r)
+			}
+			hasAll(repo, r)
+			for _, next := range [][]string{{"push", "origin", "--tags"}, {"push", "origin", "--all"}} {
+				if r := u.run(dir, "git", next...); r.code != 0 || strings.Contains(r.stderr, "also pushed") {
+					t.Errorf("git %s after the first push:\n%s", strings.Join(next, " "), r)
+				}
+			}
+		})
+	}
+
+	// Past git-remote-secure, a first push that leaves the tags out is
+	// refused, naming each one and what to do, not calling it a deletion.
+	repo, url := srv.newRepo("direct.git", true)
+	r := u.pushDirect(dir, url, "--no-verify", "--atomic", url, "main", "dev", "release/1", "refs/secure/rsl:refs/secure/rsl", "refs/secure/policy:refs/secure/policy")
+	if r.code == 0 {
+		t.Fatalf("a first push without the recorded tags was accepted:\n%s", r)
+	}
+	for _, want := range []string{
+		"refs/tags/v1.0: the log this push brings records it, but the push does not send it and this server never had it",
+		"hint: send it in the same push as the log (git push origin refs/tags/v1.1)",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("the refusal does not say %q:\n%s", want, r)
+		}
+	}
+	if strings.Contains(r.stderr, "deleted without an entry") {
+		t.Errorf("the refusal calls refs the server never had deleted:\n%s", r)
+	}
+	if got := srv.admin.refs(repo); len(got) != 0 {
+		t.Fatalf("the refused push left refs on the server: %v", got)
+	}
+
+	// A ref the server had, deleted without an entry, is refused as before.
+	r = u.pushDirect(dir, url, "--no-verify", "--atomic", url, "main", "dev", "release/1", "--tags", "refs/secure/rsl:refs/secure/rsl", "refs/secure/policy:refs/secure/policy")
+	if r.code != 0 {
+		t.Fatalf("a complete direct first push:\n%s", r)
+	}
+	r = u.pushDirect(dir, url, "--no-verify", url, ":refs/tags/v1.0")
+	if r.code == 0 || !strings.Contains(r.stderr, "deleted without an entry") || strings.Contains(r.stderr, "never had it") {
+		t.Errorf("deleting a recorded tag the server had: want the deletion refused as such:\n%s", r)
+	}
+	srv.admin.git(repo, "-c", "core.hooksPath=/dev/null", "update-ref", "-d", "refs/tags/v1.0")
+	u.commit(dir, "more.txt", "more\n")
+	u.secure(dir, "rsl", "record", "refs/heads/main")
+	r = u.pushDirect(dir, url, "--no-verify", "--atomic", url, "main", "refs/secure/rsl:refs/secure/rsl")
+	if strings.Contains(r.stderr, "never had it") || !strings.Contains(r.stderr, "refs/tags/v1.0") || !strings.Contains(r.stderr, "deleted without an entry") {
+		t.Errorf("a push past a tag the server had and lost: want it named as deleted without an entry:\n%s", r)
+	}
+	if v := srv.admin.run(repo, "git", "secure", "verify"); v.code != 1 || !strings.Contains(v.stderr, "refs/tags/v1.0") || !strings.Contains(v.stderr, "deleted without an entry") {
+		t.Errorf("verify on a server that lost a recorded tag: want exit 1 naming the deletion:\n%s", v)
+	}
+}
