@@ -93,6 +93,7 @@ func TestMetadataOnlyPush(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("git push after %s:\n%s", what, r)
 		}
+		t.Logf("git push after %s:\n%s", what, r.stderr)
 		after := srv.admin.refs(repo)
 		for _, ref := range refs {
 			if want := u.rev(dir, ref); after[ref] != want {
@@ -178,6 +179,7 @@ func TestFirstPushOfExistingRepository(t *testing.T) {
 			if r.code != 0 {
 				t.Fatalf("first push of an existing repository:\n%s", r)
 			}
+			t.Logf("first push:\n%s", r.stderr)
 			if !strings.Contains(r.stderr, "also pushed ") || !strings.Contains(r.stderr, "did not have") {
 				t.Errorf("the first push does not say which recorded refs it added:\n%s", r)
 			}
