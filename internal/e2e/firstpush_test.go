@@ -234,3 +234,29 @@ func TestFirstPushOfExistingRepository(t *testing.T) {
 		t.Errorf("verify on a server that lost a recorded tag: want exit 1 naming the deletion:\n%s", v)
 	}
 }
+
+// A pushInsteadOf of the user's own is a longer prefix than git-secure's
+// empty one and wins: the pre-push hook refuses the protected branch with
+// the command that routes the remote by name, and after it plain git push
+// works.
+func TestOwnPushInsteadOf(t *testing.T) {
+	srv := startServer(t, trFile)
+	repo, _ := srv.newRepo("own.git", true)
+	u := newUser(t, "alice")
+	dir := benchRepo(t, u, "own", "", true)
+	u.git(dir, "config", "url."+srv.base+"/.pushInsteadOf", "mirror:")
+	u.git(dir, "remote", "add", "origin", "mirror:own.git")
+	u.commit(dir, "a.txt", "1\n")
+	r := u.run(dir, "git", "push", "-u", "origin", "main")
+	if r.code == 0 || !strings.Contains(r.stderr, `remote "origin" does not carry its log entries`) || !strings.Contains(r.stderr, "git secure hooks install") {
+		t.Fatalf("a push rewritten by the user's pushInsteadOf: want the pre-push refusal naming hooks install:\n%s", r)
+	}
+	u.secure(dir, "hooks", "install")
+	if r := u.run(dir, "git", "push", "-u", "origin", "main"); r.code != 0 {
+		t.Fatalf("git push after hooks install routed origin by name:\n%s", r)
+	}
+	if got, want := srv.admin.rev(repo, "refs/heads/main"), u.rev(dir, "main"); got != want {
+		t.Fatalf("server main = %s, want %s", got, want)
+	}
+	srv.admin.secure(repo, "verify")
+}
