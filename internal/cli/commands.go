@@ -13,6 +13,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/hooks"
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/porcelain"
 	"github.com/git-secure/git-secure/internal/sign"
@@ -37,14 +38,18 @@ the accepted starting point. Nothing is protected until you add rules.`,
 			if err != nil {
 				return err
 			}
+			var in *hooks.Installer
 			if !c.Bool("no-hooks") {
-				a.installHooksAfterInit(r)
+				in = a.installHooksAfterInit(r)
 			}
 			if c.Bool("json") {
 				return a.printJSON(res)
 			}
 			a.out("Initialized git-secure with root and rules key %s.\n", res.Fingerprint)
 			a.out("Recorded %d entries: the policy and %d refs.\n", res.Entries, res.Entries-1)
+			if in != nil {
+				a.reportInstall(in)
+			}
 			a.out("\nNext:\n")
 			a.out("  git secure policy add-person NAME --key NAME.pub      # everyone who will sign\n")
 			a.out("  git secure policy add-rule protect-main --ref refs/heads/main --allow NAME [--threshold N]\n")

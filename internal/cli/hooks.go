@@ -139,7 +139,14 @@ func (a *app) hooksCommand() *cli.Command {
 		Description: `install points core.hooksPath at git-secure's hook directory (your existing hooks,
 in .git/hooks or a previous core.hooksPath such as husky's, keep running after
 git-secure's) and sets remote.<name>.vcs = secure for each remote, so that git
-push records and sends log entries and git fetch verifies what arrives.
+push records and sends log entries and git fetch verifies what arrives. In a
+repository it also sets url.secure::.pushInsteadOf to "" (an empty prefix
+matches every URL), so that a remote added later (git remote add origin URL;
+git push -u origin main) goes through git-remote-secure from its first push,
+with no second command; that push also sets remote.<name>.vcs = secure, so
+that its fetches are verified from then on. Fetching a remote you never push
+to (an upstream mirror) stays plain git. Running install again refreshes the
+scripts and routes the remotes added since; it prints what it changed.
 uninstall restores exactly the previous configuration.
 
 With --guard-refs, a reference-transaction hook also refuses any change to
@@ -161,10 +168,7 @@ starts each).`,
 					if err := in.Install(); err != nil {
 						return err
 					}
-					a.out("git-secure hooks installed in %s\n", in.HooksDir)
-					if len(in.Remotes) > 0 {
-						a.out("remotes routed through git-remote-secure: %s\n", strings.Join(in.Remotes, ", "))
-					}
+					a.reportInstall(in)
 					if hooks.Binary() == "" || !onPath("git-remote-secure") {
 						a.info("git-secure: warning: git-remote-secure is not on PATH; run make install (it installs both)\n")
 					}
@@ -188,6 +192,37 @@ starts each).`,
 				},
 			},
 		},
+	}
+}
+
+// reportInstall prints what in.Install did, and only that.
+func (a *app) reportInstall(in *hooks.Installer) { reportInstall(a.out, in) }
+
+func reportInstall(out func(string, ...any), in *hooks.Installer) {
+	rep := in.Report
+	if rep.HooksPathSet {
+		out("git-secure hooks installed in %s (core.hooksPath)\n", in.HooksDir)
+	} else {
+		out("git-secure hooks in %s refreshed (core.hooksPath already pointed there)\n", in.HooksDir)
+	}
+	if len(rep.Routed) > 0 {
+		out("remotes now routed through git-remote-secure (remote.<name>.vcs = secure): %s\n", strings.Join(rep.Routed, ", "))
+	}
+	if len(rep.AlreadyRouted) > 0 {
+		out("remotes already routed through git-remote-secure: %s\n", strings.Join(rep.AlreadyRouted, ", "))
+	}
+	if len(rep.OtherHelper) > 0 {
+		out("remotes left to their own remote helper: %s\n", strings.Join(rep.OtherHelper, ", "))
+	}
+	switch rep.NewRemotes {
+	case "set":
+		out("pushes to remotes added later are routed too (git config %s \"\")\n", hooks.RouteAllKey)
+	case "kept":
+		out("pushes to remotes added later are routed too (git config %s \"\" was already set)\n", hooks.RouteAllKey)
+	default:
+		if !in.Global {
+			out("pushes to remotes added later are NOT routed: git config %s has a value of yours; run git secure hooks install after adding one\n", hooks.RouteAllKey)
+		}
 	}
 }
 
@@ -260,13 +295,16 @@ func (a *app) bareDir(c *cli.Context) (string, error) {
 	return g.GitDir(), nil
 }
 
-// installHooksAfterInit is called by init unless --no-hooks.
-func (a *app) installHooksAfterInit(r *porcelain.Repo) {
+// installHooksAfterInit is called by init unless --no-hooks; it returns
+// the installer that ran, nil when it failed (the warning is printed).
+func (a *app) installHooksAfterInit(r *porcelain.Repo) *hooks.Installer {
 	in, err := a.installer(false)
 	if err == nil {
 		err = in.Install()
 	}
 	if err != nil {
 		a.info("git-secure: warning: could not install hooks: %v (run git secure hooks install)\n", err)
+		return nil
 	}
+	return in
 }

@@ -22,8 +22,11 @@ func TestPrePushMarker(t *testing.T) {
 	if _, err := os.Stat(marker); !os.IsNotExist(err) {
 		t.Fatalf("the helper left its marker behind after the push (stat: %v)", err)
 	}
-	// A remote added after the install does not go through the helper.
+	// A remote added after the install with an explicit pushurl does not
+	// go through the helper (git ignores url.secure::.pushInsteadOf for
+	// it) until git secure hooks install routes it by name.
 	u.git(dir, "remote", "add", "direct", url)
+	u.git(dir, "config", "remote.direct.pushurl", url)
 	u.commit(dir, "f.txt", "1\n")
 	dead := exec.Command("true")
 	if err := dead.Run(); err != nil {

@@ -72,7 +72,7 @@ func TestPartialPushLandsWhole(t *testing.T) {
 				t.Fatalf("the server does not verify before the push:\n%s", r)
 			}
 			specs := tc.prepare(t, u, dir, repo)
-			r := u.run(dir, "git", append([]string{"push", "--no-verify", "--porcelain", "file://" + repo}, specs...)...)
+			r := u.pushDirect(dir, "file://"+repo, append([]string{"--no-verify", "--porcelain", "file://" + repo}, specs...)...)
 			if r.code == 0 {
 				t.Fatalf("a push git could only apply in part succeeded:\n%s", r)
 			}
@@ -109,7 +109,7 @@ func TestAtomicPushAccepted(t *testing.T) {
 	dir := benchRepo(t, u, "one", url, true)
 	c := u.commit(dir, "f.txt", "plain atomic\n")
 	u.secure(dir, "rsl", "record", "refs/heads/main")
-	r := u.run(dir, "git", "push", "--no-verify", "--atomic", "file://"+repo, "main:main", "refs/secure/rsl:refs/secure/rsl")
+	r := u.pushDirect(dir, "file://"+repo, "--no-verify", "--atomic", "file://"+repo, "main:main", "refs/secure/rsl:refs/secure/rsl")
 	if r.code != 0 {
 		t.Fatalf("an atomic push of main and its entry:\n%s", r)
 	}
@@ -126,7 +126,7 @@ func TestAtomicPushAccepted(t *testing.T) {
 	}
 	// An unprotected branch alone, with plain git, needs no entry.
 	u.git(dir, "branch", "feature")
-	if r := u.run(dir, "git", "push", "--no-verify", "file://"+repo, "feature"); r.code != 0 {
+	if r := u.pushDirect(dir, "file://"+repo, "--no-verify", "file://"+repo, "feature"); r.code != 0 {
 		t.Fatalf("plain push of an unprotected branch:\n%s", r)
 	}
 	if r := srv.admin.run(repo, "git", "secure", "verify"); r.code != 0 {
@@ -162,12 +162,12 @@ func TestOthersPushPastACutPush(t *testing.T) {
 	}
 	// A protected branch that is not main, and an unprotected one.
 	u.git(dir, "branch", "release/1")
-	r := u.run(dir, "git", "push", "--no-verify", "--atomic", "file://"+repo, "release/1")
+	r := u.pushDirect(dir, "file://"+repo, "--no-verify", "--atomic", "file://"+repo, "release/1")
 	if r.code == 0 || !strings.Contains(r.stderr, "refs/heads/release/1") {
 		t.Fatalf("a protected branch without its entry must still be refused:\n%s", r)
 	}
 	u.secure(dir, "rsl", "record", "refs/heads/release/1")
-	r = u.run(dir, "git", "push", "--no-verify", "--atomic", "file://"+repo, "release/1", "refs/secure/rsl:refs/secure/rsl")
+	r = u.pushDirect(dir, "file://"+repo, "--no-verify", "--atomic", "file://"+repo, "release/1", "refs/secure/rsl:refs/secure/rsl")
 	if r.code != 0 {
 		t.Fatalf("a push that leaves the cut main alone is refused:\n%s", r)
 	}
@@ -180,7 +180,7 @@ func TestOthersPushPastACutPush(t *testing.T) {
 	// A push that moves main is judged whole: the unrecorded state of main
 	// is not forgiven for it.
 	u.commit(dir, "g.txt", "on top of the recorded main\n")
-	r = u.run(dir, "git", "push", "--no-verify", "--atomic", "file://"+repo, "+main:main")
+	r = u.pushDirect(dir, "file://"+repo, "--no-verify", "--atomic", "file://"+repo, "+main:main")
 	if r.code == 0 {
 		t.Fatalf("a push of main without an entry was accepted on a cut server:\n%s", r)
 	}

@@ -139,7 +139,7 @@ func pushMainWithOwnEntry(t *testing.T, bob *user, dir, url string) result {
 		t.Fatal(err)
 	}
 	bob.git(dir, "update-ref", "refs/secure/rsl", h.String(), tip.String())
-	return bob.run(dir, "git", "push", "--atomic", "--no-verify", url, "main:refs/heads/main", "refs/secure/rsl:refs/secure/rsl")
+	return bob.pushDirect(dir, url, "--atomic", "--no-verify", url, "main:refs/heads/main", "refs/secure/rsl:refs/secure/rsl")
 }
 
 func mustHash(t *testing.T, s string) gitrepo.Hash {

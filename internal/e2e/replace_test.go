@@ -94,7 +94,7 @@ func TestReplaceRefPlanted(t *testing.T) {
 	a, dir, repo, url := protectedWithCrypto(t, srv, "planted.git")
 	tip := srv.admin.rev(repo, "refs/heads/main")
 	evil := replacement(a, dir, "main", "leaky aes\n")
-	a.git(dir, "push", "-q", "--no-verify", repo, evil+":refs/heads/evil") // the objects only
+	a.git(dir, append(direct(repo), "push", "-q", "--no-verify", repo, evil+":refs/heads/evil")...) // the objects only
 	srv.admin.git(repo, "update-ref", "-d", "refs/heads/evil")
 	ref := "refs/replace/" + tip
 	srv.admin.git(repo, "update-ref", ref, evil)
@@ -118,12 +118,12 @@ func TestReplaceRefPlanted(t *testing.T) {
 
 	a.git(dir, "checkout", "-q", "-b", "feature")
 	a.commit(dir, "feature.txt", "x\n")
-	r = a.run(dir, "git", "push", "--no-verify", url, "feature") // plain git, unprotected branch
+	r = a.pushDirect(dir, url, "--no-verify", url, "feature") // plain git, unprotected branch
 	if r.code == 0 || !strings.Contains(r.stderr, ref) {
 		t.Errorf("a push to a server holding a replace ref: want a refusal naming it:\n%s", r)
 	}
 	srv.admin.git(repo, "update-ref", "-d", ref)
-	if r := a.run(dir, "git", "push", "--no-verify", url, "feature"); r.code != 0 {
+	if r := a.pushDirect(dir, url, "--no-verify", url, "feature"); r.code != 0 {
 		t.Errorf("push once the replace ref is deleted:\n%s", r)
 	}
 }
@@ -173,14 +173,14 @@ func TestHistoryFilesOnServer(t *testing.T) {
 			t.Errorf("verify on a server with %s: want exit 1 naming it:\n%s", f.path, r)
 		}
 		a.commit(dir, "feature.txt", f.path+"\n")
-		r = a.run(dir, "git", "push", "--no-verify", url, "feature") // unprotected branch, plain git
+		r = a.pushDirect(dir, url, "--no-verify", url, "feature") // unprotected branch, plain git
 		if r.code == 0 || !strings.Contains(r.stderr, f.path) {
 			t.Errorf("push to a server with %s: want a refusal naming it:\n%s", f.path, r)
 		}
 		if err := os.Remove(f.path); err != nil {
 			t.Fatal(err)
 		}
-		if r := a.run(dir, "git", "push", "--no-verify", url, "feature"); r.code != 0 {
+		if r := a.pushDirect(dir, url, "--no-verify", url, "feature"); r.code != 0 {
 			t.Errorf("push once %s is removed:\n%s", f.path, r)
 		}
 	}

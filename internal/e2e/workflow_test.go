@@ -221,7 +221,7 @@ func (w *world) malloryRefused(t *testing.T) {
 		t.Fatalf("server main moved to %s", got)
 	}
 	// Bypassing the helper and her pre-push hook: the server refuses.
-	r = m.run(dir, "git", "push", "--no-verify", w.url, "HEAD:refs/heads/main")
+	r = m.pushDirect(dir, w.url, "--no-verify", w.url, "HEAD:refs/heads/main")
 	if r.code == 0 {
 		t.Fatalf("mallory's direct push to main succeeded:\n%s", r)
 	}

@@ -39,7 +39,35 @@ const (
 	keyPrevHooksPath = "secure.previousHooksPath"
 	keyInstalled     = "secure.hooksInstalled"
 	keyRemoteVCS     = "secure.managedRemotes"
+	keyRouteNew      = "secure.routesNewRemotes"
 )
+
+// RouteAllKey is the git configuration that sends every push of a
+// repository through git-remote-secure, to remotes added after the install
+// included: an empty url.<base>.pushInsteadOf prefix matches every URL, so
+// git rewrites each push URL to "secure::<url>" and runs the helper for
+// it. A pre-push hook could not do this: git has chosen the transport (and
+// listed the remote) before it runs the hook, so the hook could only
+// refuse the push and ask for a second one. Only pushes are rewritten:
+// fetching a remote you only read from (an upstream mirror) stays plain
+// git, and the helper routes a named remote's fetches too on its first
+// push (AdoptRemote). git-remote-secure neutralises the rewrite for its own
+// git processes (NoRewrite). A remote with an explicit pushurl is not
+// rewritten (git ignores pushInsteadOf for it): the pre-push hook refuses
+// its protected refs and git secure hooks install routes it by name.
+const RouteAllKey = "url.secure::.pushInsteadOf"
+
+// NoRewrite returns git options that keep url from being rewritten to
+// "secure::<url>" again: the longest insteadOf prefix wins, and a prefix of
+// url that rewrites to itself is longer than the empty one. The prefix
+// stops before any "=", which git -c would take for the end of the key.
+func NoRewrite(url string) []string {
+	p, _, _ := strings.Cut(url, "=")
+	if p == "" {
+		return nil
+	}
+	return []string{"-c", "url." + p + ".insteadOf=" + p, "-c", "url." + p + ".pushInsteadOf=" + p}
+}
 
 const marker = "# git-secure hook"
 
@@ -153,6 +181,25 @@ type Installer struct {
 	Remotes     []string
 	// Guard also installs the reference-transaction guard of refs/secure/*.
 	Guard bool
+
+	// Report says what the last Install changed, so that the command
+	// prints exactly that.
+	Report Report
+}
+
+// Report is what one Install did.
+type Report struct {
+	// HooksPathSet is true when core.hooksPath was pointed at HooksDir
+	// now (false: it already was, the scripts were only refreshed).
+	HooksPathSet bool
+	// Routed are the remotes given remote.<name>.vcs = secure now;
+	// AlreadyRouted had it; OtherHelper use another remote helper, left
+	// alone.
+	Routed, AlreadyRouted, OtherHelper []string
+	// NewRemotes is "set" when url.secure::.insteadOf was set now, "kept"
+	// when it already was, "" for a user install (which routes origin
+	// only) or when the key holds a value of the user's.
+	NewRemotes string
 }
 
 // Guarded reports whether hooks directory dir has the reference-transaction
@@ -166,48 +213,132 @@ func Guarded(dir string) bool {
 var ErrAlreadyInstalled = errors.New("hooks: already installed")
 
 // Install points core.hooksPath at git-secure's hook directory, chaining
-// to the previous one, and routes the remotes through git-remote-secure.
+// to the previous one, and routes the remotes through git-remote-secure:
+// each remote listed, and for a repository also every remote added later
+// (RouteAllKey). Installing again refreshes the scripts and routes the
+// remotes added since; in.Report says what changed.
 func (in *Installer) Install() error {
+	in.Report = Report{}
 	cur, set, err := in.ConfigGet(keyHooksPath)
 	if err != nil {
 		return err
 	}
 	if set && filepath.Clean(cur) == filepath.Clean(in.HooksDir) {
-		return in.writeScripts(true)
-	}
-	if set {
-		if err := in.ConfigSet(keyPrevHooksPath, cur); err != nil {
+		if err := in.writeScripts(true); err != nil {
 			return err
 		}
+	} else {
+		if set {
+			if err := in.ConfigSet(keyPrevHooksPath, cur); err != nil {
+				return err
+			}
+		}
+		if err := in.writeScripts(set); err != nil {
+			return err
+		}
+		if err := in.ConfigSet(keyHooksPath, in.HooksDir); err != nil {
+			return err
+		}
+		if err := in.ConfigSet(keyInstalled, "true"); err != nil {
+			return err
+		}
+		in.Report.HooksPathSet = true
 	}
-	if err := in.writeScripts(set); err != nil {
+	if err := in.routeRemotes(); err != nil {
 		return err
 	}
-	if err := in.ConfigSet(keyHooksPath, in.HooksDir); err != nil {
-		return err
+	if in.Global {
+		return nil
 	}
-	if err := in.ConfigSet(keyInstalled, "true"); err != nil {
+	return in.routeNewRemotes()
+}
+
+// routeRemotes sets remote.<name>.vcs = secure for each of in.Remotes that
+// no other helper owns, remembering the ones it set for Uninstall.
+func (in *Installer) routeRemotes() error {
+	managed := map[string]bool{}
+	if v, ok, err := in.ConfigGet(keyRemoteVCS); err != nil {
 		return err
+	} else if ok {
+		for _, r := range strings.Fields(v) {
+			managed[r] = true
+		}
 	}
-	var managed []string
 	for _, r := range in.Remotes {
 		key := "remote." + r + ".vcs"
-		if v, ok, err := in.ConfigGet(key); err != nil {
+		v, ok, err := in.ConfigGet(key)
+		switch {
+		case err != nil:
 			return err
-		} else if ok && v != "secure" {
+		case ok && v != "secure":
+			in.Report.OtherHelper = append(in.Report.OtherHelper, r+" ("+v+")")
 			continue // another helper owns this remote; leave it
-		} else if ok {
+		case ok:
+			in.Report.AlreadyRouted = append(in.Report.AlreadyRouted, r)
 			continue
 		}
 		if err := in.ConfigSet(key, "secure"); err != nil {
 			return err
 		}
-		managed = append(managed, r)
+		in.Report.Routed = append(in.Report.Routed, r)
+		managed[r] = true
 	}
-	if len(managed) > 0 {
-		return in.ConfigSet(keyRemoteVCS, strings.Join(managed, " "))
+	if len(in.Report.Routed) == 0 {
+		return nil
 	}
-	return nil
+	names := make([]string, 0, len(managed))
+	for r := range managed {
+		names = append(names, r)
+	}
+	slices.Sort(names)
+	return in.ConfigSet(keyRemoteVCS, strings.Join(names, " "))
+}
+
+// routeNewRemotes sets RouteAllKey, unless the user gave that key a value
+// of their own.
+func (in *Installer) routeNewRemotes() error {
+	v, ok, err := in.ConfigGet(RouteAllKey)
+	switch {
+	case err != nil:
+		return err
+	case ok && v == "":
+		in.Report.NewRemotes = "kept"
+		return nil
+	case ok:
+		return nil // the user's own rewrite; Report.NewRemotes stays ""
+	}
+	if err := in.ConfigSet(RouteAllKey, ""); err != nil {
+		return err
+	}
+	in.Report.NewRemotes = "set"
+	return in.ConfigSet(keyRouteNew, "true")
+}
+
+// AdoptRemote routes remote name through git-remote-secure by name
+// (remote.<name>.vcs = secure, remembered for Uninstall), so that its
+// fetches are verified too. The helper calls it when RouteAllKey brought it
+// a push of a named remote. It reports whether it changed anything.
+func AdoptRemote(g *gitrepo.Repo, name string) (bool, error) {
+	if _, ok, err := g.Config(keyRouteNew); err != nil || !ok {
+		return false, err // not routed by git secure hooks install
+	}
+	if _, ok, err := g.Config("remote." + name + ".url"); err != nil || !ok {
+		return false, err // a URL, not a remote
+	}
+	if _, ok, err := g.Config("remote." + name + ".vcs"); err != nil || ok {
+		return false, err
+	}
+	if err := g.SetConfig("remote."+name+".vcs", "secure"); err != nil {
+		return false, err
+	}
+	managed, _, err := g.Config(keyRemoteVCS)
+	if err != nil {
+		return true, err
+	}
+	if !slices.Contains(strings.Fields(managed), name) {
+		managed = strings.TrimSpace(managed + " " + name)
+	}
+	return true, g.SetConfig(keyRemoteVCS, managed)
 }
 
 func (in *Installer) writeScripts(chained bool) error {
@@ -255,7 +386,14 @@ func (in *Installer) Uninstall() error {
 			}
 		}
 	}
-	for _, k := range []string{keyPrevHooksPath, keyInstalled, keyRemoteVCS} {
+	if _, ok, err := in.ConfigGet(keyRouteNew); err == nil && ok {
+		if v, ok, _ := in.ConfigGet(RouteAllKey); ok && v == "" {
+			if err := in.ConfigUnset(RouteAllKey); err != nil {
+				return err
+			}
+		}
+	}
+	for _, k := range []string{keyPrevHooksPath, keyInstalled, keyRemoteVCS, keyRouteNew} {
 		if err := in.ConfigUnset(k); err != nil {
 			return err
 		}

@@ -237,8 +237,10 @@ func (c *Context) preReceive(input []byte) error {
 	}
 	c.Trace.Mark("list refs")
 	proposed := map[string]gitrepo.Hash{}
+	onServer := make(map[string]bool, len(refs))
 	protectedNow := false
 	for _, r := range refs {
+		onServer[r.Name] = true
 		proposed[r.Name] = r.Hash
 		protectedNow = protectedNow || r.Name == rsl.Ref || r.Name == policy.Ref
 	}
@@ -319,6 +321,14 @@ func (c *Context) preReceive(input []byte) error {
 			continue
 		}
 		rejected = true
+		if c.neverPublished(p, proposed, onServer, oldLog) {
+			// Still refused: a log that records a ref the server does not
+			// have fails everyone's verification. Only the words differ
+			// from a deletion.
+			c.say("rejected: %s: the log this push brings records it, but the push does not send it and this server never had it", p.Ref)
+			c.say("hint: send it in the same push as the log (git push origin %s); git-remote-secure (git secure hooks install) adds every recorded ref the server lacks by itself", p.Ref)
+			continue
+		}
 		c.say("rejected: %s", p.Error())
 		if p.Hint != "" {
 			c.say("hint: %s", p.Hint)
@@ -336,6 +346,22 @@ func (c *Context) preReceive(input []byte) error {
 		return nil
 	}
 	return ErrRejected
+}
+
+// neverPublished reports whether problem p is a ref the proposed log
+// records that is missing from the proposed state and was never on this
+// server: not among its refs before the push, and not recorded by the log
+// it had (any ref the server's log recorded was there, so its absence is
+// a deletion).
+func (c *Context) neverPublished(p *verify.Problem, proposed map[string]gitrepo.Hash, onServer map[string]bool, oldLog gitrepo.Hash) bool {
+	if p.Entry != 0 || p.Ref == "" || !errors.Is(p, verify.ErrUnrecorded) || !proposed[p.Ref].IsZero() || onServer[p.Ref] {
+		return false
+	}
+	if oldLog.IsZero() {
+		return true
+	}
+	last, err := rsl.LatestFor(c.Repo.Git, oldLog, p.Ref)
+	return err == nil && last == nil
 }
 
 // Default bounds on what one push may make the server verify; an
@@ -525,6 +551,11 @@ func (c *Context) prePush(input []byte) error {
 	if v, _, _ := c.Repo.ConfigValue("remote." + remote + ".vcs"); v == "secure" {
 		return nil
 	}
+	// A remote routed by url.secure::.insteadOf (RouteAllKey): git gives
+	// the hook the rewritten URL.
+	if len(c.Args) > 1 && strings.HasPrefix(c.Args[1], "secure::") {
+		return nil
+	}
 	polTip, ok, err := g.ResolveRef(policy.Ref)
 	if err != nil || !ok {
 		return err
@@ -541,7 +572,7 @@ func (c *Context) prePush(input []byte) error {
 		}
 		if pol.Protected(f[2]) {
 			c.say("error: %s is protected by git-secure, but remote %q does not carry its log entries", f[2], remote)
-			c.say("hint: run git secure hooks install (it routes %s through git-remote-secure), then push again", remote)
+			c.say("hint: run git secure hooks install (it sets remote.%s.vcs = secure, and routes remotes added later), then push again", remote)
 			return ErrRejected
 		}
 	}

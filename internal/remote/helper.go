@@ -30,6 +30,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/git-secure/git-secure/internal/attest"
 	"github.com/git-secure/git-secure/internal/display"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/hooks"
@@ -86,6 +87,11 @@ type Helper struct {
 	// pre is what a push needs, loaded in the background while git runs
 	// the pre-push hook (nil when not started).
 	pre *prefetched
+	// relisted holds the branches "list for-push" reported one commit
+	// behind (or absent) so that git sends them and the helper can send
+	// unpushed metadata with them (relistForMetadata), at their real
+	// value on both sides.
+	relisted map[string]gitrepo.Hash
 }
 
 // prefetched is the policy at the snapshot's refs/secure/policy and the
@@ -181,6 +187,60 @@ func (h *Helper) relistUnrecorded(refs map[string]gitrepo.Hash) map[string]gitre
 	}
 	if out == nil {
 		return refs
+	}
+	return out
+}
+
+// metadataRefs are git-secure's refs a push sends when the local one is
+// ahead of the remote's.
+var metadataRefs = []string{rsl.Ref, policy.Ref, attest.Ref, policy.StagingRef}
+
+// relistForMetadata makes a plain "git push" send git-secure's metadata
+// when only the metadata changed (an approval, a signed or applied
+// policy): git decides "Everything up-to-date" from this listing and then
+// never calls the helper's push. So while some local metadata ref is ahead
+// of the remote's, each local branch that the remote has at the same value
+// is listed at its first parent (absent for a root commit): git then asks
+// to push it, the helper sends the branch (unchanged) and the metadata in
+// one atomic push, and answers "up to date" for the branch, so git prints
+// what happened to it. Nothing else of the listing changes.
+//
+// A --force-with-lease of such a branch is refused as "stale info" while
+// metadata waits; the push without the lease sends it.
+func (h *Helper) relistForMetadata(refs map[string]gitrepo.Hash) map[string]gitrepo.Hash {
+	h.awaitSnap()
+	if h.localSnap == nil || len(h.pendingMetadata(refs, h.localSnap)) == 0 {
+		return refs
+	}
+	out := make(map[string]gitrepo.Hash, len(refs))
+	for k, v := range refs {
+		out[k] = v
+	}
+	h.relisted = map[string]gitrepo.Hash{}
+	for name, v := range h.localSnap {
+		if !strings.HasPrefix(name, "refs/heads/") || refs[name] != v {
+			continue
+		}
+		h.relisted[name] = v
+		if c, err := h.Repo.Git.ReadCommit(v); err == nil && len(c.Parents) > 0 {
+			out[name] = c.Parents[0]
+		} else {
+			delete(out, name)
+		}
+	}
+	return out
+}
+
+// pendingMetadata returns git-secure's refs whose local value is ahead of
+// remote's listing (or that the remote lacks): what a push sends.
+func (h *Helper) pendingMetadata(remote, local map[string]gitrepo.Hash) []string {
+	var out []string
+	for _, name := range metadataRefs {
+		l, r := local[name], remote[name]
+		if l.IsZero() || l == r || (!r.IsZero() && !mustAncestor(h.Repo.Git, r, l)) {
+			continue
+		}
+		out = append(out, name)
 	}
 	return out
 }
@@ -379,6 +439,13 @@ func (h *Helper) pushFlags() []string {
 	return out
 }
 
+// urlArgs is a git command line that talks to h.URL: with the options
+// that keep git from sending it back through git-remote-secure (a
+// repository with url.secure::.insteadOf = "" rewrites every URL).
+func (h *Helper) urlArgs(args ...string) []string {
+	return append(hooks.NoRewrite(h.URL), args...)
+}
+
 func (h *Helper) git(args ...string) ([]byte, error) {
 	return h.Repo.Git.Run(context.Background(), nil, args...)
 }
@@ -425,7 +492,7 @@ func (h *Helper) cleanup() {
 
 // lsRemote lists the remote's refs (no objects fetched).
 func (h *Helper) lsRemote() (map[string]gitrepo.Hash, string, error) {
-	out, err := h.git("ls-remote", "--symref", "--", h.URL)
+	out, err := h.git(h.urlArgs("ls-remote", "--symref", "--", h.URL)...)
 	if err != nil {
 		return nil, "", fmt.Errorf("list %s: %w", h.URL, err)
 	}
@@ -494,8 +561,9 @@ func (h *Helper) list(forPush bool) error {
 			h.Trace.Mark("list for-push")
 		}
 		h.markPush()
+		h.adoptRemote()
 		h.forPush, h.head = refs, head // the push that follows needs no second round trip
-		writeList(h.Out, h.relistUnrecorded(refs), head)
+		writeList(h.Out, h.relistForMetadata(h.relistUnrecorded(refs)), head)
 		return nil
 	}
 	refs, head, err := h.fetchAndVerify()
@@ -557,6 +625,26 @@ func (h *Helper) syncHooks() {
 	}
 	for _, name := range added {
 		h.logf("note: your %s hook (%s) was added after git secure hooks install; it runs from now on", name, filepath.Join(chain, name))
+	}
+}
+
+// adoptRemote routes the fetches of a named remote that only its pushes
+// reached the helper by (url.secure::.pushInsteadOf): its first push sets
+// remote.<name>.vcs = secure, and says so.
+func (h *Helper) adoptRemote() {
+	if h.Remote == "" || h.Remote == h.URL || strings.Contains(h.Remote, "::") {
+		return
+	}
+	if _, ok, err := h.Repo.ConfigValue("remote." + h.Remote + ".vcs"); err != nil || ok {
+		return
+	}
+	changed, err := hooks.AdoptRemote(h.Repo.Git, h.Remote)
+	if err != nil {
+		h.logf("warning: cannot route the fetches of remote %q through git-remote-secure (%v); run git secure hooks install", h.Remote, err)
+		return
+	}
+	if changed {
+		h.logf("remote %q is now routed through git-remote-secure for fetches too (remote.%s.vcs = secure)", h.Remote, h.Remote)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/git-secure/git-secure/internal/attest"
@@ -58,6 +59,7 @@ func (h *Helper) push(in *bufio.Reader, first string) error {
 			branchSpecs = append(branchSpecs, s)
 		}
 	}
+	upToDate := h.upToDate(specs)
 	var results map[string]string
 	if h.dryRun {
 		results = h.dryRunPush(branchSpecs)
@@ -75,12 +77,35 @@ func (h *Helper) push(in *bufio.Reader, first string) error {
 	for _, s := range specs {
 		if msg, failed := results[s.dst]; failed {
 			fmt.Fprintf(h.Out, "error %s %s\n", s.dst, display.Escape(oneLine(msg)))
+		} else if upToDate[s.dst] {
+			fmt.Fprintf(h.Out, "ok %s up to date\n", s.dst)
 		} else {
 			fmt.Fprintf(h.Out, "ok %s\n", s.dst)
 		}
 	}
 	fmt.Fprint(h.Out, "\n")
 	return nil
+}
+
+// upToDate returns the destinations of specs that relistForMetadata
+// listed behind their real value and that the push leaves where the
+// remote has them: git is told "up to date" for them.
+func (h *Helper) upToDate(specs []pushSpec) map[string]bool {
+	if len(h.relisted) == 0 {
+		return nil
+	}
+	h.awaitSnap()
+	out := map[string]bool{}
+	for _, s := range specs {
+		real, ok := h.relisted[s.dst]
+		if !ok || !strings.HasPrefix(s.src, "refs/") {
+			continue
+		}
+		if v, ok := h.localSnap[s.src]; ok && v == real {
+			out[s.dst] = true
+		}
+	}
+	return out
 }
 
 func oneLine(s string) string {
@@ -185,6 +210,11 @@ func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
 		}
 		h.Trace.Mark("record entries")
 		extra := h.metadataSpecsFrom(prepared.Tip, local)
+		unpublished, err := h.unpublished(prepared.Tip, specs)
+		if err != nil {
+			return failAll(specs, "git-secure: "+err.Error())
+		}
+		extra = append(extra, unpublished...)
 		before := h.remote[rsl.Ref]
 		h.noteInflight(specs)
 		failed, raceLost := h.runPushRaw(specs, extra)
@@ -208,6 +238,13 @@ func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
 			h.Trace.Mark("update local log")
 			for _, e := range prepared.Entries {
 				h.logf("recorded %s as entry #%d", e.Ref, e.Number)
+			}
+			if len(unpublished) > 0 {
+				h.logf("also pushed %s: the log records %s and %s did not have %s (a log and the refs it records go together)",
+					listRefspecs(unpublished), plural(len(unpublished), "this ref", "these refs"), h.Remote, plural(len(unpublished), "it", "them"))
+			}
+			if len(prepared.Entries) == 0 && len(extra) > len(unpublished) {
+				h.logf("sent %s to %s", describeMetadata(extra[:len(extra)-len(unpublished)]), h.Remote)
 			}
 			for _, p := range prepared.Pending {
 				h.logf("note: %s", p)
@@ -319,6 +356,100 @@ func (h *Helper) metadataSpecsFrom(tip gitrepo.Hash, locals map[string]gitrepo.H
 	return out
 }
 
+// unpublished returns refspecs for the refs that the log ending at tip
+// records and the remote lacks, at their recorded values: on the first push
+// of an existing repository, the branches and tags git secure init
+// recorded. Without them the server holds a log recording refs it does not
+// have, which verification (rightly) reports as deleted without an entry,
+// so "git push --all" failed for the missing tags and "git push --tags" for
+// the missing branches. Only entries the remote's log does not have yet are
+// looked at: a ref the remote had and lost is not this push's to restore.
+// A recorded value this clone does not have is an error naming the ref.
+func (h *Helper) unpublished(tip gitrepo.Hash, specs []pushSpec) ([]string, error) {
+	g := h.Repo.Git
+	stop := h.remote[rsl.Ref]
+	pushed := map[string]bool{}
+	for _, s := range specs {
+		pushed[s.dst] = true
+	}
+	var named []string
+	seen := map[string]bool{}
+	err := rsl.WalkBack(g, tip, func(rec *rsl.Record) (bool, error) {
+		if rec.ID == stop {
+			return false, nil
+		}
+		ref := rec.Entry.Ref
+		if rec.Entry.Type == rsl.TypeRef && !seen[ref] && !pushed[ref] && !strings.HasPrefix(ref, "refs/secure/") {
+			seen[ref] = true
+			if _, has := h.remote[ref]; !has {
+				named = append(named, ref)
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the log to push: %w", err)
+	}
+	sort.Strings(named)
+	var out []string
+	for _, ref := range named {
+		last, err := rsl.LatestFor(g, tip, ref)
+		if err != nil {
+			return nil, fmt.Errorf("read the log to push: %w", err)
+		}
+		if last == nil || last.Entry.New.IsZero() {
+			continue // recorded as deleted
+		}
+		if ok, err := g.HasObject(last.Entry.New); err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, fmt.Errorf("the log records %s at %s (entry #%d) and %s does not have it, but neither does this clone: fetch it, or record where it is now (git secure rsl record %s)",
+				ref, shortStr(last.Entry.New.String()), last.Entry.Number, h.Remote, ref)
+		}
+		out = append(out, last.Entry.New.String()+":"+ref)
+	}
+	return out, nil
+}
+
+// listRefspecs names the destinations of refspecs, at most ten of them.
+func listRefspecs(refspecs []string) string {
+	var names []string
+	for i, spec := range refspecs {
+		if i == 10 {
+			names = append(names, fmt.Sprintf("and %d more", len(refspecs)-10))
+			break
+		}
+		_, dst, _ := strings.Cut(spec, ":")
+		names = append(names, dst)
+	}
+	return strings.Join(names, ", ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// describeMetadata names what metadata refspecs ("<hash>:<ref>") send.
+func describeMetadata(refspecs []string) string {
+	what := map[string]string{
+		rsl.Ref: "the log (refs/secure/rsl)", policy.Ref: "the policy (refs/secure/policy)",
+		attest.Ref: "the approvals (refs/secure/attestations)", policy.StagingRef: "the staged policy (" + policy.StagingRef + ")",
+	}
+	var names []string
+	for _, spec := range refspecs {
+		_, dst, _ := strings.Cut(spec, ":")
+		if w, ok := what[dst]; ok {
+			names = append(names, w)
+		} else {
+			names = append(names, dst)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
 // dryRunPush asks the remote whether it would take specs (git push
 // --dry-run): no entry is recorded, nothing is fetched or sent, the local
 // log does not move. The remote's verification is not run either: a dry
@@ -329,7 +460,7 @@ func (h *Helper) dryRunPush(specs []pushSpec) map[string]string {
 		return nil
 	}
 	// Atomic like the real push: one refused ref refuses them all.
-	args := append([]string{"push", "--dry-run", "--atomic", "--porcelain", "--no-verify"}, h.pushFlags()...)
+	args := append(h.urlArgs("push", "--dry-run", "--atomic", "--porcelain", "--no-verify"), h.pushFlags()...)
 	args = append(args, "--", h.URL)
 	for _, s := range specs {
 		args = append(args, s.raw)
@@ -452,7 +583,7 @@ func (h *Helper) runPushRaw(specs []pushSpec, extra []string) (map[string]string
 		h.notePushed(nil)
 		return nil, false // nothing to send
 	}
-	args := append([]string{"push", "--atomic", "--porcelain", "--no-verify"}, h.pushFlags()...)
+	args := append(h.urlArgs("push", "--atomic", "--porcelain", "--no-verify"), h.pushFlags()...)
 	args = append(append(args, "--", h.URL), refspecs...)
 	out, err := h.Repo.Git.RunTee(bgctx(), h.Err, args...)
 	if err == nil {
