@@ -113,7 +113,7 @@ func hash(t *testing.T, s string) gitrepo.Hash {
 // attackPush pushes main and the log straight to url (plain git, around
 // bob's helper and hooks), atomically, and returns what happened.
 func (w *cryptoWorld) attackPush(url, main, log string) result {
-	return w.bob.run(w.bobDir, "git", "push", "--no-verify", "--atomic", "--force", url,
+	return w.bob.pushDirect(w.bobDir, url, "--no-verify", "--atomic", "--force", url,
 		main+":refs/heads/main", log+":refs/secure/rsl")
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -63,54 +64,18 @@ func (c *Context) serverTransaction(input []byte) error {
 	}
 	// The refs the new entries record (their own, and those of the entries
 	// annotations skip), each to be checked at the log's new value.
-	touched := map[string]bool{}
-	var byID map[gitrepo.Hash]string
-	n := 0
-	err = rsl.WalkBack(g, logLine.New, func(rec *rsl.Record) (bool, error) {
-		if rec.ID == logLine.Old {
-			return false, nil
-		}
-		if n++; n > maxTransactionEntries {
-			return false, fmt.Errorf("hooks: more than %d new log entries in one transaction", maxTransactionEntries)
-		}
-		e := rec.Entry
-		if e.Type == rsl.TypeRef {
-			touched[e.Ref] = true
-			return true, nil
-		}
-		for _, s := range e.Skips {
-			if byID == nil {
-				byID = map[gitrepo.Hash]string{}
-			}
-			byID[s.ID] = ""
-		}
-		return true, nil
-	})
+	want, err := recordedAfter(g, logLine.Old, logLine.New)
 	if err != nil {
 		return err
 	}
-	for id := range byID {
-		sk, err := g.ReadCommit(id)
-		if err != nil {
-			return fmt.Errorf("hooks: read skipped entry %s: %w", id, err)
-		}
-		e, err := rsl.FromCommit(sk)
-		if err != nil {
-			return fmt.Errorf("hooks: skipped entry %s: %w", id, err)
-		}
-		if e.Type == rsl.TypeRef {
-			touched[e.Ref] = true
-		}
+	refs := make([]string, 0, len(want))
+	for ref := range want {
+		refs = append(refs, ref)
 	}
-	for ref := range touched {
-		rec, err := rsl.LatestFor(g, logLine.New, ref)
-		if err != nil {
-			return err
-		}
-		want := gitrepo.ZeroHash
-		if rec != nil {
-			want = rec.Entry.New
-		}
+	sort.Strings(refs)
+	var pol *policy.Policy
+	for _, ref := range refs {
+		want := want[ref]
 		have, moved := after[ref]
 		if !moved {
 			if have, _, err = g.ResolveRef(ref); err != nil {
@@ -122,11 +87,12 @@ func (c *Context) serverTransaction(input []byte) error {
 		}
 		// As verification does: only protected refs must match the log.
 		if ref != rsl.PolicyRef {
-			prot, err := c.protectedAfter(after, ref)
-			if err != nil {
-				return err
+			if pol == nil {
+				if pol, err = c.policyAfter(after); err != nil {
+					return err
+				}
 			}
-			if !prot {
+			if pol != nil && !pol.Protected(ref) {
 				continue
 			}
 		}
@@ -137,26 +103,108 @@ func (c *Context) serverTransaction(input []byte) error {
 	return nil
 }
 
-// protectedAfter reports whether ref is protected by the policy the
-// transaction leaves in force.
-func (c *Context) protectedAfter(after map[string]gitrepo.Hash, ref string) (bool, error) {
+// policyAfter loads the policy the transaction leaves in force; nil when
+// there is none (every ref is then judged: fail closed).
+func (c *Context) policyAfter(after map[string]gitrepo.Hash) (*policy.Policy, error) {
 	g := c.Repo.Git
 	tip, moved := after[policy.Ref]
 	if !moved {
 		var err error
 		if tip, _, err = g.ResolveRef(policy.Ref); err != nil {
-			return false, err
+			return nil, err
 		}
 	}
 	if tip.IsZero() {
-		return true, nil // no policy: fail closed
+		return nil, nil
 	}
 	pol, err := policy.Load(g, tip)
 	if err != nil {
-		return false, fmt.Errorf("hooks: load the policy %s: %w", short(tip), err)
+		return nil, fmt.Errorf("hooks: load the policy %s: %w", short(tip), err)
 	}
-	return pol.Protected(ref), nil
+	return pol, nil
 }
+
+// recordedAfter returns, for every ref the entries from oldTip (exclusive)
+// to newTip record or skip, the value the log at newTip records for it
+// (zero: none), as rsl.LatestFor would, with one walk for all of them: the
+// segment names the refs (a skipped entry is read by its ID), then the walk
+// from newTip settles each at its newest entry that no newer annotation
+// skips, and stops once every one is settled. (One LatestFor per ref walked
+// the log once per ref: a push of a few hundred entries held the log's lock
+// for minutes.)
+func recordedAfter(r rsl.Reader, oldTip, newTip gitrepo.Hash) (map[string]gitrepo.Hash, error) {
+	pending := map[string]bool{}
+	var skippedIDs []gitrepo.Hash
+	n := 0
+	deadline := time.Now().Add(transactionTime)
+	err := rsl.WalkBack(r, newTip, func(rec *rsl.Record) (bool, error) {
+		if rec.ID == oldTip {
+			return false, nil
+		}
+		if n++; n > maxTransactionEntries {
+			return false, fmt.Errorf("hooks: more than %d new log entries in one transaction", maxTransactionEntries)
+		}
+		if e := rec.Entry; e.Type == rsl.TypeRef {
+			pending[e.Ref] = true
+		} else {
+			for _, sk := range e.Skips {
+				skippedIDs = append(skippedIDs, sk.ID)
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, id := range skippedIDs {
+		if i%256 == 255 && time.Now().After(deadline) {
+			return nil, fmt.Errorf("hooks: the log's new entries take longer than %v to check", transactionTime)
+		}
+		c, err := r.ReadCommit(id)
+		if err != nil {
+			return nil, fmt.Errorf("hooks: read skipped entry %s: %w", id, err)
+		}
+		e, err := rsl.FromCommit(c)
+		if err != nil {
+			return nil, fmt.Errorf("hooks: skipped entry %s: %w", id, err)
+		}
+		if e.Type == rsl.TypeRef {
+			pending[e.Ref] = true
+		}
+	}
+	want := make(map[string]gitrepo.Hash, len(pending))
+	skipped := map[uint64]bool{}
+	n = 0
+	err = rsl.WalkBack(r, newTip, func(rec *rsl.Record) (bool, error) {
+		if len(pending) == 0 {
+			return false, nil
+		}
+		if n++; n%256 == 0 && time.Now().After(deadline) {
+			return false, fmt.Errorf("hooks: the log's new entries take longer than %v to check", transactionTime)
+		}
+		e := rec.Entry
+		if e.Type == rsl.TypeAnnotation {
+			for _, sk := range e.Skips {
+				skipped[sk.Number] = true
+			}
+		} else if pending[e.Ref] && !skipped[e.Number] {
+			want[e.Ref] = e.New
+			delete(pending, e.Ref)
+		}
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for ref := range pending {
+		want[ref] = gitrepo.ZeroHash // no entry left for it
+	}
+	return want, nil
+}
+
+// transactionTime bounds the check of one transaction: git holds the
+// locks of its refs meanwhile.
+const transactionTime = 60 * time.Second
 
 // movesWithoutLog refuses a transaction that moves a protected ref, or the
 // policy, without the log, unless to the value the log records for it (a
