@@ -145,5 +145,14 @@ func Safe(r rune) bool {
 	if r == ' ' {
 		return true
 	}
-	return unicode.IsPrint(r) && !unicode.Is(unicode.Cf, r)
+	return unicode.IsPrint(r) && !unicode.Is(unicode.Cf, r) && !invisible(r)
+}
+
+// invisible reports code points that render as nothing though they are
+// neither controls nor format characters: Unicode's other default
+// ignorables (U+034F, the Hangul fillers U+115F, U+1160, U+3164, U+FFA0,
+// U+17B4, U+17B5, ...), variation selectors, and the blank Braille pattern
+// U+2800. "refs/heads/main" followed by one of them reads as main.
+func invisible(r rune) bool {
+	return r == 0x2800 || unicode.In(r, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector)
 }

@@ -30,6 +30,12 @@ func TestEscape(t *testing.T) {
 		{"bad\xffutf8\xc3", `bad\xffutf8\xc3`},             // invalid UTF-8
 		{`back\slash`, `back\\slash`},                      // so that \x1b typed literally differs
 		{`\x1b`, `\\x1b`},                                  //
+		{"refs/heads/main\u034f", `refs/heads/main\u034f`}, // combining grapheme joiner (invisible)
+		{"main\u3164", `main\u3164`},                       // Hangul filler
+		{"ma\u115fin\uffa0", `ma\u115fin\uffa0`},           // Hangul fillers
+		{"main\ufe0f", `main\ufe0f`},                       // variation selector
+		{"main\u17b4", `main\u17b4`},                       // Khmer inherent vowel (invisible)
+		{"main\u2800", `main\u2800`},                       // blank Braille pattern
 		{"Ünïcödé 名前 😀", "Ünïcödé 名前 😀"},                   // printable stays
 	} {
 		if got := Escape(tc.in); got != tc.want {
