@@ -266,7 +266,10 @@ func (c *Context) preReceive(input []byte) error {
 	}
 	for _, l := range lines {
 		switch l.Ref {
-		case rsl.Ref, attest.Ref:
+		case rsl.Ref, attest.Ref, policy.StagingRef:
+			// The staged policy collects co-signers' signatures: nobody
+			// may delete it or put another change in its place (the
+			// helper never does either).
 			if l.New.IsZero() {
 				c.say("error: %s cannot be deleted", l.Ref)
 				return ErrRejected
@@ -286,6 +289,11 @@ func (c *Context) preReceive(input []byte) error {
 		case policy.Ref:
 			if l.New.IsZero() {
 				c.say("error: %s cannot be deleted", l.Ref)
+				return ErrRejected
+			}
+		default:
+			if strings.HasPrefix(l.Ref, "refs/secure/") {
+				c.say("error: %s is not a git-secure ref (refs/secure/ holds only %s, %s, %s and %s): clients would take it for metadata", l.Ref, rsl.Ref, policy.Ref, attest.Ref, policy.StagingRef)
 				return ErrRejected
 			}
 		}
