@@ -1,6 +1,7 @@
 package attest
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -193,7 +194,12 @@ func (h *history) len() int { return len(h.set) }
 // the size of the store, so a walk over n commits costs n times that:
 // what an earlier walk found for an ancestor of tip (base, and its files)
 // is taken as it is and only the commits since are compared.
-func buildHistory(r Repo, tip, base gitrepo.Hash, known *history) (*history, error) {
+//
+// limit, when not zero, bounds the tree entries the walk may compare in
+// all (ErrHistoryBudget past it): a push of a few hundred kilobytes (a
+// history of thousands of commits over a store of tens of thousands of
+// planted files) otherwise made a server compare for minutes.
+func buildHistory(r Repo, tip, base gitrepo.Hash, known *history, limit int) (*history, error) {
 	h := newHistory()
 	if tip.IsZero() {
 		return h, nil
@@ -207,7 +213,7 @@ func buildHistory(r Repo, tip, base gitrepo.Hash, known *history) (*history, err
 		trees[c] = commit.Tree
 		return commit.Tree, commit.Parents, nil
 	}
-	cache := &treeCache{r: r, trees: map[gitrepo.Hash][]gitrepo.TreeEntry{}}
+	cache := &treeCache{r: r, trees: map[gitrepo.Hash][]gitrepo.TreeEntry{}, limit: limit}
 	seen := map[gitrepo.Hash]bool{}
 	reachedBase := false
 	if !base.IsZero() {
@@ -251,7 +257,7 @@ func buildHistory(r Repo, tip, base gitrepo.Hash, known *history) (*history, err
 	}
 	if !reachedBase {
 		// base is not in tip's history: what it knew is not tip's.
-		return buildHistory(r, tip, gitrepo.ZeroHash, nil)
+		return buildHistory(r, tip, gitrepo.ZeroHash, nil, limit)
 	}
 	if known != nil {
 		for f := range known.set {
@@ -339,18 +345,31 @@ func saveHistory(gitDir string, tip gitrepo.Hash, h *history) {
 type treeCache struct {
 	r     TreeReader
 	trees map[gitrepo.Hash][]gitrepo.TreeEntry
+	// read counts the entries handed out, which the comparisons then go
+	// through; limit bounds it (0: no bound).
+	read, limit int
 }
+
+// ErrHistoryBudget: walking the store's history would compare more tree
+// entries than the caller allows.
+var ErrHistoryBudget = errors.New("attest: the store's history is too costly to walk")
 
 // maxCachedTrees bounds the walk's tree cache.
 const maxCachedTrees = 256
 
 func (c *treeCache) ReadTree(h gitrepo.Hash) ([]gitrepo.TreeEntry, error) {
-	if t, ok := c.trees[h]; ok {
-		return t, nil
+	t, ok := c.trees[h]
+	if !ok {
+		var err error
+		if t, err = c.r.ReadTree(h); err != nil {
+			return nil, err
+		}
 	}
-	t, err := c.r.ReadTree(h)
-	if err != nil {
-		return nil, err
+	if c.read += len(t); c.limit > 0 && c.read > c.limit {
+		return nil, fmt.Errorf("%w (more than %d tree entries to compare)", ErrHistoryBudget, c.limit)
+	}
+	if ok {
+		return t, nil
 	}
 	if len(c.trees) >= maxCachedTrees {
 		clear(c.trees)

@@ -251,13 +251,17 @@ func (s *Store) Envelopes(dir string) ([]File, error) {
 // the next walk compares only the commits since; verification calls it
 // only when approvals from the tip do not suffice, so an intact store
 // costs nothing more.
-func (s *Store) WithHistory() (*Store, bool, error) {
+func (s *Store) WithHistory() (*Store, bool, error) { return s.WithHistoryLimit(0) }
+
+// WithHistoryLimit is WithHistory with a bound on the tree entries the walk
+// may compare (0: none); past it the error wraps ErrHistoryBudget.
+func (s *Store) WithHistoryLimit(limit int) (*Store, bool, error) {
 	s.mu.RLock()
 	tip, tree, h := s.tip, s.tree, s.hist
 	s.mu.RUnlock()
 	if h == nil {
 		var err error
-		if h, err = s.walkHistory(tip); err != nil {
+		if h, err = s.walkHistory(tip, limit); err != nil {
 			return nil, false, err
 		}
 		s.mu.Lock()
@@ -425,13 +429,13 @@ func (s *Store) Add(path string, envelope []byte, who gitrepo.Ident, message str
 // walkHistory builds the history index of tip, starting from what the
 // repository's history file knows (when the store's repository is a
 // *gitrepo.Repo) and saving what it found when tip is the ref's value.
-func (s *Store) walkHistory(tip gitrepo.Hash) (*history, error) {
+func (s *Store) walkHistory(tip gitrepo.Hash, limit int) (*history, error) {
 	gd, ok := s.r.(interface{ GitDir() string })
 	if !ok || gd.GitDir() == "" {
-		return buildHistory(s.r, tip, gitrepo.ZeroHash, nil)
+		return buildHistory(s.r, tip, gitrepo.ZeroHash, nil, limit)
 	}
 	base, known := loadHistory(gd.GitDir())
-	h, err := buildHistory(s.r, tip, base, known)
+	h, err := buildHistory(s.r, tip, base, known, limit)
 	if err != nil || tip.IsZero() || tip == base {
 		return h, err
 	}

@@ -617,6 +617,18 @@ func TestStoreAppendOnly(t *testing.T) {
 	if _, dropped, err := s.WithHistory(); err != nil || dropped {
 		t.Fatalf("an intact store: WithHistory dropped = %v, %v; want nothing", dropped, err)
 	}
+	// A bound on the walk's comparisons (a push's budget): past it, the
+	// walk stops with ErrHistoryBudget instead of going on.
+	bounded, err := OpenStoreAt(r, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := bounded.WithHistoryLimit(1); !errors.Is(err, ErrHistoryBudget) {
+		t.Fatalf("WithHistoryLimit(1) = %v; want ErrHistoryBudget", err)
+	}
+	if _, dropped, err := bounded.WithHistoryLimit(1 << 20); err != nil || !dropped {
+		t.Fatalf("WithHistoryLimit(1<<20) = %v, %v; want the walk within the bound", dropped, err)
+	}
 
 	// The walk's result is kept for the next one, which starts from it
 	// only when it is for an ancestor: a line planted in the file shows

@@ -3,6 +3,8 @@ package verify_test
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -101,4 +103,33 @@ func TestBudget(t *testing.T) {
 	if _, err := f.Verify(verify.Options{Budget: &verify.Budget{After: before, MaxPaths: 6500}}); errors.Is(err, verify.ErrBudget) {
 		t.Errorf("4 flips of one pair of trees spent more than two diffs' worth: %v", err)
 	}
+}
+
+// TestBudgetBoundsStoreHistoryWalk: an entry that fails on the store's tip
+// makes verification walk the store's history (approvals a commit dropped
+// still count); for an entry charged to a push's budget that walk's
+// comparisons count against it, so a store history built to be costly
+// fails the push with ErrBudget instead of keeping the server busy.
+func TestBudgetBoundsStoreHistoryWalk(t *testing.T) {
+	f := NewScenarioTemplate(t).Clone(t)
+	_, before := f.Tip()
+	to := f.CommitMain("approved change")
+	f.Record("alice", "refs/heads/main")
+	f.Approve("bob", "refs/heads/main", to, "")
+	f.MustVerify(verify.Options{})
+	// The store wiped on top (as on a server without the hook).
+	store := f.Ref("refs/secure/attestations")
+	empty := strings.TrimSpace(f.S.Git(f.Dir, "hash-object", "-t", "tree", "-w", "--stdin"))
+	wiped := f.S.Git(f.Dir, "commit-tree", empty, "-p", store.String(), "-m", "wipe")
+	f.SetRef("refs/secure/attestations", scenarioHash(t, wiped))
+	// Unbounded: the union over the history still counts bob's approval.
+	f.MustVerify(verify.Options{})
+	// Charged to a budget of one path, with no earlier walk kept (a
+	// server meets such a history in a push): the walk stops, the push
+	// fails.
+	if err := os.Remove(filepath.Join(f.Dir, ".git", "secure", "attestations-history")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.Verify(verify.Options{Budget: &verify.Budget{After: before.Number, MaxPaths: 1}})
+	ScenarioWantProblem(t, err, verify.ErrBudget, "history")
 }

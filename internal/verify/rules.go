@@ -252,6 +252,9 @@ func (v *verifier) authorize(i int, rec *rsl.Record, ref string, old, new gitrep
 		// (the store is append-only): only a failing decision pays for
 		// reading the store's history.
 		again, err := v.useStoreHistory()
+		if errors.Is(err, attest.ErrHistoryBudget) {
+			return &budgetError{rec: rec, err: fmt.Errorf("%w: %v", ErrBudget, err)}
+		}
 		if err != nil {
 			return err
 		}
@@ -350,7 +353,14 @@ func (v *verifier) useStoreHistory() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	view, dropped, err := store.WithHistory()
+	// For an entry charged to a budget (a push's), the walk's comparisons
+	// count against the budget's paths: a store history built to be
+	// costly must not make the server work without bound.
+	limit := 0
+	if b := v.opts.Budget; b != nil && v.src.charged {
+		limit = b.MaxPaths
+	}
+	view, dropped, err := store.WithHistoryLimit(limit)
 	if err != nil {
 		return false, fmt.Errorf("verify: read the history of %s: %w", attest.Ref, err)
 	}
