@@ -5,11 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/rsl"
-	"github.com/git-secure/git-secure/internal/sign"
 )
 
 // TestServerRefusesProtectedPathSpellings: bob may move main but not touch
@@ -111,44 +108,10 @@ func pushWithOwnEntry(t *testing.T, bob *user, dir, url, path string) result {
 func pushMainWithOwnEntry(t *testing.T, bob *user, dir, url string) result {
 	t.Helper()
 	old, newTip := bob.rev(dir, "refs/remotes/origin/main"), bob.rev(dir, "main")
-	g, err := gitrepo.OpenWithEnv(dir, bob.sb.Environ())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	tip := mustHash(t, bob.rev(dir, "refs/secure/rsl"))
-	c, err := g.ReadCommit(tip)
-	if err != nil {
-		t.Fatal(err)
-	}
-	last, err := rsl.FromCommit(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := sign.LoadSigner(sign.KeySpec{File: bob.key.Private})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	e := &rsl.Entry{Number: last.Number + 1, Type: rsl.TypeRef, Ref: "refs/heads/main", Old: mustHash(t, old), New: mustHash(t, newTip)}
-	who := gitrepo.Ident{Name: bob.name, Email: bob.name + "@example.com", When: c.Committer.When.Add(time.Minute)}
-	h, err := rsl.Write(g, e, tip, who, func(payload []byte) ([]byte, error) {
-		return sign.SignSSHSig(s, payload, sign.NamespaceGit)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bob.git(dir, "update-ref", "refs/secure/rsl", h.String(), tip.String())
+	tip := bob.rev(dir, "refs/secure/rsl")
+	h := forge(t, bob, dir, &rsl.Entry{Type: rsl.TypeRef, Ref: "refs/heads/main", Old: hash(t, old), New: hash(t, newTip)})
+	bob.git(dir, "update-ref", "refs/secure/rsl", h, tip)
 	return bob.pushDirect(dir, url, "--atomic", "--no-verify", url, "main:refs/heads/main", "refs/secure/rsl:refs/secure/rsl")
-}
-
-func mustHash(t *testing.T, s string) gitrepo.Hash {
-	t.Helper()
-	h, err := gitrepo.ParseHash(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
 }
 
 func writeFile(t *testing.T, dir, path, content string) {
