@@ -165,7 +165,12 @@ type RefLine struct {
 
 // ParseRefLines parses pre-receive (and reference-transaction) input
 // strictly.
-func ParseRefLines(input []byte) ([]RefLine, error) {
+func ParseRefLines(input []byte) ([]RefLine, error) { return parseLines(input, true) }
+
+// parseLines reads "<old> <new> <ref>" lines strictly; with refsOnly every
+// name must be a valid ref under refs/ (pre-receive), else any name without
+// a space is kept (reference-transaction also reports HEAD).
+func parseLines(input []byte, refsOnly bool) ([]RefLine, error) {
 	var out []RefLine
 	if len(input) == 0 {
 		return nil, nil
@@ -187,8 +192,10 @@ func ParseRefLines(input []byte) ([]RefLine, error) {
 		if err1 != nil || err2 != nil {
 			return nil, fmt.Errorf("hooks: bad object name in %q", truncate(line))
 		}
-		if err := gitrepo.ValidRefName(f[2]); err != nil {
-			return nil, fmt.Errorf("hooks: %v", err)
+		if refsOnly {
+			if err := gitrepo.ValidRefName(f[2]); err != nil {
+				return nil, fmt.Errorf("hooks: %v", err)
+			}
 		}
 		out = append(out, RefLine{Old: old, New: nw, Ref: f[2]})
 	}

@@ -280,31 +280,10 @@ func (c *Context) markUnprotected(path string, input []byte) {
 }
 
 // parseTransaction reads reference-transaction input: "<old> <new> <ref>"
-// lines, where ref may also be HEAD or another name outside refs/ (those
-// are kept; callers skip what they do not judge). Any line that cannot be
-// read fails: a transaction the hook cannot read is refused.
-func parseTransaction(input []byte) ([]RefLine, error) {
-	if len(input) == 0 {
-		return nil, nil
-	}
-	if input[len(input)-1] != '\n' {
-		return nil, fmt.Errorf("hooks: transaction input does not end with a newline")
-	}
-	var out []RefLine
-	for _, line := range strings.Split(string(input[:len(input)-1]), "\n") {
-		f := strings.Split(line, " ")
-		if len(f) != 3 || len(line) > 4096 || strings.ContainsAny(line, "\r\x00") {
-			return nil, fmt.Errorf("hooks: bad transaction line %q", truncate(line))
-		}
-		old, err1 := gitrepo.ParseHash(f[0])
-		nw, err2 := gitrepo.ParseHash(f[1])
-		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("hooks: bad object name in %q", truncate(line))
-		}
-		out = append(out, RefLine{Old: old, New: nw, Ref: f[2]})
-	}
-	return out, nil
-}
+// lines, where ref may also be HEAD or another name outside refs/ (kept;
+// callers skip what they do not judge). A line that cannot be read fails:
+// a transaction the hook cannot read is refused.
+func parseTransaction(input []byte) ([]RefLine, error) { return parseLines(input, false) }
 
 func shortOrNone(h gitrepo.Hash) string {
 	if h.IsZero() {
