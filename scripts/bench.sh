@@ -132,6 +132,9 @@ echo "git processes per CLI record: $(wc -l <"$OUT/cli-record-git-processes.txt"
 # --- 5. batched object reading --------------------------------------------
 log "6/6 go test -bench BenchmarkReadCommits5000 ./internal/gitrepo (count $COUNT)"
 go test -run '^$' -bench '^BenchmarkReadCommits5000$' -count "$COUNT" ./internal/gitrepo | tee "$OUT/readcommits.txt"
+# go-git on the same shape: a module of its own (bench/gogit), so that
+# git-secure's go.mod does not require go-git.
+( cd bench/gogit && go test -run '^$' -bench '^BenchmarkReadCommits5000$' -count "$COUNT" . ) | tee -a "$OUT/readcommits.txt"
 
 # --- summary ---------------------------------------------------------------
 # metric FILE NAME UNIT: median over the -count runs of benchmark NAME.
