@@ -1,105 +1,27 @@
 package attest
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/git-secure/git-secure/internal/strictjson"
 )
 
 // maxJSONDepth bounds nesting of every JSON document this package decodes.
 // The deepest legitimate document (a statement) nests four levels.
 const maxJSONDepth = 16
 
-// object is a decoded JSON object whose keys are matched exactly (byte for
-// byte, case-sensitively), unlike encoding/json struct decoding.
-type object map[string]any
+// object is a decoded JSON object whose keys are matched exactly.
+type object = strictjson.Object
 
-// decodeStrict decodes one JSON value from data with a token-level scan and
-// returns it as a tree of object, []any, string, json.Number, bool and nil.
-// It rejects invalid UTF-8, duplicate object keys (compared after unescaping),
-// nesting deeper than maxJSONDepth and anything but whitespace after the
-// value. Errors are not wrapped; callers wrap them with ErrMalformed.
+// decodeStrict decodes one JSON value from data with the project's strict
+// reader (strictjson.Decode): valid UTF-8, no duplicate keys, nesting at
+// most maxJSONDepth, nothing after the value. The callers bound the size
+// before; callers wrap errors with ErrMalformed.
 func decodeStrict(data []byte) (any, error) {
-	if !utf8.Valid(data) {
-		return nil, errors.New("invalid UTF-8")
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	v, err := decodeValue(dec, 0)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		if err == nil {
-			return nil, errors.New("trailing data after JSON value")
-		}
-		return nil, err
-	}
-	return v, nil
-}
-
-func decodeValue(dec *json.Decoder, depth int) (any, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		if err == io.EOF {
-			return nil, io.ErrUnexpectedEOF
-		}
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		if depth >= maxJSONDepth {
-			return nil, errors.New("JSON nested too deeply")
-		}
-		switch t {
-		case '{':
-			obj := object{}
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				k, ok := kt.(string)
-				if !ok {
-					return nil, errors.New("object key is not a string")
-				}
-				if _, dup := obj[k]; dup {
-					return nil, fmt.Errorf("duplicate key %q", k)
-				}
-				v, err := decodeValue(dec, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				obj[k] = v
-			}
-			if _, err := dec.Token(); err != nil { // '}'
-				return nil, err
-			}
-			return obj, nil
-		case '[':
-			arr := []any{}
-			for dec.More() {
-				v, err := decodeValue(dec, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				arr = append(arr, v)
-			}
-			if _, err := dec.Token(); err != nil { // ']'
-				return nil, err
-			}
-			return arr, nil
-		default:
-			return nil, fmt.Errorf("unexpected %q", rune(t))
-		}
-	default:
-		return tok, nil // string, json.Number, bool or nil
-	}
+	return strictjson.Decode(data, len(data), maxJSONDepth)
 }
 
 // checkKeys requires obj to have every key in required, optionally the keys

@@ -1,7 +1,9 @@
-// Package strictjson checks JSON documents from untrusted repositories before
-// they are decoded: one top-level value, bounded size and depth, valid UTF-8,
-// and no duplicate object keys (encoding/json silently keeps the last one,
-// which lets two readers see two different documents). Safe for concurrent use.
+// Package strictjson reads JSON documents from untrusted repositories
+// strictly: one top-level value, bounded size and depth, valid UTF-8, and no
+// duplicate object keys (encoding/json silently keeps the last one, which
+// lets two readers see two different documents). Check validates a document
+// that encoding/json will then decode into a struct; Decode returns the
+// value itself, for readers that match keys exactly. Safe for concurrent use.
 package strictjson
 
 import (
@@ -13,71 +15,124 @@ import (
 	"unicode/utf8"
 )
 
-// ErrInvalid is wrapped by every error Check returns.
+// ErrInvalid is wrapped by every error Check and Decode return.
 var ErrInvalid = errors.New("invalid JSON")
 
-// MaxDepth bounds the nesting of objects and arrays.
+// MaxDepth bounds the nesting of objects and arrays for Check.
 const MaxDepth = 32
+
+// Object is a decoded JSON object. Its keys are matched byte for byte,
+// case-sensitively, unlike encoding/json's struct decoding.
+type Object map[string]any
 
 // Check returns an error unless data is a single JSON value of at most
 // maxSize bytes, nested at most MaxDepth deep, with no duplicate keys in any
 // object.
 func Check(data []byte, maxSize int) error {
-	if len(data) > maxSize {
-		return fmt.Errorf("%w: %d bytes is over the limit of %d", ErrInvalid, len(data), maxSize)
-	}
-	if !utf8.Valid(data) {
-		return fmt.Errorf("%w: not valid UTF-8", ErrInvalid)
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := checkValue(dec, 0); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return fmt.Errorf("%w: trailing data after the value", ErrInvalid)
-	}
-	return nil
+	_, err := read(data, maxSize, MaxDepth, false)
+	return err
 }
 
-func checkValue(dec *json.Decoder, depth int) error {
-	tok, err := dec.Token()
+// Decode reads data as Check does, with nesting bounded by maxDepth, and
+// returns its value as a tree of Object, []any, string, json.Number, bool
+// and nil.
+func Decode(data []byte, maxSize, maxDepth int) (any, error) {
+	return read(data, maxSize, maxDepth, true)
+}
+
+func read(data []byte, maxSize, maxDepth int, build bool) (any, error) {
+	if len(data) > maxSize {
+		return nil, fmt.Errorf("%w: %d bytes is over the limit of %d", ErrInvalid, len(data), maxSize)
+	}
+	if !utf8.Valid(data) {
+		return nil, fmt.Errorf("%w: not valid UTF-8", ErrInvalid)
+	}
+	r := reader{dec: json.NewDecoder(bytes.NewReader(data)), maxDepth: maxDepth, build: build}
+	r.dec.UseNumber()
+	v, err := r.value(0)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalid, err)
+		return nil, err
+	}
+	if _, err := r.dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%w: trailing data after the value", ErrInvalid)
+	}
+	return v, nil
+}
+
+// reader walks one document token by token; build says whether to keep
+// the values (Decode) or only check them (Check).
+type reader struct {
+	dec      *json.Decoder
+	maxDepth int
+	build    bool
+}
+
+func (r *reader) token() (json.Token, error) {
+	tok, err := r.dec.Token()
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	return tok, nil
+}
+
+func (r *reader) value(depth int) (any, error) {
+	tok, err := r.token()
+	if err != nil {
+		return nil, err
 	}
 	d, ok := tok.(json.Delim)
 	if !ok {
-		return nil
+		return tok, nil // string, json.Number, bool or nil
 	}
-	if depth >= MaxDepth {
-		return fmt.Errorf("%w: nested deeper than %d", ErrInvalid, MaxDepth)
+	if depth >= r.maxDepth {
+		return nil, fmt.Errorf("%w: nested deeper than %d", ErrInvalid, r.maxDepth)
 	}
+	var out any
 	switch d {
 	case '{':
-		seen := map[string]bool{}
-		for dec.More() {
-			k, err := dec.Token()
+		obj := Object{}
+		for r.dec.More() {
+			k, err := r.token()
 			if err != nil {
-				return fmt.Errorf("%w: %v", ErrInvalid, err)
+				return nil, err
 			}
-			key, _ := k.(string)
-			if seen[key] {
-				return fmt.Errorf("%w: duplicate key %q", ErrInvalid, key)
+			key, ok := k.(string)
+			if !ok {
+				return nil, fmt.Errorf("%w: object key is not a string", ErrInvalid)
 			}
-			seen[key] = true
-			if err := checkValue(dec, depth+1); err != nil {
-				return err
+			if _, dup := obj[key]; dup {
+				return nil, fmt.Errorf("%w: duplicate key %q", ErrInvalid, key)
 			}
+			v, err := r.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			if !r.build {
+				v = nil // only the key is needed, to find duplicates
+			}
+			obj[key] = v
 		}
+		out = obj
 	case '[':
-		for dec.More() {
-			if err := checkValue(dec, depth+1); err != nil {
-				return err
+		arr := []any{}
+		for r.dec.More() {
+			v, err := r.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			if r.build {
+				arr = append(arr, v)
 			}
 		}
+		out = arr
+	default:
+		return nil, fmt.Errorf("%w: unexpected %q", ErrInvalid, rune(d))
 	}
-	if _, err := dec.Token(); err != nil { // closing delimiter
-		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	if _, err := r.token(); err != nil { // the closing delimiter
+		return nil, err
 	}
-	return nil
+	return out, nil
 }

@@ -1,6 +1,7 @@
 package strictjson
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -43,5 +44,50 @@ func FuzzCheck(f *testing.F) {
 	f.Add([]byte(`{"a":1,"a":2}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_ = Check(data, 1<<16)
+	})
+}
+
+func TestDecode(t *testing.T) {
+	v, err := Decode([]byte(`{"a":[1,"x",{"b":true}],"c":null}`), 1<<10, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, ok := v.(Object)
+	if !ok || len(obj) != 2 || obj["c"] != nil {
+		t.Fatalf("Decode = %#v", v)
+	}
+	arr, ok := obj["a"].([]any)
+	if !ok || len(arr) != 3 || arr[1] != "x" {
+		t.Fatalf("a = %#v", obj["a"])
+	}
+	if inner, ok := arr[2].(Object); !ok || inner["b"] != true {
+		t.Fatalf("a[2] = %#v", arr[2])
+	}
+	// The depth bound is the caller's: three levels pass above, two do not.
+	if _, err := Decode([]byte(`{"a":[{"b":1}]}`), 1<<10, 2); err == nil || !errors.Is(err, ErrInvalid) {
+		t.Fatalf("depth 3 under a bound of 2: %v", err)
+	}
+	for _, bad := range []string{`{"a":1,"a":2}`, `[1] 2`, `{"a":`, "\"\xff\"", ``} {
+		if _, err := Decode([]byte(bad), 1<<10, 8); !errors.Is(err, ErrInvalid) {
+			t.Errorf("Decode(%q) = %v, want ErrInvalid", bad, err)
+		}
+	}
+}
+
+// FuzzDecode: Decode and Check agree on every input at the same bounds,
+// and an accepted document is one encoding/json also accepts.
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte(`{"a":[1,{"b":"c"}]}`))
+	f.Add([]byte(`{"a":1,"a":2}`))
+	f.Add([]byte(`[[[[1]]]]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, errD := Decode(data, 1<<16, MaxDepth)
+		errC := Check(data, 1<<16)
+		if (errD == nil) != (errC == nil) {
+			t.Fatalf("Decode: %v, Check: %v", errD, errC)
+		}
+		if errD == nil && !json.Valid(data) {
+			t.Fatalf("accepted what encoding/json refuses: %q", data)
+		}
 	})
 }
