@@ -88,7 +88,7 @@ Exit 0 when everything verifies, 1 when a check fails, 2 on usage errors.`,
 			&cli.StringFlag{Name: "out", Usage: "write the --attest summary to `FILE` (default stdout)"},
 			rootKeyFlag("git config secure.rootKeys, else trust on first use"), rootThresholdFlag("git config secure.rootThreshold, else all of them"),
 			&cli.StringFlag{Name: "remote", Usage: "in a clone with a work tree, judge what remote `NAME` served (default: the checked-out branch's upstream remote, else origin, else the only remote)"},
-			keyFlag},
+			keyFlag, freshnessFlags[0], freshnessFlags[1]},
 		Action: func(c *cli.Context) error {
 			r, err := a.open()
 			if err != nil {
@@ -114,6 +114,9 @@ Exit 0 when everything verifies, 1 when a check fails, 2 on usage errors.`,
 			// work nothing has served yet.
 			noRemote := clone == nil && r.Git.WorkTree() != ""
 			opts := verify.Options{Refs: refs, Now: a.env.Now(), Clone: clone, LocalAhead: noRemote, IgnoreMissingRefs: noRemote}
+			if err := applyFreshnessFlags(c, &opts); err != nil {
+				return err
+			}
 			if opts.RootKeys, opts.RootThreshold, err = rootPin(c, r); err != nil {
 				return err
 			}
