@@ -698,6 +698,7 @@ type policyJSON struct {
 	GlobalRules   []globalJSON `json:"globalRules"`
 	Revoked       []revokeJSON `json:"revokedKeys"`
 	Staged        bool         `json:"staged"`
+	Freshness     *freshJSON   `json:"freshness,omitempty"`
 }
 
 type teamJSON struct {
@@ -760,6 +761,7 @@ func (a *app) listPolicy(p *policy.Policy, st *porcelain.Staged, asJSON bool) er
 		j.RulesKeys = append(j.RulesKeys, k.Fingerprint)
 	}
 	j.RulesThresh = tt
+	j.Freshness = newFreshJSON(p)
 	for _, person := range p.Persons() {
 		pj := personJSON{Name: person.Name}
 		for _, k := range person.Keys {
@@ -779,6 +781,7 @@ func (a *app) listPolicy(p *policy.Policy, st *porcelain.Staged, asJSON bool) er
 	}
 	a.out("root v%d (expires %s): threshold %d of %s\n", j.RootVersion, j.RootExpires.Format("2006-01-02"), j.RootThreshold, strings.Join(j.RootKeys, ", "))
 	a.out("rules v%d (expires %s): signed by %d of %s\n", j.RulesVersion, j.RulesExpires.Format("2006-01-02"), j.RulesThresh, strings.Join(j.RulesKeys, ", "))
+	a.printFreshness(j.Freshness)
 	a.out("\npersons:\n")
 	if len(j.Persons) == 0 {
 		a.out("  (none: add with git secure policy add-person NAME --key FILE)\n")

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -140,4 +141,30 @@ func parseTimeFlag(name, v string) (time.Time, error) {
 		return time.Time{}, usageErr("--%s %q: want an RFC 3339 time such as 2026-01-02T03:04:05Z", name, v)
 	}
 	return t.UTC(), nil
+}
+
+// freshJSON is the freshness setting in policy list --json.
+type freshJSON struct {
+	Keys      []string `json:"keys"`
+	Threshold int      `json:"threshold"`
+	MaxAge    string   `json:"maxAge"`
+}
+
+func newFreshJSON(p *policy.Policy) *freshJSON {
+	f := p.Freshness()
+	if f == nil {
+		return nil
+	}
+	j := &freshJSON{Threshold: f.Threshold, MaxAge: f.MaxAge.String()}
+	for _, k := range f.Keys {
+		j.Keys = append(j.Keys, k.Fingerprint)
+	}
+	return j
+}
+
+func (a *app) printFreshness(j *freshJSON) {
+	if j == nil {
+		return
+	}
+	a.out("freshness: statements of the log tip at most %s old, signed by %d of %s\n", j.MaxAge, j.Threshold, strings.Join(j.Keys, ", "))
 }

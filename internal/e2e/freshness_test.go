@@ -34,6 +34,9 @@ func newFreshSetup(t *testing.T) *freshSetup {
 	alice.secure(dir, "policy", "set-freshness", "--key", srvKey.Public, "--max-age", "24h")
 	alice.secure(dir, "policy", "apply")
 	alice.git(dir, "push", "-q", "origin", "main")
+	if out := alice.secure(dir, "policy", "list"); !contains(out, "freshness: statements of the log tip at most 24h0m0s old, signed by 1 of SHA256:") {
+		t.Errorf("policy list does not show the freshness setting:\n%s", out)
+	}
 	return &freshSetup{srv: srv, repo: repo, url: url, alice: alice, dir: dir, srvKey: srvKey}
 }
 

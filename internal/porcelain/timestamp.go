@@ -53,7 +53,7 @@ func (r *Repo) SignTimestamp(keyFile string, at time.Time) (*freshness.Signed, e
 	defer signer.Close()
 	fp := sign.Fingerprint(signer.PublicKey())
 	if _, ok := pol.LookupFreshnessKey(fp); !ok {
-		return nil, fmt.Errorf("%w: %s is not a freshness key of the policy in force (git secure policy show lists them)", ErrRefused, fp)
+		return nil, fmt.Errorf("%w: %s is not a freshness key of the policy in force (git secure policy list shows them)", ErrRefused, fp)
 	}
 	cur, _, err := g.ResolveRef(freshness.Ref)
 	if err != nil {
