@@ -78,9 +78,23 @@ func TestFreshnessFreeze(t *testing.T) {
 	if got := f.alice.git(f.repo, "rev-parse", "main"); got != c {
 		t.Fatalf("server main = %s, want %s", got, c)
 	}
-	// The legitimate flow: the live server's statement is fresh.
-	if r := f.freshClone(t, "live"); r.code != 0 {
+	// The legitimate flow: the live server's statement is fresh, and the
+	// clone keeps it, so that verify in the clone judges it too.
+	carol := newUser(t, "carol")
+	cdir := filepath.Join(carol.sb.Home, "live")
+	if r := carol.run(carol.sb.Home, "git", "secure", "clone", f.url, cdir); r.code != 0 {
 		t.Fatalf("a fresh clone of the live server was refused:\n%s", r)
+	}
+	if got, want := carol.refValue(cdir, freshness.Ref), f.alice.git(f.repo, "rev-parse", freshness.Ref); got != want {
+		t.Errorf("the clone's %s = %q, want the server's %s", freshness.Ref, got, want)
+	}
+	if v := carol.run(cdir, "git", "secure", "verify"); v.code != 0 {
+		t.Errorf("verify in the fresh clone:\n%s", v)
+	}
+	// Three days later, without a fetch, the clone's copy is stale.
+	later := time.Now().Add(72 * time.Hour).UTC().Format(time.RFC3339)
+	if v := carol.run(cdir, "git", "secure", "verify", "--now", later); v.code != 1 || !contains(v.stderr, "stale state", "git fetch first") {
+		t.Errorf("verify of a clone's stale statement:\n%s", v)
 	}
 	if r := f.srv.admin.run(f.repo, "git", "secure", "verify"); r.code != 0 {
 		t.Fatalf("verify on the live server:\n%s", r)
@@ -200,6 +214,22 @@ func TestFreshnessForgedAndReplayed(t *testing.T) {
 	bot := forgeStatement(t, f.dir, f.srvKey, tip, now, 24*time.Hour)
 	if r := push(bot); r.code != 0 {
 		t.Errorf("the server refused a fresh statement by the freshness key:\n%s", r)
+	}
+	// Garbage in its place (a blob, a commit of another shape) is refused.
+	blob := f.alice.must(f.dir, "sh", "-c", "echo not a statement | git hash-object -w --stdin")
+	if r := push(blob); r.code == 0 || !contains(r.stderr, "malformed statement") {
+		t.Errorf("the server accepted a blob as the statement:\n%s", r)
+	}
+	if r := push(f.alice.rev(f.dir, "main")); r.code == 0 || !contains(r.stderr, "malformed statement") {
+		t.Errorf("the server accepted a source commit as the statement:\n%s", r)
+	}
+	// The signing command refuses a key the role does not list, and a
+	// time before the stored statement's.
+	if r := f.alice.run(f.dir, "git", "secure", "timestamp", "sign", "--key", f.alice.key.Private); r.code != 1 || !contains(r.stderr, "is not a freshness key") {
+		t.Errorf("timestamp sign with a person's key:\n%s", r)
+	}
+	if r := f.srv.admin.run(f.repo, "git", "secure", "timestamp", "sign", "--key", f.srvKey.Private, "--time", now.Add(-2*time.Hour).Format(time.RFC3339)); r.code != 1 || !contains(r.stderr, "already holds a statement made at") {
+		t.Errorf("timestamp sign dated before the stored statement:\n%s", r)
 	}
 	// Nobody may delete it: every client would fail closed.
 	if r := f.alice.pushDirect(f.dir, f.url, f.url, ":"+freshness.Ref); r.code == 0 || !contains(r.stderr, "cannot be deleted") {

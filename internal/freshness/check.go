@@ -73,7 +73,7 @@ func CheckAge(sd *Signed, f *policy.Freshness, now time.Time) error {
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // Hint is what to tell a user whose check failed.
-const Hint = "the server (or mirror) may be frozen, serving an old snapshot, or its timestamp job (git secure timestamp sign) stopped: compare with another clone or ask the administrator; to judge this state anyway (an audit of a past state) pass --no-freshness or --now TIME"
+const Hint = "in a clone, git fetch first: it brings the server's newest statement; if it stays stale, the server (or mirror) may be frozen, serving an old snapshot, or its timestamp job (git secure timestamp sign) stopped: compare with another clone or ask the administrator; to judge this state anyway (an audit of a past state) pass --no-freshness or --now TIME"
 
 // Judge decides whether the state with log tip logTip is fresh under pol
 // at now, given the statement commit stmt (zero: none). It returns nil

@@ -93,7 +93,14 @@ func (c *Context) postReceive(input []byte) error {
 	if !moved {
 		return nil
 	}
-	if _, err := c.Repo.SignTimestamp(key, c.Repo.Now()); err != nil {
+	// Two pushes' hooks may sign at once: the loser of the ref update
+	// (compare-and-swap) tries again on top of the winner's statement.
+	for try := 0; try < 3; try++ {
+		if _, err = c.Repo.SignTimestamp(key, c.Repo.Now()); err == nil {
+			return nil
+		}
+	}
+	if err != nil {
 		c.say("warning: freshness statement not refreshed: %v", err)
 		c.say("hint: the server's timestamp job (git secure timestamp sign, from cron) keeps it fresh; clients refuse the server's state once the newest statement is older than the policy's max age")
 	}
