@@ -132,6 +132,11 @@ func (p *Policy) SetFreshness(base *Policy, keys []ssh.PublicKey, threshold int,
 		if slices.Contains(role.KeyIDs, id) {
 			return invalid("key %s is given twice", sign.Fingerprint(pub))
 		}
+		// An online key sits on a server: one that also signs entries,
+		// rules or roots would bring those powers there.
+		if _, ok := p.LookupKey(sign.Fingerprint(pub)); ok {
+			return invalid("key %s already signs entries or policy: give freshness a key of its own (ssh-keygen -t ed25519 -f timestamp_ed25519)", sign.Fingerprint(pub))
+		}
 		p.Root.Signed.Keys[id] = tk
 		role.KeyIDs = append(role.KeyIDs, id)
 	}

@@ -76,6 +76,7 @@ func TestFreshnessSetRefused(t *testing.T) {
 		{"too short", []ssh.PublicKey{ts.Pub}, 1, time.Second},
 		{"too long", []ssh.PublicKey{ts.Pub}, 1, 400 * 24 * time.Hour},
 		{"fractional seconds", []ssh.PublicKey{ts.Pub}, 1, time.Hour + time.Millisecond},
+		{"the root key", []ssh.PublicKey{root.Pub}, 1, time.Hour},
 	} {
 		p, err := base.Clone()
 		must(t, err)
