@@ -30,7 +30,7 @@ keeps it fresh when nobody pushes:
 			{
 				Name:  "sign",
 				Usage: "sign a statement that the log tip is what this repository holds now, and store it in refs/secure/timestamp",
-				Flags: []cli.Flag{keyFlag,
+				Flags: []cli.Flag{&cli.StringFlag{Name: "key", Usage: "freshness key `FILE`: a private key, or a public key whose private half is in ssh-agent (default: git config secure.timestampKey, else user.signingkey when gpg.format=ssh)"},
 					&cli.StringFlag{Name: "time", Usage: "date the statement `TIME` (RFC 3339) instead of now: for tests and backfills; the key's holder vouches for it"}},
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 0 {
