@@ -231,6 +231,10 @@ func TestFreshnessForgedAndReplayed(t *testing.T) {
 	if r := f.srv.admin.run(f.repo, "git", "secure", "timestamp", "sign", "--key", f.srvKey.Private, "--time", now.Add(-2*time.Hour).Format(time.RFC3339)); r.code != 1 || !contains(r.stderr, "already holds a statement made at") {
 		t.Errorf("timestamp sign dated before the stored statement:\n%s", r)
 	}
+	// Through git-remote-secure the push is refused, not reported done.
+	if r := f.alice.run(f.dir, "git", "push", "origin", "+refs/tmp/stmt:"+freshness.Ref); r.code == 0 || !contains(r.stderr, "does not carry "+freshness.Ref) {
+		t.Errorf("a push of the statement through the helper:\n%s", r)
+	}
 	// Nobody may delete it: every client would fail closed.
 	if r := f.alice.pushDirect(f.dir, f.url, f.url, ":"+freshness.Ref); r.code == 0 || !contains(r.stderr, "cannot be deleted") {
 		t.Errorf("the server let the statement be deleted:\n%s", r)

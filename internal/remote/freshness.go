@@ -27,3 +27,14 @@ func (h *Helper) timestampUpdate(remote map[string]gitrepo.Hash) (gitrepo.RefUpd
 	}
 	return gitrepo.RefUpdate{Name: freshness.Ref, Old: have, New: want}, true
 }
+
+// notCarried says why the helper does not push dst itself: a freshness
+// statement is signed where the key is and pushed with plain git (the
+// helper sends the metadata of its own state, never this ref); answering
+// "ok" would tell a bot its statement landed when it did not.
+func notCarried(dst string) (string, bool) {
+	if dst != freshness.Ref {
+		return "", false
+	}
+	return "git-remote-secure does not carry " + freshness.Ref + ": push it with plain git to the server's URL (git push URL +" + freshness.Ref + ":" + freshness.Ref + ")", true
+}
