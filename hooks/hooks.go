@@ -17,7 +17,7 @@ import (
 	"strings"
 )
 
-//go:embed pre-push pre-receive reference-transaction server-reference-transaction forward
+//go:embed pre-push pre-receive reference-transaction server-reference-transaction post-receive forward
 var files embed.FS
 
 // Handled lists the hooks git-secure acts on; every other hook gets the
@@ -46,8 +46,9 @@ func Template(name string, guard bool) string {
 }
 
 // ServerHooks are the hooks of an enforcing server: pre-receive judges the
-// state a push would create; reference-transaction makes it land whole.
-var ServerHooks = []string{"pre-receive", "reference-transaction"}
+// state a push would create; reference-transaction makes it land whole;
+// post-receive refreshes the freshness statement (when configured).
+var ServerHooks = []string{"pre-receive", "reference-transaction", "post-receive"}
 
 // ServerTemplate is the server's hook name.
 func ServerTemplate(name string) string {

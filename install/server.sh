@@ -2,7 +2,10 @@
 # Turns bare repositories into enforcing git-secure servers: a pre-receive
 # hook verifies every push and refuses updates of protected refs without a
 # valid, signed log entry and its threshold; a reference-transaction hook
-# makes each push land whole.
+# makes each push land whole; a post-receive hook refreshes the freshness
+# statement (refs/secure/timestamp) when the repository has a key
+# (git config secure.timestampKey FILE; see install/README.md for the cron
+# line that keeps it fresh when nobody pushes).
 #   sh install/server.sh /srv/git/project.git [...]
 # git-secure must be installed where the server's git runs (make install).
 set -eu

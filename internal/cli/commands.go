@@ -88,7 +88,7 @@ Exit 0 when everything verifies, 1 when a check fails, 2 on usage errors.`,
 			&cli.StringFlag{Name: "out", Usage: "write the --attest summary to `FILE` (default stdout)"},
 			rootKeyFlag("git config secure.rootKeys, else trust on first use"), rootThresholdFlag("git config secure.rootThreshold, else all of them"),
 			&cli.StringFlag{Name: "remote", Usage: "in a clone with a work tree, judge what remote `NAME` served (default: the checked-out branch's upstream remote, else origin, else the only remote)"},
-			keyFlag},
+			keyFlag, freshnessFlags[0], freshnessFlags[1]},
 		Action: func(c *cli.Context) error {
 			r, err := a.open()
 			if err != nil {
@@ -114,6 +114,9 @@ Exit 0 when everything verifies, 1 when a check fails, 2 on usage errors.`,
 			// work nothing has served yet.
 			noRemote := clone == nil && r.Git.WorkTree() != ""
 			opts := verify.Options{Refs: refs, Now: a.env.Now(), Clone: clone, LocalAhead: noRemote, IgnoreMissingRefs: noRemote}
+			if err := applyFreshnessFlags(c, &opts); err != nil {
+				return err
+			}
 			if opts.RootKeys, opts.RootThreshold, err = rootPin(c, r); err != nil {
 				return err
 			}
@@ -695,6 +698,7 @@ type policyJSON struct {
 	GlobalRules   []globalJSON `json:"globalRules"`
 	Revoked       []revokeJSON `json:"revokedKeys"`
 	Staged        bool         `json:"staged"`
+	Freshness     *freshJSON   `json:"freshness,omitempty"`
 }
 
 type teamJSON struct {
@@ -757,6 +761,7 @@ func (a *app) listPolicy(p *policy.Policy, st *porcelain.Staged, asJSON bool) er
 		j.RulesKeys = append(j.RulesKeys, k.Fingerprint)
 	}
 	j.RulesThresh = tt
+	j.Freshness = newFreshJSON(p)
 	for _, person := range p.Persons() {
 		pj := personJSON{Name: person.Name}
 		for _, k := range person.Keys {
@@ -776,6 +781,7 @@ func (a *app) listPolicy(p *policy.Policy, st *porcelain.Staged, asJSON bool) er
 	}
 	a.out("root v%d (expires %s): threshold %d of %s\n", j.RootVersion, j.RootExpires.Format("2006-01-02"), j.RootThreshold, strings.Join(j.RootKeys, ", "))
 	a.out("rules v%d (expires %s): signed by %d of %s\n", j.RulesVersion, j.RulesExpires.Format("2006-01-02"), j.RulesThresh, strings.Join(j.RulesKeys, ", "))
+	a.printFreshness(j.Freshness)
 	a.out("\npersons:\n")
 	if len(j.Persons) == 0 {
 		a.out("  (none: add with git secure policy add-person NAME --key FILE)\n")

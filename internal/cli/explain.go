@@ -206,7 +206,9 @@ func (a *app) policyCheck(c *cli.Context) error {
 		return err
 	}
 	noRemote := clone == nil && r.Git.WorkTree() != ""
-	res, err := verify.Verify(r.Git, verify.Options{Now: a.env.Now(), PolicyOverride: st.Policy, Clone: clone, LocalAhead: noRemote, IgnoreMissingRefs: noRemote})
+	// What a staged policy would refuse in history, not whether the
+	// server's state is fresh.
+	res, err := verify.Verify(r.Git, verify.Options{Now: a.env.Now(), PolicyOverride: st.Policy, Clone: clone, LocalAhead: noRemote, IgnoreMissingRefs: noRemote, SkipFreshness: true})
 	var failed *verify.Failed
 	if err != nil && !errors.As(err, &failed) {
 		return err

@@ -258,7 +258,7 @@ git daemon, git http-backend, Gitea/GitLab server hooks.`,
 					if err := hooks.InstallServer(dir, hooks.Binary()); err != nil {
 						return err
 					}
-					a.out("%s now verifies every push with git-secure (hooks: pre-receive, reference-transaction)\n", dir)
+					a.out("%s now verifies every push with git-secure (hooks: pre-receive, reference-transaction, post-receive)\n", dir)
 					return nil
 				},
 			},

@@ -15,6 +15,7 @@ import (
 
 	"github.com/git-secure/git-secure/internal/attest"
 	"github.com/git-secure/git-secure/internal/display"
+	"github.com/git-secure/git-secure/internal/freshness"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/porcelain"
@@ -70,6 +71,8 @@ func Run(c *Context) error {
 		ours = c.prePush(input)
 	case "reference-transaction":
 		ours = c.referenceTransaction(input)
+	case "post-receive":
+		ours = c.postReceive(input)
 	}
 	if ours != nil && !errors.Is(ours, ErrRejected) {
 		// Fail closed where security needs it: a server that cannot verify
@@ -90,7 +93,7 @@ func Run(c *Context) error {
 // server reports whether this hook guards a server: pre-receive, or the
 // reference-transaction hook of a bare repository.
 func (c *Context) server() bool {
-	return c.Name == "pre-receive" || (c.Name == "reference-transaction" && c.Repo.Git.WorkTree() == "")
+	return c.Name == "pre-receive" || ((c.Name == "reference-transaction" || c.Name == "post-receive") && c.Repo.Git.WorkTree() == "")
 }
 
 // syncForwarders picks up hooks added to the chained directory since the
@@ -293,6 +296,10 @@ func (c *Context) preReceive(input []byte) error {
 					return err
 				}
 			}
+		case freshness.Ref:
+			if err := c.checkStatementPush(l, proposed); err != nil {
+				return err
+			}
 		case policy.Ref:
 			if l.New.IsZero() {
 				c.say("error: %s cannot be deleted", l.Ref)
@@ -300,7 +307,7 @@ func (c *Context) preReceive(input []byte) error {
 			}
 		default:
 			if strings.HasPrefix(l.Ref, "refs/secure/") {
-				c.say("error: %s is not a git-secure ref (refs/secure/ holds only %s, %s, %s and %s): clients would take it for metadata", l.Ref, rsl.Ref, policy.Ref, attest.Ref, policy.StagingRef)
+				c.say("error: %s is not a git-secure ref (refs/secure/ holds only %s, %s, %s, %s and %s): clients would take it for metadata", l.Ref, rsl.Ref, policy.Ref, attest.Ref, policy.StagingRef, freshness.Ref)
 				return ErrRejected
 			}
 		}
@@ -314,7 +321,9 @@ func (c *Context) preReceive(input []byte) error {
 	if err != nil {
 		return err
 	}
-	opts := verify.Options{Now: c.Repo.Now(), RefValues: proposed, RootKeys: pin, RootThreshold: pinThreshold, Budget: budget}
+	// Freshness is the clients' check: a push is judged on its content,
+	// and a stopped timestamp job must not jam the server.
+	opts := verify.Options{Now: c.Repo.Now(), RefValues: proposed, RootKeys: pin, RootThreshold: pinThreshold, Budget: budget, SkipFreshness: true}
 	c.Trace.Mark("read config")
 	if c.Trace != nil {
 		opts.Trace = func(phase string, _ time.Duration) { c.Trace.Mark("verify: " + phase) }

@@ -479,15 +479,15 @@ func (p *Policy) index() error {
 			return fmt.Errorf("%w: expires must be written in UTC (…Z), not %s", ErrMalformed, t.Format(time.RFC3339))
 		}
 	}
-	if f, _ := rs.UnrecognizedFields[fieldFormat].(string); f != Format || len(rs.UnrecognizedFields) != 1 {
-		return fmt.Errorf("%w: root.json: %s must be %q and no other extension field may be present", ErrMalformed, fieldFormat, Format)
+	if f, _ := rs.UnrecognizedFields[fieldFormat].(string); f != Format {
+		return fmt.Errorf("%w: root.json: %s must be %q", ErrMalformed, fieldFormat, Format)
+	}
+	if err := checkFreshnessFields(rs); err != nil {
+		return err
 	}
 	rootKeys, err := keyMap("root", rs.Keys)
 	if err != nil {
 		return err
-	}
-	if len(rs.Roles) != 2 || rs.Roles[metadata.ROOT] == nil || rs.Roles[metadata.TARGETS] == nil {
-		return fmt.Errorf("%w: root.json must define exactly the roles root and targets", ErrMalformed)
 	}
 	used := map[string]bool{}
 	for name, role := range rs.Roles {
@@ -590,9 +590,13 @@ func (p *Policy) index() error {
 		p.rules = append(p.rules, r)
 	}
 
+	// A key only the timestamp role uses vouches for freshness and
+	// nothing else: it is not a key LookupKey knows (entries).
 	p.byFP = map[string]*Key{}
-	for _, k := range rootKeys {
-		p.byFP[k.Fingerprint] = k
+	for id, k := range rootKeys {
+		if slices.Contains(rs.Roles[metadata.ROOT].KeyIDs, id) || slices.Contains(rs.Roles[metadata.TARGETS].KeyIDs, id) {
+			p.byFP[k.Fingerprint] = k
+		}
 	}
 	for _, k := range personKeys {
 		p.byFP[k.Fingerprint] = k

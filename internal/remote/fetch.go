@@ -229,6 +229,9 @@ func (h *Helper) adopt(remote, local map[string]gitrepo.Hash) error {
 		}
 		updates = append(updates, gitrepo.RefUpdate{Name: name, Old: have, New: want})
 	}
+	if u, ok := h.timestampUpdate(remote); ok {
+		updates = append(updates, u)
+	}
 	if len(updates) == 0 {
 		return nil
 	}

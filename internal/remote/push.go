@@ -75,7 +75,9 @@ func (h *Helper) push(in *bufio.Reader, first string) error {
 		}
 	}
 	for _, s := range specs {
-		if msg, failed := results[s.dst]; failed {
+		if msg, refused := notCarried(s.dst); refused {
+			fmt.Fprintf(h.Out, "error %s %s\n", s.dst, msg)
+		} else if msg, failed := results[s.dst]; failed {
 			fmt.Fprintf(h.Out, "error %s %s\n", s.dst, display.Escape(oneLine(msg)))
 		} else if upToDate[s.dst] {
 			fmt.Fprintf(h.Out, "ok %s up to date\n", s.dst)

@@ -24,6 +24,10 @@ const (
 	NamespaceGit = "git"
 	// NamespaceAttestation is the namespace of DSSE envelopes of attestations.
 	NamespaceAttestation = "git-secure-attestation-v1"
+	// NamespaceTimestamp is the namespace of freshness statements
+	// (refs/secure/timestamp): a key of the policy's timestamp role
+	// signs nothing else, and nothing else verifies with it.
+	NamespaceTimestamp = "git-secure-timestamp-v1"
 )
 
 // Sentinel errors; test with errors.Is.

@@ -39,6 +39,10 @@ var (
 	// damaged repository, or an object crafted to be misread). The entry
 	// fails, always.
 	ErrBadObject = errors.New("unreadable object")
+	// ErrStale: the policy requires a fresh statement of the log tip
+	// (refs/secure/timestamp) and the newest one is missing, too old,
+	// badly signed or vouches for a log this one does not extend.
+	ErrStale = errors.New("stale state")
 )
 
 // Problem is one verification failure: what (entry, ref), why (rule, kind,

@@ -74,6 +74,10 @@ type Options struct {
 	// Budget, when set, bounds the work of verifying new entries (a
 	// server's bound on one push).
 	Budget *Budget
+	// SkipFreshness does not judge the freshness statement the policy
+	// may require (see freshness.go): a server judging a push, an audit
+	// of a past state. Everyone else leaves it off.
+	SkipFreshness bool
 	// PolicyOverride, when set, is used as the policy in force at every
 	// entry ("what would this policy have refused?"); policy changes in
 	// the log are then not checked.
@@ -325,6 +329,7 @@ func (v *verifier) run() (*Result, error) {
 			latest[st[len(st)-1].number] = true
 		}
 	}
+	v.checkFreshness()
 	kept := v.problems[:0]
 	for _, p := range v.problems {
 		switch {

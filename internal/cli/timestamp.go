@@ -1,0 +1,170 @@
+package cli
+
+import (
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-secure/git-secure/internal/freshness"
+	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/porcelain"
+	"github.com/git-secure/git-secure/internal/verify"
+)
+
+// timestampCommand signs and shows freshness statements (TUF's timestamp
+// role): see docs/format.md, section Freshness.
+func (a *app) timestampCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "timestamp",
+		Usage: "sign or show the freshness statement of the log tip (when the policy sets freshness)",
+		Description: `When the policy sets freshness (git secure policy set-freshness), clients refuse
+a state whose newest statement in refs/secure/timestamp is older than the policy's
+max age: a frozen server, or one restored from an old snapshot, is noticed within
+that time. The server signs a statement after each push that moves the log (git
+config secure.timestampKey FILE in the bare repository) and from cron, which
+keeps it fresh when nobody pushes:
+
+  */30 * * * *  cd /srv/git/project.git && git secure timestamp sign --key /etc/git-secure/timestamp_ed25519`,
+		Subcommands: []*cli.Command{
+			{
+				Name:  "sign",
+				Usage: "sign a statement that the log tip is what this repository holds now, and store it in refs/secure/timestamp",
+				Flags: []cli.Flag{&cli.StringFlag{Name: "key", Usage: "freshness key `FILE`: a private key, or a public key whose private half is in ssh-agent (default: git config secure.timestampKey, else user.signingkey when gpg.format=ssh)"},
+					&cli.StringFlag{Name: "time", Usage: "date the statement `TIME` (RFC 3339) instead of now: for tests and backfills; the key's holder vouches for it"}},
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 0 {
+						return usageErr("timestamp sign takes no arguments")
+					}
+					r, err := a.open()
+					if err != nil {
+						return err
+					}
+					at := a.env.Now()
+					if c.IsSet("time") {
+						if at, err = parseTimeFlag("time", c.String("time")); err != nil {
+							return err
+						}
+					}
+					key := c.String("key")
+					if key == "" {
+						if v, ok, err := r.ConfigValue(porcelain.TimestampKeyConfig); err == nil && ok {
+							key = v
+						}
+					}
+					sd, err := r.SignTimestamp(key, at)
+					if err != nil {
+						return err
+					}
+					a.out("signed %s: log tip %s at %s, expires %s\n", freshness.Ref, sd.Tip, sd.Time.Format(time.RFC3339), sd.Expires.Format(time.RFC3339))
+					return nil
+				},
+			},
+		},
+	}
+}
+
+// withFreshness adds set-freshness and remove-freshness to the policy
+// command (kept here, with the rest of freshness).
+func (a *app) withFreshness(policyCmd *cli.Command) *cli.Command {
+	policyCmd.Subcommands = append(policyCmd.Subcommands, a.freshnessPolicyCommands()...)
+	return policyCmd
+}
+
+// freshnessPolicyCommands are the policy subcommands that set and remove
+// freshness: root changes, signed like any other.
+func (a *app) freshnessPolicyCommands() []*cli.Command {
+	return []*cli.Command{
+		{
+			Name:  "set-freshness",
+			Usage: "require a statement of the log tip no older than --max-age, signed by --key (an online key: the server's or a bot's)",
+			Description: `A root change (the root keys' threshold signs it). The freshness keys can only
+vouch for "the log tip was X at time T": they sign no entry, rule or root. See
+git secure timestamp.`,
+			Flags: []cli.Flag{
+				&cli.StringSliceFlag{Name: "key", Usage: "public key `FILE` of a freshness signer (repeatable)", Required: true},
+				&cli.IntFlag{Name: "threshold", Value: 1, Usage: "how many of the keys must sign a statement"},
+				&cli.DurationFlag{Name: "max-age", Usage: "the oldest a statement may be (e.g. 24h); whole seconds, 1m to 8784h", Required: true},
+			},
+			Action: func(c *cli.Context) error {
+				if c.NArg() != 0 {
+					return usageErr("set-freshness takes no arguments")
+				}
+				keys, err := readPublicKeys(c.StringSlice("key"))
+				if err != nil {
+					return err
+				}
+				n, age := c.Int("threshold"), c.Duration("max-age")
+				return a.stage("set freshness (max age "+age.String()+")", func(p, base *policy.Policy, now time.Time) error {
+					return p.SetFreshness(base, keys, n, age, now)
+				})
+			},
+		},
+		{
+			Name:  "remove-freshness",
+			Usage: "stop requiring freshness statements (a root change)",
+			Action: func(c *cli.Context) error {
+				if c.NArg() != 0 {
+					return usageErr("remove-freshness takes no arguments")
+				}
+				return a.stage("remove freshness", func(p, base *policy.Policy, now time.Time) error {
+					return p.RemoveFreshness(base, now)
+				})
+			},
+		},
+	}
+}
+
+// freshnessFlags are verify's flags about freshness.
+var freshnessFlags = []cli.Flag{
+	&cli.StringFlag{Name: "now", Usage: "judge freshness and expiry as of `TIME` (RFC 3339): an audit of a past state"},
+	&cli.BoolFlag{Name: "no-freshness", Usage: "do not judge the freshness statement the policy may require (an audit of history, not of what a server serves now)"},
+}
+
+// applyFreshnessFlags sets opts from verify's --now, --no-freshness and
+// --at (which judges history, not freshness).
+func applyFreshnessFlags(c *cli.Context, opts *verify.Options) error {
+	if c.IsSet("now") {
+		t, err := parseTimeFlag("now", c.String("now"))
+		if err != nil {
+			return err
+		}
+		opts.Now = t
+	}
+	opts.SkipFreshness = c.Bool("no-freshness") || c.IsSet("at")
+	return nil
+}
+
+func parseTimeFlag(name, v string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return time.Time{}, usageErr("--%s %q: want an RFC 3339 time such as 2026-01-02T03:04:05Z", name, v)
+	}
+	return t.UTC(), nil
+}
+
+// freshJSON is the freshness setting in policy list --json.
+type freshJSON struct {
+	Keys      []string `json:"keys"`
+	Threshold int      `json:"threshold"`
+	MaxAge    string   `json:"maxAge"`
+}
+
+func newFreshJSON(p *policy.Policy) *freshJSON {
+	f := p.Freshness()
+	if f == nil {
+		return nil
+	}
+	j := &freshJSON{Threshold: f.Threshold, MaxAge: f.MaxAge.String()}
+	for _, k := range f.Keys {
+		j.Keys = append(j.Keys, k.Fingerprint)
+	}
+	return j
+}
+
+func (a *app) printFreshness(j *freshJSON) {
+	if j == nil {
+		return
+	}
+	a.out("freshness: statements of the log tip at most %s old, signed by %d of %s\n", j.MaxAge, j.Threshold, strings.Join(j.Keys, ", "))
+}

@@ -1,0 +1,58 @@
+package freshness
+
+import (
+	"fmt"
+
+	"github.com/git-secure/git-secure/internal/gitrepo"
+)
+
+// ident is the fixed author and committer of statement commits: the
+// commit carries no trust (the statement's own signatures do).
+var ident = gitrepo.Ident{Name: "git-secure", Email: "git-secure@localhost"}
+
+// Read returns the statement held by the statement commit h (the value of
+// Ref): a commit without parents whose tree holds File. Errors wrap
+// ErrMalformed for what cannot be read as a statement.
+func Read(repo *gitrepo.Repo, h gitrepo.Hash) (*Signed, error) {
+	c, err := repo.ReadCommit(h)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s %s: %v", ErrMalformed, Ref, h, err)
+	}
+	if len(c.Parents) != 0 {
+		return nil, fmt.Errorf("%w: %s %s: a statement commit has no parents", ErrMalformed, Ref, h)
+	}
+	entries, err := repo.ReadTree(c.Tree)
+	if err != nil || len(entries) != 1 || entries[0].Name != File || entries[0].Mode != gitrepo.ModeFile {
+		return nil, fmt.Errorf("%w: %s %s: the tree must hold exactly the file %s", ErrMalformed, Ref, h, File)
+	}
+	data, err := repo.ReadBlobAt(c.Tree, File, MaxSize)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s %s: %v", ErrMalformed, Ref, h, err)
+	}
+	sd, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", Ref, h, err)
+	}
+	return sd, nil
+}
+
+// Write stores the statement file data as a statement commit and returns
+// it; it does not move Ref.
+func Write(repo *gitrepo.Repo, data []byte, st Statement) (gitrepo.Hash, error) {
+	blob, err := repo.WriteObject("blob", data)
+	if err != nil {
+		return gitrepo.Hash{}, fmt.Errorf("freshness: write statement: %w", err)
+	}
+	tree, err := repo.WriteTree([]gitrepo.TreeEntry{{Mode: gitrepo.ModeFile, Name: File, Hash: blob}})
+	if err != nil {
+		return gitrepo.Hash{}, fmt.Errorf("freshness: write statement: %w", err)
+	}
+	who := ident
+	who.When = st.Time
+	msg := fmt.Sprintf("timestamp: log tip %s at %s\n", st.Tip, stamp(st.Time))
+	h, err := repo.WriteObject("commit", gitrepo.EncodeCommit(tree, nil, who, who, msg))
+	if err != nil {
+		return gitrepo.Hash{}, fmt.Errorf("freshness: write statement: %w", err)
+	}
+	return h, nil
+}

@@ -1,0 +1,108 @@
+package hooks
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/git-secure/git-secure/internal/freshness"
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/porcelain"
+	"github.com/git-secure/git-secure/internal/rsl"
+)
+
+// checkStatementPush judges a push of the freshness statement (a bot
+// that signs elsewhere): it must be signed by the freshness keys of the
+// policy the push leaves in force, fresh, for the log tip the server will
+// hold or an entry before it, and not older than the statement it
+// replaces (a replayed old statement would make a frozen server look
+// fresh again). Deleting it would make every client fail: refused.
+func (c *Context) checkStatementPush(l RefLine, proposed map[string]gitrepo.Hash) error {
+	g := c.Repo.Git
+	if l.New.IsZero() {
+		c.say("error: %s cannot be deleted (clients of a policy that sets freshness would refuse every state)", l.Ref)
+		return ErrRejected
+	}
+	refuse := func(err error) error {
+		c.say("error: %s: %v", l.Ref, err)
+		c.say("hint: sign a fresh statement of the current log with a freshness key: git secure timestamp sign --key FILE")
+		return ErrRejected
+	}
+	pol, err := policy.Load(g, proposed[policy.Ref])
+	if err != nil {
+		return refuse(err)
+	}
+	f := pol.Freshness()
+	if f == nil {
+		c.say("error: %s: the policy sets no freshness, so no statement is accepted", l.Ref)
+		return ErrRejected
+	}
+	sd, err := freshness.Read(g, l.New)
+	if err != nil {
+		return refuse(err)
+	}
+	if err := freshness.VerifySignatures(sd, pol); err != nil {
+		return refuse(err)
+	}
+	if err := freshness.CheckAge(sd, f, c.Repo.Now()); err != nil {
+		return refuse(err)
+	}
+	logTip := proposed[rsl.Ref]
+	if ok, err := g.IsAncestor(sd.Tip, logTip); err != nil || !ok {
+		return refuse(freshnessNotInLog(sd, logTip))
+	}
+	if l.Old.IsZero() {
+		return nil
+	}
+	old, err := freshness.Read(g, l.Old)
+	if err != nil {
+		return nil // an unreadable statement may be replaced
+	}
+	if sd.Time.Before(old.Time) {
+		c.say("error: %s: the statement is from %s, older than the one the server holds (%s): a replayed statement", l.Ref, sd.Time.Format(time.RFC3339), old.Time.Format(time.RFC3339))
+		return ErrRejected
+	}
+	if ok, err := g.IsAncestor(old.Tip, sd.Tip); err != nil || !ok {
+		return refuse(freshnessNotInLog(sd, old.Tip))
+	}
+	return nil
+}
+
+func freshnessNotInLog(sd *freshness.Signed, tip gitrepo.Hash) error {
+	return fmt.Errorf("%w: it vouches for log tip %s, which does not extend the log's %s", freshness.ErrNotInLog, sd.Tip, tip)
+}
+
+// postReceive refreshes the freshness statement after a push that moved
+// the log, when the server has a key (secure.timestampKey). It never
+// fails the push (it has landed already): a failure is reported, and
+// clients notice a stopped timestamp job by the statement's age.
+func (c *Context) postReceive(input []byte) error {
+	key, ok, err := c.Repo.ConfigValue(porcelain.TimestampKeyConfig)
+	if err != nil || !ok || key == "" {
+		return nil
+	}
+	lines, err := ParseRefLines(input)
+	if err != nil {
+		c.say("warning: freshness statement not refreshed: %v", err)
+		return nil
+	}
+	moved := false
+	for _, l := range lines {
+		moved = moved || l.Ref == rsl.Ref
+	}
+	if !moved {
+		return nil
+	}
+	// Two pushes' hooks may sign at once: the loser of the ref update
+	// (compare-and-swap) tries again on top of the winner's statement.
+	for try := 0; try < 3; try++ {
+		if _, err = c.Repo.SignTimestamp(key, c.Repo.Now()); err == nil {
+			return nil
+		}
+	}
+	if err != nil {
+		c.say("warning: freshness statement not refreshed: %v", err)
+		c.say("hint: the server's timestamp job (git secure timestamp sign, from cron) keeps it fresh; clients refuse the server's state once the newest statement is older than the policy's max age")
+	}
+	return nil
+}
