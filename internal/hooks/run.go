@@ -332,7 +332,7 @@ func (c *Context) preReceive(input []byte) error {
 	for _, p := range failed.Problems {
 		if c.outOfStepBefore(p, pushed, oldLog, proposed[rsl.Ref]) {
 			c.say("warning: %s", p.Error())
-			c.say("hint: this push leaves %s alone, so it is accepted; someone allowed to move %s should record or restore it (%s)", p.Ref, p.Ref, p.Hint)
+			c.say("hint: this push leaves %s alone, so it is accepted; %s", p.Ref, c.repairHint(p.Ref, oldLog))
 			continue
 		}
 		rejected = true
@@ -361,6 +361,16 @@ func (c *Context) preReceive(input []byte) error {
 		return nil
 	}
 	return ErrRejected
+}
+
+// repairHint says how a ref out of step with the server's log (tip)
+// is repaired: from a clone, by anyone allowed to move it.
+func (c *Context) repairHint(ref string, tip gitrepo.Hash) string {
+	var target gitrepo.Hash
+	if last, err := rsl.LatestFor(c.Repo.Git, tip, ref); err == nil && last != nil {
+		target = last.Entry.New
+	}
+	return verify.RepairHint("origin", ref, target)
 }
 
 // neverPublished reports whether problem p is a ref the proposed log

@@ -102,7 +102,11 @@ func (v *verifier) checkCurrent() error {
 			})
 			continue
 		}
-		v.judge(ref, have, ownRef)
+		if v.opts.RefValues == nil && v.repo.WorkTree() == "" {
+			v.judge(ref, have, servedRef)
+		} else {
+			v.judge(ref, have, ownRef)
+		}
 	}
 	return nil
 }
@@ -132,6 +136,26 @@ var ownRef = observer{hint: func(ref string, c mismatchClass, last recorded) str
 	// the log as if it were intended: never suggest it.
 	return fmt.Sprintf("restore %s to %s, the state the log records (entry #%d)", ref, short(last.target), last.number)
 }}
+
+// servedRef judges a bare repository's ref: a server's, which people
+// repair from their clones (a crash between moving a branch and moving the
+// log leaves it ahead of its entry).
+var servedRef = observer{hint: func(ref string, c mismatchClass, last recorded) string {
+	if c == classUnrecorded || c == classAhead || c == classDiverged {
+		return RepairHint("REMOTE", ref, last.target)
+	}
+	return ownRef.hint(ref, c, last)
+}}
+
+// RepairHint says how anyone allowed to can repair ref, which remote
+// serves at a value its log (recording target) does not record.
+func RepairHint(remote, ref string, target gitrepo.Hash) string {
+	back := "delete it"
+	if !target.IsZero() {
+		back = "put it back to " + short(target)
+	}
+	return fmt.Sprintf("from a clone, anyone allowed to move %s repairs it: git secure rsl repair %s %s (then --record to sign the server's value, or --restore to %s)", ref, remote, ref, back)
+}
 
 // mismatchClass sorts a value that differs from the log.
 type mismatchClass int
