@@ -288,7 +288,7 @@ func (c *Context) preReceive(input []byte) error {
 					return ErrRejected
 				}
 			}
-			if l.Ref == attest.Ref && !l.Old.IsZero() {
+			if l.Ref == attest.Ref {
 				if err := c.attestationsKept(l); err != nil {
 					return err
 				}
@@ -391,7 +391,8 @@ func (c *Context) neverPublished(p *verify.Problem, proposed map[string]gitrepo.
 
 // Default bounds on what one push may make the server verify; an
 // administrator can raise them (git config secure.maxPushEntries,
-// secure.maxPushPaths, secure.maxPushSeconds).
+// secure.maxPushPaths, secure.maxPushSeconds; for the approvals store,
+// secure.maxPushStoreCommits).
 const (
 	defaultMaxPushEntries = 10_000
 	defaultMaxPushPaths   = 2_000_000
