@@ -51,6 +51,10 @@ func TestRepairOutOfStepRef(t *testing.T) {
 		t.Fatalf("a fetch of the cut server must fail and name the repair command:\n%s", r)
 	}
 
+	if r := srv.admin.run(repo, "git", "secure", "verify"); r.code == 0 || !strings.Contains(r.stderr, "git secure rsl repair REMOTE refs/heads/main") {
+		t.Fatalf("verify on the cut server must fail and name the repair command:\n%s", r)
+	}
+
 	// Others keep pushing other refs meanwhile.
 	carol.git(carolDir, "checkout", "-q", "-b", "feature")
 	carol.commit(carolDir, "feature.txt", "carol's work\n")

@@ -53,7 +53,7 @@ func TestRuleAfterStaleEntry(t *testing.T) {
 	if r.code == 0 {
 		t.Fatalf("a rule covering dev, out of step with its entry, was applied on the server:\n%s", r)
 	}
-	for _, w := range []string{"refs/heads/dev", "no rule covered it at some point since entry #", "do not record " + bad[:12] + " unreviewed", "record the ref at a reviewed commit first"} {
+	for _, w := range []string{"refs/heads/dev", "no rule covered refs/heads/dev at some point since entry #", "vouches for " + bad[:12] + ": do not record it unreviewed", "record the ref at a reviewed commit first"} {
 		if !strings.Contains(r.stderr, w) {
 			t.Errorf("the refusal of the rule does not say %q:\n%s", w, r)
 		}

@@ -154,7 +154,7 @@ func RepairHint(remote, ref string, target gitrepo.Hash) string {
 	if !target.IsZero() {
 		back = "put it back to " + short(target)
 	}
-	return fmt.Sprintf("from a clone, anyone allowed to move %s repairs it: git secure rsl repair %s %s (then --record to sign the server's value, or --restore to %s)", ref, remote, ref, back)
+	return fmt.Sprintf("from a clone, anyone allowed to move %s repairs it: git secure rsl repair %s %s (then --record to sign the server's value once you reviewed it, or --restore to %s)", ref, remote, ref, back)
 }
 
 // unguardedSince reports whether some policy in force at or after ref's
@@ -186,7 +186,7 @@ func unreviewedHint(ref string, have gitrepo.Hash, last recorded) string {
 	if last.target.IsZero() {
 		from = "its deletion"
 	}
-	return fmt.Sprintf("do not record %s unreviewed: review what changed since %s (entry #%d), then record it (git secure rsl record %s, a signature that you reviewed it) or point %s at a commit you reviewed and record that; to protect a ref with a new rule, record the ref at a reviewed commit first", short(have), from, last.number, name, name)
+	return fmt.Sprintf("no rule covered %s at some point since entry #%d, so it may have moved then without needing an entry, and nobody the rules name vouches for %s: do not record it unreviewed; review what changed since %s, then record it (git secure rsl record %s, a signature that you reviewed it) or point %s at a commit you reviewed and record that; to protect a ref with a new rule, record the ref at a reviewed commit first", ref, last.number, short(have), from, name, name)
 }
 
 // mismatchClass sorts a value that differs from the log.
@@ -237,8 +237,10 @@ func (v *verifier) judge(ref string, have gitrepo.Hash, o observer) {
 		// no rule covered it. A remote's value is never to be recorded
 		// from here anyway (remoteHint).
 		if protected && o.where == "" && ref != rsl.PolicyRef && class != classRollback && class != classTeleport && recordedOK && v.unguardedSince(ref, last.number) {
-			problem += fmt.Sprintf("; no rule covered it at some point since entry #%d, so it may have moved then without needing an entry, and nobody the rules name vouches for %s", last.number, short(have))
 			hint = unreviewedHint(ref, have, last)
+			if v.opts.RefValues == nil && v.repo.WorkTree() == "" {
+				hint += "; " + RepairHint("REMOTE", ref, last.target)
+			}
 		}
 		v.report(ref, protected, hint, problem)
 	}
