@@ -49,6 +49,14 @@ func TestRuleAfterStaleEntry(t *testing.T) {
 	// The rule is not applied while dev is out of step (everyone's
 	// verification would fail), and the refusal does not tell alice to
 	// sign mallory's commit.
+	// Through git-remote-secure, as people push metadata: the server's
+	// refusal must not be reported as success.
+	if r := alice.run(dir, "git", "push", "origin", "refs/secure/*:refs/secure/*"); r.code == 0 || !strings.Contains(r.stderr, "refs/heads/dev") {
+		t.Fatalf("a metadata push the server refused reported success:\n%s", r)
+	}
+	if got, want := srv.admin.rev(repo, "refs/secure/policy"), alice.rev(dir, "refs/secure/policy"); got == want {
+		t.Fatalf("the server took the rule")
+	}
 	r := alice.pushDirect(dir, url, "--no-verify", "--atomic", url, "refs/secure/rsl:refs/secure/rsl", "refs/secure/policy:refs/secure/policy")
 	if r.code == 0 {
 		t.Fatalf("a rule covering dev, out of step with its entry, was applied on the server:\n%s", r)
