@@ -324,6 +324,7 @@ does this command before it signs. Then move the ref itself back, as the command
 					return a.rslLog(r, c.Bool("json"), c.Int("max-count"))
 				},
 			},
+			a.rslRepairCommand(),
 		},
 	}
 }

@@ -331,7 +331,7 @@ t () {
 	cases := map[string]string{
 		"git-secure pol":                   "policy",
 		"git-secure policy add-r":          "add-rule",
-		"git-secure rsl ":                  "record skip log",
+		"git-secure rsl ":                  "record skip log repair",
 		"git-secure verify --js":           "--json",
 		"git-secure policy add-rule x --t": "--threshold= --tree-approvals",
 		"git-secure help pol":              "policy",

@@ -120,3 +120,27 @@ func (r *Repo) ReadCommitsPipelined(hashes []Hash, fn func(*Commit) error) error
 	}
 	return nil
 }
+
+// NewCommits returns the commits reachable from tip and not from base
+// (zero: all of tip's history), newest first, at most max of them (one
+// "git rev-list" process): a caller asking for max+1 learns that there are
+// more than max.
+func (r *Repo) NewCommits(tip, base Hash, max int) ([]Hash, error) {
+	args := []string{"rev-list", "--max-count=" + strconv.Itoa(max), tip.String()}
+	if !base.IsZero() {
+		args = append(args, "^"+base.String())
+	}
+	out, err := r.Run(context.Background(), nil, append(args, "--")...)
+	if err != nil {
+		return nil, fmt.Errorf("gitrepo: list %s since %s: %w", tip, base, err)
+	}
+	var hashes []Hash
+	for _, l := range strings.Fields(string(out)) {
+		h, err := ParseHash(l)
+		if err != nil {
+			return nil, fmt.Errorf("gitrepo: list %s since %s: %w", tip, base, err)
+		}
+		hashes = append(hashes, h)
+	}
+	return hashes, nil
+}

@@ -375,3 +375,17 @@ func looksLikeGitDir(dir string) bool {
 	}
 	return true
 }
+
+// NoRewrite returns git options that keep url from being rewritten to
+// "secure::<url>" again (git secure hooks install sets an empty
+// url.secure::.insteadOf prefix): the longest insteadOf prefix wins, and a
+// prefix of url that rewrites to itself is longer than the empty one. The
+// prefix stops before any "=", which git -c would take for the end of the
+// key.
+func NoRewrite(url string) []string {
+	p, _, _ := strings.Cut(url, "=")
+	if p == "" {
+		return nil
+	}
+	return []string{"-c", "url." + p + ".insteadOf=" + p, "-c", "url." + p + ".pushInsteadOf=" + p}
+}

@@ -4,29 +4,75 @@ import (
 	"fmt"
 
 	"github.com/git-secure/git-secure/internal/attest"
+	"github.com/git-secure/git-secure/internal/gitrepo"
 )
 
 // maxDroppedNamed bounds the envelopes a refusal names.
 const maxDroppedNamed = 5
 
-// attestationsKept refuses a push of refs/secure/attestations from old to
-// new (old not zero, new extending it) whose tree drops or changes an
-// envelope old's tree holds: the store is append-only, or anyone with push
-// access could wipe everyone's approvals. Only the trees are compared
-// (equal subtrees skipped); the blobs of what changed are read to tell a
-// stored envelope from garbage planted at a signer's path, which may be
-// replaced (attest.Protected).
+// defaultMaxPushStoreCommits bounds the new commits of
+// refs/secure/attestations one push may bring (git config
+// secure.maxPushStoreCommits raises it): each is compared with its parents,
+// and git-secure adds one commit per approval or test run.
+const defaultMaxPushStoreCommits = 1_000
+
+// attestationsKept refuses a push of refs/secure/attestations (created, or
+// extending old) in which any new commit drops or changes an envelope one
+// of its parents holds: the store is append-only, or anyone with push
+// access could wipe everyone's approvals, at once or one commit at a time
+// (a wipe hidden between two commits that restore nothing is still a
+// wipe in the history verification reads). It also bounds how many new
+// commits (commit-parent comparisons) one push may bring. Only trees are
+// compared (equal subtrees skipped); the blobs of what changed are read to
+// tell a stored envelope from garbage planted at a signer's path, which
+// may be replaced (attest.Protected).
 func (c *Context) attestationsKept(l RefLine) error {
 	g := c.Repo.Git
-	oldC, err := g.ReadCommit(l.Old)
+	max, err := c.configInt("secure.maxPushStoreCommits", defaultMaxPushStoreCommits)
 	if err != nil {
-		return fmt.Errorf("hooks: read %s commit %s: %w", l.Ref, l.Old, err)
+		return err
 	}
-	newC, err := g.ReadCommit(l.New)
+	commits, err := g.NewCommits(l.New, l.Old, max+1)
 	if err != nil {
-		return fmt.Errorf("hooks: read %s commit %s: %w", l.Ref, l.New, err)
+		return err
 	}
-	dropped, err := attest.Dropped(g, oldC.Tree, newC.Tree)
+	compared := 0
+	for _, h := range commits {
+		nc, err := g.ReadCommit(h)
+		if err != nil {
+			return fmt.Errorf("hooks: read %s commit %s: %w", l.Ref, h, err)
+		}
+		compared += max1(len(nc.Parents))
+		if compared > max {
+			c.say("rejected: this push adds more than %d commits (or parents of merges) to %s; the server checks at most %d per push", max, l.Ref, max)
+			c.say("hint: push in smaller steps, or ask the administrator to raise git config secure.maxPushStoreCommits")
+			return ErrRejected
+		}
+		for _, p := range nc.Parents {
+			pc, err := g.ReadCommit(p)
+			if err != nil {
+				return fmt.Errorf("hooks: read %s commit %s: %w", l.Ref, p, err)
+			}
+			if err := c.envelopesKept(l.Ref, h, nc.Tree, p, pc.Tree); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func max1(n int) int {
+	if n < 1 {
+		return 1
+	}
+	return n
+}
+
+// envelopesKept refuses commit (tree) of ref when its tree drops or
+// changes a stored envelope of its parent's tree.
+func (c *Context) envelopesKept(ref string, commit, tree, parent, parentTree gitrepo.Hash) error {
+	g := c.Repo.Git
+	dropped, err := attest.Dropped(g, parentTree, tree)
 	if err != nil {
 		return err
 	}
@@ -45,14 +91,14 @@ func (c *Context) attestationsKept(l RefLine) error {
 	if kept == 0 {
 		return nil
 	}
-	c.say("error: %s only grows: this push removes or changes %d stored approval(s) or test run(s):", l.Ref, kept)
+	c.say("error: %s only grows: its commit %s removes or changes %d stored approval(s) or test run(s) of its parent %s:", ref, short(commit), kept, short(parent))
 	for _, n := range named {
 		c.say("error:   %s", n)
 	}
 	if kept > len(named) {
 		c.say("error:   and %d more", kept-len(named))
 	}
-	c.say("hint: fetch the remote's %s and add to it (git fetch; git secure attest approve ...); stored envelopes are never removed", l.Ref)
+	c.say("hint: fetch the remote's %s and add to it (git fetch; git secure attest approve ...); stored envelopes are never removed", ref)
 	return ErrRejected
 }
 

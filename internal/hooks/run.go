@@ -291,7 +291,7 @@ func (c *Context) preReceive(input []byte) error {
 					return ErrRejected
 				}
 			}
-			if l.Ref == attest.Ref && !l.Old.IsZero() {
+			if l.Ref == attest.Ref {
 				if err := c.attestationsKept(l); err != nil {
 					return err
 				}
@@ -341,7 +341,7 @@ func (c *Context) preReceive(input []byte) error {
 	for _, p := range failed.Problems {
 		if c.outOfStepBefore(p, pushed, oldLog, proposed[rsl.Ref]) {
 			c.say("warning: %s", p.Error())
-			c.say("hint: this push leaves %s alone, so it is accepted; someone allowed to move %s should record or restore it (%s)", p.Ref, p.Ref, p.Hint)
+			c.say("hint: this push leaves %s alone, so it is accepted; %s", p.Ref, c.repairHint(p.Ref, oldLog))
 			continue
 		}
 		rejected = true
@@ -372,6 +372,16 @@ func (c *Context) preReceive(input []byte) error {
 	return ErrRejected
 }
 
+// repairHint says how a ref out of step with the server's log (tip)
+// is repaired: from a clone, by anyone allowed to move it.
+func (c *Context) repairHint(ref string, tip gitrepo.Hash) string {
+	var target gitrepo.Hash
+	if last, err := rsl.LatestFor(c.Repo.Git, tip, ref); err == nil && last != nil {
+		target = last.Entry.New
+	}
+	return verify.RepairHint("origin", ref, target)
+}
+
 // neverPublished reports whether problem p is a ref the proposed log
 // records that is missing from the proposed state and was never on this
 // server: not among its refs before the push, and not recorded by the log
@@ -390,7 +400,8 @@ func (c *Context) neverPublished(p *verify.Problem, proposed map[string]gitrepo.
 
 // Default bounds on what one push may make the server verify; an
 // administrator can raise them (git config secure.maxPushEntries,
-// secure.maxPushPaths, secure.maxPushSeconds).
+// secure.maxPushPaths, secure.maxPushSeconds; for the approvals store,
+// secure.maxPushStoreCommits).
 const (
 	defaultMaxPushEntries = 10_000
 	defaultMaxPushPaths   = 2_000_000

@@ -236,8 +236,8 @@ func (c *Context) movesWithoutLog(lines []RefLine) error {
 		if err != nil {
 			return err
 		}
-		if rec != nil && rec.Entry.New == l.New {
-			continue // back to what the log records
+		if (rec != nil && rec.Entry.New == l.New) || (rec == nil && l.New.IsZero()) {
+			continue // back to what the log records (a ref it never recorded: gone)
 		}
 		c.say("rejected: %s is protected and would move to %s without its entry in %s", l.Ref, shortOrNone(l.New), rsl.Ref)
 		c.say("hint: push the branch and the log in one atomic push (git push --atomic; a remote routed through git-remote-secure does this)")

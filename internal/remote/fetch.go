@@ -163,8 +163,8 @@ func (h *Helper) checkRemoteLog(remote map[string]gitrepo.Hash) error {
 		}
 		for _, p := range failed.Problems {
 			h.logf("error: %s", p.Error())
-			if p.Hint != "" {
-				h.logf("hint: %s", p.Hint)
+			if hint := h.problemHint(p, remoteTip); hint != "" {
+				h.logf("hint: %s", hint)
 			}
 		}
 		if h.Mode == "warn" {
@@ -260,4 +260,19 @@ func onlyUnrecorded(f *verify.Failed) bool {
 		}
 	}
 	return len(f.Problems) > 0
+}
+
+// problemHint is p's hint for someone fetching: a ref the remote serves
+// out of step with its log (a push cut on the server) is repaired from a
+// clone, never by recording a local value.
+func (h *Helper) problemHint(p *verify.Problem, remoteTip gitrepo.Hash) string {
+	if p.Entry != 0 || p.Ref == "" || p.Ref == rsl.PolicyRef || !errors.Is(p, verify.ErrUnrecorded) {
+		return p.Hint
+	}
+	last, err := rsl.LatestFor(h.Repo.Git, remoteTip, p.Ref)
+	var target gitrepo.Hash
+	if err == nil && last != nil {
+		target = last.Entry.New
+	}
+	return verify.RepairHint(h.Remote, p.Ref, target)
 }

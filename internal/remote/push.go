@@ -499,6 +499,18 @@ func failures(specs []pushSpec, reasons map[string]string, err error) (map[strin
 			race = true
 		}
 	}
+	if len(specs) == 0 {
+		// Only metadata was sent (git push origin refs/secure/...): its
+		// refusal is reported under its own names, never as success.
+		failed := map[string]string{}
+		for dst, why := range reasons {
+			failed[dst] = why
+		}
+		if len(failed) == 0 {
+			failed[rsl.Ref] = firstReason(nil, err)
+		}
+		return failed, race
+	}
 	var ge *gitrepo.GitError
 	if len(reasons) == 0 && errors.As(err, &ge) {
 		return failAll(specs, oneLine(ge.Stderr)), false

@@ -132,9 +132,9 @@ func remoteHint(remote, ref string, c mismatchClass, last recorded) string {
 	fetchBoth := fmt.Sprintf("git fetch %s 'refs/secure/*:refs/secure/*' && git fetch %s", remote, remote)
 	switch c {
 	case classUnrecorded:
-		return fmt.Sprintf("%s serves %s without a log entry: it was pushed past git-secure (is the server's hook installed? git secure server install); do not use it until an authorized person records it", remote, ref)
+		return fmt.Sprintf("%s serves %s without a log entry: it was pushed past git-secure (is the server's hook installed? git secure server install); do not use it until an authorized person records it (git secure rsl repair %s %s)", remote, ref, remote, ref)
 	case classAhead:
-		return fmt.Sprintf("%s moved %s without a log entry: it was pushed past git-secure, or the log was fetched before the branch (fetch both again: %s); do not build from it until the move is recorded", remote, ref, fetchBoth)
+		return fmt.Sprintf("%s moved %s without a log entry: it was pushed past git-secure, or the log was fetched before the branch (fetch both again: %s); do not build from it until the move is recorded (git secure rsl repair %s %s)", remote, ref, fetchBoth, remote, ref)
 	case classRollback:
 		return fmt.Sprintf("%s serves an older state of %s than its log records (entry #%d): if the remote-tracking ref is only stale, fetch again (%s); if it stays, the remote rolled %s back: do not use it", remote, ref, last.number, fetchBoth, ref)
 	}

@@ -102,7 +102,11 @@ func (v *verifier) checkCurrent() error {
 			})
 			continue
 		}
-		v.judge(ref, have, ownRef)
+		if v.opts.RefValues == nil && v.repo.WorkTree() == "" {
+			v.judge(ref, have, servedRef)
+		} else {
+			v.judge(ref, have, ownRef)
+		}
 	}
 	return nil
 }
@@ -132,6 +136,58 @@ var ownRef = observer{hint: func(ref string, c mismatchClass, last recorded) str
 	// the log as if it were intended: never suggest it.
 	return fmt.Sprintf("restore %s to %s, the state the log records (entry #%d)", ref, short(last.target), last.number)
 }}
+
+// servedRef judges a bare repository's ref: a server's, which people
+// repair from their clones (a crash between moving a branch and moving the
+// log leaves it ahead of its entry).
+var servedRef = observer{hint: func(ref string, c mismatchClass, last recorded) string {
+	if c == classUnrecorded || c == classAhead || c == classDiverged {
+		return RepairHint("REMOTE", ref, last.target)
+	}
+	return ownRef.hint(ref, c, last)
+}}
+
+// RepairHint says how anyone allowed to can repair ref, which remote
+// serves at a value its log (recording target) does not record.
+func RepairHint(remote, ref string, target gitrepo.Hash) string {
+	back := "delete it"
+	if !target.IsZero() {
+		back = "put it back to " + short(target)
+	}
+	return fmt.Sprintf("from a clone, anyone allowed to move %s repairs it: git secure rsl repair %s %s (then --record to sign the server's value once you reviewed it, or --restore to %s)", ref, remote, ref, back)
+}
+
+// unguardedSince reports whether some policy in force at or after ref's
+// latest entry (number n) left ref unprotected: a move made then needed
+// no entry (review finding F5: an entry for a branch no rule covers, the
+// branch moved on without one, a rule added later). Entries verified
+// before the checkpoint are judged by the policy in force there.
+func (v *verifier) unguardedSince(ref string, n uint64) bool {
+	if n == 0 {
+		return false
+	}
+	if n <= v.base && v.startPolicy != nil && !v.startPolicy.Protected(ref) {
+		return true
+	}
+	for i, rec := range v.records {
+		if rec.Entry.Number >= n && i < len(v.policies) && v.policies[i] != nil && !v.policies[i].Protected(ref) {
+			return true
+		}
+	}
+	return false
+}
+
+// unreviewedHint is the hint for a protected ref whose current value was
+// reached while no rule covered it: whoever moved it needed nobody's
+// permission, so recording that value blindly would sign their commit.
+func unreviewedHint(ref string, have gitrepo.Hash, last recorded) string {
+	name := strings.TrimPrefix(ref, "refs/heads/")
+	from := "the log's " + short(last.target)
+	if last.target.IsZero() {
+		from = "its deletion"
+	}
+	return fmt.Sprintf("no rule covered %s at some point since entry #%d, so it may have moved then without needing an entry, and nobody the rules name vouches for %s: do not record it unreviewed; review what changed since %s, then record it (git secure rsl record %s, a signature that you reviewed it) or point %s at a commit you reviewed and record that; to protect a ref with a new rule, record the ref at a reviewed commit first", ref, last.number, short(have), from, name, name)
+}
 
 // mismatchClass sorts a value that differs from the log.
 type mismatchClass int
@@ -175,6 +231,16 @@ func (v *verifier) judge(ref string, have gitrepo.Hash, o observer) {
 		hint := o.hint(ref, class, last)
 		if ref == rsl.PolicyRef && o.where == "" {
 			hint = "if a git secure policy apply was interrupted, any git secure policy command completes it (git secure policy list); otherwise the policy ref was moved by hand: restore it to " + shortOrNone(last.target)
+		}
+		// A ref's own value (a server's, a push's, a local one) whose
+		// hint would say "record it": not if the ref may have moved while
+		// no rule covered it. A remote's value is never to be recorded
+		// from here anyway (remoteHint).
+		if protected && o.where == "" && ref != rsl.PolicyRef && class != classRollback && class != classTeleport && recordedOK && v.unguardedSince(ref, last.number) {
+			hint = unreviewedHint(ref, have, last)
+			if v.opts.RefValues == nil && v.repo.WorkTree() == "" {
+				hint += "; " + RepairHint("REMOTE", ref, last.target)
+			}
 		}
 		v.report(ref, protected, hint, problem)
 	}

@@ -1,0 +1,85 @@
+package e2e
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestApprovalsStoreEveryCommitKept: the server judges each new commit of
+// refs/secure/attestations against its parents, not only the pushed tip
+// against the old one: a wipe followed by a commit that puts the envelopes
+// back (same tip tree) or by one that adds others is refused, naming the
+// envelope and the commit; a push of more new store commits than
+// secure.maxPushStoreCommits is refused with the setting named; a normal
+// approval push is accepted.
+func TestApprovalsStoreEveryCommitKept(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, trFile)
+	repo, url := srv.newRepo("storehist.git", true)
+	a, b, m := newUser(t, "alice"), newUser(t, "bob"), newUser(t, "mallory")
+	dir := a.sb.InitRepo("alice", 2)
+	a.configure(dir)
+	a.git(dir, "remote", "add", "origin", url)
+	a.secure(dir, "init")
+	for _, u := range []*user{a, b} {
+		a.secure(dir, "policy", "add-person", u.name, "--key", u.key.Public)
+	}
+	a.secure(dir, "policy", "add-rule", "protect-main", "--ref", "refs/heads/main", "--allow", "alice", "--allow", "bob", "--threshold", "2")
+	a.secure(dir, "policy", "apply")
+	a.git(dir, "push", "-q", "-u", "origin", "main")
+	next := a.commit(dir, "f.txt", "approved\n")
+	a.secure(dir, "attest", "approve", "main", "--to", next, "--key", b.key.Private)
+	if r := a.run(dir, "git", "push", "origin", "main"); r.code != 0 {
+		t.Fatalf("approved push refused:\n%s", r)
+	}
+	approved := srv.admin.rev(repo, "refs/secure/attestations")
+
+	mdir := filepath.Join(m.sb.Home, "m")
+	m.git(m.sb.Home, "clone", "-q", url, mdir)
+	m.git(mdir, "fetch", "-q", "origin", "refs/secure/attestations:refs/secure/attestations")
+	envelope := strings.TrimSpace(m.git(mdir, "ls-tree", "-r", "--name-only", "refs/secure/attestations"))
+	if envelope == "" || strings.Contains(envelope, "\n") {
+		t.Fatalf("want bob's one envelope in the store, got %q", envelope)
+	}
+	tree := m.git(mdir, "rev-parse", "refs/secure/attestations^{tree}")
+	const emptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+	wipe := m.git(mdir, "commit-tree", emptyTree, "-p", "refs/secure/attestations", "-m", "wipe")
+	// The tip's tree is the old one: comparing tips alone sees nothing.
+	restored := m.git(mdir, "commit-tree", tree, "-p", wipe, "-m", "put back")
+	refused := func(what, commit string, want ...string) {
+		t.Helper()
+		r := m.run(mdir, "git", "push", "origin", commit+":refs/secure/attestations")
+		if r.code == 0 {
+			t.Fatalf("%s: the server accepted it:\n%s", what, r)
+		}
+		for _, w := range want {
+			if !strings.Contains(r.stderr, w) {
+				t.Errorf("%s: the refusal does not say %q:\n%s", what, w, r)
+			}
+		}
+		if got := srv.admin.rev(repo, "refs/secure/attestations"); got != approved {
+			t.Fatalf("%s: the server's store moved to %s", what, got)
+		}
+	}
+	refused("a wipe put back in the next commit", restored,
+		"refs/secure/attestations only grows: its commit "+wipe[:12]+" removes or changes 1 stored approval(s)", envelope+" (approval of refs/heads/main", "removed)")
+
+	// Too many new commits: each one is compared with its parents.
+	srv.admin.git(repo, "config", "secure.maxPushStoreCommits", "3")
+	tip := approved
+	for i := 0; i < 4; i++ {
+		tip = m.git(mdir, "commit-tree", tree, "-p", tip, "-m", "filler")
+	}
+	refused("four new store commits", tip, "adds more than 3 commits", "refs/secure/attestations", "secure.maxPushStoreCommits")
+
+	// A normal approval push is accepted under the same setting.
+	next = a.commit(dir, "g.txt", "approved again\n")
+	a.secure(dir, "attest", "approve", "main", "--to", next, "--key", b.key.Private)
+	if r := a.run(dir, "git", "push", "origin", "main"); r.code != 0 {
+		t.Fatalf("a normal approval push refused:\n%s", r)
+	}
+	if got := srv.admin.rev(repo, "refs/secure/attestations"); got == approved {
+		t.Fatalf("the server's store did not take bob's new approval")
+	}
+}
