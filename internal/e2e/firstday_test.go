@@ -178,6 +178,14 @@ func firstDay(t *testing.T, tr transport, project string) {
 	bob.configure(bobDir)
 	carol.configure(carolDir)
 
+	// bob looks at the pull requests, as on any GitHub mirror: a refspec
+	// of his own, through the helper.
+	ok(t, "bob: git fetch origin +refs/pull/*/head:refs/remotes/origin/pr/*",
+		bob.run(bobDir, "git", "fetch", "-q", "origin", "+refs/pull/*/head:refs/remotes/origin/pr/*"))
+	if prs := strings.Fields(bob.git(bobDir, "for-each-ref", "--format=%(refname)", "refs/remotes/origin/pr/")); len(prs) != dayPullRefs {
+		t.Errorf("bob fetched %d pull refs, want %d", len(prs), dayPullRefs)
+	}
+
 	// A review branch: anyone may push it, it ships nothing.
 	bob.git(bobDir, "checkout", "-q", "-b", "review/bob-net")
 	bobNet := commitFile(t, bob, bobDir, "src/net/retry.go", "package net\n")
