@@ -77,6 +77,7 @@ func refused(t *testing.T, what string, r result, wants ...string) {
 		t.Errorf("%s was accepted:\n%s", what, r)
 		return
 	}
+	t.Logf("%s, refused:\n%s", what, r.stderr)
 	for _, w := range wants {
 		if !strings.Contains(r.stderr+r.stdout, w) {
 			t.Errorf("%s: the refusal does not say %q:\n%s", what, w, r)
@@ -221,7 +222,7 @@ func firstDay(t *testing.T, tr transport, project string) {
 	ok(t, "carol: git push origin v1.0", carol.run(carolDir, "git", "push", "origin", "v1.0"))
 	bob.git(bobDir, "tag", "v1.1", "main")
 	refused(t, "bob: git push origin v1.1 (release tags are carol's)", bob.run(bobDir, "git", "push", "origin", "v1.1"),
-		"releases", "carol")
+		"releases", "carol", "git secure attest approve")
 	bob.git(bobDir, "tag", "-d", "v1.1")
 
 	// A change of security/ reaches main through a merge: bob's merge is
@@ -258,7 +259,7 @@ func firstDay(t *testing.T, tr transport, project string) {
 	dave.git(daveDir, "checkout", "-q", "main")
 	commitFile(t, dave, daveDir, "src/dave-main.txt", "straight to main\n")
 	refused(t, "dave: git push origin main without git-secure", dave.run(daveDir, "git", "push", "origin", "main"),
-		"refs/heads/main", "git secure")
+		"refs/heads/main", "git secure hooks install")
 	dave.git(daveDir, "reset", "-q", "--hard", "origin/main")
 
 	// Everyone pulls and verifies; so does the server.
