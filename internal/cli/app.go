@@ -242,6 +242,10 @@ a command; git secure --help and git help secure open the manual page.`,
 		Action:                 a.rootAction,
 		Suggest:                true, // "Did you mean --json?" for a mistyped flag
 		UseShortOptionHandling: true,
+		// A repeatable flag takes each value whole: split at commas, a key
+		// file under "keys, old" was unreadable and --path 'doc/a,b.txt'
+		// became two patterns protecting other files.
+		DisableSliceFlagSeparator: true,
 		Commands: []*cli.Command{
 			a.initCommand(),
 			a.cloneCommand(),
