@@ -1,9 +1,12 @@
 package porcelain
 
 import (
+	"fmt"
+
 	"github.com/git-secure/git-secure/internal/attest"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/rsl"
 	"github.com/git-secure/git-secure/internal/sign"
 	"github.com/git-secure/git-secure/internal/verify"
 )
@@ -94,6 +97,15 @@ func (r *Repo) Explain(name, keyFile string) (*Explanation, error) {
 		}
 	} else if last != nil {
 		x.Old, x.New = last.Entry.Old, last.Entry.New
+		// A recorded update is judged as verification judged it: under
+		// the policy in force when it was recorded, not today's (a rule
+		// added since would otherwise fail every earlier entry).
+		if then, n, err := r.policyBefore(last); err != nil {
+			return nil, err
+		} else if then != nil {
+			pol = then
+			x.Notes = append(x.Notes, fmt.Sprintf("entry #%d is judged under the policy in force when it was recorded (policy entry #%d)", last.Entry.Number, n))
+		}
 		if fp, err := sign.SignatureFingerprint(last.Commit.Signature); err == nil {
 			if p, ok := pol.PersonByFingerprint(fp); ok {
 				x.Signer = p.Name
@@ -144,7 +156,7 @@ func (r *Repo) Explain(name, keyFile string) (*Explanation, error) {
 		}
 	}
 	x.Approved = append(x.Approved, approved...)
-	x.Notes = notes
+	x.Notes = append(x.Notes, notes...)
 	applied := map[string]verify.RuleDecision{}
 	for _, rd := range d.Rules {
 		applied[rd.Rule.Name] = rd
@@ -164,4 +176,23 @@ func (r *Repo) Explain(name, keyFile string) (*Explanation, error) {
 	}
 	x.Satisfied = d.Satisfied()
 	return x, nil
+}
+
+// policyBefore returns the policy recorded by the newest policy entry
+// before rec, the policy rec was verified under (an entry of the policy
+// itself is also accepted under its own policy, which explain does not
+// judge), and that entry's number. Nil when no policy entry precedes rec.
+func (r *Repo) policyBefore(rec *rsl.Record) (*policy.Policy, uint64, error) {
+	if rec.Entry.IsPolicy() || len(rec.Commit.Parents) == 0 {
+		return nil, 0, nil
+	}
+	pe, err := r.latestFor(rec.Commit.Parents[0], rsl.PolicyRef)
+	if err != nil || pe == nil {
+		return nil, 0, err
+	}
+	pol, err := policy.Load(r.Git, pe.Entry.New)
+	if err != nil {
+		return nil, 0, fmt.Errorf("explain: the policy of entry #%d: %w", pe.Entry.Number, err)
+	}
+	return pol, pe.Entry.Number, nil
 }
