@@ -73,6 +73,7 @@ type Helper struct {
 	// dryRun is git push --dry-run; leases (--force-with-lease) and
 	// pushOptions (-o) go on to the real push.
 	dryRun      bool
+	progress    bool
 	leases      []string
 	pushOptions []string
 	// head is the remote's HEAD as last listed.
@@ -394,7 +395,17 @@ func readLine(r *bufio.Reader) (string, error) {
 func (h *Helper) option(opt string) string {
 	name, value, _ := strings.Cut(opt, " ")
 	switch name {
-	case "verbosity", "progress", "followtags":
+	case "verbosity", "followtags":
+		return "ok"
+	case "progress":
+		// git asks for progress when its stderr is a terminal: the inner
+		// fetches and pushes show theirs (progressArgs).
+		h.progress = value == "true"
+		return "ok"
+	case "atomic":
+		// Every push of the helper is one git push --atomic already: the
+		// branches, their log entries and the metadata land together or
+		// not at all.
 		return "ok"
 	case "dry-run":
 		// git push --dry-run: ask the remote what it would do, record
@@ -436,7 +447,19 @@ func (h *Helper) pushFlags() []string {
 	for _, o := range h.pushOptions {
 		out = append(out, "--push-option="+o)
 	}
+	if h.progress {
+		out = append(out, "--progress")
+	}
 	return out
+}
+
+// progressArgs is --progress when git asked for progress (option
+// progress true), else --quiet.
+func (h *Helper) progressArgs() string {
+	if h.progress {
+		return "--progress"
+	}
+	return "--quiet"
 }
 
 // urlArgs is a git command line that talks to h.URL: with the options

@@ -465,7 +465,9 @@ func (h *Helper) dryRunPush(specs []pushSpec) map[string]string {
 	for _, s := range specs {
 		args = append(args, s.raw)
 	}
-	out, err := h.Repo.Git.RunTee(bgctx(), h.Err, args...)
+	quiet := newNoiseFilter(h.Err)
+	out, err := h.Repo.Git.RunTee(bgctx(), quiet, args...)
+	quiet.Flush()
 	if err == nil {
 		return nil
 	}
@@ -585,7 +587,9 @@ func (h *Helper) runPushRaw(specs []pushSpec, extra []string) (map[string]string
 	}
 	args := append(h.urlArgs("push", "--atomic", "--porcelain", "--no-verify"), h.pushFlags()...)
 	args = append(append(args, "--", h.URL), refspecs...)
-	out, err := h.Repo.Git.RunTee(bgctx(), h.Err, args...)
+	quiet := newNoiseFilter(h.Err)
+	out, err := h.Repo.Git.RunTee(bgctx(), quiet, args...)
+	quiet.Flush()
 	if err == nil {
 		h.notePushed(refspecs)
 		if tip := h.pushed[rsl.Ref]; !tip.IsZero() {

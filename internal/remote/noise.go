@@ -1,0 +1,60 @@
+package remote
+
+import (
+	"bytes"
+	"io"
+	"strings"
+)
+
+// noiseFilter passes the stderr of the helper's inner git push on to the
+// user, less the lines that would repeat or contradict what the user's own
+// git prints: "failed to push some refs" (the user's git says it once for
+// the whole push, from the helper's report) and the lock failures of a lost
+// race for the log (the helper retries on top of the other push, and says
+// so). Everything else, a server's refusal included, goes through as it
+// comes; progress lines ending in '\r' are not held back.
+type noiseFilter struct {
+	w   io.Writer
+	buf []byte
+}
+
+func newNoiseFilter(w io.Writer) *noiseFilter { return &noiseFilter{w: w} }
+
+func (f *noiseFilter) Write(p []byte) (int, error) {
+	f.buf = append(f.buf, p...)
+	for {
+		i := bytes.IndexAny(f.buf, "\r\n")
+		if i < 0 {
+			break
+		}
+		line := f.buf[:i+1]
+		if !isPushNoise(string(line)) {
+			if _, err := f.w.Write(line); err != nil {
+				return len(p), err
+			}
+		}
+		f.buf = f.buf[i+1:]
+	}
+	return len(p), nil
+}
+
+// Flush writes a last line that had no newline.
+func (f *noiseFilter) Flush() {
+	if len(f.buf) > 0 && !isPushNoise(string(f.buf)) {
+		_, _ = f.w.Write(f.buf)
+	}
+	f.buf = nil
+}
+
+// isPushNoise tells the lines noiseFilter drops.
+func isPushNoise(line string) bool {
+	line = strings.TrimSpace(line)
+	line = strings.TrimSpace(strings.TrimPrefix(line, "remote:"))
+	switch {
+	case strings.HasPrefix(line, "error: failed to push some refs to"):
+		return true
+	case strings.Contains(line, "cannot lock ref") && strings.Contains(line, "refs/secure/"):
+		return true
+	}
+	return false
+}
