@@ -255,6 +255,7 @@ func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
 			if raceLost {
 				return failAll(specs, "git-secure: others kept pushing; run git push again")
 			}
+			h.sayReview(prepared, failed)
 			return failed
 		}
 		h.logf("someone else pushed first; recording on top of their entries and retrying (attempt %d)", attempt+1)
