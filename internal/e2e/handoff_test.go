@@ -77,3 +77,91 @@ func TestReviewHandOff(t *testing.T) {
 	bob.git(bdir, "pull", "-q")
 	bob.secure(bdir, "verify")
 }
+
+// handOffWorld is a repository on an enforcing server whose main needs 2
+// of alice, bob and carol; bob has a clone of his own.
+func handOffWorld(t *testing.T) (srv *server, repo, url string, alice, bob, carol *user, adir, bdir string) {
+	t.Helper()
+	srv = startServer(t, trFile)
+	repo, url = srv.newRepo("stale.git", true)
+	alice, bob, carol = newUser(t, "alice"), newUser(t, "bob"), newUser(t, "carol")
+	adir = alice.sb.InitRepo("project", 3)
+	alice.configure(adir)
+	alice.secure(adir, "init")
+	for _, u := range []*user{alice, bob, carol} {
+		alice.secure(adir, "policy", "add-person", u.name, "--key", u.key.Public)
+	}
+	alice.secure(adir, "policy", "add-rule", "protect-main", "--ref", "refs/heads/main", "--allow", "alice", "--allow", "bob", "--allow", "carol", "--threshold", "2")
+	alice.secure(adir, "policy", "apply")
+	alice.git(adir, "remote", "add", "origin", url)
+	alice.git(adir, "push", "-q", "-u", "origin", "main")
+	bdir = bob.path("project")
+	bob.secure(bob.sb.Home, "clone", url, bdir)
+	bob.configure(bdir)
+	return
+}
+
+// Issue 15.5: an approval is made on the remote's latest log. bob fetched
+// alice's review commit while main was still at its old value; alice then
+// pushed another change. Without a refresh, bob's approval is of the
+// update from the old value, which can no longer happen: alice's push is
+// refused although bob approved. attest approve fetches first.
+func TestApproveRefreshesFirst(t *testing.T) {
+	srv, repo, _, alice, bob, carol, adir, bdir := handOffWorld(t)
+	first := alice.commit(adir, "one.txt", "1\n")
+	second := alice.commit(adir, "two.txt", "2\n")
+	alice.git(adir, "push", "-q", "origin", second+":refs/heads/review/two")
+	bob.git(bdir, "fetch", "-q") // bob has the review commit, main at its old value
+
+	// carol approves the first change; alice pushes it.
+	alice.secure(adir, "attest", "approve", "main", "--to", first, "--key", carol.key.Private)
+	alice.git(adir, "push", "-q", "origin", first+":refs/heads/main")
+
+	r := bob.run(bdir, "git", "secure", "attest", "approve", "main", "--to", second)
+	if r.code != 0 {
+		t.Fatalf("bob's approval:\n%s", r)
+	}
+	if want := first[:12] + " -> " + second[:12]; !strings.Contains(r.stdout, want) {
+		t.Fatalf("bob approved from a stale log: want the update %s:\n%s", want, r)
+	}
+	if !strings.Contains(r.stderr, "fetching from origin first") {
+		t.Errorf("the approval does not say it fetched:\n%s", r)
+	}
+	// bob's main is behind origin's (alice pushed): a plain git push of
+	// main is refused as not a fast-forward until he pulls.
+	bob.git(bdir, "pull", "-q")
+	bob.git(bdir, "push", "-q")
+	if r := alice.run(adir, "git", "push", "origin", "main"); r.code != 0 {
+		t.Fatalf("alice's push of the change bob approved:\n%s", r)
+	}
+	if got := srv.admin.rev(repo, "refs/heads/main"); got != second {
+		t.Fatalf("server main = %s, want %s", got, second)
+	}
+	srv.admin.secure(repo, "verify")
+
+	// A remote that cannot be reached: refused, naming the fetch.
+	bob.git(bdir, "remote", "set-url", "origin", bob.path("gone.git"))
+	third := alice.commit(adir, "three.txt", "3\n")
+	alice.git(adir, "push", "-q", "origin", third+":refs/heads/review/three")
+	r = bob.run(bdir, "git", "secure", "attest", "approve", "main", "--to", second)
+	if r.code == 0 || !strings.Contains(r.stderr, "run git fetch origin and approve again") {
+		t.Fatalf("an approval whose refresh failed: want a refusal naming the fetch:\n%s", r)
+	}
+}
+
+// An approval of a commit that does not contain the branch's current value
+// says it can only land as a force push.
+func TestApproveWarnsNotFastForward(t *testing.T) {
+	_, _, _, alice, bob, carol, adir, bdir := handOffWorld(t)
+	base := alice.rev(adir, "HEAD")
+	first := alice.commit(adir, "one.txt", "1\n")
+	alice.secure(adir, "attest", "approve", "main", "--to", first, "--key", carol.key.Private)
+	alice.git(adir, "push", "-q", "origin", "main")
+	alice.git(adir, "checkout", "-q", "-b", "side", base)
+	side := alice.commit(adir, "side.txt", "s\n")
+	alice.git(adir, "push", "-q", "origin", side+":refs/heads/review/side")
+	r := bob.run(bdir, "git", "secure", "attest", "approve", "main", "--to", side)
+	if r.code != 0 || !strings.Contains(r.stderr, "not a fast-forward, so only a force push") || !strings.Contains(r.stderr, "rebased onto "+first[:12]) {
+		t.Fatalf("an approval of a commit main moved past: want a warning:\n%s", r)
+	}
+}
