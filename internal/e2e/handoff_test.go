@@ -165,3 +165,48 @@ func TestApproveWarnsNotFastForward(t *testing.T) {
 		t.Fatalf("an approval of a commit main moved past: want a warning:\n%s", r)
 	}
 }
+
+// Issue 15.7: git push --dry-run runs the policy check the server would
+// make: a push short of its threshold exits non-zero and says why, records
+// nothing and sends nothing; once approved, the dry run passes.
+func TestDryRunRunsPolicyCheck(t *testing.T) {
+	srv, repo, _, alice, _, carol, adir, _ := handOffWorld(t)
+	change := alice.commit(adir, "one.txt", "1\n")
+	logBefore, serverBefore := alice.rev(adir, "refs/secure/rsl"), srv.admin.rev(repo, "refs/heads/main")
+	r := alice.run(adir, "git", "push", "--dry-run")
+	if r.code == 0 || !contains(r.stderr, "the server would refuse this push", "1 more") {
+		t.Fatalf("a dry run of a push short of its threshold: want a non-zero exit saying what would be refused:\n%s", r)
+	}
+	if got := alice.rev(adir, "refs/secure/rsl"); got != logBefore {
+		t.Errorf("a dry run moved the local log %s -> %s", logBefore, got)
+	}
+	if got := srv.admin.rev(repo, "refs/heads/main"); got != serverBefore {
+		t.Errorf("a dry run moved the server's main to %s", got)
+	}
+	alice.secure(adir, "attest", "approve", "main", "--to", change, "--key", carol.key.Private)
+	if r := alice.run(adir, "git", "push", "--dry-run"); r.code != 0 {
+		t.Fatalf("a dry run of an approved push:\n%s", r)
+	}
+	if got := srv.admin.rev(repo, "refs/heads/main"); got != serverBefore {
+		t.Errorf("a dry run moved the server's main to %s", got)
+	}
+}
+
+// Issue 15.7: git push --atomic through the helper (option atomic): every
+// ref lands, with its entries, in one push.
+func TestAtomicThroughHelper(t *testing.T) {
+	srv, repo, _, alice, _, carol, adir, _ := handOffWorld(t)
+	change := alice.commit(adir, "one.txt", "1\n")
+	alice.secure(adir, "attest", "approve", "main", "--to", change, "--key", carol.key.Private)
+	alice.git(adir, "branch", "topic", change+"~1")
+	r := alice.run(adir, "git", "push", "--atomic", "origin", "main", "topic")
+	if r.code != 0 {
+		t.Fatalf("git push --atomic through the helper:\n%s", r)
+	}
+	for ref, want := range map[string]string{"refs/heads/main": change, "refs/heads/topic": alice.rev(adir, "topic")} {
+		if got := srv.admin.rev(repo, ref); got != want {
+			t.Errorf("server %s = %s, want %s", ref, got, want)
+		}
+	}
+	srv.admin.secure(repo, "verify")
+}

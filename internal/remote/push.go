@@ -62,7 +62,9 @@ func (h *Helper) push(in *bufio.Reader, first string) error {
 	upToDate := h.upToDate(specs)
 	var results map[string]string
 	if h.dryRun {
-		results = h.dryRunPush(branchSpecs)
+		if results = h.dryRunPush(branchSpecs); len(results) == 0 {
+			results = h.dryRunPolicy(branchSpecs)
+		}
 	} else {
 		results = h.pushSpecs(branchSpecs)
 		h.remember(results)
@@ -453,9 +455,8 @@ func describeMetadata(refspecs []string) string {
 
 // dryRunPush asks the remote whether it would take specs (git push
 // --dry-run): no entry is recorded, nothing is fetched or sent, the local
-// log does not move. The remote's verification is not run either: a dry
-// run cannot show what the server's hook would say about entries that do
-// not exist yet.
+// log does not move. dryRunPolicy then runs the policy check the server
+// would make.
 func (h *Helper) dryRunPush(specs []pushSpec) map[string]string {
 	if len(specs) == 0 {
 		return nil
