@@ -142,7 +142,7 @@ func (a *app) open() (*porcelain.Repo, error) {
 	}
 	g, err := gitrepo.Open(dir)
 	if err != nil {
-		return nil, usageErr("not in a git repository (%v)", err)
+		return nil, openErr(dir, err)
 	}
 	a.repo = &porcelain.Repo{Git: g, Now: a.env.Now, AgentSocket: a.env.Getenv("SSH_AUTH_SOCK"), Home: a.env.Getenv("HOME")}
 	// Nearly every command reads the configuration: read it alongside what
