@@ -93,6 +93,9 @@ type Helper struct {
 	// unpushed metadata with them (relistForMetadata), at their real
 	// value on both sides.
 	relisted map[string]gitrepo.Hash
+	// lastPush holds the stderr of the last inner git push until its
+	// outcome is known (push.go).
+	lastPush *noiseFilter
 }
 
 // prefetched is the policy at the snapshot's refs/secure/policy and the

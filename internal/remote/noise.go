@@ -13,9 +13,15 @@ import (
 // race for the log (the helper retries on top of the other push, and says
 // so). Everything else, a server's refusal included, goes through as it
 // comes; progress lines ending in '\r' are not held back.
+//
+// With hold set, whole lines are kept until Release (the attempt's outcome
+// is final: show them) or Discard (the attempt lost a race and is retried:
+// its refusal is no news to the user).
 type noiseFilter struct {
-	w   io.Writer
-	buf []byte
+	w    io.Writer
+	buf  []byte
+	hold bool
+	held []byte
 }
 
 func newNoiseFilter(w io.Writer) *noiseFilter { return &noiseFilter{w: w} }
@@ -28,7 +34,11 @@ func (f *noiseFilter) Write(p []byte) (int, error) {
 			break
 		}
 		line := f.buf[:i+1]
-		if !isPushNoise(string(line)) {
+		switch {
+		case isPushNoise(string(line)):
+		case f.hold && line[len(line)-1] == '\n':
+			f.held = append(f.held, line...)
+		default:
 			if _, err := f.w.Write(line); err != nil {
 				return len(p), err
 			}
@@ -38,12 +48,33 @@ func (f *noiseFilter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Flush writes a last line that had no newline.
+// Flush writes (or holds) a last line that had no newline.
 func (f *noiseFilter) Flush() {
 	if len(f.buf) > 0 && !isPushNoise(string(f.buf)) {
-		_, _ = f.w.Write(f.buf)
+		if f.hold {
+			f.held = append(f.held, f.buf...)
+		} else {
+			_, _ = f.w.Write(f.buf)
+		}
 	}
 	f.buf = nil
+}
+
+// Release writes the held lines; nil-safe.
+func (f *noiseFilter) Release() {
+	if f == nil {
+		return
+	}
+	f.Flush()
+	_, _ = f.w.Write(f.held)
+	f.held = nil
+}
+
+// Discard drops the held lines; nil-safe.
+func (f *noiseFilter) Discard() {
+	if f != nil {
+		f.buf, f.held = nil, nil
+	}
 }
 
 // isPushNoise tells the lines noiseFilter drops.

@@ -254,12 +254,14 @@ func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
 			return nil
 		}
 		if !raceLost || attempt >= maxPushAttempts {
+			h.lastPush.Release()
 			if raceLost {
 				return failAll(specs, "git-secure: others kept pushing; run git push again")
 			}
 			h.sayReview(prepared, failed)
 			return failed
 		}
+		h.lastPush.Discard() // the refusal of an attempt that is retried
 		h.logf("someone else pushed first; recording on top of their entries and retrying (attempt %d)", attempt+1)
 		if err := h.syncForPush(); err != nil {
 			return failAll(specs, "git-secure: "+err.Error())
@@ -564,6 +566,7 @@ func (h *Helper) remember(failed map[string]string) {
 // runPush pushes specs plus extra refspecs atomically and returns failures.
 func (h *Helper) runPush(specs []pushSpec, extra []string) map[string]string {
 	failed, _ := h.runPushRaw(specs, extra)
+	h.lastPush.Release()
 	return failed
 }
 
@@ -590,9 +593,12 @@ func (h *Helper) runPushRaw(specs []pushSpec, extra []string) (map[string]string
 	args := append(h.urlArgs("push", "--atomic", "--porcelain", "--no-verify"), h.pushFlags()...)
 	args = append(append(args, "--", h.URL), refspecs...)
 	quiet := newNoiseFilter(h.Err)
+	quiet.hold = true
+	h.lastPush = quiet
 	out, err := h.Repo.Git.RunTee(bgctx(), quiet, args...)
 	quiet.Flush()
 	if err == nil {
+		quiet.Release()
 		h.notePushed(refspecs)
 		if tip := h.pushed[rsl.Ref]; !tip.IsZero() {
 			// The remote's log is now at least this tip: a later fetch that
