@@ -27,8 +27,12 @@ func TestReviewHandOff(t *testing.T) {
 	bob.secure(bob.sb.Home, "clone", url, bdir)
 	bob.configure(bdir)
 
-	// alice's change needs bob: the push is refused and says what to do.
+	// alice's change needs bob: a dry run says so, the push is refused
+	// and says what to do.
 	change := alice.commit(adir, "feature.txt", "needs review\n")
+	if r := alice.run(adir, "git", "push", "--dry-run"); r.code == 0 || !strings.Contains(r.stderr, "1 more") {
+		t.Errorf("git push --dry-run of a push short of its threshold:\n%s", r)
+	}
 	r := alice.run(adir, "git", "push")
 	if r.code == 0 {
 		t.Fatalf("a push of main with one signer of two was accepted:\n%s", r)
@@ -53,9 +57,9 @@ func TestReviewHandOff(t *testing.T) {
 		t.Fatalf("the review branch on the server is %s, want %s", got, change)
 	}
 
-	// bob fetches, approves the exact update, pushes the approval.
-	bob.git(bdir, "fetch", "-q")
-	out := bob.run(bdir, "git", "secure", "attest", "approve", "main", "--to", change)
+	// bob pulls, approves the exact update, pushes the approval (README).
+	bob.git(bdir, "pull", "-q")
+	out := bob.run(bdir, "git", "secure", "attest", "approve", "main", "--to", "origin/review/main-"+change[:12])
 	if out.code != 0 {
 		t.Fatalf("bob's approval of the fetched review commit:\n%s", out)
 	}

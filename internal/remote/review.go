@@ -41,7 +41,7 @@ func (h *Helper) sayReview(prepared *porcelain.Prepared, failed map[string]strin
 	for _, e := range waiting {
 		h.logf("hint:   git push %s %s:%s", remote, shortStr(e.New.String()), reviewBranch(e.Ref, e.New.String()))
 	}
-	h.hintf("then a person who may approve runs (after git fetch):")
+	h.hintf("then a person who may approve runs, after git pull:")
 	for _, e := range waiting {
 		h.logf("hint:   git secure attest approve %s --to %s && git push", e.Ref, shortStr(e.New.String()))
 	}
