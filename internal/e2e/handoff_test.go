@@ -132,8 +132,11 @@ func TestApproveRefreshesFirst(t *testing.T) {
 		t.Errorf("the approval does not say it fetched:\n%s", r)
 	}
 	// bob's main is behind origin's (alice pushed): a plain git push of
-	// main is refused as not a fast-forward until he pulls.
-	bob.git(bdir, "pull", "-q")
+	// main is refused as not a fast-forward until he pulls. His approval is
+	// simply ahead of the remote's store: nothing has diverged.
+	if r := bob.run(bdir, "git", "pull", "-q"); r.code != 0 || strings.Contains(r.stderr, "diverged") {
+		t.Fatalf("bob's pull with an unpushed approval:\n%s", r)
+	}
 	bob.git(bdir, "push", "-q")
 	if r := alice.run(adir, "git", "push", "origin", "main"); r.code != 0 {
 		t.Fatalf("alice's push of the change bob approved:\n%s", r)
