@@ -7,12 +7,10 @@ import (
 )
 
 // noiseFilter passes the stderr of the helper's inner git push on to the
-// user, less the lines that would repeat or contradict what the user's own
-// git prints: "failed to push some refs" (the user's git says it once for
-// the whole push, from the helper's report) and the lock failures of a lost
-// race for the log (the helper retries on top of the other push, and says
-// so). Everything else, a server's refusal included, goes through as it
-// comes; progress lines ending in '\r' are not held back.
+// user, less "failed to push some refs": the user's git says it once for
+// the whole push, from the helper's report. Everything else, a server's
+// refusal included, goes through; progress lines ending in '\r' are not
+// held back.
 //
 // With hold set, whole lines are kept until Release (the attempt's outcome
 // is final: show them) or Discard (the attempt lost a race and is retried:
@@ -81,11 +79,5 @@ func (f *noiseFilter) Discard() {
 func isPushNoise(line string) bool {
 	line = strings.TrimSpace(line)
 	line = strings.TrimSpace(strings.TrimPrefix(line, "remote:"))
-	switch {
-	case strings.HasPrefix(line, "error: failed to push some refs to"):
-		return true
-	case strings.Contains(line, "cannot lock ref") && strings.Contains(line, "refs/secure/"):
-		return true
-	}
-	return false
+	return strings.HasPrefix(line, "error: failed to push some refs to")
 }
