@@ -2,8 +2,12 @@ package cli
 
 import (
 	"errors"
+	"os"
 	"strings"
 
+	"golang.org/x/term"
+
+	"github.com/git-secure/git-secure/internal/display"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 )
 
@@ -32,4 +36,21 @@ func gitMessage(stderr string) string {
 		return "git failed"
 	}
 	return strings.TrimPrefix(strings.TrimPrefix(msg, "fatal: "), "error: ")
+}
+
+// stderrTerminal tells whether stderr is a terminal: messages are then
+// wrapped to display.Width columns (logs and scripts keep one line per
+// message).
+func (a *app) stderrTerminal() bool {
+	f, ok := a.env.Stderr.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// say prints one message with prefix (wrapped on a terminal).
+func (a *app) say(prefix, msg string) {
+	if a.stderrTerminal() {
+		display.Fprintw(a.env.Stderr, 0, prefix, "%s", msg)
+		return
+	}
+	display.Fprintf(a.env.Stderr, prefix+"%s\n", msg)
 }

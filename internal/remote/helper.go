@@ -54,6 +54,9 @@ type Helper struct {
 	Mode string
 	// Trace, when set, is told when each phase ends (GIT_SECURE_TRACE).
 	Trace *trace.Tracer
+	// Wrap wraps messages to display.Width columns (set when stderr is a
+	// terminal; logs and scripts keep one line per message).
+	Wrap bool
 
 	namespace string
 	listed    map[string]gitrepo.Hash
@@ -327,6 +330,10 @@ func (h *Helper) rememberedListing() (*remoteState, bool) {
 // logf prints one line for the user: repository text in args is escaped
 // for the terminal.
 func (h *Helper) logf(format string, args ...any) {
+	if h.Wrap {
+		display.Fprintw(h.Err, 0, "git-secure: ", format, args...)
+		return
+	}
 	display.Fprintf(h.Err, "git-secure: "+format+"\n", args...)
 }
 
