@@ -10,7 +10,13 @@ import (
 // commit for review; bob fetches it, approves the exact update and pushes
 // the approval with a plain git push; alice's retry of git push lands.
 func TestReviewHandOff(t *testing.T) {
-	srv := startServer(t, trFile)
+	for _, tr := range transports {
+		t.Run(string(tr), func(t *testing.T) { reviewHandOff(t, tr) })
+	}
+}
+
+func reviewHandOff(t *testing.T, tr transport) {
+	srv := startServer(t, tr)
 	repo, url := srv.newRepo("handoff.git", true)
 	alice, bob := newUser(t, "alice"), newUser(t, "bob")
 	adir := alice.sb.InitRepo("project", 3)
