@@ -102,7 +102,7 @@ func (a *app) exit(err error) int {
 	for _, prefix := range []string{porcelain.ErrUsage.Error() + ": ", porcelain.ErrRefused.Error() + ": ", errUsage.Error() + ": "} {
 		msg = strings.TrimPrefix(msg, prefix)
 	}
-	display.Fprintf(a.env.Stderr, "git-secure: error: %s\n", msg)
+	a.say("git-secure: error: ", msg)
 	return code
 }
 
@@ -115,9 +115,9 @@ func usageErr(format string, args ...any) error {
 func (a *app) printProblems(f *verify.Failed) {
 	w := a.env.Stderr
 	for _, p := range f.Problems {
-		display.Fprintf(w, "git-secure: error: %s\n", p.Error())
+		a.say("git-secure: error: ", p.Error())
 		if p.Hint != "" {
-			display.Fprintf(w, "git-secure: hint: %s\n", p.Hint)
+			a.say("git-secure: hint: ", p.Hint)
 		}
 	}
 	fmt.Fprintf(w, "git-secure: verification FAILED (%d problem(s))\n", len(f.Problems))
@@ -142,7 +142,7 @@ func (a *app) open() (*porcelain.Repo, error) {
 	}
 	g, err := gitrepo.Open(dir)
 	if err != nil {
-		return nil, usageErr("not in a git repository (%v)", err)
+		return nil, openErr(dir, err)
 	}
 	a.repo = &porcelain.Repo{Git: g, Now: a.env.Now, AgentSocket: a.env.Getenv("SSH_AUTH_SOCK"), Home: a.env.Getenv("HOME")}
 	// Nearly every command reads the configuration: read it alongside what

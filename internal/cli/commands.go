@@ -952,11 +952,17 @@ tree", from a developer's machine or CI). Example:
 				ArgsUsage: "REF",
 				Description: `Stores an in-toto statement in a DSSE envelope signed with your key on
 refs/secure/attestations. It counts, with the entry's signer, toward the
-threshold of the rules that protect REF, for that exact update only.`,
+threshold of the rules that protect REF, for that exact update only.
+
+It fetches from REF's remote first (git fetch), so that it approves the
+update from the value the remote's log records now, and warns when the
+update it approves can no longer happen. To approve a commit someone
+published for review, fetch it first (git fetch).`,
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "to", Usage: "the new value: a commit or a ref name", Required: true},
 					&cli.StringFlag{Name: "from", Usage: "the old value (default: REF's latest recorded value)"},
 					&cli.BoolFlag{Name: "tree", Usage: "bind the approval to NEW's tree instead of the commit (counts where the rule has --tree-approvals)"},
+					&cli.BoolFlag{Name: "no-fetch", Usage: "approve against the local log without fetching from the remote first"},
 					keyFlag, jsonFlag,
 				},
 				Action: func(c *cli.Context) error {
@@ -967,14 +973,28 @@ threshold of the rules that protect REF, for that exact update only.`,
 					if err != nil {
 						return err
 					}
+					ref, err := r.FullRefName(c.Args().First())
+					if err != nil {
+						return err
+					}
+					remote, err := approveRemote(r, ref)
+					if err != nil {
+						return err
+					}
+					if remote != "" && !c.Bool("no-fetch") {
+						if err := a.refreshForApprove(r, remote); err != nil {
+							return err
+						}
+					}
 					approve := r.Approve
 					if c.Bool("tree") {
 						approve = r.ApproveTree
 					}
-					res, err := approve(c.Args().First(), c.String("to"), c.String("from"), c.String("key"))
+					res, err := approve(ref, c.String("to"), c.String("from"), c.String("key"))
 					if err != nil {
 						return err
 					}
+					a.warnUnreachable(r, remote, res)
 					if c.Bool("json") {
 						return a.printJSON(res)
 					}

@@ -34,7 +34,7 @@ func (a *app) runRemoteHelper(args []string) int {
 	}
 	mode, _, _ := r.ConfigValue("secure.verifyOnFetch")
 	r.Trace = tr
-	h := &remote.Helper{Repo: r, Remote: name, URL: url, In: a.env.Stdin, Out: a.env.Stdout, Err: a.env.Stderr, Mode: mode, Trace: tr}
+	h := &remote.Helper{Repo: r, Remote: name, URL: url, In: a.env.Stdin, Out: a.env.Stdout, Err: a.env.Stderr, Mode: mode, Trace: tr, Wrap: a.stderrTerminal()}
 	tr.Mark("open")
 	if err := h.Run(); err != nil {
 		if !errors.Is(err, remote.ErrVerifyFailed) {

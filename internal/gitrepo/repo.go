@@ -73,6 +73,15 @@ type Repo struct {
 	closed  bool
 }
 
+// ErrNotRepository is wrapped by Open when dir is not inside a git
+// repository.
+var ErrNotRepository = errors.New("not a git repository")
+
+// ErrObjectFormat is wrapped by Open for a repository whose object format
+// is not SHA-1 (a SHA-256 repository): git-secure's formats name objects
+// by SHA-1.
+var ErrObjectFormat = errors.New("only SHA-1 repositories are supported")
+
 // GitError is returned when a git process exits unsuccessfully.
 type GitError struct {
 	Args     []string
@@ -172,6 +181,10 @@ func OpenWithEnv(dir string, env []string) (*Repo, error) {
 		out, err = runGit(context.Background(), base, abs, nil, args...)
 	}
 	if err != nil {
+		var ge *GitError
+		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "not a git repository") {
+			return nil, fmt.Errorf("gitrepo: open %s: %w", dir, ErrNotRepository)
+		}
 		return nil, fmt.Errorf("gitrepo: open %s: %w", dir, err)
 	}
 	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
@@ -183,7 +196,7 @@ func OpenWithEnv(dir string, env []string) (*Repo, error) {
 		common = filepath.Join(abs, common)
 	}
 	if format != "sha1" {
-		return nil, fmt.Errorf("gitrepo: open %s: object format %q is not supported (only sha1 repositories)", dir, format)
+		return nil, fmt.Errorf("gitrepo: open %s: object format %q: %w", dir, format, ErrObjectFormat)
 	}
 	if !filepath.IsAbs(gitDir) {
 		return nil, fmt.Errorf("gitrepo: open %s: git dir %q is not absolute", dir, gitDir)

@@ -48,7 +48,7 @@ func (h *Helper) fetchAndVerifyOnce() (map[string]gitrepo.Hash, string, error) {
 	}
 	ns := h.namespace
 	h.fetched = true
-	if _, err := h.Repo.Git.RunTee(bgctx(), h.Err, h.urlArgs("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", "--no-recurse-submodules", "--no-auto-maintenance", "--", h.URL, "+refs/*:"+ns+"/*")...); err != nil {
+	if _, err := h.Repo.Git.RunTee(bgctx(), h.Err, h.urlArgs("fetch", "--no-tags", "--no-write-fetch-head", h.progressArgs(), "--no-recurse-submodules", "--no-auto-maintenance", "--", h.URL, "+refs/*:"+ns+"/*")...); err != nil {
 		return nil, "", fmt.Errorf("fetch from %s: %w", h.URL, err)
 	}
 	incoming, err := h.Repo.Git.ListRefs(ns + "/")
@@ -221,7 +221,7 @@ func (h *Helper) adopt(remote, local map[string]gitrepo.Hash) error {
 		}
 		if name == attest.Ref || name == policy.StagingRef {
 			if !have.IsZero() && !mustAncestor(g, have, want) {
-				if name == attest.Ref {
+				if name == attest.Ref && !mustAncestor(g, want, have) {
 					h.logf("note: your local approvals and the remote's have diverged; keeping yours (push them with git push)")
 				}
 				continue

@@ -54,6 +54,9 @@ type Helper struct {
 	Mode string
 	// Trace, when set, is told when each phase ends (GIT_SECURE_TRACE).
 	Trace *trace.Tracer
+	// Wrap wraps messages to display.Width columns (set when stderr is a
+	// terminal; logs and scripts keep one line per message).
+	Wrap bool
 
 	namespace string
 	listed    map[string]gitrepo.Hash
@@ -73,6 +76,7 @@ type Helper struct {
 	// dryRun is git push --dry-run; leases (--force-with-lease) and
 	// pushOptions (-o) go on to the real push.
 	dryRun      bool
+	progress    bool
 	leases      []string
 	pushOptions []string
 	// head is the remote's HEAD as last listed.
@@ -92,6 +96,9 @@ type Helper struct {
 	// unpushed metadata with them (relistForMetadata), at their real
 	// value on both sides.
 	relisted map[string]gitrepo.Hash
+	// lastPush holds the stderr of the last inner git push until its
+	// outcome is known (push.go).
+	lastPush *noiseFilter
 }
 
 // prefetched is the policy at the snapshot's refs/secure/policy and the
@@ -323,6 +330,10 @@ func (h *Helper) rememberedListing() (*remoteState, bool) {
 // logf prints one line for the user: repository text in args is escaped
 // for the terminal.
 func (h *Helper) logf(format string, args ...any) {
+	if h.Wrap {
+		display.Fprintw(h.Err, 0, "git-secure: ", format, args...)
+		return
+	}
 	display.Fprintf(h.Err, "git-secure: "+format+"\n", args...)
 }
 
@@ -394,7 +405,17 @@ func readLine(r *bufio.Reader) (string, error) {
 func (h *Helper) option(opt string) string {
 	name, value, _ := strings.Cut(opt, " ")
 	switch name {
-	case "verbosity", "progress", "followtags":
+	case "verbosity", "followtags":
+		return "ok"
+	case "progress":
+		// git asks for progress when its stderr is a terminal: the inner
+		// fetches and pushes show theirs (progressArgs).
+		h.progress = value == "true"
+		return "ok"
+	case "atomic":
+		// Every push of the helper is one git push --atomic already: the
+		// branches, their log entries and the metadata land together or
+		// not at all.
 		return "ok"
 	case "dry-run":
 		// git push --dry-run: ask the remote what it would do, record
@@ -436,7 +457,19 @@ func (h *Helper) pushFlags() []string {
 	for _, o := range h.pushOptions {
 		out = append(out, "--push-option="+o)
 	}
+	if h.progress {
+		out = append(out, "--progress")
+	}
 	return out
+}
+
+// progressArgs is --progress when git asked for progress (option
+// progress true), else --quiet.
+func (h *Helper) progressArgs() string {
+	if h.progress {
+		return "--progress"
+	}
+	return "--quiet"
 }
 
 // urlArgs is a git command line that talks to h.URL: with the options

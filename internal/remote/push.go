@@ -62,7 +62,9 @@ func (h *Helper) push(in *bufio.Reader, first string) error {
 	upToDate := h.upToDate(specs)
 	var results map[string]string
 	if h.dryRun {
-		results = h.dryRunPush(branchSpecs)
+		if results = h.dryRunPush(branchSpecs); len(results) == 0 {
+			results = h.dryRunPolicy(branchSpecs)
+		}
 	} else {
 		results = h.pushSpecs(branchSpecs)
 		h.remember(results)
@@ -254,11 +256,14 @@ func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
 			return nil
 		}
 		if !raceLost || attempt >= maxPushAttempts {
+			h.lastPush.Release()
 			if raceLost {
 				return failAll(specs, "git-secure: others kept pushing; run git push again")
 			}
+			h.sayReview(prepared, failed)
 			return failed
 		}
+		h.lastPush.Discard() // the refusal of an attempt that is retried
 		h.logf("someone else pushed first; recording on top of their entries and retrying (attempt %d)", attempt+1)
 		if err := h.syncForPush(); err != nil {
 			return failAll(specs, "git-secure: "+err.Error())
@@ -454,9 +459,8 @@ func describeMetadata(refspecs []string) string {
 
 // dryRunPush asks the remote whether it would take specs (git push
 // --dry-run): no entry is recorded, nothing is fetched or sent, the local
-// log does not move. The remote's verification is not run either: a dry
-// run cannot show what the server's hook would say about entries that do
-// not exist yet.
+// log does not move. dryRunPolicy then runs the policy check the server
+// would make.
 func (h *Helper) dryRunPush(specs []pushSpec) map[string]string {
 	if len(specs) == 0 {
 		return nil
@@ -467,7 +471,9 @@ func (h *Helper) dryRunPush(specs []pushSpec) map[string]string {
 	for _, s := range specs {
 		args = append(args, s.raw)
 	}
-	out, err := h.Repo.Git.RunTee(bgctx(), h.Err, args...)
+	quiet := newNoiseFilter(h.Err)
+	out, err := h.Repo.Git.RunTee(bgctx(), quiet, args...)
+	quiet.Flush()
 	if err == nil {
 		return nil
 	}
@@ -574,6 +580,7 @@ func (h *Helper) remember(failed map[string]string) {
 // runPush pushes specs plus extra refspecs atomically and returns failures.
 func (h *Helper) runPush(specs []pushSpec, extra []string) map[string]string {
 	failed, _ := h.runPushRaw(specs, extra)
+	h.lastPush.Release()
 	return failed
 }
 
@@ -599,8 +606,13 @@ func (h *Helper) runPushRaw(specs []pushSpec, extra []string) (map[string]string
 	}
 	args := append(h.urlArgs("push", "--atomic", "--porcelain", "--no-verify"), h.pushFlags()...)
 	args = append(append(args, "--", h.URL), refspecs...)
-	out, err := h.Repo.Git.RunTee(bgctx(), h.Err, args...)
+	quiet := newNoiseFilter(h.Err)
+	quiet.hold = true
+	h.lastPush = quiet
+	out, err := h.Repo.Git.RunTee(bgctx(), quiet, args...)
+	quiet.Flush()
 	if err == nil {
+		quiet.Release()
 		h.notePushed(refspecs)
 		if tip := h.pushed[rsl.Ref]; !tip.IsZero() {
 			// The remote's log is now at least this tip: a later fetch that

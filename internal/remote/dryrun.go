@@ -1,0 +1,111 @@
+package remote
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/git-secure/git-secure/internal/attest"
+	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/porcelain"
+	"github.com/git-secure/git-secure/internal/rsl"
+	"github.com/git-secure/git-secure/internal/sign"
+)
+
+// dryRunPolicy runs, for git push --dry-run, the policy check the real
+// push and the server would make: the rules each update falls under, who
+// may sign it, and whether the approvals at hand meet the thresholds. It
+// returns, per destination, why the push would be refused. The remote's
+// metadata is brought in first (verified, as any fetch does), so that its
+// approvals count; no entry is kept and nothing is sent.
+func (h *Helper) dryRunPolicy(specs []pushSpec) map[string]string {
+	if len(specs) == 0 {
+		return nil
+	}
+	if err := h.syncForPush(); err != nil {
+		return failAll(specs, "git-secure: "+err.Error())
+	}
+	local, err := h.localSecure()
+	if err != nil {
+		return failAll(specs, err.Error())
+	}
+	tip := local[rsl.Ref]
+	if tip.IsZero() {
+		return nil // not a git-secure repository: git's own answer
+	}
+	targets, err := h.resolveSrcs(specs)
+	if err != nil {
+		return failAll(specs, err.Error())
+	}
+	var changes []porcelain.RefChange
+	for i, s := range specs {
+		changes = append(changes, porcelain.RefChange{Ref: s.dst, New: targets[i]})
+	}
+	var pol *policy.Policy
+	if p := local[policy.Ref]; !p.IsZero() {
+		pol, err = policy.Load(h.Repo.Git, p)
+	} else {
+		pol, _, err = h.Repo.CurrentPolicy()
+	}
+	if err != nil {
+		return failAll(specs, err.Error())
+	}
+	h.Repo.UseAttestations(local[attest.Ref])
+	signer, err := h.Repo.LoadSigner("")
+	if err != nil {
+		return protectedFail(pol, changes, func(ref string) string {
+			return fmt.Sprintf("git-secure: would be refused: %s is protected and needs a signed log entry, but %v", ref, err)
+		})
+	}
+	defer signer.Close()
+	if _, ok := pol.LookupKey(sign.Fingerprint(signer.PublicKey())); !ok {
+		return protectedFail(pol, changes, func(ref string) string {
+			return fmt.Sprintf("git-secure: would be refused: %s is protected and your key %s is not in the policy", ref, sign.Fingerprint(signer.PublicKey()))
+		})
+	}
+	prepared, err := h.Repo.Prepare(tip, pol, signer, changes)
+	if err != nil {
+		return failAll(specs, "git-secure: would be refused: "+strings.TrimPrefix(err.Error(), "refused: "))
+	}
+	if len(prepared.Pending) == 0 {
+		return nil
+	}
+	failed := map[string]string{}
+	for _, e := range prepared.Entries {
+		if pendingFor(prepared.Pending, e.Ref) {
+			failed[e.Ref] = "git-secure: would be refused: " + strings.Join(prepared.Pending, "; ")
+		}
+	}
+	for _, p := range prepared.Pending {
+		h.logf("dry run: the server would refuse this push: %s", p)
+	}
+	if len(failed) == 0 {
+		return failAll(specs, "git-secure: would be refused: "+strings.Join(prepared.Pending, "; "))
+	}
+	// Atomic like the real push: one refused ref refuses them all.
+	for _, s := range specs {
+		if _, ok := failed[s.dst]; !ok {
+			failed[s.dst] = "atomic push: another ref would be refused"
+		}
+	}
+	return failed
+}
+
+// protectedFail fails the changes to protected refs with msg(ref), and
+// the rest with them (the push is atomic); nil when none is protected.
+func protectedFail(pol *policy.Policy, changes []porcelain.RefChange, msg func(string) string) map[string]string {
+	failed := map[string]string{}
+	for _, c := range changes {
+		if pol.Protected(c.Ref) {
+			failed[c.Ref] = msg(c.Ref)
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	for _, c := range changes {
+		if _, ok := failed[c.Ref]; !ok {
+			failed[c.Ref] = "atomic push: another ref would be refused"
+		}
+	}
+	return failed
+}

@@ -1,0 +1,65 @@
+package remote
+
+import (
+	"strings"
+
+	"github.com/git-secure/git-secure/internal/display"
+	"github.com/git-secure/git-secure/internal/porcelain"
+	"github.com/git-secure/git-secure/internal/rsl"
+)
+
+// reviewBranch is where a refused update of ref to commit is published
+// for review: a branch no ref rule names, so the server takes it from
+// anyone (a path rule without --ref judges only protected refs).
+func reviewBranch(ref, commit string) string {
+	name := strings.TrimPrefix(strings.TrimPrefix(ref, "refs/heads/"), "refs/tags/")
+	return "refs/heads/review/" + strings.ReplaceAll(name, "/", "-") + "-" + shortStr(commit)
+}
+
+// sayReview tells, after a refused push whose entries still needed
+// approvals, how to hand the update to a reviewer with plain git: the
+// server kept nothing of the push, so the commit must be published before
+// anyone can fetch and approve it. Each command is on a line of its own.
+func (h *Helper) sayReview(prepared *porcelain.Prepared, failed map[string]string) {
+	if len(prepared.Pending) == 0 {
+		return
+	}
+	var waiting []*rsl.Entry
+	for _, e := range prepared.Entries {
+		if _, refused := failed[e.Ref]; refused && !e.New.IsZero() && pendingFor(prepared.Pending, e.Ref) {
+			waiting = append(waiting, e)
+		}
+	}
+	if len(waiting) == 0 {
+		return
+	}
+	remote := h.Remote
+	if remote == h.URL || strings.Contains(remote, "::") {
+		remote = h.URL
+	}
+	h.hintf("the update needs approvals first; the server kept nothing of this push, so publish the commit for review:")
+	for _, e := range waiting {
+		h.logf("hint:   git push %s %s:%s", remote, shortStr(e.New.String()), reviewBranch(e.Ref, e.New.String()))
+	}
+	h.hintf("then a person who may approve runs, after git pull:")
+	for _, e := range waiting {
+		h.logf("hint:   git secure attest approve %s --to %s && git push", e.Ref, shortStr(e.New.String()))
+	}
+	h.hintf("and you run this git push again")
+}
+
+// pendingFor tells whether one of the pending notes is about ref; a note
+// naming no ref at all counts for every ref.
+func pendingFor(pending []string, ref string) bool {
+	for _, p := range pending {
+		if strings.Contains(p, ref) || !strings.Contains(p, "refs/") {
+			return true
+		}
+	}
+	return false
+}
+
+// hintf prints one hint sentence wrapped to display.Width columns.
+func (h *Helper) hintf(format string, args ...any) {
+	display.Fprintw(h.Err, 0, "git-secure: hint: ", format, args...)
+}
