@@ -11,8 +11,8 @@ import (
 // step still runs and what it saw is logged (go test -v) instead of
 // failing; set it to true once the fix is merged, and the step judges.
 const (
-	item5Fixed = false // approvals: refresh a stale log, hand-off of a refused push
-	item7Fixed = false // feedback: --atomic, --dry-run, messages
+	item5Fixed = true // approvals: refresh a stale log, hand-off of a refused push
+	item7Fixed = true // feedback: --atomic, --dry-run, messages
 	item9Fixed = false // shallow and partial clones
 )
 
@@ -111,8 +111,15 @@ func TestFirstDayPending(t *testing.T) {
 		if r.code == 0 {
 			t.Fatalf("a push with 1 of 2 was accepted:\n%s", r)
 		}
-		// With plain git only: bob fetches and approves the exact update
-		// the refusal named; alice pushes again.
+		// With plain git only: alice publishes the commit for review as
+		// the refusal says, bob fetches and approves the exact update it
+		// named; alice pushes again.
+		review := "refs/heads/review/main-" + z[:12]
+		if !strings.Contains(r.stderr, "git push origin "+z[:12]+":"+review) {
+			p.Errorf("the refusal does not say how to publish the commit for review:\n%s", r)
+			return
+		}
+		a.git(d.aliceDir, "push", "-q", "origin", z+":"+review)
 		b.git(d.bobD, "fetch", "-q", "origin")
 		if r := b.run(d.bobD, "git", "secure", "attest", "approve", "main", "--to", z); r.code != 0 {
 			p.Errorf("the approver cannot approve the commit of a refused push after git fetch (the pusher must be able to publish it for review):\n%s", r)
@@ -129,7 +136,7 @@ func TestFirstDayPending(t *testing.T) {
 		a := d.alice
 		a.commit(d.aliceDir, "d.txt", "d\n")
 		r := a.run(d.aliceDir, "git", "push", "--dry-run", "origin", "main")
-		if r.code == 0 || !strings.Contains(r.stderr, "threshold") {
+		if r.code == 0 || !strings.Contains(r.stderr, "would refuse") || !strings.Contains(r.stderr, "rule protect-main") {
 			p.Errorf("git push --dry-run of a push the server refuses on its threshold:\n%s", r)
 		}
 		r = a.run(d.aliceDir, "git", "push", "origin", "main")
