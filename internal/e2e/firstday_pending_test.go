@@ -11,8 +11,8 @@ import (
 // step still runs and what it saw is logged (go test -v) instead of
 // failing; set it to true once the fix is merged, and the step judges.
 const (
-	item5Fixed = true // approvals: refresh a stale log, hand-off of a refused push
-	item7Fixed = true // feedback: --atomic, --dry-run, messages
+	item5Fixed = true  // approvals: refresh a stale log, hand-off of a refused push
+	item7Fixed = true  // feedback: --atomic, --dry-run, messages
 	item9Fixed = false // shallow and partial clones
 )
 
