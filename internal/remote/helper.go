@@ -68,6 +68,9 @@ type Helper struct {
 	localSnap map[string]gitrepo.Hash
 	// fetched is set once something was fetched into the namespace.
 	fetched bool
+	// plain is set when this repository does not use git-secure: the
+	// fetch is passed through unverified, as plain git (select.go).
+	plain bool
 	// marked is set while the pre-push marker is this helper's.
 	marked bool
 	// dryRun is git push --dry-run; leases (--force-with-lease) and
@@ -566,6 +569,16 @@ func (h *Helper) list(forPush bool) error {
 		writeList(h.Out, h.relistForMetadata(h.relistUnrecorded(refs)), head)
 		return nil
 	}
+	if uses, err := h.usesSecure(); err != nil {
+		return err
+	} else if !uses {
+		refs, head, err := h.lsRemote()
+		if err != nil {
+			return err
+		}
+		h.passThrough(refs, head)
+		return nil
+	}
 	refs, head, err := h.fetchAndVerify()
 	if err != nil {
 		return err
@@ -576,30 +589,11 @@ func (h *Helper) list(forPush bool) error {
 	return nil
 }
 
-// fetch answers a batch of "fetch <sha> <name>": the objects arrived with
-// list already; check that they did.
+// fetch answers a batch of "fetch <sha> <name>": the verified objects
+// arrived with list already; what did not is fetched by name when the
+// private fetch left it out (select.go).
 func (h *Helper) fetch(in *bufio.Reader, first string) error {
-	line := first
-	for line != "" {
-		f := strings.Fields(line)
-		if len(f) != 3 || f[0] != "fetch" {
-			return fmt.Errorf("remote helper: bad fetch command %q", line)
-		}
-		want, err := gitrepo.ParseHash(f[1])
-		if err != nil {
-			return fmt.Errorf("remote helper: bad fetch command %q", line)
-		}
-		if ok, err := h.Repo.Git.HasObject(want); err != nil {
-			return err
-		} else if !ok {
-			return fmt.Errorf("remote helper: %s (%s) did not arrive; the remote changed during the fetch, fetch again", f[2], want)
-		}
-		if line, err = readLine(in); err != nil {
-			return err
-		}
-	}
-	fmt.Fprint(h.Out, "\n")
-	return nil
+	return h.fetchMissing(in, first)
 }
 
 // syncHooks picks up hooks the repository gained since git secure hooks

@@ -1,0 +1,181 @@
+package remote
+
+import (
+	"bufio"
+	"fmt"
+	"strings"
+
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/rsl"
+)
+
+// What a fetch through the helper brings in (issue 15, item 6).
+//
+// The helper used to mirror the whole remote (+refs/*) into its private
+// namespace before answering "list". A forge's mirror carries hundreds of
+// refs/pull/* (refs/merge-requests/*, ...) refs that nobody asked for, and
+// a server may advertise one whose objects it cannot serve: git upload-pack
+// then dies ("not our ref", exit 128) and the whole fetch failed where
+// plain git, which fetches refs/heads/* only, worked.
+//
+// So the private fetch excludes the forges' namespaces (negative refspecs).
+// Everything verification judges by name is still fetched before the
+// listing is answered: branches, tags, refs/secure/*, and every other ref
+// the log may record; a forge's ref is judged only when a rule names its
+// namespace explicitly, and then verification needs its objects and fails
+// closed without them. The forge refs git does ask for (a refspec such as
+// +refs/pull/*/head:refs/remotes/origin/pr/* or git fetch origin
+// refs/pull/7/head) are fetched by name when git sends "fetch" for them,
+// and must arrive at the value the verified listing gave.
+//
+// A repository that does not use git-secure (no refs/secure/* here, none
+// on the remote, nothing remembered or pinned) is served as plain git
+// would be: nothing is fetched at "list", and only the refs git asks for
+// are fetched, by name (passThrough).
+
+// forgeExcludes returns the negative refspecs that keep the forges'
+// namespaces out of the private fetch.
+func forgeExcludes() []string {
+	out := make([]string, 0, len(policy.ForgeRefPrefixes))
+	for _, p := range policy.ForgeRefPrefixes {
+		out = append(out, "^"+p+"*")
+	}
+	return out
+}
+
+// isForgeRef reports whether the private fetch leaves ref out.
+func isForgeRef(ref string) bool {
+	_, ok := policy.ForgePrefix(ref)
+	return ok
+}
+
+// addUnfetched returns the refs of listing that the private fetch left out
+// (the forges' namespaces) at their listed values, added to fetched: the
+// state verification judges and git is told.
+func addUnfetched(fetched, listing map[string]gitrepo.Hash) map[string]gitrepo.Hash {
+	for name, hash := range listing {
+		if _, ok := fetched[name]; !ok && isForgeRef(name) {
+			fetched[name] = hash
+		}
+	}
+	return fetched
+}
+
+// usesSecure reports whether this repository uses git-secure for this
+// remote: it has a log, or remembers the remote's, or pins a root of
+// trust, or has no refs at all yet (a clone: what it fetches may set it
+// up). A repository with commits and no metadata is plain git's.
+func (h *Helper) usesSecure() (bool, error) {
+	g := h.Repo.Git
+	refs, err := g.ListRefs("refs/")
+	if err != nil {
+		return false, err
+	}
+	if len(refs) == 0 {
+		return true, nil
+	}
+	for _, r := range refs {
+		if strings.HasPrefix(r.Name, "refs/secure/") {
+			return true, nil
+		}
+	}
+	if tip, _, _ := g.Config(h.configKey("securetip")); tip != "" {
+		return true, nil
+	}
+	pin, _, err := h.Repo.PinnedRoot()
+	if err != nil {
+		return false, err
+	}
+	return len(pin) > 0, nil
+}
+
+// passThrough answers "list" for a repository that does not use
+// git-secure: the remote's refs as ls-remote gives them, nothing fetched
+// and nothing written, as plain git would. When the remote carries
+// git-secure's metadata, it says once (remote.<name>.secureNoted) how to
+// start verifying it.
+func (h *Helper) passThrough(refs map[string]gitrepo.Hash, head string) {
+	h.plain = true
+	h.listed = refs
+	if !refs[rsl.Ref].IsZero() && h.Remote != "" && h.Remote != h.URL {
+		if noted, _, _ := h.Repo.Git.Config(h.configKey("securenoted")); noted == "" {
+			h.logf("note: remote %q carries git-secure metadata (refs/secure/*), which this repository does not use, so nothing fetched from it is verified; to verify from now on: git fetch %s 'refs/secure/*:refs/secure/*' && git secure verify", h.Remote, h.Remote)
+			_ = h.Repo.Git.SetConfig(h.configKey("securenoted"), "true")
+		}
+	}
+	writeList(h.Out, refs, head)
+}
+
+// fetchByName fetches the named refs into the private namespace and
+// checks that each arrived at the value git asked for (the value the
+// listing gave, verified or, in a plain repository, listed).
+func (h *Helper) fetchByName(wants map[string]gitrepo.Hash) error {
+	if len(wants) == 0 {
+		return nil
+	}
+	args := h.urlArgs("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", "--no-recurse-submodules", "--no-auto-maintenance", "--stdin", "--", h.URL)
+	var specs strings.Builder
+	for name := range wants {
+		fmt.Fprintf(&specs, "+%s:%s/%s\n", name, h.namespace, strings.TrimPrefix(name, "refs/"))
+	}
+	h.fetched = true
+	if _, err := h.Repo.Git.Run(bgctx(), []byte(specs.String()), args...); err != nil {
+		return fmt.Errorf("fetch from %s: %w", h.URL, err)
+	}
+	got, err := h.Repo.Git.ListRefs(h.namespace + "/")
+	if err != nil {
+		return err
+	}
+	have := make(map[string]gitrepo.Hash, len(got))
+	for _, r := range got {
+		have["refs/"+strings.TrimPrefix(r.Name, h.namespace+"/")] = r.Hash
+	}
+	for name, want := range wants {
+		if have[name] != want {
+			return fmt.Errorf("remote helper: %s moved on the remote during the fetch (listed at %s, now %s); fetch again", name, shortStr(want.String()), shortStr(have[name].String()))
+		}
+	}
+	return nil
+}
+
+// fetchMissing fetches, by name, what git asks for in one batch of
+// "fetch <sha> <name>" lines and does not have yet: in a plain repository
+// everything, else only the forge refs the private fetch left out. Any
+// other missing object did not arrive with the verified fetch.
+func (h *Helper) fetchMissing(in *bufio.Reader, first string) error {
+	wants := map[string]gitrepo.Hash{}
+	line := first
+	for line != "" {
+		f := strings.Fields(line)
+		if len(f) != 3 || f[0] != "fetch" {
+			return fmt.Errorf("remote helper: bad fetch command %q", line)
+		}
+		want, err := gitrepo.ParseHash(f[1])
+		if err != nil || gitrepo.ValidRefName(f[2]) != nil {
+			return fmt.Errorf("remote helper: bad fetch command %q", line)
+		}
+		if h.listed[f[2]] != want {
+			return fmt.Errorf("remote helper: git asked for %s at %s, which the listing did not give", f[2], want)
+		}
+		ok, err := h.Repo.Git.HasObject(want)
+		if err != nil {
+			return err
+		}
+		switch {
+		case ok:
+		case h.plain || isForgeRef(f[2]):
+			wants[f[2]] = want
+		default:
+			return fmt.Errorf("remote helper: %s (%s) did not arrive; the remote changed during the fetch, fetch again", f[2], want)
+		}
+		if line, err = readLine(in); err != nil {
+			return err
+		}
+	}
+	if err := h.fetchByName(wants); err != nil {
+		return err
+	}
+	fmt.Fprint(h.Out, "\n")
+	return nil
+}
