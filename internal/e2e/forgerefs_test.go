@@ -134,6 +134,14 @@ func TestGlobalPlainFetchPassesThrough(t *testing.T) {
 		t.Errorf("git-secure wrote .git/secure in a repository that does not use it (stat: %v)", err)
 	}
 
+	// A shallow clone is shallow, as with plain git.
+	sdir, spdir := u.path("s"), plain.path("s")
+	u.git(u.sb.Home, "clone", "-q", "--depth", "1", url, sdir)
+	plain.git(plain.sb.Home, "clone", "-q", "--depth", "1", url, spdir)
+	if got, want := readFile(t, filepath.Join(sdir, ".git", "shallow")), readFile(t, filepath.Join(spdir, ".git", "shallow")); got != want {
+		t.Errorf("git clone --depth 1 with the global install: shallow %q, plain git %q", got, want)
+	}
+
 	// The remote gains git-secure metadata: said once, nothing adopted.
 	unbreak()
 	sec := benchRepo(t, seed, "secured", "", true)

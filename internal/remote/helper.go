@@ -71,6 +71,13 @@ type Helper struct {
 	// plain is set when this repository does not use git-secure: the
 	// fetch is passed through unverified, as plain git (select.go).
 	plain bool
+	// depth is git fetch --depth's N ("" without); saidDepth is set once
+	// the helper said it fetched whole history instead.
+	depth     string
+	saidDepth bool
+	// listedHead is the branch "list" gave as HEAD, which git may fetch
+	// by the name HEAD.
+	listedHead string
 	// marked is set while the pre-push marker is this helper's.
 	marked bool
 	// dryRun is git push --dry-run; leases (--force-with-lease) and
@@ -419,6 +426,8 @@ func (h *Helper) option(opt string) string {
 		}
 		h.leases = append(h.leases, value)
 		return "ok"
+	case "depth":
+		return h.optionDepth(value)
 	case "push-option":
 		if value == "" || strings.ContainsAny(value, "\n\x00") {
 			return "error invalid push option"
@@ -569,14 +578,22 @@ func (h *Helper) list(forPush bool) error {
 		writeList(h.Out, h.relistForMetadata(h.relistUnrecorded(refs)), head)
 		return nil
 	}
-	if uses, err := h.usesSecure(); err != nil {
+	var listing map[string]gitrepo.Hash
+	var listHead string
+	lister := func() (map[string]gitrepo.Hash, error) {
+		var err error
+		if listing == nil {
+			listing, listHead, err = h.lsRemote()
+		}
+		return listing, err
+	}
+	if uses, err := h.usesSecure(lister); err != nil {
 		return err
 	} else if !uses {
-		refs, head, err := h.lsRemote()
-		if err != nil {
+		if _, err := lister(); err != nil {
 			return err
 		}
-		h.passThrough(refs, head)
+		h.passThrough(listing, listHead)
 		return nil
 	}
 	refs, head, err := h.fetchAndVerify()
@@ -584,7 +601,7 @@ func (h *Helper) list(forPush bool) error {
 		return err
 	}
 	h.saveState(h.remote, head)
-	h.listed = refs
+	h.listed, h.listedHead = refs, head
 	writeList(h.Out, refs, head)
 	return nil
 }

@@ -29,8 +29,9 @@ import (
 // refs/pull/7/head) are fetched by name when git sends "fetch" for them,
 // and must arrive at the value the verified listing gave.
 //
-// A repository that does not use git-secure (no refs/secure/* here, none
-// on the remote, nothing remembered or pinned) is served as plain git
+// A repository that does not use git-secure (no refs/secure/* here,
+// nothing remembered or pinned; a clone of a remote without a log) is
+// served as plain git
 // would be: nothing is fetched at "list", and only the refs git asks for
 // are fetched, by name (passThrough).
 
@@ -64,16 +65,14 @@ func addUnfetched(fetched, listing map[string]gitrepo.Hash) map[string]gitrepo.H
 
 // usesSecure reports whether this repository uses git-secure for this
 // remote: it has a log, or remembers the remote's, or pins a root of
-// trust, or has no refs at all yet (a clone: what it fetches may set it
-// up). A repository with commits and no metadata is plain git's.
-func (h *Helper) usesSecure() (bool, error) {
+// trust. A repository with none of these is plain git's, unless it has no
+// refs at all yet (a clone) and the remote has a log: the clone sets it
+// up. remote is the remote's listing, read only when needed.
+func (h *Helper) usesSecure(remote func() (map[string]gitrepo.Hash, error)) (bool, error) {
 	g := h.Repo.Git
 	refs, err := g.ListRefs("refs/")
 	if err != nil {
 		return false, err
-	}
-	if len(refs) == 0 {
-		return true, nil
 	}
 	for _, r := range refs {
 		if strings.HasPrefix(r.Name, "refs/secure/") {
@@ -84,10 +83,17 @@ func (h *Helper) usesSecure() (bool, error) {
 		return true, nil
 	}
 	pin, _, err := h.Repo.PinnedRoot()
+	if err != nil || len(pin) > 0 {
+		return len(pin) > 0, err
+	}
+	if len(refs) > 0 {
+		return false, nil
+	}
+	listing, err := remote()
 	if err != nil {
 		return false, err
 	}
-	return len(pin) > 0, nil
+	return !listing[rsl.Ref].IsZero(), nil
 }
 
 // passThrough answers "list" for a repository that does not use
@@ -97,7 +103,7 @@ func (h *Helper) usesSecure() (bool, error) {
 // start verifying it.
 func (h *Helper) passThrough(refs map[string]gitrepo.Hash, head string) {
 	h.plain = true
-	h.listed = refs
+	h.listed, h.listedHead = refs, head
 	if !refs[rsl.Ref].IsZero() && h.Remote != "" && h.Remote != h.URL {
 		if noted, _, _ := h.Repo.Git.Config(h.configKey("securenoted")); noted == "" {
 			h.logf("note: remote %q carries git-secure metadata (refs/secure/*), which this repository does not use, so nothing fetched from it is verified; to verify from now on: git fetch %s 'refs/secure/*:refs/secure/*' && git secure verify", h.Remote, h.Remote)
@@ -114,7 +120,11 @@ func (h *Helper) fetchByName(wants map[string]gitrepo.Hash) error {
 	if len(wants) == 0 {
 		return nil
 	}
-	args := h.urlArgs("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", "--no-recurse-submodules", "--no-auto-maintenance", "--stdin", "--", h.URL)
+	args := h.urlArgs("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", "--no-recurse-submodules", "--no-auto-maintenance", "--stdin")
+	if h.plain && h.depth != "" {
+		args = append(args, "--depth="+h.depth) // as plain git would
+	}
+	args = append(args, "--", h.URL)
 	var specs strings.Builder
 	for name := range wants {
 		fmt.Fprintf(&specs, "+%s:%s/%s\n", name, h.namespace, strings.TrimPrefix(name, "refs/"))
@@ -152,10 +162,14 @@ func (h *Helper) fetchMissing(in *bufio.Reader, first string) error {
 			return fmt.Errorf("remote helper: bad fetch command %q", line)
 		}
 		want, err := gitrepo.ParseHash(f[1])
-		if err != nil || gitrepo.ValidRefName(f[2]) != nil {
+		name := f[2]
+		if name == "HEAD" && h.listedHead != "" {
+			name = h.listedHead // the branch HEAD was listed as
+		}
+		if err != nil || gitrepo.ValidRefName(name) != nil {
 			return fmt.Errorf("remote helper: bad fetch command %q", line)
 		}
-		if h.listed[f[2]] != want {
+		if h.listed[name] != want {
 			return fmt.Errorf("remote helper: git asked for %s at %s, which the listing did not give", f[2], want)
 		}
 		ok, err := h.Repo.Git.HasObject(want)
@@ -164,8 +178,8 @@ func (h *Helper) fetchMissing(in *bufio.Reader, first string) error {
 		}
 		switch {
 		case ok:
-		case h.plain || isForgeRef(f[2]):
-			wants[f[2]] = want
+		case h.plain || isForgeRef(name):
+			wants[name] = want
 		default:
 			return fmt.Errorf("remote helper: %s (%s) did not arrive; the remote changed during the fetch, fetch again", f[2], want)
 		}
@@ -178,4 +192,29 @@ func (h *Helper) fetchMissing(in *bufio.Reader, first string) error {
 	}
 	fmt.Fprint(h.Out, "\n")
 	return nil
+}
+
+// optionDepth takes git fetch --depth N (git clone --depth N). A plain
+// repository's fetch passes it on; a verified fetch takes whole history,
+// which verification needs, and says so (fetchAndVerify).
+func (h *Helper) optionDepth(value string) string {
+	for _, c := range value {
+		if c < '0' || c > '9' {
+			return "error invalid depth"
+		}
+	}
+	if value == "" || len(value) > 10 {
+		return "error invalid depth"
+	}
+	h.depth = value
+	return "ok"
+}
+
+// sayDepthIgnored tells, once, that a verified fetch ignored --depth.
+func (h *Helper) sayDepthIgnored() {
+	if h.depth == "" || h.saidDepth {
+		return
+	}
+	h.saidDepth = true
+	h.logf("note: --depth %s ignored: git-secure fetches the whole history of what it verifies (a shallow clone made without it can be verified with git secure verify --allow-shallow)", h.depth)
 }
