@@ -64,8 +64,8 @@ func addUnfetched(fetched, listing map[string]gitrepo.Hash) map[string]gitrepo.H
 }
 
 // usesSecure reports whether this repository uses git-secure for this
-// remote: it has a log, or remembers the remote's, or pins a root of
-// trust. A repository with none of these is plain git's, unless it has no
+// remote: it has a log, or remembers the remote's, or its own config
+// routes the remote or installed git-secure, or it pins a root of trust. A repository with none of these is plain git's, unless it has no
 // refs at all yet (a clone) and the remote has a log: the clone sets it
 // up. remote is the remote's listing, read only when needed.
 func (h *Helper) usesSecure(remote func() (map[string]gitrepo.Hash, error)) (bool, error) {
@@ -81,6 +81,15 @@ func (h *Helper) usesSecure(remote func() (map[string]gitrepo.Hash, error)) (boo
 	}
 	if tip, _, _ := g.Config(h.configKey("securetip")); tip != "" {
 		return true, nil
+	}
+	// Routed or installed by this repository itself (git secure hooks
+	// install here), not only by a user-wide install: it opted in.
+	for _, key := range []string{h.configKey("vcs"), "secure.hooksInstalled"} {
+		if v, ok, err := g.LocalConfig(key); err != nil {
+			return false, err
+		} else if ok && v != "" {
+			return true, nil
+		}
 	}
 	pin, _, err := h.Repo.PinnedRoot()
 	if err != nil || len(pin) > 0 {
