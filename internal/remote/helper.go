@@ -3,8 +3,8 @@
 // for every fetch, pull, clone and push of that remote, so plain git
 // commands carry and check git-secure's metadata:
 //
-//   - fetch: everything the remote has (branches, tags, refs/secure/*) is
-//     fetched into a private namespace, the remote's log is checked to
+//   - fetch: what the remote has but the forges' refs (branches, tags,
+//     refs/secure/*; see select.go) is fetched into a private namespace, the remote's log is checked to
 //     extend the local one (no fork, no rollback) and verified against the
 //     remote's branches and tags; only then are the local refs/secure/*
 //     moved and the refs handed to git. A failure stops the fetch, so no
