@@ -114,3 +114,28 @@ func TestPartialCloneVerify(t *testing.T) {
 		}
 	}
 }
+
+// Issue 15 item 9: a shallow clone routed through git-remote-secure
+// (hooks install after git clone --depth 1) refuses to fetch by default,
+// naming the shallow clone; with secure.allowShallow its fetches verify
+// what they can and name each check not made.
+func TestShallowCloneFetchThroughHelper(t *testing.T) {
+	url, _, _ := shallowServer(t)
+	bob := newUser(t, "bob")
+	d := bob.path("c")
+	bob.git(bob.sb.Home, "clone", "-q", "--depth", "1", url, d)
+	bob.configure(d)
+	bob.secure(d, "hooks", "install")
+	r := bob.run(d, "git", "fetch", "origin")
+	if r.code == 0 || !strings.Contains(r.stderr, "this clone is shallow") || !strings.Contains(r.stderr, "secure.allowShallow") {
+		t.Fatalf("fetch through the helper in a shallow clone must fail naming it:\n%s", r)
+	}
+	bob.git(d, "config", "secure.allowShallow", "true")
+	r = bob.run(d, "git", "fetch", "origin")
+	if r.code != 0 || !strings.Contains(r.stderr, "not checked (shallow clone, --allow-shallow): entry #7") {
+		t.Fatalf("fetch with secure.allowShallow:\n%s", r)
+	}
+	if bob.refValue(d, "refs/secure/rsl") == "" {
+		t.Fatal("the fetch did not bring the log")
+	}
+}

@@ -155,7 +155,7 @@ func (h *Helper) checkRemoteLog(remote map[string]gitrepo.Hash) error {
 	if err != nil {
 		return err
 	}
-	opts := verify.Options{Now: h.Repo.Now(), RefValues: remote, RootKeys: pin, RootThreshold: pinThreshold}
+	opts := verify.Options{Now: h.Repo.Now(), RefValues: remote, RootKeys: pin, RootThreshold: pinThreshold, AllowShallow: h.allowShallow()}
 	res, err := verify.WithCheckpoint(g, opts, false)
 	if err != nil {
 		var failed *verify.Failed
@@ -189,6 +189,7 @@ func (h *Helper) checkRemoteLog(remote map[string]gitrepo.Hash) error {
 	}
 	if err == nil {
 		h.sayPin(res, localTip.IsZero())
+		h.sayShallow(res)
 	}
 	return nil
 }

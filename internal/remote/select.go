@@ -8,6 +8,7 @@ import (
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/rsl"
+	"github.com/git-secure/git-secure/internal/verify"
 )
 
 // What a fetch through the helper brings in (issue 15, item 6).
@@ -226,4 +227,25 @@ func (h *Helper) sayDepthIgnored() {
 	}
 	h.saidDepth = true
 	h.logf("note: --depth %s ignored: git-secure fetches the whole history of what it verifies (a shallow clone made without it can be verified with git secure verify --allow-shallow)", h.depth)
+}
+
+// allowShallow is secure.allowShallow: a shallow clone's fetches verify
+// with verify.Options.AllowShallow (the checks it cannot make are named,
+// not made), as git secure verify --allow-shallow does.
+func (h *Helper) allowShallow() bool {
+	v, _, _ := h.Repo.ConfigValue("secure.allowShallow")
+	return v == "true"
+}
+
+// sayShallow prints the warnings of a verification that accepted a
+// shallow clone: each check it did not make.
+func (h *Helper) sayShallow(res *verify.Result) {
+	if res == nil || !h.allowShallow() {
+		return
+	}
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "shallow") {
+			h.logf("warning: %s", w)
+		}
+	}
 }

@@ -32,7 +32,7 @@ func (v *verifier) shallowClone(f gitrepo.HistoryFile) {
 		return
 	}
 	v.fail(nil, "", "", ErrReadRewritten,
-		"verification needs a full clone: git fetch --unshallow (in CI, a full-depth checkout, e.g. actions/checkout with fetch-depth: 0), then verify again; or accept the checks listed as not made: git secure verify --allow-shallow",
+		"verification needs a full clone: git fetch --unshallow (in CI, a full-depth checkout, e.g. actions/checkout with fetch-depth: 0), then verify again; or accept the checks listed as not made: git secure verify --allow-shallow (for fetches through git-secure: git config secure.allowShallow true)",
 		"this clone is shallow (%s): checks that need history beyond its boundary (ancestry of a ref's old value, the files a change touched) cannot be made; each one is listed as a missing object", f.Path)
 }
 
