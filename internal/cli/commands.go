@@ -88,6 +88,7 @@ Exit 0 when everything verifies, 1 when a check fails, 2 on usage errors.`,
 			&cli.StringFlag{Name: "out", Usage: "write the --attest summary to `FILE` (default stdout)"},
 			rootKeyFlag("git config secure.rootKeys, else trust on first use"), rootThresholdFlag("git config secure.rootThreshold, else all of them"),
 			&cli.StringFlag{Name: "remote", Usage: "in a clone with a work tree, judge what remote `NAME` served (default: the checked-out branch's upstream remote, else origin, else the only remote)"},
+			&cli.BoolFlag{Name: "allow-shallow", Usage: "accept a shallow clone: the checks that need history beyond its boundary are skipped, each named in a warning"},
 			keyFlag, freshnessFlags[0], freshnessFlags[1]},
 		Action: func(c *cli.Context) error {
 			r, err := a.open()
@@ -113,7 +114,7 @@ Exit 0 when everything verifies, 1 when a check fails, 2 on usage errors.`,
 			// state there is: judged, but a branch ahead of its entry is
 			// work nothing has served yet.
 			noRemote := clone == nil && r.Git.WorkTree() != ""
-			opts := verify.Options{Refs: refs, Now: a.env.Now(), Clone: clone, LocalAhead: noRemote, IgnoreMissingRefs: noRemote}
+			opts := verify.Options{Refs: refs, Now: a.env.Now(), Clone: clone, LocalAhead: noRemote, IgnoreMissingRefs: noRemote, AllowShallow: c.Bool("allow-shallow")}
 			if err := applyFreshnessFlags(c, &opts); err != nil {
 				return err
 			}

@@ -23,7 +23,8 @@ func (h *Helper) configKey(suffix string) string {
 	return "remote." + h.Remote + "." + suffix
 }
 
-// fetchAndVerify mirrors the remote into the private namespace, checks its
+// fetchAndVerify mirrors the remote, but for the forges' namespaces
+// (select.go), into the private namespace, checks its
 // log against the local one, verifies it, moves the local refs/secure/*,
 // and returns the remote's refs (without refs/secure/*) and HEAD.
 func (h *Helper) fetchAndVerify() (map[string]gitrepo.Hash, string, error) {
@@ -42,13 +43,15 @@ func (h *Helper) fetchAndVerify() (map[string]gitrepo.Hash, string, error) {
 var errRefetch = errors.New("the remote's refs moved during the fetch")
 
 func (h *Helper) fetchAndVerifyOnce() (map[string]gitrepo.Hash, string, error) {
-	_, head, err := h.lsRemote()
+	listing, head, err := h.lsRemote()
 	if err != nil {
 		return nil, "", err
 	}
 	ns := h.namespace
 	h.fetched = true
-	if _, err := h.Repo.Git.RunTee(bgctx(), h.Err, h.urlArgs("fetch", "--no-tags", "--no-write-fetch-head", h.progressArgs(), "--no-recurse-submodules", "--no-auto-maintenance", "--", h.URL, "+refs/*:"+ns+"/*")...); err != nil {
+	h.sayDepthIgnored()
+	args := h.urlArgs("fetch", "--no-tags", "--no-write-fetch-head", h.progressArgs(), "--no-recurse-submodules", "--no-auto-maintenance", "--", h.URL, "+refs/*:"+ns+"/*")
+	if _, err := h.Repo.Git.RunTee(bgctx(), h.Err, append(args, forgeExcludes()...)...); err != nil {
 		return nil, "", fmt.Errorf("fetch from %s: %w", h.URL, err)
 	}
 	incoming, err := h.Repo.Git.ListRefs(ns + "/")
@@ -59,6 +62,7 @@ func (h *Helper) fetchAndVerifyOnce() (map[string]gitrepo.Hash, string, error) {
 	for _, r := range incoming {
 		remote["refs/"+strings.TrimPrefix(r.Name, ns+"/")] = r.Hash
 	}
+	remote = addUnfetched(remote, listing)
 	visible := map[string]gitrepo.Hash{}
 	for name, hash := range remote {
 		if !strings.HasPrefix(name, "refs/secure/") && !strings.HasPrefix(name, "refs/secure-incoming/") {
@@ -151,7 +155,7 @@ func (h *Helper) checkRemoteLog(remote map[string]gitrepo.Hash) error {
 	if err != nil {
 		return err
 	}
-	opts := verify.Options{Now: h.Repo.Now(), RefValues: remote, RootKeys: pin, RootThreshold: pinThreshold}
+	opts := verify.Options{Now: h.Repo.Now(), RefValues: remote, RootKeys: pin, RootThreshold: pinThreshold, AllowShallow: h.allowShallow()}
 	res, err := verify.WithCheckpoint(g, opts, false)
 	if err != nil {
 		var failed *verify.Failed
@@ -185,6 +189,7 @@ func (h *Helper) checkRemoteLog(remote map[string]gitrepo.Hash) error {
 	}
 	if err == nil {
 		h.sayPin(res, localTip.IsZero())
+		h.sayShallow(res)
 	}
 	return nil
 }

@@ -3,8 +3,8 @@
 // for every fetch, pull, clone and push of that remote, so plain git
 // commands carry and check git-secure's metadata:
 //
-//   - fetch: everything the remote has (branches, tags, refs/secure/*) is
-//     fetched into a private namespace, the remote's log is checked to
+//   - fetch: what the remote has but the forges' refs (branches, tags,
+//     refs/secure/*; see select.go) is fetched into a private namespace, the remote's log is checked to
 //     extend the local one (no fork, no rollback) and verified against the
 //     remote's branches and tags; only then are the local refs/secure/*
 //     moved and the refs handed to git. A failure stops the fetch, so no
@@ -71,6 +71,16 @@ type Helper struct {
 	localSnap map[string]gitrepo.Hash
 	// fetched is set once something was fetched into the namespace.
 	fetched bool
+	// plain is set when this repository does not use git-secure: the
+	// fetch is passed through unverified, as plain git (select.go).
+	plain bool
+	// depth is git fetch --depth's N ("" without); saidDepth is set once
+	// the helper said it fetched whole history instead.
+	depth     string
+	saidDepth bool
+	// listedHead is the branch "list" gave as HEAD, which git may fetch
+	// by the name HEAD.
+	listedHead string
 	// marked is set while the pre-push marker is this helper's.
 	marked bool
 	// dryRun is git push --dry-run; leases (--force-with-lease) and
@@ -437,6 +447,8 @@ func (h *Helper) option(opt string) string {
 		}
 		h.leases = append(h.leases, value)
 		return "ok"
+	case "depth":
+		return h.optionDepth(value)
 	case "push-option":
 		if value == "" || strings.ContainsAny(value, "\n\x00") {
 			return "error invalid push option"
@@ -599,40 +611,39 @@ func (h *Helper) list(forPush bool) error {
 		writeList(h.Out, h.relistForMetadata(h.relistUnrecorded(refs)), head)
 		return nil
 	}
+	var listing map[string]gitrepo.Hash
+	var listHead string
+	lister := func() (map[string]gitrepo.Hash, error) {
+		var err error
+		if listing == nil {
+			listing, listHead, err = h.lsRemote()
+		}
+		return listing, err
+	}
+	if uses, err := h.usesSecure(lister); err != nil {
+		return err
+	} else if !uses {
+		if _, err := lister(); err != nil {
+			return err
+		}
+		h.passThrough(listing, listHead)
+		return nil
+	}
 	refs, head, err := h.fetchAndVerify()
 	if err != nil {
 		return err
 	}
 	h.saveState(h.remote, head)
-	h.listed = refs
+	h.listed, h.listedHead = refs, head
 	writeList(h.Out, refs, head)
 	return nil
 }
 
-// fetch answers a batch of "fetch <sha> <name>": the objects arrived with
-// list already; check that they did.
+// fetch answers a batch of "fetch <sha> <name>": the verified objects
+// arrived with list already; what did not is fetched by name when the
+// private fetch left it out (select.go).
 func (h *Helper) fetch(in *bufio.Reader, first string) error {
-	line := first
-	for line != "" {
-		f := strings.Fields(line)
-		if len(f) != 3 || f[0] != "fetch" {
-			return fmt.Errorf("remote helper: bad fetch command %q", line)
-		}
-		want, err := gitrepo.ParseHash(f[1])
-		if err != nil {
-			return fmt.Errorf("remote helper: bad fetch command %q", line)
-		}
-		if ok, err := h.Repo.Git.HasObject(want); err != nil {
-			return err
-		} else if !ok {
-			return fmt.Errorf("remote helper: %s (%s) did not arrive; the remote changed during the fetch, fetch again", f[2], want)
-		}
-		if line, err = readLine(in); err != nil {
-			return err
-		}
-	}
-	fmt.Fprint(h.Out, "\n")
-	return nil
+	return h.fetchMissing(in, first)
 }
 
 // syncHooks picks up hooks the repository gained since git secure hooks

@@ -67,9 +67,7 @@ func (v *verifier) checkReadRewrites() error {
 				fmt.Sprintf("fetch the missing history into this repository (git fetch --unshallow URL) so that git removes %s, and keep receive.shallowUpdate off", f.Path),
 				"this repository is shallow (%s): history stops at the commits it lists, so what it serves and what verification can check are cut short", f.Path)
 		default:
-			v.fail(nil, "", "", ErrReadRewritten,
-				"verification needs a full clone: git fetch --unshallow (in CI, a full-depth checkout, e.g. actions/checkout with fetch-depth: 0), then verify again",
-				"this clone is shallow (%s): the history the log records is cut short, so the log cannot be checked against it", f.Path)
+			v.shallowClone(f)
 		}
 	}
 	return nil

@@ -82,6 +82,10 @@ type Options struct {
 	// entry ("what would this policy have refused?"); policy changes in
 	// the log are then not checked.
 	PolicyOverride *policy.Policy
+	// AllowShallow accepts a shallow clone: the checks it cannot make
+	// (an object beyond its boundary is absent) become Result.Warnings
+	// naming each one, and no checkpoint is saved (see shallow.go).
+	AllowShallow bool
 }
 
 // RefStatus is the verified state of one ref.
@@ -207,8 +211,7 @@ func verifyFrom(repo *gitrepo.Repo, tip gitrepo.Hash, opts Options, cp *Checkpoi
 		return nil, err
 	}
 	if err != nil {
-		return nil, &Failed{Problems: []*Problem{{Kind: ErrMalformed, Detail: err.Error(),
-			Hint: "the log was rewritten or damaged; compare refs/secure/rsl with another clone"}}}
+		return nil, &Failed{Problems: []*Problem{unreadableLog(repo, err)}}
 	}
 	v.res.Entries = int(v.base) + len(v.records)
 	v.res.Checked = len(v.records)
@@ -228,6 +231,11 @@ type recorded struct {
 }
 
 type verifier struct {
+	// shallowAllowed is set when AllowShallow accepted a shallow clone;
+	// shallowSkipped counts the checks it could not make (shallow.go).
+	shallowAllowed bool
+	shallowSkipped int
+
 	repo    *gitrepo.Repo
 	src     *diffCache // repo, with each tree diff computed once and charged to the budget
 	opts    Options
@@ -334,6 +342,7 @@ func (v *verifier) run() (*Result, error) {
 	for _, p := range v.problems {
 		switch {
 		case p.Entry != 0 && v.skipped[p.Entry]:
+		case v.forgiveShallow(p):
 		case p.Entry != 0 && p.Kind == ErrMissingObject && !latest[p.Entry] && v.isRefEntry(p.Entry):
 			v.res.Warnings = append(v.res.Warnings, fmt.Sprintf("entry #%d (%s): its commits are no longer in the repository (history rewritten); the later state was checked instead", p.Entry, p.Ref))
 		default:
@@ -341,11 +350,12 @@ func (v *verifier) run() (*Result, error) {
 		}
 	}
 	v.problems = kept
+	v.shallowSummary()
 	for n := range v.skipped {
 		v.res.SkippedEntries = append(v.res.SkippedEntries, n)
 	}
 	sort.Slice(v.res.SkippedEntries, func(i, j int) bool { return v.res.SkippedEntries[i] < v.res.SkippedEntries[j] })
-	if len(v.problems) == 0 && v.only == nil && v.opts.PolicyOverride == nil && (v.base > 0 || len(v.records) > 0) {
+	if len(v.problems) == 0 && v.only == nil && v.opts.PolicyOverride == nil && v.shallowSkipped == 0 && (v.base > 0 || len(v.records) > 0) {
 		if len(v.records) == 0 {
 			v.res.Checkpoint = v.opts.Checkpoint
 		} else {

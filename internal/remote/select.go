@@ -1,0 +1,251 @@
+package remote
+
+import (
+	"bufio"
+	"fmt"
+	"strings"
+
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/rsl"
+	"github.com/git-secure/git-secure/internal/verify"
+)
+
+// What a fetch through the helper brings in (issue 15, item 6).
+//
+// The helper used to mirror the whole remote (+refs/*) into its private
+// namespace before answering "list". A forge's mirror carries hundreds of
+// refs/pull/* (refs/merge-requests/*, ...) refs that nobody asked for, and
+// a server may advertise one whose objects it cannot serve: git upload-pack
+// then dies ("not our ref", exit 128) and the whole fetch failed where
+// plain git, which fetches refs/heads/* only, worked.
+//
+// So the private fetch excludes the forges' namespaces (negative refspecs).
+// Everything verification judges by name is still fetched before the
+// listing is answered: branches, tags, refs/secure/*, and every other ref
+// the log may record; a forge's ref is judged only when a rule names its
+// namespace explicitly, and then verification needs its objects and fails
+// closed without them. The forge refs git does ask for (a refspec such as
+// +refs/pull/*/head:refs/remotes/origin/pr/* or git fetch origin
+// refs/pull/7/head) are fetched by name when git sends "fetch" for them,
+// and must arrive at the value the verified listing gave.
+//
+// A repository that does not use git-secure (no refs/secure/* here,
+// nothing remembered or pinned; a clone of a remote without a log) is
+// served as plain git
+// would be: nothing is fetched at "list", and only the refs git asks for
+// are fetched, by name (passThrough).
+
+// forgeExcludes returns the negative refspecs that keep the forges'
+// namespaces out of the private fetch.
+func forgeExcludes() []string {
+	out := make([]string, 0, len(policy.ForgeRefPrefixes))
+	for _, p := range policy.ForgeRefPrefixes {
+		out = append(out, "^"+p+"*")
+	}
+	return out
+}
+
+// isForgeRef reports whether the private fetch leaves ref out.
+func isForgeRef(ref string) bool {
+	_, ok := policy.ForgePrefix(ref)
+	return ok
+}
+
+// addUnfetched returns the refs of listing that the private fetch left out
+// (the forges' namespaces) at their listed values, added to fetched: the
+// state verification judges and git is told.
+func addUnfetched(fetched, listing map[string]gitrepo.Hash) map[string]gitrepo.Hash {
+	for name, hash := range listing {
+		if _, ok := fetched[name]; !ok && isForgeRef(name) {
+			fetched[name] = hash
+		}
+	}
+	return fetched
+}
+
+// usesSecure reports whether this repository uses git-secure for this
+// remote: it has a log, or remembers the remote's, or its own config
+// routes the remote or installed git-secure, or it pins a root of trust. A repository with none of these is plain git's, unless it has no
+// refs at all yet (a clone) and the remote has a log: the clone sets it
+// up. remote is the remote's listing, read only when needed.
+func (h *Helper) usesSecure(remote func() (map[string]gitrepo.Hash, error)) (bool, error) {
+	g := h.Repo.Git
+	refs, err := g.ListRefs("refs/")
+	if err != nil {
+		return false, err
+	}
+	for _, r := range refs {
+		if strings.HasPrefix(r.Name, "refs/secure/") {
+			return true, nil
+		}
+	}
+	if tip, _, _ := g.Config(h.configKey("securetip")); tip != "" {
+		return true, nil
+	}
+	// Routed or installed by this repository itself (git secure hooks
+	// install here), not only by a user-wide install: it opted in.
+	for _, key := range []string{h.configKey("vcs"), "secure.hooksInstalled"} {
+		if v, ok, err := g.LocalConfig(key); err != nil {
+			return false, err
+		} else if ok && v != "" {
+			return true, nil
+		}
+	}
+	pin, _, err := h.Repo.PinnedRoot()
+	if err != nil || len(pin) > 0 {
+		return len(pin) > 0, err
+	}
+	if len(refs) > 0 {
+		return false, nil
+	}
+	listing, err := remote()
+	if err != nil {
+		return false, err
+	}
+	return !listing[rsl.Ref].IsZero(), nil
+}
+
+// passThrough answers "list" for a repository that does not use
+// git-secure: the remote's refs as ls-remote gives them, nothing fetched
+// and nothing written, as plain git would. When the remote carries
+// git-secure's metadata, it says once (remote.<name>.secureNoted) how to
+// start verifying it.
+func (h *Helper) passThrough(refs map[string]gitrepo.Hash, head string) {
+	h.plain = true
+	h.listed, h.listedHead = refs, head
+	if !refs[rsl.Ref].IsZero() && h.Remote != "" && h.Remote != h.URL {
+		if noted, _, _ := h.Repo.Git.Config(h.configKey("securenoted")); noted == "" {
+			h.logf("note: remote %q carries git-secure metadata (refs/secure/*), which this repository does not use, so nothing fetched from it is verified; to verify from now on: git fetch %s 'refs/secure/*:refs/secure/*' && git secure verify", h.Remote, h.Remote)
+			_ = h.Repo.Git.SetConfig(h.configKey("securenoted"), "true")
+		}
+	}
+	writeList(h.Out, refs, head)
+}
+
+// fetchByName fetches the named refs into the private namespace and
+// checks that each arrived at the value git asked for (the value the
+// listing gave, verified or, in a plain repository, listed).
+func (h *Helper) fetchByName(wants map[string]gitrepo.Hash) error {
+	if len(wants) == 0 {
+		return nil
+	}
+	args := h.urlArgs("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", "--no-recurse-submodules", "--no-auto-maintenance", "--stdin")
+	if h.plain && h.depth != "" {
+		args = append(args, "--depth="+h.depth) // as plain git would
+	}
+	args = append(args, "--", h.URL)
+	var specs strings.Builder
+	for name := range wants {
+		fmt.Fprintf(&specs, "+%s:%s/%s\n", name, h.namespace, strings.TrimPrefix(name, "refs/"))
+	}
+	h.fetched = true
+	if _, err := h.Repo.Git.Run(bgctx(), []byte(specs.String()), args...); err != nil {
+		return fmt.Errorf("fetch from %s: %w", h.URL, err)
+	}
+	got, err := h.Repo.Git.ListRefs(h.namespace + "/")
+	if err != nil {
+		return err
+	}
+	have := make(map[string]gitrepo.Hash, len(got))
+	for _, r := range got {
+		have["refs/"+strings.TrimPrefix(r.Name, h.namespace+"/")] = r.Hash
+	}
+	for name, want := range wants {
+		if have[name] != want {
+			return fmt.Errorf("remote helper: %s moved on the remote during the fetch (listed at %s, now %s); fetch again", name, shortStr(want.String()), shortStr(have[name].String()))
+		}
+	}
+	return nil
+}
+
+// fetchMissing fetches, by name, what git asks for in one batch of
+// "fetch <sha> <name>" lines and does not have yet: in a plain repository
+// everything, else only the forge refs the private fetch left out. Any
+// other missing object did not arrive with the verified fetch.
+func (h *Helper) fetchMissing(in *bufio.Reader, first string) error {
+	wants := map[string]gitrepo.Hash{}
+	line := first
+	for line != "" {
+		f := strings.Fields(line)
+		if len(f) != 3 || f[0] != "fetch" {
+			return fmt.Errorf("remote helper: bad fetch command %q", line)
+		}
+		want, err := gitrepo.ParseHash(f[1])
+		name := f[2]
+		if name == "HEAD" && h.listedHead != "" {
+			name = h.listedHead // the branch HEAD was listed as
+		}
+		if err != nil || gitrepo.ValidRefName(name) != nil {
+			return fmt.Errorf("remote helper: bad fetch command %q", line)
+		}
+		if h.listed[name] != want {
+			return fmt.Errorf("remote helper: git asked for %s at %s, which the listing did not give", f[2], want)
+		}
+		ok, err := h.Repo.Git.HasObject(want)
+		if err != nil {
+			return err
+		}
+		switch {
+		case ok:
+		case h.plain || isForgeRef(name):
+			wants[name] = want
+		default:
+			return fmt.Errorf("remote helper: %s (%s) did not arrive; the remote changed during the fetch, fetch again", f[2], want)
+		}
+		if line, err = readLine(in); err != nil {
+			return err
+		}
+	}
+	if err := h.fetchByName(wants); err != nil {
+		return err
+	}
+	fmt.Fprint(h.Out, "\n")
+	return nil
+}
+
+// optionDepth takes git fetch --depth N (git clone --depth N). A plain
+// repository's fetch passes it on; a verified fetch takes whole history,
+// which verification needs, and says so (fetchAndVerify).
+func (h *Helper) optionDepth(value string) string {
+	for _, c := range value {
+		if c < '0' || c > '9' {
+			return "error invalid depth"
+		}
+	}
+	if value == "" || len(value) > 10 {
+		return "error invalid depth"
+	}
+	h.depth = value
+	return "ok"
+}
+
+// sayDepthIgnored tells, once, that a verified fetch ignored --depth.
+func (h *Helper) sayDepthIgnored() {
+	if h.depth == "" || h.saidDepth {
+		return
+	}
+	h.saidDepth = true
+	h.logf("note: --depth %s ignored: git-secure fetches the whole history of what it verifies (a shallow clone made without it can be verified with git secure verify --allow-shallow)", h.depth)
+}
+
+// allowShallow is secure.allowShallow: a shallow clone's fetches verify
+// with verify.Options.AllowShallow (the checks it cannot make are named,
+// not made), as git secure verify --allow-shallow does.
+func (h *Helper) allowShallow() bool {
+	v, _, _ := h.Repo.ConfigValue("secure.allowShallow")
+	return v == "true"
+}
+
+// sayShallow prints the warnings of a verification that accepted a
+// shallow clone: each check it did not make.
+func (h *Helper) sayShallow(res *verify.Result) {
+	if res == nil || !h.allowShallow() {
+		return
+	}
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "shallow") {
+			h.logf("warning: %s", w)
+		}
+	}
+}
