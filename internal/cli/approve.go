@@ -77,3 +77,43 @@ func (a *app) warnUnreachable(r *porcelain.Repo, remote string, res *porcelain.A
 	display.Fprintf(a.env.Stderr, "git-secure: hint: approve the update from where %s is now: git fetch %s && git secure attest approve %s --to %s\n",
 		res.Ref, remote, res.Ref, shortHash(res.To))
 }
+
+// shareApproval says how the approval reaches the remote. A plain git push
+// sends it with the branch it pushes; but when that branch is behind its
+// upstream git refuses the push before anything is sent, so the person is
+// told to pull first (or to push the approvals alone).
+func (a *app) shareApproval(r *porcelain.Repo, remote string) {
+	if remote == "" {
+		remote = "origin"
+	}
+	alone := "git push " + remote + " refs/secure/attestations"
+	if branch, upstream, ok := behindUpstream(r); ok {
+		a.info("git-secure: share it with: git pull && git push (your %s is behind %s: git refuses to push it until you pull), or now alone: %s\n", branch, upstream, alone)
+		return
+	}
+	a.info("git-secure: share it with: git push (it goes with your next push), or alone: %s\n", alone)
+}
+
+// behindUpstream reports whether the checked-out branch is strictly behind
+// its upstream's last fetched value, naming both.
+func behindUpstream(r *porcelain.Repo) (branch, upstream string, behind bool) {
+	head, err := r.Git.Run(context.Background(), nil, "symbolic-ref", "--quiet", "--short", "HEAD")
+	if err != nil {
+		return "", "", false
+	}
+	branch = strings.TrimSpace(string(head))
+	up, err := r.Git.Run(context.Background(), nil, "rev-parse", "--symbolic-full-name", "--verify", "--quiet", "@{upstream}")
+	if err != nil {
+		return "", "", false
+	}
+	upRef := strings.TrimSpace(string(up))
+	local, ok1, err1 := r.Git.ResolveRef("refs/heads/" + branch)
+	remote, ok2, err2 := r.Git.ResolveRef(upRef)
+	if err1 != nil || err2 != nil || !ok1 || !ok2 || local == remote {
+		return "", "", false
+	}
+	if isAnc, err := r.Git.IsAncestor(local, remote); err != nil || !isAnc {
+		return "", "", false
+	}
+	return branch, strings.TrimPrefix(upRef, "refs/remotes/"), true
+}

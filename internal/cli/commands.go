@@ -1000,7 +1000,7 @@ published for review, fetch it first (git fetch).`,
 						return a.printJSON(res)
 					}
 					a.out("%s approves %s %s -> %s\n", res.Person, res.Ref, shortHash(res.From), shortHash(res.To))
-					a.info("git-secure: share it with: git push origin refs/secure/attestations (or with your next git push)\n")
+					a.shareApproval(r, remote)
 					return nil
 				},
 			},

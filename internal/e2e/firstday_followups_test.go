@@ -6,31 +6,10 @@ import (
 	"testing"
 )
 
-// Steps of the first day that wait for items of issue 15 other branches
-// fix. Each constant says whether its item is fixed: while false, the
-// step still runs and what it saw is logged (go test -v) instead of
-// failing; set it to true once the fix is merged, and the step judges.
-const (
-	item5Fixed = true  // approvals: refresh a stale log, hand-off of a refused push
-	item7Fixed = true  // feedback: --atomic, --dry-run, messages
-	item9Fixed = false // shallow and partial clones
-)
-
-// pendingT judges a step when its item is fixed, and only logs otherwise.
-type pendingT struct {
-	*testing.T
-	item  int
-	fixed bool
-}
-
-func (p pendingT) Errorf(format string, args ...any) {
-	p.Helper()
-	if p.fixed {
-		p.T.Errorf(format, args...)
-		return
-	}
-	p.T.Logf("issue 15 item %d, not yet fixed: "+format, append([]any{p.item}, args...)...)
-}
+// Steps of the first day that issue 15's items 5 (approvals from a stale
+// log, the hand-off of a refused push), 7 (--atomic, --dry-run, one
+// failure line) and 9 (shallow and partial clones) made work; they start
+// from a smaller day than TestFirstDay's.
 
 // pendingDay is the small version of the first day the pending steps start
 // from: alice's project with a threshold-2 rule on main (alice, bob),
@@ -66,13 +45,13 @@ func newPendingDay(t *testing.T) *pendingDay {
 	return d
 }
 
-// TestFirstDayPending: the steps of the first day that issue 15's items
-// 5, 7 and 9 make work (item 6's steps, a fetch of the forge's refs/pull/*
+// TestFirstDayFollowUps: the steps of the first day that issue 15's items
+// 5, 7 and 9 made work (item 6's steps, a fetch of the forge's refs/pull/*
 // through the helper and a global install, pass today: TestFirstDay and
 // TestGlobalInstall) (see the constants above).
-func TestFirstDayPending(t *testing.T) {
+func TestFirstDayFollowUps(t *testing.T) {
 	t.Run("item 5: an approval from a stale log", func(t *testing.T) {
-		p, d := pendingT{t, 5, item5Fixed}, newPendingDay(t)
+		p, d := t, newPendingDay(t)
 		a, b := d.alice, d.bob
 		// main moves (alice's entry, bob's approval) while bob does not fetch.
 		x := a.commit(d.aliceDir, "x.txt", "x\n")
@@ -97,14 +76,20 @@ func TestFirstDayPending(t *testing.T) {
 		if r.code != 0 {
 			p.Errorf("approve after a fetch:\n%s", r)
 		}
-		b.run(d.bobD, "git", "push")
+		// bob's main is behind: git refuses it until he pulls, as the
+		// approval's own hint says.
+		if !strings.Contains(r.stderr, "git pull") {
+			p.Errorf("approve on a branch behind its upstream does not say to pull before pushing:\n%s", r)
+		}
+		b.git(d.bobD, "pull", "-q", "--no-rebase")
+		b.git(d.bobD, "push", "-q")
 		if r := a.run(d.aliceDir, "git", "push", "origin", "main"); r.code != 0 {
 			p.Errorf("alice's push with bob's approval made from a stale log (the approval approved an update that can no longer happen, silently):\n%s", r)
 		}
 	})
 
 	t.Run("item 5: hand-off of a refused push", func(t *testing.T) {
-		p, d := pendingT{t, 5, item5Fixed}, newPendingDay(t)
+		p, d := t, newPendingDay(t)
 		a, b := d.alice, d.bob
 		z := a.commit(d.aliceDir, "z.txt", "z\n")
 		r := a.run(d.aliceDir, "git", "push", "origin", "main")
@@ -132,7 +117,7 @@ func TestFirstDayPending(t *testing.T) {
 	})
 
 	t.Run("item 7: --atomic, --dry-run and one failure line", func(t *testing.T) {
-		p, d := pendingT{t, 7, item7Fixed}, newPendingDay(t)
+		p, d := t, newPendingDay(t)
 		a := d.alice
 		a.commit(d.aliceDir, "d.txt", "d\n")
 		r := a.run(d.aliceDir, "git", "push", "--dry-run", "origin", "main")
@@ -151,7 +136,7 @@ func TestFirstDayPending(t *testing.T) {
 	})
 
 	t.Run("item 9: shallow and partial clones verify", func(t *testing.T) {
-		p, d := pendingT{t, 9, item9Fixed}, newPendingDay(t)
+		p, d := t, newPendingDay(t)
 		c := newUser(t, "ci")
 		for _, args := range [][]string{{"--depth", "1"}, {"--filter=blob:none"}} {
 			dir := c.path(strings.Trim(strings.Join(args, ""), "-=:"))
