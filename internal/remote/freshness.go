@@ -3,29 +3,53 @@ package remote
 import (
 	"github.com/git-secure/git-secure/internal/freshness"
 	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/policy"
 )
 
 // timestampUpdate is the move of the local freshness statement to the
-// remote's verified one, so that git secure verify in this clone judges
-// it: only to a statement no older than the local one (an older one
-// verified as fresh enough, but keeps nothing better).
+// remote's, so that git secure verify in this clone judges it. Only a
+// statement signed by the freshness keys of the policy in force (the
+// remote's, verified by now) is adopted: a mirror could otherwise plant a
+// far-future garbage statement that every later verify refuses. A local
+// statement is kept over the remote's only when it verifies too and is
+// newer; when the policy sets no freshness the local statement is
+// dropped (no statement is judged, and none can be trusted).
 func (h *Helper) timestampUpdate(remote map[string]gitrepo.Hash) (gitrepo.RefUpdate, bool) {
 	g := h.Repo.Git
 	want := remote[freshness.Ref]
 	have, _, err := g.ResolveRef(freshness.Ref)
-	if err != nil || want.IsZero() || want == have {
-		return gitrepo.RefUpdate{}, false
-	}
-	theirs, err := freshness.Read(g, want)
 	if err != nil {
 		return gitrepo.RefUpdate{}, false
 	}
-	if !have.IsZero() {
-		if ours, err := freshness.Read(g, have); err == nil && ours.Time.After(theirs.Time) {
-			return gitrepo.RefUpdate{}, false
-		}
+	drop := gitrepo.RefUpdate{Name: freshness.Ref, Old: have}
+	pol, err := policy.Load(g, remote[policy.Ref])
+	if err != nil || pol.Freshness() == nil {
+		return drop, !have.IsZero()
+	}
+	theirs := verifiedStatement(g, pol, want)
+	ours := verifiedStatement(g, pol, have)
+	switch {
+	case theirs == nil && ours == nil:
+		return drop, !have.IsZero()
+	case theirs == nil || want == have:
+		return gitrepo.RefUpdate{}, false
+	case ours != nil && ours.Time.After(theirs.Time):
+		return gitrepo.RefUpdate{}, false
 	}
 	return gitrepo.RefUpdate{Name: freshness.Ref, Old: have, New: want}, true
+}
+
+// verifiedStatement is the statement of commit h when it is signed by
+// the freshness keys of pol, else nil (also for a zero h).
+func verifiedStatement(g *gitrepo.Repo, pol *policy.Policy, h gitrepo.Hash) *freshness.Signed {
+	if h.IsZero() {
+		return nil
+	}
+	sd, err := freshness.Read(g, h)
+	if err != nil || freshness.VerifySignatures(sd, pol) != nil {
+		return nil
+	}
+	return sd
 }
 
 // notCarried says why the helper does not push dst itself: a freshness

@@ -1,0 +1,67 @@
+package e2e
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/git-secure/git-secure/internal/freshness"
+)
+
+// plantOnServer sets ref in the server repository behind the hook's back:
+// what a hostile mirror or a compromised host does.
+func (f *freshSetup) plantOnServer(t *testing.T, ref, value string) {
+	t.Helper()
+	f.srv.admin.git(f.repo, "-c", "core.hooksPath=/dev/null", "update-ref", ref, value)
+}
+
+// TestFreshnessUnverifiedStatementKept: a mirror plants a statement
+// dated 2099 and signed by a key nobody trusts while the policy sets no
+// freshness. A clone must not keep it: once freshness is turned on, a
+// clone that kept it would prefer it (newer) over the server's genuine
+// statement, and verify would fail for ever. Also a garbage statement
+// planted in the clone itself is replaced by the server's verified one.
+func TestFreshnessUnverifiedStatementKept(t *testing.T) {
+	srv := startServer(t, trFile)
+	repo, url := srv.newRepo("mirror.git", true)
+	alice := newUser(t, "alice")
+	dir := benchRepo(t, alice, "one", url, true)
+	f := &freshSetup{srv: srv, repo: repo, url: url, alice: alice, dir: dir, srvKey: srv.admin.sb.NewKey("timestamp", "ed25519")}
+	evil := srv.admin.sb.NewKey("evil", "ed25519")
+	future := time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)
+	garbage := forgeStatement(t, repo, evil, alice.git(repo, "rev-parse", "refs/secure/rsl"), future, 24*time.Hour)
+	f.plantOnServer(t, freshness.Ref, garbage)
+
+	bob := newUser(t, "bob")
+	bdir := filepath.Join(bob.sb.Home, "c")
+	if r := bob.run(bob.sb.Home, "git", "secure", "clone", url, bdir); r.code != 0 {
+		t.Fatalf("clone:\n%s", r)
+	}
+	if got := bob.refValue(bdir, freshness.Ref); got != "" {
+		t.Errorf("the clone adopted an unverified statement (%s) while the policy sets no freshness", got)
+	}
+	// The mirror stops serving it; freshness is turned on and signed.
+	srv.admin.git(repo, "-c", "core.hooksPath=/dev/null", "update-ref", "-d", freshness.Ref)
+	alice.secure(dir, "policy", "set-freshness", "--key", f.srvKey.Public, "--max-age", "24h")
+	alice.secure(dir, "policy", "apply")
+	alice.git(dir, "push", "-q", "origin", "main")
+	f.signOnServer(t, time.Now())
+	bob.git(bdir, "fetch", "-q", "origin")
+	if v := bob.run(bdir, "git", "secure", "verify"); v.code != 0 {
+		t.Errorf("verify after freshness was turned on (a kept garbage statement?):\n%s", v)
+	}
+	// Garbage planted in the clone itself loses to the server's verified
+	// statement at the next fetch.
+	bob.git(bdir, "fetch", "-q", "--no-tags", "file://"+repo, "+"+garbage+":refs/tmp/g")
+	bob.git(bdir, "-c", "core.hooksPath=/dev/null", "update-ref", freshness.Ref, garbage)
+	if v := bob.run(bdir, "git", "secure", "verify"); v.code != 1 || !contains(v.stderr, "not signed by enough freshness keys") {
+		t.Errorf("verify with the planted statement:\n%s", v)
+	}
+	bob.git(bdir, "fetch", "-q", "origin")
+	if got, want := bob.refValue(bdir, freshness.Ref), alice.git(repo, "rev-parse", freshness.Ref); got != want {
+		t.Errorf("the clone kept its unverified statement %s over the server's %s", got, want)
+	}
+	if v := bob.run(bdir, "git", "secure", "verify"); v.code != 0 {
+		t.Errorf("verify after the fetch:\n%s", v)
+	}
+}
