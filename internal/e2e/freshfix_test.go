@@ -65,3 +65,22 @@ func TestFreshnessUnverifiedStatementKept(t *testing.T) {
 		t.Errorf("verify after the fetch:\n%s", v)
 	}
 }
+
+// TestFreshnessKeyGainsEntryPower: after set-freshness, a rules change
+// that gives the (online) freshness key to a person, or to a root role,
+// is refused with an error that says why: the server's key would then
+// sign entries.
+func TestFreshnessKeyGainsEntryPower(t *testing.T) {
+	f := newFreshSetup(t)
+	r := f.alice.run(f.dir, "git", "secure", "policy", "add-person", "bot", "--key", f.srvKey.Public)
+	if r.code == 0 || !contains(r.stderr, "freshness key", "also a person's key") {
+		t.Errorf("add-person with the freshness key:\n%s", r)
+	}
+	if out := f.alice.secure(f.dir, "policy", "list"); contains(out, "bot") {
+		t.Errorf("the refused person was staged:\n%s", out)
+	}
+	r = f.alice.run(f.dir, "git", "secure", "policy", "set-freshness", "--key", f.srvKey.Public, "--key", f.alice.key.Public, "--threshold", "2", "--max-age", "24h")
+	if r.code == 0 || !contains(r.stderr, "above 1 is not supported") {
+		t.Errorf("set-freshness with threshold 2:\n%s", r)
+	}
+}
