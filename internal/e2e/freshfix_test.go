@@ -84,3 +84,46 @@ func TestFreshnessKeyGainsEntryPower(t *testing.T) {
 		t.Errorf("set-freshness with threshold 2:\n%s", r)
 	}
 }
+
+// TestFreshnessStalePushThrough: the server's timestamp job stopped two
+// days ago. A clone whose metadata is behind must fetch it before a push
+// (the helper's push-time sync): that sync does not fail on freshness,
+// it warns naming the stale statement, and the push lands. A plain fetch
+// and git secure verify still refuse the stale state.
+func TestFreshnessStalePushThrough(t *testing.T) {
+	f := newFreshSetup(t)
+	now := time.Now().UTC().Truncate(time.Second)
+	f.signOnServer(t, now.Add(-time.Hour))
+	dir2 := filepath.Join(f.alice.sb.Home, "second")
+	if r := f.alice.run(f.alice.sb.Home, "git", "secure", "clone", f.url, dir2); r.code != 0 {
+		t.Fatalf("second clone:\n%s", r)
+	}
+	f.alice.configure(dir2)
+	// Someone else pushes; two days pass without a new statement.
+	f.alice.commit(f.dir, "f.txt", "newer\n")
+	f.alice.git(f.dir, "push", "-q", "origin", "main")
+	tip := f.alice.git(f.repo, "rev-parse", "refs/secure/rsl")
+	f.plantOnServer(t, freshness.Ref, forgeStatement(t, f.repo, f.srvKey, tip, now.Add(-48*time.Hour), 24*time.Hour))
+
+	f.alice.git(dir2, "checkout", "-q", "-b", "feature")
+	c := f.alice.commit(dir2, "g.txt", "feature\n")
+	p := f.alice.run(dir2, "git", "push", "origin", "feature")
+	if p.code != 0 {
+		t.Fatalf("a push was blocked by the stale statement:\n%s", p)
+	}
+	if !contains(p.stderr, "warning:", freshness.Ref, "stale", "pushing anyway") {
+		t.Errorf("the push did not warn about the stale statement:\n%s", p)
+	}
+	if got := f.alice.git(f.repo, "rev-parse", "refs/heads/feature"); got != c {
+		t.Errorf("server feature = %s, want %s", got, c)
+	}
+	if r := f.alice.run(dir2, "git", "fetch", "origin"); r.code == 0 || !contains(r.stderr, "stale") {
+		t.Errorf("a plain fetch accepted the stale state:\n%s", r)
+	}
+	if v := f.srv.admin.run(f.repo, "git", "secure", "verify"); v.code != 1 || !contains(v.stderr, "stale state", freshness.Ref) {
+		t.Errorf("verify accepted the stale state:\n%s", v)
+	}
+	if r := f.freshClone(t, "newcomer"); r.code == 0 || !contains(r.stderr, "stale") {
+		t.Errorf("a clone accepted the stale state:\n%s", r)
+	}
+}

@@ -104,6 +104,8 @@ func (h *Helper) syncForPush() error {
 		return nil
 	}
 	h.localSnap = nil // the fetch below moves refs/secure/*
+	h.pushSync = true
+	defer func() { h.pushSync = false }()
 	_, _, err = h.fetchAndVerify()
 	return err
 }
@@ -157,6 +159,9 @@ func (h *Helper) checkRemoteLog(remote map[string]gitrepo.Hash) error {
 	}
 	opts := verify.Options{Now: h.Repo.Now(), RefValues: remote, RootKeys: pin, RootThreshold: pinThreshold, AllowShallow: h.allowShallow()}
 	res, err := verify.WithCheckpoint(g, opts, false)
+	if h.staleForPush(err) {
+		err = nil
+	}
 	if err != nil {
 		var failed *verify.Failed
 		if !errors.As(err, &failed) {

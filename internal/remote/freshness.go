@@ -1,9 +1,12 @@
 package remote
 
 import (
+	"errors"
+
 	"github.com/git-secure/git-secure/internal/freshness"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/verify"
 )
 
 // timestampUpdate is the move of the local freshness statement to the
@@ -61,4 +64,26 @@ func notCarried(dst string) (string, bool) {
 		return "", false
 	}
 	return "git-remote-secure does not carry " + freshness.Ref + ": push it with plain git to the server's URL (git push URL +" + freshness.Ref + ":" + freshness.Ref + ")", true
+}
+
+// staleForPush says whether err, from verifying the remote's state while
+// a push brings its metadata in, fails only on freshness, and warns about
+// each such problem. A push only needs the remote's verified log to build
+// on: a stopped timestamp job must not stop everyone's pushes. A fetch,
+// a clone and git secure verify still refuse the stale state.
+func (h *Helper) staleForPush(err error) bool {
+	var failed *verify.Failed
+	if !h.pushSync || !errors.As(err, &failed) || len(failed.Problems) == 0 {
+		return false
+	}
+	for _, p := range failed.Problems {
+		if !errors.Is(p, verify.ErrStale) {
+			return false
+		}
+	}
+	for _, p := range failed.Problems {
+		h.logf("warning: %s", p.Error())
+	}
+	h.logf("warning: pushing anyway: a push only builds on the remote's log, which verifies; git fetch and git secure verify refuse this state until %s is fresh again (ask the server's administrator whether its timestamp job stopped)", freshness.Ref)
+	return true
 }
