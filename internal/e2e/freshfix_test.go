@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -125,5 +127,80 @@ func TestFreshnessStalePushThrough(t *testing.T) {
 	}
 	if r := f.freshClone(t, "newcomer"); r.code == 0 || !contains(r.stderr, "stale") {
 		t.Errorf("a clone accepted the stale state:\n%s", r)
+	}
+}
+
+// TestFreshnessSignerFutureStatement: timestamp sign refuses a --time
+// beyond now plus the skew (it would stop the signer until that date),
+// and replaces, with a warning, a stored statement that is dated in the
+// future or does not verify, instead of refusing to sign until then.
+func TestFreshnessSignerFutureStatement(t *testing.T) {
+	f := newFreshSetup(t)
+	r := f.srv.admin.run(f.repo, "git", "secure", "timestamp", "sign", "--key", f.srvKey.Private, "--time", "2030-01-01T00:00:00Z")
+	if r.code != 2 || !contains(r.stderr, "2030-01-01T00:00:00Z", "after now", "5m0s") {
+		t.Errorf("timestamp sign --time 2030:\n%s", r)
+	}
+	if got := f.alice.refValue(f.repo, freshness.Ref); got != "" {
+		t.Errorf("a refused sign stored %s", got)
+	}
+	tip := f.alice.git(f.repo, "rev-parse", "refs/secure/rsl")
+	for _, tc := range []struct {
+		name string
+		stmt string
+		want string
+	}{
+		{"future", forgeStatement(t, f.repo, f.srvKey, tip, time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), 24*time.Hour), "in the future"},
+		{"bad key", forgeStatement(t, f.repo, f.alice.key, tip, time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), 24*time.Hour), "does not verify"},
+	} {
+		f.plantOnServer(t, freshness.Ref, tc.stmt)
+		r := f.srv.admin.run(f.repo, "git", "secure", "timestamp", "sign", "--key", f.srvKey.Private)
+		if r.code != 0 || !contains(r.stderr, "warning:", "replacing the stored statement "+tc.stmt, tc.want) {
+			t.Errorf("%s: timestamp sign over the stored statement:\n%s", tc.name, r)
+		}
+		if v := f.srv.admin.run(f.repo, "git", "secure", "verify"); v.code != 0 {
+			t.Errorf("%s: verify after the signer replaced the statement:\n%s", tc.name, v)
+		}
+	}
+}
+
+// TestFreshnessRestoredFromBackup: the server is restored from its own
+// backup, statement included. The signer's state file (beside its key)
+// remembers the newer log tip it vouched for: it refuses to present the
+// old state as current, saying what happened and how to override; with
+// --allow-restored it signs.
+func TestFreshnessRestoredFromBackup(t *testing.T) {
+	f := newFreshSetup(t)
+	f.signOnServer(t, time.Now().Add(-time.Hour))
+	backup := f.repo + ".backup"
+	if out, err := exec.Command("cp", "-a", f.repo, backup).CombinedOutput(); err != nil {
+		t.Fatalf("backup: %v\n%s", err, out)
+	}
+	f.srv.admin.git(f.repo, "config", "secure.timestampKey", f.srvKey.Private)
+	f.alice.commit(f.dir, "f.txt", "newer\n")
+	f.alice.git(f.dir, "push", "-q", "origin", "main")
+	newTip := f.alice.git(f.repo, "rev-parse", "refs/secure/rsl")
+	if !contains(readFile(t, f.srvKey.Private+".state"), newTip) {
+		t.Fatalf("the state file does not record the signed tip %s", newTip)
+	}
+	if err := os.Rename(f.repo, f.repo+".lost"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(backup, f.repo); err != nil {
+		t.Fatal(err)
+	}
+	r := f.srv.admin.run(f.repo, "git", "secure", "timestamp", "sign", "--key", f.srvKey.Private)
+	if r.code != 1 || !contains(r.stderr, newTip, "does not contain", "backup", "--allow-restored") {
+		t.Errorf("timestamp sign of a restored repository:\n%s", r)
+	}
+	before := f.alice.git(f.repo, "rev-parse", freshness.Ref)
+	r = f.srv.admin.run(f.repo, "git", "secure", "timestamp", "sign", "--key", f.srvKey.Private, "--allow-restored")
+	if r.code != 0 {
+		t.Fatalf("timestamp sign --allow-restored:\n%s", r)
+	}
+	if after := f.alice.git(f.repo, "rev-parse", freshness.Ref); after == before {
+		t.Errorf("--allow-restored did not sign")
+	}
+	if v := f.srv.admin.run(f.repo, "git", "secure", "verify"); v.code != 0 {
+		t.Errorf("verify after the deliberate restore:\n%s", v)
 	}
 }

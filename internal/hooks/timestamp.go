@@ -96,7 +96,11 @@ func (c *Context) postReceive(input []byte) error {
 	// Two pushes' hooks may sign at once: the loser of the ref update
 	// (compare-and-swap) tries again on top of the winner's statement.
 	for try := 0; try < 3; try++ {
-		if _, err = c.Repo.SignTimestamp(key, c.Repo.Now()); err == nil {
+		var res *porcelain.TimestampResult
+		if res, err = c.Repo.SignTimestamp(porcelain.TimestampOptions{KeyFile: key, At: c.Repo.Now()}); err == nil {
+			for _, w := range res.Warnings {
+				c.say("warning: %s", w)
+			}
 			return nil
 		}
 	}

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"errors"
+	"time"
 
 	"github.com/git-secure/git-secure/internal/freshness"
 	"github.com/git-secure/git-secure/internal/gitrepo"
@@ -29,8 +30,9 @@ func (h *Helper) timestampUpdate(remote map[string]gitrepo.Hash) (gitrepo.RefUpd
 	if err != nil || pol.Freshness() == nil {
 		return drop, !have.IsZero()
 	}
-	theirs := verifiedStatement(g, pol, want)
-	ours := verifiedStatement(g, pol, have)
+	now := h.Repo.Now()
+	theirs := verifiedStatement(g, pol, want, now)
+	ours := verifiedStatement(g, pol, have, now)
 	switch {
 	case theirs == nil && ours == nil:
 		return drop, !have.IsZero()
@@ -43,13 +45,15 @@ func (h *Helper) timestampUpdate(remote map[string]gitrepo.Hash) (gitrepo.RefUpd
 }
 
 // verifiedStatement is the statement of commit h when it is signed by
-// the freshness keys of pol, else nil (also for a zero h).
-func verifiedStatement(g *gitrepo.Repo, pol *policy.Policy, h gitrepo.Hash) *freshness.Signed {
+// the freshness keys of pol and not dated beyond now plus the skew, else
+// nil (also for a zero h): a future-dated statement would be kept over
+// every genuine one until its date.
+func verifiedStatement(g *gitrepo.Repo, pol *policy.Policy, h gitrepo.Hash, now time.Time) *freshness.Signed {
 	if h.IsZero() {
 		return nil
 	}
 	sd, err := freshness.Read(g, h)
-	if err != nil || freshness.VerifySignatures(sd, pol) != nil {
+	if err != nil || freshness.VerifySignatures(sd, pol) != nil || sd.Time.After(now.Add(freshness.MaxSkew)) {
 		return nil
 	}
 	return sd
