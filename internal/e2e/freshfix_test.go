@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,7 +58,7 @@ func TestFreshnessUnverifiedStatementKept(t *testing.T) {
 	// statement at the next fetch.
 	bob.git(bdir, "fetch", "-q", "--no-tags", "file://"+repo, "+"+garbage+":refs/tmp/g")
 	bob.git(bdir, "-c", "core.hooksPath=/dev/null", "update-ref", freshness.Ref, garbage)
-	if v := bob.run(bdir, "git", "secure", "verify"); v.code != 1 || !contains(v.stderr, "not signed by enough freshness keys") {
+	if v := bob.run(bdir, "git", "secure", "verify"); v.code != 1 || !hasAll(v.stderr, "not signed by enough freshness keys") {
 		t.Errorf("verify with the planted statement:\n%s", v)
 	}
 	bob.git(bdir, "fetch", "-q", "origin")
@@ -75,14 +77,14 @@ func TestFreshnessUnverifiedStatementKept(t *testing.T) {
 func TestFreshnessKeyGainsEntryPower(t *testing.T) {
 	f := newFreshSetup(t)
 	r := f.alice.run(f.dir, "git", "secure", "policy", "add-person", "bot", "--key", f.srvKey.Public)
-	if r.code == 0 || !contains(r.stderr, "freshness key", "also a person's key") {
+	if r.code == 0 || !hasAll(r.stderr, "freshness key", "also a person's key") {
 		t.Errorf("add-person with the freshness key:\n%s", r)
 	}
 	if out := f.alice.secure(f.dir, "policy", "list"); contains(out, "bot") {
 		t.Errorf("the refused person was staged:\n%s", out)
 	}
 	r = f.alice.run(f.dir, "git", "secure", "policy", "set-freshness", "--key", f.srvKey.Public, "--key", f.alice.key.Public, "--threshold", "2", "--max-age", "24h")
-	if r.code == 0 || !contains(r.stderr, "above 1 is not supported") {
+	if r.code == 0 || !hasAll(r.stderr, "above 1 is not supported") {
 		t.Errorf("set-freshness with threshold 2:\n%s", r)
 	}
 }
@@ -113,19 +115,19 @@ func TestFreshnessStalePushThrough(t *testing.T) {
 	if p.code != 0 {
 		t.Fatalf("a push was blocked by the stale statement:\n%s", p)
 	}
-	if !contains(p.stderr, "warning:", freshness.Ref, "stale", "pushing anyway") {
+	if !hasAll(p.stderr, "warning:", freshness.Ref, "stale", "pushing anyway") {
 		t.Errorf("the push did not warn about the stale statement:\n%s", p)
 	}
 	if got := f.alice.git(f.repo, "rev-parse", "refs/heads/feature"); got != c {
 		t.Errorf("server feature = %s, want %s", got, c)
 	}
-	if r := f.alice.run(dir2, "git", "fetch", "origin"); r.code == 0 || !contains(r.stderr, "stale") {
+	if r := f.alice.run(dir2, "git", "fetch", "origin"); r.code == 0 || !hasAll(r.stderr, "stale") {
 		t.Errorf("a plain fetch accepted the stale state:\n%s", r)
 	}
-	if v := f.srv.admin.run(f.repo, "git", "secure", "verify"); v.code != 1 || !contains(v.stderr, "stale state", freshness.Ref) {
+	if v := f.srv.admin.run(f.repo, "git", "secure", "verify"); v.code != 1 || !hasAll(v.stderr, "stale state", freshness.Ref) {
 		t.Errorf("verify accepted the stale state:\n%s", v)
 	}
-	if r := f.freshClone(t, "newcomer"); r.code == 0 || !contains(r.stderr, "stale") {
+	if r := f.freshClone(t, "newcomer"); r.code == 0 || !hasAll(r.stderr, "stale") {
 		t.Errorf("a clone accepted the stale state:\n%s", r)
 	}
 }
@@ -137,7 +139,7 @@ func TestFreshnessStalePushThrough(t *testing.T) {
 func TestFreshnessSignerFutureStatement(t *testing.T) {
 	f := newFreshSetup(t)
 	r := f.srv.admin.run(f.repo, "git", "secure", "timestamp", "sign", "--key", f.srvKey.Private, "--time", "2030-01-01T00:00:00Z")
-	if r.code != 2 || !contains(r.stderr, "2030-01-01T00:00:00Z", "after now", "5m0s") {
+	if r.code != 2 || !hasAll(r.stderr, "2030-01-01T00:00:00Z", "after now", "5m0s") {
 		t.Errorf("timestamp sign --time 2030:\n%s", r)
 	}
 	if got := f.alice.refValue(f.repo, freshness.Ref); got != "" {
@@ -154,7 +156,7 @@ func TestFreshnessSignerFutureStatement(t *testing.T) {
 	} {
 		f.plantOnServer(t, freshness.Ref, tc.stmt)
 		r := f.srv.admin.run(f.repo, "git", "secure", "timestamp", "sign", "--key", f.srvKey.Private)
-		if r.code != 0 || !contains(r.stderr, "warning:", "replacing the stored statement "+tc.stmt, tc.want) {
+		if r.code != 0 || !hasAll(r.stderr, "warning:", "replacing the stored statement "+tc.stmt, tc.want) {
 			t.Errorf("%s: timestamp sign over the stored statement:\n%s", tc.name, r)
 		}
 		if v := f.srv.admin.run(f.repo, "git", "secure", "verify"); v.code != 0 {
@@ -179,7 +181,7 @@ func TestFreshnessRestoredFromBackup(t *testing.T) {
 	f.alice.commit(f.dir, "f.txt", "newer\n")
 	f.alice.git(f.dir, "push", "-q", "origin", "main")
 	newTip := f.alice.git(f.repo, "rev-parse", "refs/secure/rsl")
-	if !contains(readFile(t, f.srvKey.Private+".state"), newTip) {
+	if !hasAll(readFile(t, f.srvKey.Private+".state"), newTip) {
 		t.Fatalf("the state file does not record the signed tip %s", newTip)
 	}
 	if err := os.Rename(f.repo, f.repo+".lost"); err != nil {
@@ -189,7 +191,7 @@ func TestFreshnessRestoredFromBackup(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := f.srv.admin.run(f.repo, "git", "secure", "timestamp", "sign", "--key", f.srvKey.Private)
-	if r.code != 1 || !contains(r.stderr, newTip, "does not contain", "backup", "--allow-restored") {
+	if r.code != 1 || !hasAll(r.stderr, newTip, "does not contain", "backup", "--allow-restored") {
 		t.Errorf("timestamp sign of a restored repository:\n%s", r)
 	}
 	before := f.alice.git(f.repo, "rev-parse", freshness.Ref)
@@ -203,4 +205,45 @@ func TestFreshnessRestoredFromBackup(t *testing.T) {
 	if v := f.srv.admin.run(f.repo, "git", "secure", "verify"); v.code != 0 {
 		t.Errorf("verify after the deliberate restore:\n%s", v)
 	}
+}
+
+// TestFreshnessStatementWrapper: a pusher re-wraps a genuine statement in
+// a commit of its own (another author, a 512 KiB message): the signatures
+// still verify, but the server refuses the commit, and verify refuses it
+// planted behind the server's back, naming the wrapper format.
+func TestFreshnessStatementWrapper(t *testing.T) {
+	f := newFreshSetup(t)
+	f.signOnServer(t, time.Now().Add(-time.Hour))
+	good := f.alice.git(f.repo, "rev-parse", freshness.Ref)
+	f.alice.git(f.dir, "fetch", "-q", "--no-tags", "file://"+f.repo, "+"+freshness.Ref+":refs/tmp/good")
+	tree := f.alice.git(f.dir, "rev-parse", good+"^{tree}")
+	big := filepath.Join(f.alice.sb.Home, "msg")
+	if err := os.WriteFile(big, bytes.Repeat([]byte("x"), 512<<10), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rewrapped := f.alice.git(f.dir, "commit-tree", tree, "-F", big)
+	f.alice.git(f.dir, "-c", "core.hooksPath=/dev/null", "update-ref", "refs/tmp/stmt", rewrapped)
+	r := f.alice.pushDirect(f.dir, f.url, f.url, "+refs/tmp/stmt:"+freshness.Ref)
+	if r.code == 0 || !hasAll(r.stderr, "malformed statement", "exactly the one git secure timestamp sign writes") {
+		t.Errorf("the server accepted a re-wrapped statement:\n%s", r)
+	}
+	if got := f.alice.git(f.repo, "rev-parse", freshness.Ref); got != good {
+		t.Errorf("the server's statement moved to %s", got)
+	}
+	f.srv.admin.git(f.repo, "fetch", "-q", "--no-tags", "file://"+f.dir, "+refs/tmp/stmt:refs/tmp/stmt")
+	f.srv.admin.git(f.repo, "-c", "core.hooksPath=/dev/null", "update-ref", "-d", "refs/tmp/stmt")
+	f.plantOnServer(t, freshness.Ref, rewrapped)
+	if v := f.srv.admin.run(f.repo, "git", "secure", "verify"); v.code != 1 || !hasAll(v.stderr, "stale state", "exactly the one") {
+		t.Errorf("verify with a re-wrapped statement:\n%s", v)
+	}
+}
+
+// hasAll says whether s contains every one of subs (contains wants one).
+func hasAll(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
 }
