@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-secure/git-secure/internal/freshness"
+	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/porcelain"
 	"github.com/git-secure/git-secure/internal/verify"
@@ -127,8 +128,9 @@ var freshnessFlags = []cli.Flag{
 }
 
 // applyFreshnessFlags sets opts from verify's --now, --no-freshness and
-// --at (which judges history, not freshness).
-func applyFreshnessFlags(c *cli.Context, opts *verify.Options) error {
+// --at (which judges history, not freshness), and from the clone's
+// freshness.RequireConfig.
+func applyFreshnessFlags(c *cli.Context, g *gitrepo.Repo, opts *verify.Options) error {
 	if c.IsSet("now") {
 		t, err := parseTimeFlag("now", c.String("now"))
 		if err != nil {
@@ -137,6 +139,7 @@ func applyFreshnessFlags(c *cli.Context, opts *verify.Options) error {
 		opts.Now = t
 	}
 	opts.SkipFreshness = c.Bool("no-freshness") || c.IsSet("at")
+	opts.RequireFreshness = freshness.Required(g)
 	return nil
 }
 

@@ -247,3 +247,62 @@ func hasAll(s string, subs ...string) bool {
 	}
 	return true
 }
+
+// TestFreshnessRequiredByClone: a server put back to a snapshot from
+// before the project set freshness serves a policy that asks for none: a
+// newcomer's plain clone accepts it (the documented limit), a clone with
+// --require-freshness refuses it, naming the setting; a clone of the live
+// server with the flag works, and its fetch and verify refuse a state
+// without freshness too.
+func TestFreshnessRequiredByClone(t *testing.T) {
+	srv := startServer(t, trFile)
+	repo, url := srv.newRepo("req.git", true)
+	alice := newUser(t, "alice")
+	dir := benchRepo(t, alice, "one", url, true)
+	snap := repo + ".before"
+	if out, err := exec.Command("cp", "-a", repo, snap).CombinedOutput(); err != nil {
+		t.Fatalf("snapshot: %v\n%s", err, out)
+	}
+	srvKey := srv.admin.sb.NewKey("timestamp", "ed25519")
+	alice.secure(dir, "policy", "set-freshness", "--key", srvKey.Public, "--max-age", "24h")
+	alice.secure(dir, "policy", "apply")
+	alice.git(dir, "push", "-q", "origin", "main")
+	srv.admin.secure(repo, "timestamp", "sign", "--key", srvKey.Private)
+
+	bob := newUser(t, "bob")
+	bdir := filepath.Join(bob.sb.Home, "live")
+	if r := bob.run(bob.sb.Home, "git", "secure", "clone", "--require-freshness", url, bdir); r.code != 0 {
+		t.Fatalf("clone --require-freshness of the live server:\n%s", r)
+	}
+	if got := bob.git(bdir, "config", "secure.requireFreshness"); got != "true" {
+		t.Errorf("the clone's secure.requireFreshness = %q", got)
+	}
+	if v := bob.run(bdir, "git", "secure", "verify"); v.code != 0 {
+		t.Errorf("verify in the clone:\n%s", v)
+	}
+
+	// The server is put back to the snapshot from before freshness.
+	if err := os.Rename(repo, repo+".live"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(snap, repo); err != nil {
+		t.Fatal(err)
+	}
+	carol := newUser(t, "carol")
+	if r := carol.run(carol.sb.Home, "git", "secure", "clone", url, filepath.Join(carol.sb.Home, "plain")); r.code != 0 {
+		t.Errorf("a plain clone of the old snapshot (the documented limit):\n%s", r)
+	}
+	r := carol.run(carol.sb.Home, "git", "secure", "clone", "--require-freshness", url, filepath.Join(carol.sb.Home, "strict"))
+	if r.code == 0 || !hasAll(r.stderr, "requires freshness", "secure.requireFreshness", "sets none") {
+		t.Errorf("clone --require-freshness of a snapshot from before freshness:\n%s", r)
+	}
+	// The setting in an existing clone: verify and fetch refuse too.
+	cdir := filepath.Join(carol.sb.Home, "plain")
+	carol.git(cdir, "config", "secure.requireFreshness", "true")
+	if v := carol.run(cdir, "git", "secure", "verify"); v.code != 1 || !hasAll(v.stderr, "stale state", "requires freshness") {
+		t.Errorf("verify with secure.requireFreshness:\n%s", v)
+	}
+	if r := carol.run(cdir, "git", "fetch", "origin"); r.code == 0 || !hasAll(r.stderr, "requires freshness") {
+		t.Errorf("fetch with secure.requireFreshness:\n%s", r)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/git-secure/git-secure/internal/attest"
+	"github.com/git-secure/git-secure/internal/freshness"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/rsl"
@@ -157,7 +158,7 @@ func (h *Helper) checkRemoteLog(remote map[string]gitrepo.Hash) error {
 	if err != nil {
 		return err
 	}
-	opts := verify.Options{Now: h.Repo.Now(), RefValues: remote, RootKeys: pin, RootThreshold: pinThreshold, AllowShallow: h.allowShallow()}
+	opts := verify.Options{Now: h.Repo.Now(), RefValues: remote, RootKeys: pin, RootThreshold: pinThreshold, AllowShallow: h.allowShallow(), RequireFreshness: freshness.Required(g)}
 	res, err := verify.WithCheckpoint(g, opts, false)
 	if h.staleForPush(err) {
 		err = nil
