@@ -162,6 +162,13 @@ func TestFreshnessSignerFutureStatement(t *testing.T) {
 		if v := f.srv.admin.run(f.repo, "git", "secure", "verify"); v.code != 0 {
 			t.Errorf("%s: verify after the signer replaced the statement:\n%s", tc.name, v)
 		}
+		// A bot signing elsewhere may replace it by a push as well.
+		f.plantOnServer(t, freshness.Ref, tc.stmt)
+		bot := forgeStatement(t, f.dir, f.srvKey, tip, time.Now(), 24*time.Hour)
+		f.alice.git(f.dir, "-c", "core.hooksPath=/dev/null", "update-ref", "refs/tmp/bot", bot)
+		if r := f.alice.pushDirect(f.dir, f.url, f.url, "+refs/tmp/bot:"+freshness.Ref); r.code != 0 {
+			t.Errorf("%s: a bot's fresh statement pushed over it:\n%s", tc.name, r)
+		}
 	}
 }
 
