@@ -68,6 +68,17 @@ func TestFreshnessUnverifiedStatementKept(t *testing.T) {
 	if v := bob.run(bdir, "git", "secure", "verify"); v.code != 0 {
 		t.Errorf("verify after the fetch:\n%s", v)
 	}
+	// So does a genuinely signed statement dated in the future (a key
+	// holder's mistake): kept, it would beat every statement until 2099.
+	ahead := forgeStatement(t, bdir, f.srvKey, bob.git(bdir, "rev-parse", "refs/secure/rsl"), future, 24*time.Hour)
+	bob.git(bdir, "-c", "core.hooksPath=/dev/null", "update-ref", freshness.Ref, ahead)
+	alice.commit(dir, "n.txt", "next\n")
+	alice.git(dir, "push", "-q", "origin", "main")
+	f.signOnServer(t, time.Now())
+	bob.git(bdir, "fetch", "-q", "origin")
+	if got, want := bob.refValue(bdir, freshness.Ref), alice.git(repo, "rev-parse", freshness.Ref); got != want {
+		t.Errorf("the clone kept its future-dated statement %s over the server's %s", got, want)
+	}
 }
 
 // TestFreshnessKeyGainsEntryPower: after set-freshness, a rules change
@@ -200,6 +211,18 @@ func TestFreshnessRestoredFromBackup(t *testing.T) {
 	r := f.srv.admin.run(f.repo, "git", "secure", "timestamp", "sign", "--key", f.srvKey.Private)
 	if r.code != 1 || !hasAll(r.stderr, newTip, "does not contain", "backup", "--allow-restored") {
 		t.Errorf("timestamp sign of a restored repository:\n%s", r)
+	}
+	// A state file that cannot be read fails closed.
+	state := f.srvKey.Private + ".state"
+	saved := readFile(t, state)
+	if err := os.WriteFile(state, []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := f.srv.admin.run(f.repo, "git", "secure", "timestamp", "sign", "--key", f.srvKey.Private, "--allow-restored"); r.code == 0 || !hasAll(r.stderr, "timestamp state", state, "move it away") {
+		t.Errorf("timestamp sign with a corrupt state file:\n%s", r)
+	}
+	if err := os.WriteFile(state, []byte(saved), 0o600); err != nil {
+		t.Fatal(err)
 	}
 	before := f.alice.git(f.repo, "rev-parse", freshness.Ref)
 	r = f.srv.admin.run(f.repo, "git", "secure", "timestamp", "sign", "--key", f.srvKey.Private, "--allow-restored")
