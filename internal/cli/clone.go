@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-secure/git-secure/internal/freshness"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/porcelain"
 	"github.com/git-secure/git-secure/internal/verify"
@@ -95,7 +96,8 @@ Examples:
 
 Exit 0 cloned and verified, 1 refused (nothing left checked out), 2 usage or
 environment error (bad URL, no network, git-remote-secure not on PATH).`,
-		Flags: []cli.Flag{rootKeyFlag("none: the first policy is trusted on first use"), rootThresholdFlag("all of them")},
+		Flags: []cli.Flag{rootKeyFlag("none: the first policy is trusted on first use"), rootThresholdFlag("all of them"),
+			&cli.BoolFlag{Name: "require-freshness", Usage: "refuse, now and in every later fetch and verify, a state whose policy sets no freshness (git config secure.requireFreshness): for a project known to set it, so that a snapshot from before it did is not taken for the current state"}},
 		Action: func(c *cli.Context) error {
 			if c.NArg() < 1 || c.NArg() > 2 {
 				return usageErr("clone takes URL and an optional DIR")
@@ -111,14 +113,14 @@ environment error (bad URL, no network, git-remote-secure not on PATH).`,
 			if err := verify.CheckPin(keys, threshold); err != nil {
 				return usageErr("%v", err)
 			}
-			return a.clone(url, dir, keys, threshold)
+			return a.clone(url, dir, keys, threshold, c.Bool("require-freshness"))
 		},
 	}
 }
 
 // clone runs git clone through the helper with the pin in the new clone's
 // configuration, then installs the hooks there.
-func (a *app) clone(url, dir string, keys []string, threshold int) error {
+func (a *app) clone(url, dir string, keys []string, threshold int, requireFreshness bool) error {
 	dest := dir
 	if !filepath.IsAbs(dest) {
 		dest = filepath.Join(a.env.Dir, dest)
@@ -132,6 +134,9 @@ func (a *app) clone(url, dir string, keys []string, threshold int) error {
 	}
 	if threshold != 0 {
 		args = append(args, "-c", "secure.rootThreshold="+strconv.Itoa(threshold))
+	}
+	if requireFreshness {
+		args = append(args, "-c", freshness.RequireConfig+"=true")
 	}
 	args = append(args, "--", url, dest)
 	if err := gitrepo.RunGlobalTee(context.Background(), os.Environ(), a.env.Dir, a.env.Stderr, args...); err != nil {

@@ -115,7 +115,7 @@ Exit 0 when everything verifies, 1 when a check fails, 2 on usage errors.`,
 			// work nothing has served yet.
 			noRemote := clone == nil && r.Git.WorkTree() != ""
 			opts := verify.Options{Refs: refs, Now: a.env.Now(), Clone: clone, LocalAhead: noRemote, IgnoreMissingRefs: noRemote, AllowShallow: c.Bool("allow-shallow")}
-			if err := applyFreshnessFlags(c, &opts); err != nil {
+			if err := applyFreshnessFlags(c, r.Git, &opts); err != nil {
 				return err
 			}
 			if opts.RootKeys, opts.RootThreshold, err = rootPin(c, r); err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-secure/git-secure/internal/freshness"
+	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/porcelain"
 	"github.com/git-secure/git-secure/internal/verify"
@@ -31,7 +32,8 @@ keeps it fresh when nobody pushes:
 				Name:  "sign",
 				Usage: "sign a statement that the log tip is what this repository holds now, and store it in refs/secure/timestamp",
 				Flags: []cli.Flag{&cli.StringFlag{Name: "key", Usage: "freshness key `FILE`: a private key, or a public key whose private half is in ssh-agent (default: git config secure.timestampKey, else user.signingkey when gpg.format=ssh)"},
-					&cli.StringFlag{Name: "time", Usage: "date the statement `TIME` (RFC 3339) instead of now: for tests and backfills; the key's holder vouches for it"}},
+					&cli.StringFlag{Name: "time", Usage: "date the statement `TIME` (RFC 3339) instead of now, at most 5 minutes ahead: for tests and backfills; the key's holder vouches for it"},
+					&cli.BoolFlag{Name: "allow-restored", Usage: "sign although the log does not contain the tip this signer last vouched for (its state file, beside the key or at git config secure.timestampState): the repository was restored from a backup on purpose"}},
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 0 {
 						return usageErr("timestamp sign takes no arguments")
@@ -52,10 +54,14 @@ keeps it fresh when nobody pushes:
 							key = v
 						}
 					}
-					sd, err := r.SignTimestamp(key, at)
+					res, err := r.SignTimestamp(porcelain.TimestampOptions{KeyFile: key, At: at, AllowRestored: c.Bool("allow-restored")})
 					if err != nil {
 						return err
 					}
+					for _, w := range res.Warnings {
+						a.say("git-secure: warning: ", w)
+					}
+					sd := res.Signed
 					a.out("signed %s: log tip %s at %s, expires %s\n", freshness.Ref, sd.Tip, sd.Time.Format(time.RFC3339), sd.Expires.Format(time.RFC3339))
 					return nil
 				},
@@ -122,8 +128,9 @@ var freshnessFlags = []cli.Flag{
 }
 
 // applyFreshnessFlags sets opts from verify's --now, --no-freshness and
-// --at (which judges history, not freshness).
-func applyFreshnessFlags(c *cli.Context, opts *verify.Options) error {
+// --at (which judges history, not freshness), and from the clone's
+// freshness.RequireConfig.
+func applyFreshnessFlags(c *cli.Context, g *gitrepo.Repo, opts *verify.Options) error {
 	if c.IsSet("now") {
 		t, err := parseTimeFlag("now", c.String("now"))
 		if err != nil {
@@ -132,6 +139,7 @@ func applyFreshnessFlags(c *cli.Context, opts *verify.Options) error {
 		opts.Now = t
 	}
 	opts.SkipFreshness = c.Bool("no-freshness") || c.IsSet("at")
+	opts.RequireFreshness = freshness.Required(g)
 	return nil
 }
 

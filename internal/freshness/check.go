@@ -3,6 +3,7 @@ package freshness
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
@@ -26,6 +27,25 @@ var (
 	// log's tip nor an earlier entry of it: the log went back (rollback).
 	ErrNotInLog = errors.New("freshness statement for a log tip this log does not contain")
 )
+
+// RequireConfig is the git configuration of a clone that refuses any
+// state whose policy sets no freshness (git secure clone
+// --require-freshness): the policy served cannot say by itself that it
+// is older than the setting.
+const RequireConfig = "secure.requireFreshness"
+
+// Required reads RequireConfig in repo (a git boolean).
+func Required(repo *gitrepo.Repo) bool {
+	v, ok, err := repo.ConfigValue(RequireConfig)
+	if err != nil || !ok {
+		return false
+	}
+	switch strings.ToLower(v) {
+	case "true", "yes", "on", "1":
+		return true
+	}
+	return false
+}
 
 // MaxSkew is how far in the future a statement may be dated: clocks of a
 // server and its clients differ a little.

@@ -1,7 +1,9 @@
 package freshness
 
 import (
+	"bytes"
 	"fmt"
+	"time"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
 )
@@ -33,7 +35,24 @@ func Read(repo *gitrepo.Repo, h gitrepo.Hash) (*Signed, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", Ref, h, err)
 	}
+	// The wrapper carries no trust, but whatever a pusher may put in it
+	// (a 1 MB message, another author) every client would fetch and keep:
+	// only the exact commit Write makes for this statement is read.
+	if !bytes.Equal(c.Raw, wrapper(c.Tree, sd.Statement)) {
+		return nil, fmt.Errorf("%w: %s %s: the statement commit must be exactly the one git secure timestamp sign writes (author and committer %s, dated the statement's time, message %q)", ErrMalformed, Ref, h, ident.Name+" <"+ident.Email+">", message(sd.Statement))
+	}
 	return sd, nil
+}
+
+// wrapper is the statement commit of tree for st.
+func wrapper(tree gitrepo.Hash, st Statement) []byte {
+	who := ident
+	who.When = st.Time.UTC().Truncate(time.Second)
+	return gitrepo.EncodeCommit(tree, nil, who, who, message(st))
+}
+
+func message(st Statement) string {
+	return fmt.Sprintf("timestamp: log tip %s at %s\n", st.Tip, stamp(st.Time))
 }
 
 // Write stores the statement file data as a statement commit and returns
@@ -47,10 +66,7 @@ func Write(repo *gitrepo.Repo, data []byte, st Statement) (gitrepo.Hash, error) 
 	if err != nil {
 		return gitrepo.Hash{}, fmt.Errorf("freshness: write statement: %w", err)
 	}
-	who := ident
-	who.When = st.Time
-	msg := fmt.Sprintf("timestamp: log tip %s at %s\n", st.Tip, stamp(st.Time))
-	h, err := repo.WriteObject("commit", gitrepo.EncodeCommit(tree, nil, who, who, msg))
+	h, err := repo.WriteObject("commit", wrapper(tree, st))
 	if err != nil {
 		return gitrepo.Hash{}, fmt.Errorf("freshness: write statement: %w", err)
 	}

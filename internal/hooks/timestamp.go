@@ -55,8 +55,11 @@ func (c *Context) checkStatementPush(l RefLine, proposed map[string]gitrepo.Hash
 		return nil
 	}
 	old, err := freshness.Read(g, l.Old)
-	if err != nil {
-		return nil // an unreadable statement may be replaced
+	if err != nil || freshness.VerifySignatures(old, pol) != nil || old.Time.After(c.Repo.Now().Add(freshness.MaxSkew)) {
+		// A statement that does not verify, or is dated in the future
+		// (planted behind the hook's back), may be replaced: judged by
+		// it, no genuine statement could land until its date.
+		return nil
 	}
 	if sd.Time.Before(old.Time) {
 		c.say("error: %s: the statement is from %s, older than the one the server holds (%s): a replayed statement", l.Ref, sd.Time.Format(time.RFC3339), old.Time.Format(time.RFC3339))
@@ -96,7 +99,11 @@ func (c *Context) postReceive(input []byte) error {
 	// Two pushes' hooks may sign at once: the loser of the ref update
 	// (compare-and-swap) tries again on top of the winner's statement.
 	for try := 0; try < 3; try++ {
-		if _, err = c.Repo.SignTimestamp(key, c.Repo.Now()); err == nil {
+		var res *porcelain.TimestampResult
+		if res, err = c.Repo.SignTimestamp(porcelain.TimestampOptions{KeyFile: key, At: c.Repo.Now()}); err == nil {
+			for _, w := range res.Warnings {
+				c.say("warning: %s", w)
+			}
 			return nil
 		}
 	}

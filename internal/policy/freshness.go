@@ -109,6 +109,36 @@ func checkFreshnessFields(rs *metadata.RootType) error {
 	return nil
 }
 
+// checkFreshnessKeysOwn refuses a policy in which a freshness key is
+// also a root key, a rules (targets) key or a person's key: the freshness
+// key is online (on a server), and any of those would let whoever takes
+// the server sign entries, rules or roots too.
+func checkFreshnessKeysOwn(rs *metadata.RootType, rootKeys, personKeys map[string]*Key) error {
+	ts := rs.Roles[RoleTimestamp]
+	if ts == nil {
+		return nil
+	}
+	persons := map[string]bool{}
+	for _, k := range personKeys {
+		persons[k.Fingerprint] = true
+	}
+	for _, id := range ts.KeyIDs {
+		k := rootKeys[id]
+		switch {
+		case slices.Contains(rs.Roles[metadata.ROOT].KeyIDs, id):
+			return fmt.Errorf("%w: freshness key %s is also a root key: give freshness a key of its own", ErrMalformed, k.Fingerprint)
+		case slices.Contains(rs.Roles[metadata.TARGETS].KeyIDs, id):
+			return fmt.Errorf("%w: freshness key %s is also a rules (targets) key: give freshness a key of its own", ErrMalformed, k.Fingerprint)
+		case persons[k.Fingerprint]:
+			return fmt.Errorf("%w: freshness key %s is also a person's key: a freshness key signs no entry; give the person another key", ErrMalformed, k.Fingerprint)
+		}
+	}
+	if ts.Threshold > 1 {
+		return fmt.Errorf("%w: root.json: a freshness threshold above 1 (%d) is not supported: statements carry one signature", ErrMalformed, ts.Threshold)
+	}
+	return nil
+}
+
 // SetFreshness makes keys (threshold of them) the freshness keys and maxAge
 // the oldest a statement may be, replacing any earlier setting. It is a
 // root change: it needs the root thresholds like any other.
@@ -118,6 +148,12 @@ func (p *Policy) SetFreshness(base *Policy, keys []ssh.PublicKey, threshold int,
 	}
 	if threshold < 1 || threshold > len(keys) {
 		return invalid("a freshness threshold of %d cannot be met by %d keys", threshold, len(keys))
+	}
+	// Statements are signed by one key (the server's post-receive hook
+	// replaces the stored statement): a higher threshold could never be
+	// met, and every client would refuse every state.
+	if threshold > 1 {
+		return invalid("a freshness threshold above 1 is not supported yet (statements are signed by one key); give several keys with --threshold 1")
 	}
 	if maxAge < MinFreshnessAge || maxAge > MaxFreshnessAge || maxAge%time.Second != 0 {
 		return invalid("a freshness max age must be whole seconds from %v to %v, not %v", MinFreshnessAge, MaxFreshnessAge, maxAge)

@@ -134,3 +134,46 @@ func TestFreshnessOldPoliciesUnchanged(t *testing.T) {
 		t.Error("an old root.json does not re-encode to its bytes")
 	}
 }
+
+// TestFreshnessKeyOfItsOwn: whatever path makes the freshness key also a
+// root, rules or person's key (an edit after set-freshness, or a policy
+// written by hand) is refused when the policy is parsed, as Load and
+// verify do: an online key must not gain the power to sign entries,
+// rules or roots. A threshold above 1 is refused the same way.
+func TestFreshnessKeyOfItsOwn(t *testing.T) {
+	root, ts := newTestKey(t, "root"), newTestKey(t, "timestamp")
+	base, err := New(root.Pub, t0)
+	must(t, err)
+	fresh, err := base.Clone()
+	must(t, err)
+	must(t, fresh.SetFreshness(base, []ssh.PublicKey{ts.Pub}, 1, time.Hour, t0))
+	for _, tc := range []struct {
+		name string
+		edit func(p *Policy) error
+		want string
+	}{
+		{"person", func(p *Policy) error { return p.AddPerson(fresh, "bot", []ssh.PublicKey{ts.Pub}, t0) }, "also a person's key"},
+		{"root", func(p *Policy) error { return p.AddRoleKey(fresh, metadata.ROOT, ts.Pub, t0) }, "also a root key"},
+		{"targets", func(p *Policy) error { return p.AddRoleKey(fresh, metadata.TARGETS, ts.Pub, t0) }, "also a rules (targets) key"},
+	} {
+		p, err := fresh.Clone()
+		must(t, err)
+		if err := tc.edit(p); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	two := newTestKey(t, "timestamp2")
+	p, err := base.Clone()
+	must(t, err)
+	if err := p.SetFreshness(base, []ssh.PublicKey{ts.Pub, two.Pub}, 2, time.Hour, t0); !errors.Is(err, ErrInvalidChange) || !strings.Contains(err.Error(), "above 1 is not supported") {
+		t.Errorf("threshold 2: %v", err)
+	}
+	must(t, p.SetFreshness(base, []ssh.PublicKey{ts.Pub, two.Pub}, 1, time.Hour, t0))
+	r, tg, err := p.Encode()
+	must(t, err)
+	at := strings.Index(string(r), `"timestamp":{`)
+	bad := string(r[:at]) + strings.Replace(string(r[at:]), `"threshold":1}`, `"threshold":2}`, 1)
+	if _, err := Parse([]byte(bad), tg); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "above 1") {
+		t.Errorf("a root.json with freshness threshold 2: %v", err)
+	}
+}

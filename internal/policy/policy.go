@@ -601,7 +601,7 @@ func (p *Policy) index() error {
 	for _, k := range personKeys {
 		p.byFP[k.Fingerprint] = k
 	}
-	return nil
+	return checkFreshnessKeysOwn(rs, rootKeys, personKeys)
 }
 
 func (p *Policy) decodeRule(d *metadata.DelegatedRole) (*Rule, error) {

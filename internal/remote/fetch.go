@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/git-secure/git-secure/internal/attest"
+	"github.com/git-secure/git-secure/internal/freshness"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/rsl"
@@ -104,6 +105,8 @@ func (h *Helper) syncForPush() error {
 		return nil
 	}
 	h.localSnap = nil // the fetch below moves refs/secure/*
+	h.pushSync = true
+	defer func() { h.pushSync = false }()
 	_, _, err = h.fetchAndVerify()
 	return err
 }
@@ -155,8 +158,11 @@ func (h *Helper) checkRemoteLog(remote map[string]gitrepo.Hash) error {
 	if err != nil {
 		return err
 	}
-	opts := verify.Options{Now: h.Repo.Now(), RefValues: remote, RootKeys: pin, RootThreshold: pinThreshold, AllowShallow: h.allowShallow()}
+	opts := verify.Options{Now: h.Repo.Now(), RefValues: remote, RootKeys: pin, RootThreshold: pinThreshold, AllowShallow: h.allowShallow(), RequireFreshness: freshness.Required(g)}
 	res, err := verify.WithCheckpoint(g, opts, false)
+	if h.staleForPush(err) {
+		err = nil
+	}
 	if err != nil {
 		var failed *verify.Failed
 		if !errors.As(err, &failed) {

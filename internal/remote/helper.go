@@ -64,6 +64,9 @@ type Helper struct {
 	remote map[string]gitrepo.Hash
 	// refetched is set once a fetch was repeated to rule out a race.
 	refetched bool
+	// pushSync is set while a push brings the remote's metadata in: a
+	// stale freshness statement is then only warned about (freshness.go).
+	pushSync bool
 	// forPush is the listing "list for-push" just made, used once.
 	forPush map[string]gitrepo.Hash
 	// localSnap is the local refs/secure/* and refs/heads/* read while

@@ -10,7 +10,13 @@ import (
 // which bounds how long a frozen server or an old snapshot passes for the
 // current state. A failure is a Problem of kind ErrStale.
 func (v *verifier) checkFreshness() {
-	if v.opts.SkipFreshness || v.finalPolicy == nil || v.finalPolicy.Freshness() == nil {
+	if v.opts.SkipFreshness || v.finalPolicy == nil {
+		return
+	}
+	if v.finalPolicy.Freshness() == nil {
+		if v.opts.RequireFreshness {
+			v.fail(nil, freshness.Ref, "", ErrStale, requiredHint, "this clone requires freshness (git config %s true), but the policy in force at the log tip sets none: an old snapshot, from before the project set freshness, would pass for the current state", freshness.RequireConfig)
+		}
 		return
 	}
 	stmt, err := v.statementRef()
@@ -21,6 +27,8 @@ func (v *verifier) checkFreshness() {
 		v.fail(nil, freshness.Ref, "", ErrStale, freshness.Hint, "%v", err)
 	}
 }
+
+const requiredHint = "compare with another clone or ask the project: if it has set freshness, this server (or mirror) serves a snapshot from before; if it never did (or removed it), git config --unset " + freshness.RequireConfig
 
 func (v *verifier) statementRef() (gitrepo.Hash, error) {
 	if v.opts.RefValues != nil {

@@ -78,6 +78,10 @@ type Options struct {
 	// may require (see freshness.go): a server judging a push, an audit
 	// of a past state. Everyone else leaves it off.
 	SkipFreshness bool
+	// RequireFreshness refuses a state whose policy in force sets no
+	// freshness (freshness.RequireConfig): a clone that knows the project
+	// uses freshness must not take a snapshot from before it was set.
+	RequireFreshness bool
 	// PolicyOverride, when set, is used as the policy in force at every
 	// entry ("what would this policy have refused?"); policy changes in
 	// the log are then not checked.
