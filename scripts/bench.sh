@@ -4,7 +4,7 @@
 # the cost of "rsl record", peak memory, a CPU profile of the largest
 # verification, and batched object reading (git cat-file --batch vs go-git).
 #
-# Repositories are generated in-process by internal/benchrepo (no process
+# Repositories are generated in-process by internal/testing/benchrepo (no process
 # per entry) and cached in .bench/ (or $GIT_SECURE_BENCH_CACHE), keyed by
 # size; a re-run reuses them. Raw "go test -bench" output (benchstat input),
 # the profile and the CLI measurements go to .bench/results/. A summary table
@@ -50,7 +50,7 @@ fi
 
 # --- 1. repositories -------------------------------------------------------
 log "1/6 benchmark repositories ($SIZES entries; cache $GIT_SECURE_BENCH_CACHE)"
-go run ./internal/benchrepo/cmd/mkbenchrepo $SIZES | tee "$OUT/generate.txt"
+go run ./internal/testing/benchrepo/cmd/mkbenchrepo $SIZES | tee "$OUT/generate.txt"
 repo_dir() { awk -v n="$1" '$1 == n { print $6 }' "$OUT/generate.txt"; }
 
 # --- 2. verification -------------------------------------------------------
@@ -155,7 +155,7 @@ echo "================================ git-secure benchmarks ===================
 cat "$OUT/machine.txt"
 echo "load average at end:   $(cut -d' ' -f1-3 /proc/loadavg)   (other work on the machine inflates wall times; cpu/entry is this process only)"
 echo
-echo "Generated repositories (internal/benchrepo; one pack written in-process, no process per entry)"
+echo "Generated repositories (internal/testing/benchrepo; one pack written in-process, no process per entry)"
 printf '  %-8s %-7s %9s %9s %9s\n' entries status build-s objects pack-MB
 while read -r n st secs objs bytes dir; do
   printf '  %-8s %-7s %9s %9s %9s\n' "$n" "$st" "$secs" "$objs" "$(num '%.1f' "$bytes/1048576")"
@@ -262,11 +262,11 @@ for s in batch go-git process-per-commit-200; do
   printf '  %-26s %10s\n' "$s" "$(num '%.0f' "$(metric "$OUT/readcommits.txt" "BenchmarkReadCommits5000/$s" ns/commit)")"
 done
 echo
-echo "4. Hook overhead (internal/e2e benchmarks): git commit with and without git-secure's hooks; git push of one commit per transport:"
+echo "4. Hook overhead (internal/testing/e2e benchmarks): git commit with and without git-secure's hooks; git push of one commit per transport:"
 echo "   plain = plain git to a server without git-secure; secure = through git-remote-secure (records, signs, pushes atomically)"
 echo "   to an enforcing server; the two alternate push by push (BenchmarkPushPair), so both see the machine as it is at that moment."
 echo "   to-enforcing = plain git pushing an unprotected branch to an enforcing server (its pre-receive hook's share), measured apart."
-( cd internal/e2e && go test -run '^$' -bench 'Commit|PushPair|PushPlainToEnforcing' -benchtime="${HOOK_BENCH_N:-20}x" -count="${BENCH_COUNT:-3}" . ) >"$OUT/hooks.txt" 2>&1 || true
+( cd internal/testing/e2e && go test -run '^$' -bench 'Commit|PushPair|PushPlainToEnforcing' -benchtime="${HOOK_BENCH_N:-20}x" -count="${BENCH_COUNT:-3}" . ) >"$OUT/hooks.txt" 2>&1 || true
 cp_ns=$(metric "$OUT/hooks.txt" BenchmarkCommitPlain ns/op); ch_ns=$(metric "$OUT/hooks.txt" BenchmarkCommitWithHooks ns/op)
 printf '  %-26s %10s ms   with hooks %10s ms   ratio %s\n' "git commit" "$(num '%.1f' "$cp_ns/1e6")" "$(num '%.1f' "$ch_ns/1e6")" "$(num '%.2f' "$ch_ns/$cp_ns")"
 push_ratios=""

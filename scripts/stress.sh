@@ -39,13 +39,13 @@ start=$(date +%s)
 for tr in ${STRESS_TRANSPORTS:-file daemon}; do
   echo "== push race over $tr: $GIT_SECURE_STRESS_PUSHERS pushers x $GIT_SECURE_STRESS_PUSHES pushes (bound $race_timeout)"
   GIT_SECURE_STRESS_TRANSPORTS=$tr timeout --kill-after=30s "$(hard_bound "$race_timeout")" \
-    go test -count=1 -run '^TestStressPushRace$' -timeout "$race_timeout" -v ./internal/stress/ || status=1
+    go test -count=1 -run '^TestStressPushRace$' -timeout "$race_timeout" -v ./internal/testing/stress/ || status=1
 done
 echo "== non-atomic race: $GIT_SECURE_STRESS_PUSHERS pushers (bound $race_timeout)"
 timeout --kill-after=30s "$(hard_bound "$race_timeout")" \
-  go test -count=1 -run '^TestStressNonAtomicRace$' -timeout "$race_timeout" -v ./internal/stress/ || status=1
+  go test -count=1 -run '^TestStressNonAtomicRace$' -timeout "$race_timeout" -v ./internal/testing/stress/ || status=1
 echo "== crash kills: $GIT_SECURE_CRASH_ITERATIONS iterations (bound $crash_timeout)"
 timeout --kill-after=30s "$(hard_bound "$crash_timeout")" \
-  go test -count=1 -run '^(TestCrashKill|TestStaleLockIsNamed|TestStaleConfigLock)$' -timeout "$crash_timeout" -v ./internal/stress/ || status=1
+  go test -count=1 -run '^(TestCrashKill|TestStaleLockIsNamed|TestStaleConfigLock)$' -timeout "$crash_timeout" -v ./internal/testing/stress/ || status=1
 echo "== stress: $(( $(date +%s) - start ))s in all, exit $status"
 exit $status

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
-	"github.com/git-secure/git-secure/internal/testutil"
+	"github.com/git-secure/git-secure/internal/testing/testutil"
 )
 
 // BenchmarkStoreHistory measures what the append-only store costs with n

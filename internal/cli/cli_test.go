@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/git-secure/git-secure/internal/sign"
-	"github.com/git-secure/git-secure/internal/testutil"
+	"github.com/git-secure/git-secure/internal/testing/testutil"
 	"github.com/git-secure/git-secure/internal/verify"
 )
 

@@ -324,7 +324,7 @@ func TestDepthCLISkip(t *testing.T) {
 
 	t.Run("skip by a person the rule does not allow is refused before signing", func(t *testing.T) {
 		// Verification checks the rewind like any update of main
-		// (internal/e2e TestSkipNeedsPathRules forges one); the command
+		// (internal/testing/e2e TestSkipNeedsPathRules forges one); the command
 		// refuses to sign it in the first place.
 		r := h.Want(0, "rsl", "log", "--json", "-n", "1")
 		var last []struct {

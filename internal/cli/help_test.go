@@ -17,7 +17,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/git-secure/git-secure/internal/testutil"
+	"github.com/git-secure/git-secure/internal/testing/testutil"
 )
 
 // runHelp runs Main outside any repository: none of these commands opens

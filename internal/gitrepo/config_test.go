@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/git-secure/git-secure/internal/testutil"
+	"github.com/git-secure/git-secure/internal/testing/testutil"
 )
 
 // configCases are configuration files that git reads, or refuses, in

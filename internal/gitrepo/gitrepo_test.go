@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-secure/git-secure/internal/testutil"
+	"github.com/git-secure/git-secure/internal/testing/testutil"
 )
 
 // open opens dir with the sandbox environment and closes it at cleanup.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/git-secure/git-secure/internal/testutil"
+	"github.com/git-secure/git-secure/internal/testing/testutil"
 )
 
 func TestOpenGitDir(t *testing.T) {

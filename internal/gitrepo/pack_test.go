@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/git-secure/git-secure/internal/testutil"
+	"github.com/git-secure/git-secure/internal/testing/testutil"
 )
 
 // packedRepo makes a repository whose objects are all in one pack, with

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/git-secure/git-secure/internal/testutil"
+	"github.com/git-secure/git-secure/internal/testing/testutil"
 )
 
 // The in-process reader of the files ref store lists exactly what git

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/git-secure/git-secure/internal/testutil"
+	"github.com/git-secure/git-secure/internal/testing/testutil"
 )
 
 // openPlain opens a sandbox repository as hooks and the helper do

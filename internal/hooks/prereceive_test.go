@@ -12,7 +12,7 @@ import (
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/porcelain"
-	"github.com/git-secure/git-secure/internal/testutil"
+	"github.com/git-secure/git-secure/internal/testing/testutil"
 	"github.com/git-secure/git-secure/internal/verify"
 )
 

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/git-secure/git-secure/internal/testutil"
+	"github.com/git-secure/git-secure/internal/testing/testutil"
 )
 
 // With RouteAllKey set to the empty prefix, git sends every push URL to

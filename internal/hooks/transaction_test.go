@@ -13,7 +13,7 @@ import (
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/rsl"
 	"github.com/git-secure/git-secure/internal/sign"
-	"github.com/git-secure/git-secure/internal/testutil"
+	"github.com/git-secure/git-secure/internal/testing/testutil"
 )
 
 // TestRecordedAfterMatchesLatestFor: the transaction check's one walk gives,

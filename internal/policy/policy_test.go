@@ -26,7 +26,7 @@ import (
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/sign"
-	"github.com/git-secure/git-secure/internal/testutil"
+	"github.com/git-secure/git-secure/internal/testing/testutil"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite testdata/golden-*.json")

@@ -1,7 +1,7 @@
 package porcelain_test
 
 // Benchmarks of "rsl record" (porcelain.Repo.Record) on copies of the
-// repositories of internal/benchrepo (cached under .bench/). Run them with
+// repositories of internal/testing/benchrepo (cached under .bench/). Run them with
 // scripts/bench.sh (make bench), or directly:
 //
 //	go test -run '^$' -bench Record ./internal/porcelain
@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-secure/git-secure/internal/benchrepo"
+	"github.com/git-secure/git-secure/internal/testing/benchrepo"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/porcelain"
 	"github.com/git-secure/git-secure/internal/verify"

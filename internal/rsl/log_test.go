@@ -14,7 +14,7 @@ import (
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/rsl"
 	"github.com/git-secure/git-secure/internal/sign"
-	"github.com/git-secure/git-secure/internal/testutil"
+	"github.com/git-secure/git-secure/internal/testing/testutil"
 )
 
 // hashCommit is git's object name of a raw commit.

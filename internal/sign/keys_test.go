@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/git-secure/git-secure/internal/sign"
-	"github.com/git-secure/git-secure/internal/testutil"
+	"github.com/git-secure/git-secure/internal/testing/testutil"
 	"github.com/theupdateframework/go-tuf/v2/metadata"
 	"golang.org/x/crypto/ssh"
 )

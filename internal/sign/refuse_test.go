@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/git-secure/git-secure/internal/sign"
-	"github.com/git-secure/git-secure/internal/testutil"
+	"github.com/git-secure/git-secure/internal/testing/testutil"
 	"golang.org/x/crypto/ssh"
 )
 

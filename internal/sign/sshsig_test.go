@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/git-secure/git-secure/internal/sign"
-	"github.com/git-secure/git-secure/internal/testutil"
+	"github.com/git-secure/git-secure/internal/testing/testutil"
 	"github.com/hiddeco/sshsig"
 	"golang.org/x/crypto/ssh"
 )

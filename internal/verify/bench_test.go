@@ -1,7 +1,7 @@
 package verify_test
 
 // Benchmarks of full verification on repositories of 100, 1 000 and 10 000
-// entries built by internal/benchrepo (cached under .bench/). Run them with
+// entries built by internal/testing/benchrepo (cached under .bench/). Run them with
 // scripts/bench.sh (make bench), or directly:
 //
 //	go test -run '^$' -bench . ./internal/verify
@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/git-secure/git-secure/internal/attest"
-	"github.com/git-secure/git-secure/internal/benchrepo"
+	"github.com/git-secure/git-secure/internal/testing/benchrepo"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/rsl"
@@ -110,7 +110,7 @@ func cpuTime() time.Duration {
 }
 
 // BenchmarkVerify is verify.Verify on the whole log: N entries, every 10th
-// a release update needing bob's approval (see internal/benchrepo). One
+// a release update needing bob's approval (see internal/testing/benchrepo). One
 // warm-up run (not timed) starts git cat-file and checks the repository
 // verifies. Metrics: ns/entry (wall), cpu-ns/entry (this process only),
 // peak-heap-MB (largest live heap seen while verifying), B/op, allocs/op.

@@ -27,7 +27,7 @@ import (
 	"github.com/git-secure/git-secure/internal/porcelain"
 	"github.com/git-secure/git-secure/internal/rsl"
 	"github.com/git-secure/git-secure/internal/sign"
-	"github.com/git-secure/git-secure/internal/testutil"
+	"github.com/git-secure/git-secure/internal/testing/testutil"
 	"github.com/git-secure/git-secure/internal/verify"
 )
 

@@ -9,6 +9,6 @@
 // The package has no code of its own; everything is in its _test.go files.
 // Run with:
 //
-//	go test ./internal/e2e/
-//	go test -run '^$' -bench . ./internal/e2e/
+//	go test ./internal/testing/e2e/
+//	go test -run '^$' -bench . ./internal/testing/e2e/
 package e2e

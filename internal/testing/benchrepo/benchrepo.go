@@ -315,7 +315,7 @@ func writeObjects(w ObjectWriter, info *Info, opts Options) (map[string]gitrepo.
 	nsrc := opts.Entries - 1 + opts.Spare
 	src := make([]gitrepo.Hash, nsrc+1) // src[k], k >= 1
 	dev := gitrepo.Ident{Name: "Dev", Email: "dev@example.com"}
-	readme, err := w.WriteObject("blob", []byte("benchmark repository made by internal/benchrepo\n"))
+	readme, err := w.WriteObject("blob", []byte("benchmark repository made by internal/testing/benchrepo\n"))
 	if err != nil {
 		return nil, err
 	}

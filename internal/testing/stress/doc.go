@@ -23,7 +23,7 @@
 // Under go test the runs are small (3 pushers x 5 pushes, 20 kills) and
 // skipped with -short; scripts/stress.sh (make stress) runs the full sizes:
 //
-//	GIT_SECURE_STRESS=full go test -run 'TestStress|TestCrash' -timeout 20m -v ./internal/stress/
+//	GIT_SECURE_STRESS=full go test -run 'TestStress|TestCrash' -timeout 20m -v ./internal/testing/stress/
 //
 // Sizes can be set one by one with GIT_SECURE_STRESS_PUSHERS,
 // GIT_SECURE_STRESS_PUSHES, GIT_SECURE_STRESS_TRANSPORTS (file,daemon) and

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-secure/git-secure/internal/benchrepo"
+	"github.com/git-secure/git-secure/internal/testing/benchrepo"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/rsl"
 	"github.com/git-secure/git-secure/internal/sign"

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-secure/git-secure/internal/testutil"
+	"github.com/git-secure/git-secure/internal/testing/testutil"
 
 	// Not used in-process: the tests run the binary TestMain builds. The
 	// import makes this test binary depend on every package the binary is

@@ -10,7 +10,7 @@ import (
 	"github.com/git-secure/git-secure/internal/freshness"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/sign"
-	"github.com/git-secure/git-secure/internal/testutil"
+	"github.com/git-secure/git-secure/internal/testing/testutil"
 )
 
 // freshSetup is an enforcing server whose policy requires a freshness

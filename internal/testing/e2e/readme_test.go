@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/git-secure/git-secure/internal/testutil"
+	"github.com/git-secure/git-secure/internal/testing/testutil"
 )
 
 // readmeMarker introduces a README code block the README test runs: an
@@ -114,7 +114,7 @@ func newReadmePerson(t *testing.T, name string) *readmePerson {
 // exit=N its marker documents. A block marked pending=ITEM waits for that
 // item of issue 15: it runs, and its outcome is logged, not judged.
 func TestReadme(t *testing.T) {
-	text := readFile(t, filepath.Join("..", "..", "README.md"))
+	text := readFile(t, filepath.Join("..", "..", "..", "README.md"))
 	blocks, err := readmeBlocks(text)
 	if err != nil {
 		t.Fatal(err)

@@ -1,5 +1,5 @@
 // Command mkbenchrepo builds (or finds in the cache) the benchmark
-// repositories of internal/benchrepo and prints one line per size:
+// repositories of internal/testing/benchrepo and prints one line per size:
 //
 //	<entries> <built|cached> <build seconds> <objects> <bytes> <directory>
 //
@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/git-secure/git-secure/internal/benchrepo"
+	"github.com/git-secure/git-secure/internal/testing/benchrepo"
 )
 
 func main() {
