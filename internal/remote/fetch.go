@@ -51,6 +51,7 @@ func (h *Helper) fetchAndVerifyOnce() (map[string]gitrepo.Hash, string, error) {
 	ns := h.namespace
 	h.fetched = true
 	h.sayDepthIgnored()
+	h.sayFilterIgnored()
 	args := h.urlArgs("fetch", "--no-tags", "--no-write-fetch-head", h.progressArgs(), "--no-recurse-submodules", "--no-auto-maintenance", "--", h.URL, "+refs/*:"+ns+"/*")
 	if _, err := h.Repo.Git.RunTee(bgctx(), h.Err, append(args, forgeExcludes()...)...); err != nil {
 		return nil, "", fmt.Errorf("fetch from %s: %w", h.URL, err)

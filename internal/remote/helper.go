@@ -81,6 +81,11 @@ type Helper struct {
 	// the helper said it fetched whole history instead.
 	depth     string
 	saidDepth bool
+	// filter is git fetch --filter's object filter ("" without);
+	// saidFilter is set once the note that a verified fetch ignored it
+	// was printed.
+	filter     string
+	saidFilter bool
 	// listedHead is the branch "list" gave as HEAD, which git may fetch
 	// by the name HEAD.
 	listedHead string
@@ -452,6 +457,8 @@ func (h *Helper) option(opt string) string {
 		return "ok"
 	case "depth":
 		return h.optionDepth(value)
+	case "filter":
+		return h.optionFilter(value)
 	case "push-option":
 		if value == "" || strings.ContainsAny(value, "\n\x00") {
 			return "error invalid push option"

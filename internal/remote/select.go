@@ -134,6 +134,7 @@ func (h *Helper) fetchByName(wants map[string]gitrepo.Hash) error {
 	if h.plain && h.depth != "" {
 		args = append(args, "--depth="+h.depth) // as plain git would
 	}
+	h.sayFilterIgnored()
 	args = append(args, "--", h.URL)
 	var specs strings.Builder
 	for name := range wants {
@@ -218,6 +219,42 @@ func (h *Helper) optionDepth(value string) string {
 	}
 	h.depth = value
 	return "ok"
+}
+
+// optionFilter takes git fetch --filter SPEC (git clone --filter, a
+// partial clone). Fetches through the helper bring every object and say
+// so once (sayFilterIgnored): a verified fetch needs them, and handing
+// the filter to the inner fetch of a URL makes git write promisor
+// settings under the URL's name into the user's configuration without
+// making the clone partial. The spec is still checked, as git would.
+func (h *Helper) optionFilter(value string) string {
+	if value == "" || len(value) > 256 || strings.HasPrefix(value, "-") {
+		return "error invalid filter"
+	}
+	for _, c := range value {
+		if c <= ' ' || c >= 0x7f {
+			return "error invalid filter"
+		}
+	}
+	h.filter = value
+	return "ok"
+}
+
+// sayFilterIgnored tells that a fetch ignored --filter: once per process,
+// and once per remote when the remote has a name (a partial clone's every
+// fetch asks for its filter: remote.<name>.secureFilterNoted).
+func (h *Helper) sayFilterIgnored() {
+	if h.filter == "" || h.saidFilter {
+		return
+	}
+	h.saidFilter = true
+	if h.Remote != "" && h.Remote != h.URL {
+		if noted, _, _ := h.Repo.Git.Config(h.configKey("securefilternoted")); noted != "" {
+			return
+		}
+		_ = h.Repo.Git.SetConfig(h.configKey("securefilternoted"), "true")
+	}
+	h.logf("note: --filter=%s ignored: fetches through git-remote-secure bring every object (a partial clone made with plain git, then git secure hooks install, is verified by git secure verify, which fetches what it needs)", h.filter)
 }
 
 // sayDepthIgnored tells, once, that a verified fetch ignored --depth.

@@ -36,3 +36,21 @@ func TestAddUnfetched(t *testing.T) {
 		}
 	}
 }
+
+// A filter spec goes to no git command line, but it is checked as one
+// word all the same: an option that git never sends is refused.
+func TestOptionFilter(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"blob:none", "ok"}, {"tree:0", "ok"}, {"combine:blob:none+tree:1", "ok"},
+		{"", "error invalid filter"}, {"-x", "error invalid filter"}, {"blob:none x", "error invalid filter"},
+		{"blob:none\x7f", "error invalid filter"}, {"blob:n\u00f6ne", "error invalid filter"},
+	} {
+		h := &Helper{}
+		if got := h.optionFilter(c.in); got != c.want {
+			t.Errorf("optionFilter(%q) = %q, want %q", c.in, got, c.want)
+		}
+		if c.want == "ok" && h.filter != c.in {
+			t.Errorf("optionFilter(%q) kept %q", c.in, h.filter)
+		}
+	}
+}

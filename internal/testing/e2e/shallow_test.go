@@ -139,3 +139,29 @@ func TestShallowCloneFetchThroughHelper(t *testing.T) {
 		t.Fatal("the fetch did not bring the log")
 	}
 }
+
+// Issue 15 item 9: git clone --filter=blob:none through git-remote-secure
+// is a verified clone of every object, and says once per remote that it
+// ignored the filter (a partial clone's later fetches each ask for it).
+func TestFilterThroughHelper(t *testing.T) {
+	url, _, _ := shallowServer(t)
+	bob := newUser(t, "bob")
+	d := bob.path("c")
+	r := bob.run(bob.sb.Home, "git", "clone", "--filter=blob:none", "secure::"+url, d)
+	if r.code != 0 || !strings.Contains(r.stderr, "note: --filter=blob:none ignored") {
+		t.Fatalf("clone --filter through the helper:\n%s", r)
+	}
+	if bob.refValue(d, "refs/secure/rsl") == "" {
+		t.Fatal("the clone did not bring the log")
+	}
+	if missing := bob.git(d, "rev-list", "--objects", "--missing=print", "--all"); strings.Contains(missing, "\n?") || strings.HasPrefix(missing, "?") {
+		t.Fatalf("objects missing after a clone through the helper:\n%s", missing)
+	}
+	r = bob.run(d, "git", "fetch", "origin")
+	if r.code != 0 || strings.Contains(r.stderr, "--filter") {
+		t.Fatalf("a second fetch repeats the note or fails:\n%s", r)
+	}
+	if r := bob.run(d, "git", "secure", "verify"); r.code != 0 {
+		t.Fatalf("verify after the clone:\n%s", r)
+	}
+}
