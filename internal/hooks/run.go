@@ -1,7 +1,6 @@
 package hooks
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -158,58 +157,6 @@ func (c *Context) chain(input []byte) error {
 		return err
 	}
 	return nil
-}
-
-// RefLine is one "<old> <new> <ref>" line of pre-receive input.
-type RefLine struct {
-	Old, New gitrepo.Hash
-	Ref      string
-}
-
-// ParseRefLines parses pre-receive (and reference-transaction) input
-// strictly.
-func ParseRefLines(input []byte) ([]RefLine, error) { return parseLines(input, true) }
-
-// parseLines reads "<old> <new> <ref>" lines strictly; with refsOnly every
-// name must be a valid ref under refs/ (pre-receive), else any name without
-// a space is kept (reference-transaction also reports HEAD).
-func parseLines(input []byte, refsOnly bool) ([]RefLine, error) {
-	var out []RefLine
-	if len(input) == 0 {
-		return nil, nil
-	}
-	if input[len(input)-1] != '\n' {
-		return nil, errors.New("hooks: input does not end with a newline")
-	}
-	// Split by hand: bufio.Scanner would silently drop a trailing \r.
-	for _, line := range strings.Split(string(input[:len(input)-1]), "\n") {
-		if len(line) > 4096 || strings.ContainsAny(line, "\r\x00") {
-			return nil, fmt.Errorf("hooks: bad input line %q", truncate(line))
-		}
-		f := strings.Split(line, " ")
-		if len(f) != 3 {
-			return nil, fmt.Errorf("hooks: bad input line %q", truncate(line))
-		}
-		old, err1 := gitrepo.ParseHash(f[0])
-		nw, err2 := gitrepo.ParseHash(f[1])
-		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("hooks: bad object name in %q", truncate(line))
-		}
-		if refsOnly {
-			if err := gitrepo.ValidRefName(f[2]); err != nil {
-				return nil, fmt.Errorf("hooks: %v", err)
-			}
-		}
-		out = append(out, RefLine{Old: old, New: nw, Ref: f[2]})
-	}
-	return out, nil
-}
-
-func truncate(s string) string {
-	if len(s) > 100 {
-		return s[:100] + "…"
-	}
-	return s
 }
 
 // InstallHelp is what a pusher without git-secure is told.
@@ -599,19 +546,30 @@ func (c *Context) prePush(input []byte) error {
 	if err != nil {
 		return err
 	}
-	sc := bufio.NewScanner(bytes.NewReader(input))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) != 4 {
-			continue
-		}
-		if pol.Protected(f[2]) {
-			c.say("error: %s is protected by git-secure, but remote %q does not carry its log entries", f[2], remote)
+	lines, err := parsePushLines(input)
+	if err != nil {
+		c.say("error: cannot read what git says it pushes: %v", err)
+		return ErrRejected
+	}
+	for _, l := range lines {
+		if pol.Protected(l.RemoteRef) {
+			c.say("error: %s is protected by git-secure, but remote %q does not carry its log entries", l.RemoteRef, remote)
 			c.say("hint: run git secure hooks install (it sets remote.%s.vcs = secure, and routes remotes added later), then push again", remote)
 			return ErrRejected
 		}
 	}
 	return nil
+}
+
+// touchesSecure reports whether a symbolic ref update names git-secure's
+// refs, as the ref or as a target.
+func touchesSecure(l RefLine) bool {
+	for _, name := range []string{l.Ref, l.OldTarget, l.NewTarget} {
+		if strings.HasPrefix(name, "refs/secure/") {
+			return true
+		}
+	}
+	return false
 }
 
 // referenceTransaction refuses, before git commits it, a change to
@@ -628,24 +586,22 @@ func (c *Context) referenceTransaction(input []byte) error {
 	if len(c.Args) < 1 || c.Args[0] != "prepared" || c.Getenv(EnvInternal) != "" {
 		return nil
 	}
-	// HEAD and other names outside refs/ appear here too: parse only what
-	// matters, and refuse what cannot be read where it names our refs.
-	for _, line := range strings.Split(strings.TrimSuffix(string(input), "\n"), "\n") {
-		if !strings.Contains(line, "refs/secure/") {
+	// HEAD and other names outside refs/ appear here too, and symbolic
+	// values (git 2.46 and later).
+	lines, err := parseClientTransaction(input)
+	if err != nil {
+		c.say("error: cannot read the ref updates: %v", err)
+		return ErrRejected
+	}
+	for _, l := range lines {
+		if l.OldTarget != "" || l.NewTarget != "" {
+			if touchesSecure(l) {
+				c.say("error: refusing to make %s a symbolic ref outside git-secure", l.Ref)
+				c.sayMetadataHints()
+				return ErrRejected
+			}
 			continue
 		}
-		f := strings.SplitN(line, " ", 3)
-		if len(f) != 3 {
-			c.say("error: cannot read the ref update %q", truncate(line))
-			return ErrRejected
-		}
-		old, err1 := gitrepo.ParseHash(f[0])
-		nw, err2 := gitrepo.ParseHash(f[1])
-		if err1 != nil || err2 != nil {
-			c.say("error: cannot read the ref update %q", truncate(line))
-			return ErrRejected
-		}
-		l := RefLine{Old: old, New: nw, Ref: f[2]}
 		// git reports the old value the caller expected, zero when it gave
 		// none, so zero -> zero is a deletion; only a verification (same
 		// non-zero value on both sides) changes nothing.
@@ -657,9 +613,14 @@ func (c *Context) referenceTransaction(input []byte) error {
 			what = "delete"
 		}
 		c.say("error: refusing to %s %s outside git-secure", what, l.Ref)
-		c.say("hint: git-secure's metadata changes only through git secure commands and plain git fetch/push of a remote with remote.<name>.vcs = secure (git secure hooks install sets it)")
-		c.say("hint: to restore it from a backup on purpose, run the command with GIT_SECURE_INTERNAL=1")
+		c.sayMetadataHints()
 		return ErrRejected
 	}
 	return nil
+}
+
+// sayMetadataHints tells how git-secure's refs may change.
+func (c *Context) sayMetadataHints() {
+	c.say("hint: git-secure's metadata changes only through git secure commands and plain git fetch/push of a remote with remote.<name>.vcs = secure (git secure hooks install sets it)")
+	c.say("hint: to restore it from a backup on purpose, run the command with GIT_SECURE_INTERNAL=1")
 }
