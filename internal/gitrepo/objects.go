@@ -95,16 +95,27 @@ func (r *Repo) readTyped(h Hash, want string, maxSize int64) ([]byte, error) {
 
 // ReadCommit reads and strictly parses commit h (at most 1 MiB).
 func (r *Repo) ReadCommit(h Hash) (*Commit, error) {
-	data, err := r.readTyped(h, "commit", maxCommitSize)
+	c, err := readParsed(r, h, "commit", maxCommitSize, ParseCommit)
 	if err != nil {
 		return nil, err
 	}
-	c, err := ParseCommit(data)
-	if err != nil {
-		return nil, fmt.Errorf("gitrepo: commit %s: %w", h, err)
-	}
 	c.Hash = h
 	return c, nil
+}
+
+// readParsed reads h, checks that it is an object of type typ, and
+// parses it with parse; a parse error names the object.
+func readParsed[T any](r *Repo, h Hash, typ string, maxSize int64, parse func([]byte) (T, error)) (T, error) {
+	var none T
+	data, err := r.readTyped(h, typ, maxSize)
+	if err != nil {
+		return none, err
+	}
+	v, err := parse(data)
+	if err != nil {
+		return none, fmt.Errorf("gitrepo: %s %s: %w", typ, h, err)
+	}
+	return v, nil
 }
 
 // PeelToCommit follows annotated tags (at most 10) from h to a commit.
@@ -218,15 +229,7 @@ func (r *Repo) ReadTree(h Hash) ([]TreeEntry, error) {
 	if r.fast == nil {
 		return r.readTreeWithGit(h)
 	}
-	data, err := r.readTyped(h, "tree", maxTreeSize)
-	if err != nil {
-		return nil, err
-	}
-	entries, err := ParseTree(data)
-	if err != nil {
-		return nil, fmt.Errorf("gitrepo: tree %s: %w", h, err)
-	}
-	return entries, nil
+	return readParsed(r, h, "tree", maxTreeSize, ParseTree)
 }
 
 // ReadBlobAt reads the regular file (mode 100644 or 100755) at the

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -282,6 +283,12 @@ func (r *Repo) run(stdin []byte, args ...string) ([]byte, error) {
 }
 
 func runGit(ctx context.Context, env []string, dir string, stdin []byte, args ...string) ([]byte, error) {
+	return runGitTee(ctx, env, dir, stdin, nil, args...)
+}
+
+// runGitTee is runGit that also copies git's stderr to tee as it comes,
+// when tee is not nil.
+func runGitTee(ctx context.Context, env []string, dir string, stdin []byte, tee io.Writer, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
 	cmd.Env = env
@@ -291,6 +298,9 @@ func runGit(ctx context.Context, env []string, dir string, stdin []byte, args ..
 	var stdout bytes.Buffer
 	stderr := &limitedBuffer{max: maxStderr}
 	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	if tee != nil {
+		cmd.Stderr = io.MultiWriter(stderr, tee)
+	}
 	err := cmd.Run()
 	if err != nil {
 		ge := &GitError{Args: append([]string(nil), args...), ExitCode: -1, Stderr: stderr.String()}

@@ -175,6 +175,18 @@ func parsePushLines(input []byte) ([]PushLine, error) {
 	return out, nil
 }
 
+// readOrRefuse reads a hook's input with parse; input the hook cannot
+// read refuses the operation, saying so (what names the input).
+func readOrRefuse[T any](c *Context, input []byte, parse func([]byte) ([]T, error), what string) ([]T, error) {
+	lines, err := parse(input)
+	if err != nil {
+		c.say("error: cannot read %s: %v", what, err)
+		c.say("hint: git writes this input; if it came from git, report it with the line above")
+		return nil, ErrRejected
+	}
+	return lines, nil
+}
+
 func truncate(s string) string {
 	if len(s) > 100 {
 		return s[:100] + "…"

@@ -6,15 +6,6 @@ import (
 	"fmt"
 )
 
-// Tree entry modes as git writes them (canonical).
-const (
-	modeFile    uint32 = 0o100644
-	modeExec    uint32 = 0o100755
-	modeSymlink uint32 = 0o120000
-	modeTree    uint32 = 0o040000
-	modeGitlink uint32 = 0o160000
-)
-
 // TreeEntries reads a raw tree object, the in-process tree reader: it
 // calls fn for each entry in order, with its mode read as git's tree
 // walker reads it (ParseMode), its name and its id. checkName checks each
@@ -78,19 +69,14 @@ func ParseMode(b []byte) (uint32, bool) {
 // execute bit, symlinks and directories lose their permission bits, and
 // every other type is read as a gitlink.
 func canonMode(m uint32) uint32 {
-	const typeMask, regular, symlink, dir = 0o170000, 0o100000, 0o120000, 0o040000
+	const typeMask, regular, symlink, dir, gitlink = 0o170000, 0o100000, 0o120000, 0o040000, 0o160000
 	switch m & typeMask {
 	case regular:
-		if m&0o100 != 0 {
-			return modeExec
-		}
-		return modeFile
-	case symlink:
-		return modeSymlink
-	case dir:
-		return modeTree
+		return regular | 0o644 | m&0o100 | (m&0o100)>>3 | (m&0o100)>>6 // 100644 or 100755
+	case symlink, dir:
+		return m & typeMask
 	}
-	return modeGitlink
+	return gitlink
 }
 
 func clip(s string, n int) string {
