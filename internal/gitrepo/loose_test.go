@@ -1,6 +1,7 @@
 package gitrepo
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -79,4 +80,60 @@ func TestReadLoose(t *testing.T) {
 	if typ, data, ok := q.fast.ReadLoose(hashObject("blob", []byte("pushed\n")), 100); !ok || typ != "blob" || string(data) != "pushed\n" {
 		t.Fatalf("object in GIT_OBJECT_DIRECTORY: %v %q %v", typ, data, ok)
 	}
+}
+
+// Objects written in-process are what git writes: git reads each back
+// with the same type and contents, finds it under the same name, and
+// fsck --strict accepts the repository; with the switch, git hash-object
+// writes them, to the same names.
+func TestWriteLooseLikeGit(t *testing.T) {
+	s, dir, fast := newInProcessRepo(t, 1)
+	slow, err := OpenWithEnv(dir, append(inProcessEnv(s), EnvNoFastPath+"=1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	blob := []byte("written in-process\n")
+	objects := []struct {
+		typ  string
+		data []byte
+	}{
+		{"blob", blob},
+		{"blob", nil},
+		{"blob", bytes.Repeat([]byte("large "), 50000)},
+		{"tree", mustEncodeTree(t, TreeEntry{Mode: ModeFile, Name: "a.txt", Hash: hashObject("blob", blob)})},
+	}
+	for _, o := range objects {
+		h := hashObject(o.typ, o.data)
+		if !fast.fast.WriteLoose(h, o.typ, o.data) || !fileExists(filepath.Join(dir, ".git", "objects", h.String()[:2], h.String()[2:])) {
+			t.Fatalf("%s %s was not written loose in-process", o.typ, h)
+		}
+		if again, err := fast.WriteObject(o.typ, o.data); err != nil || again != h {
+			t.Fatalf("WriteObject: %s, %v; want %s", again, err, h)
+		}
+		if got := s.Git(dir, "cat-file", "-t", h.String()); got != o.typ {
+			t.Fatalf("git reads %s as a %s, want %s", h, got, o.typ)
+		}
+		if got, err := s.RunErr(dir, nil, "git", "cat-file", o.typ, h.String()); err != nil || got != strings.TrimSpace(string(o.data)) {
+			t.Fatalf("git reads %s %s as %d bytes (%v), want %d", o.typ, h, len(got), err, len(o.data))
+		}
+		if viaGit, err := slow.WriteObject(o.typ, o.data); err != nil || viaGit != h {
+			t.Fatalf("git hash-object wrote %s (%v), in-process %s", viaGit, err, h)
+		}
+	}
+	s.Git(dir, "fsck", "--strict", "--no-dangling")
+}
+
+func mustEncodeTree(t *testing.T, entries ...TreeEntry) []byte {
+	t.Helper()
+	raw, err := EncodeTree(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

@@ -28,9 +28,13 @@
 //   - trees (TreeEntries, ParseMode): TestReadTreeMatchesLsTree,
 //     TestParseTreeModesLikeGit, FuzzParseTreeLikeGit against ls-tree;
 //   - the layout check of gitrepo.OpenGitDir (PlainLayout): TestOpenGitDir
-//     against rev-parse;
-//   - loose object writes (WriteLoose): TestNoInProcessReadsLikeGit,
-//     TestReadLoose (git reads back what was written).
+//     against rev-parse (gitrepo.Open);
+//   - loose object writes (WriteLoose): TestWriteLooseLikeGit (git reads
+//     back what was written, under the name hash-object gives, and fsck
+//     --strict accepts it);
+//   - the ancestry walk of gitrepo.IsAncestor (not a reader of files, but
+//     under the same switch): TestNoInProcessReadsLikeGit against
+//     merge-base.
 //
 // The tests of package gitrepo named above run the readers with the
 // switch cleared whatever the environment says, and
