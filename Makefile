@@ -18,7 +18,7 @@ TAGS      := urfave_cli_no_docs
 # than one the dynamic loader has to link: it starts on every push, twice.
 CGO       := CGO_ENABLED=0
 
-.PHONY: all build install uninstall test test-short bench fuzz vet fmt clean stress
+.PHONY: all build install uninstall test test-nofastpath test-short bench fuzz vet fmt clean stress
 
 all: build
 
@@ -51,10 +51,18 @@ vet:
 fmt:
 	gofmt -l -w $$(git ls-files '*.go')
 
-test: build ## unit, integration and attack tests (real git, real keys, real servers)
+test: build ## unit, integration and attack tests (real git, real keys, real servers), with the in-process readers and then without
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...
+	$(MAKE) test-nofastpath
+
+# The in-process readers (internal/gitrepo/fastpath) re-implement parts of
+# git and parse what an attacker may have written: the whole suite runs
+# again with all of them off, everything through git, so that git-secure
+# behaves the same either way.
+test-nofastpath: ## the suite with every in-process reader off (GIT_SECURE_NO_FASTPATH=1)
+	GIT_SECURE_NO_FASTPATH=1 $(GO) test -count=1 -timeout 30m ./...
 
 test-short:
 	$(GO) test -short ./...

@@ -6,24 +6,24 @@
 // # Git, and the common cases without it
 //
 // Hooks and the remote helper run on every push, where each git process
-// costs milliseconds, so the common cases are done in-process, each exactly
-// as git does it and each falling back to git for anything else: loose and
-// packed objects (checked against their names; cat-file --batch reads the
-// rest), the files ref store (for-each-ref otherwise), the configuration
-// files (git config --list when an include, git -c, or an unknown layout is
-// involved), one existing ref moved under git's lock protocol (update-ref
-// --stdin for every other transaction) and loose object writes (hash-object
-// in a quarantine). Differential tests compare each with git.
+// costs milliseconds, so the common cases are read in-process by package
+// fastpath (loose and packed objects, loose refs and packed-refs, the
+// configuration files, trees, the layout check of OpenGitDir, loose object
+// writes), each exactly as git does it and each falling back to git for
+// anything else; IsAncestor first walks a few commits through the running
+// cat-file. Refs are only written by git update-ref --stdin transactions.
+// The package doc of fastpath says what each reader buys, with the figure,
+// and which differential test compares it with git.
 //
 // Each of these readers parses files an attacker may have written, so each
-// is attack surface. Setting GIT_SECURE_NO_INPROCESS=1 (EnvNoInProcess) in
-// the environment a Repo is opened with turns all of them off: objects
-// come from git cat-file, refs from git for-each-ref, the configuration
-// from git config --list, trees from git ls-tree, ancestry from git
-// merge-base, and every ref and object write goes through git update-ref
-// and git hash-object. It is read once, when the Repo is opened (no global
-// state); it costs a few processes per push. CI runs the tests of the
-// packages that read repositories both ways.
+// is attack surface. Setting GIT_SECURE_NO_FASTPATH=1 (EnvNoFastPath; its
+// first name GIT_SECURE_NO_INPROCESS, EnvNoInProcess, still works) in the
+// environment a Repo is opened with turns all of them off: objects come
+// from git cat-file, refs from git for-each-ref, the configuration from
+// git config --list, trees from git ls-tree, ancestry from git merge-base,
+// and every object write goes through git hash-object. It is read once,
+// when the Repo is opened (no global state); it costs a few processes per
+// push. make test runs the suite both ways.
 //
 // # Trust
 //

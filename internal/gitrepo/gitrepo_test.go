@@ -27,13 +27,14 @@ func open(t *testing.T, s *testutil.Sandbox, dir string) *Repo {
 	return r
 }
 
-// inProcessEnv is the sandbox's environment without EnvNoInProcess, for
-// the tests of the in-process readers themselves (each compares its reader
-// with git): CI's second run, with the switch set, still reaches them.
+// inProcessEnv is the sandbox's environment without the switch
+// (EnvNoFastPath, EnvNoInProcess), for the tests of the in-process readers
+// themselves (each compares its reader with git): the second run of the
+// suite, with the switch set, still reaches them.
 func inProcessEnv(s *testutil.Sandbox) []string {
 	var env []string
 	for _, kv := range s.Environ() {
-		if !strings.HasPrefix(kv, EnvNoInProcess+"=") {
+		if !strings.HasPrefix(kv, EnvNoInProcess+"=") && !strings.HasPrefix(kv, EnvNoFastPath+"=") {
 			env = append(env, kv)
 		}
 	}
@@ -208,7 +209,7 @@ func TestReadObject(t *testing.T) {
 	}
 	// The helper process is restarted if it dies (loose objects would be
 	// read without it).
-	r.looseDirs = nil
+	r.fast = nil
 	r.batch.mu.Lock()
 	_ = r.batch.cmd.Process.Kill()
 	r.batch.mu.Unlock()

@@ -1,11 +1,12 @@
 package gitrepo
 
 import (
-	"crypto/sha1"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/git-secure/git-secure/internal/gitrepo/fastpath"
 )
 
 // Hash is a SHA-1 object id.
@@ -80,14 +81,7 @@ func (h *Hash) UnmarshalText(b []byte) error {
 }
 
 // hashObject computes the git object id of data with the given type.
-func hashObject(typ string, data []byte) Hash {
-	d := sha1.New()
-	fmt.Fprintf(d, "%s %d\x00", typ, len(data))
-	d.Write(data)
-	var h Hash
-	copy(h[:], d.Sum(nil))
-	return h
-}
+func hashObject(typ string, data []byte) Hash { return Hash(fastpath.ObjectID(typ, data)) }
 
 func truncate(s string, n int) string {
 	if len(s) > n {

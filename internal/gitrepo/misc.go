@@ -23,19 +23,26 @@ func checkConfigKey(key string) error {
 // Config returns the value of key (git config --get, last value wins). ok
 // is false if the key is not set.
 func (r *Repo) Config(key string) (string, bool, error) {
+	return r.configGet("config", key)
+}
+
+// configGet runs git config [scope] --get for key: what, "config" or
+// "config --local", names the command in errors and gives the scope.
+func (r *Repo) configGet(what, key string) (string, bool, error) {
 	if err := checkConfigKey(key); err != nil {
 		return "", false, err
 	}
-	out, err := r.run(nil, "config", "--get", "--null", "--end-of-options", key)
+	args := append(strings.Fields(what), "--get", "--null", "--end-of-options", key)
+	out, err := r.run(nil, args...)
 	if err != nil {
 		if exitCode(err) == 1 {
 			return "", false, nil
 		}
-		return "", false, fmt.Errorf("gitrepo: config %s: %w", key, err)
+		return "", false, fmt.Errorf("gitrepo: %s %s: %w", what, key, err)
 	}
 	v, ok := bytes.CutSuffix(out, []byte{0})
 	if !ok {
-		return "", false, fmt.Errorf("gitrepo: config %s: malformed output", key)
+		return "", false, fmt.Errorf("gitrepo: %s %s: malformed output", what, key)
 	}
 	return string(v), true, nil
 }

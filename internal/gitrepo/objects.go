@@ -2,11 +2,8 @@ package gitrepo
 
 import (
 	"bytes"
-	"compress/zlib"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 )
 
@@ -29,10 +26,7 @@ func (r *Repo) ReadObject(h Hash, maxSize int64) (typ string, data []byte, err e
 	if r.isClosed() {
 		return "", nil, fmt.Errorf("gitrepo: read object %s: %w", h, errClosed)
 	}
-	if typ, data, ok := r.readLoose(h, maxSize); ok {
-		return typ, data, nil
-	}
-	if typ, data, ok := r.readPacked(h, maxSize); ok {
+	if typ, data, ok := r.fast.ReadObject(h, maxSize); ok {
 		return typ, data, nil
 	}
 	info, data, err := r.batch.read(h, maxSize)
@@ -55,7 +49,7 @@ func (r *Repo) HasObject(h Hash) (bool, error) {
 	if h.IsZero() {
 		return false, nil
 	}
-	if r.hasLooseOrPacked(h) {
+	if r.fast.HasObject(h) {
 		return true, nil
 	}
 	info, err := r.batchCheck.info(h)
@@ -68,29 +62,13 @@ func (r *Repo) HasObject(h Hash) (bool, error) {
 // maxPeekSize bounds objects read whole just to learn their type.
 const maxPeekSize = 1 << 20
 
-// hasLooseOrPacked reports whether h is a loose object or in a pack
-// (without checking its contents, as git's existence checks do not).
-func (r *Repo) hasLooseOrPacked(h Hash) bool {
-	hexName := h.String()
-	for _, dir := range r.looseDirs {
-		if _, err := os.Stat(filepath.Join(dir, hexName[:2], hexName[2:])); err == nil {
-			return true
-		}
-	}
-	_, _, ok := r.findPacked(h)
-	return ok
-}
-
 // objectType returns the type of h (ErrNotFound if missing).
 func (r *Repo) objectType(h Hash) (string, error) {
 	if h.IsZero() {
 		return "", fmt.Errorf("gitrepo: object type %s: %w", h, ErrNotFound)
 	}
 	// Tags and commits, what this is asked about, are small: read them.
-	if typ, _, ok := r.readLoose(h, maxPeekSize); ok {
-		return typ, nil
-	}
-	if typ, _, ok := r.readPacked(h, maxPeekSize); ok {
+	if typ, _, ok := r.fast.ReadObject(h, maxPeekSize); ok {
 		return typ, nil
 	}
 	info, err := r.batchCheck.info(h)
@@ -117,16 +95,27 @@ func (r *Repo) readTyped(h Hash, want string, maxSize int64) ([]byte, error) {
 
 // ReadCommit reads and strictly parses commit h (at most 1 MiB).
 func (r *Repo) ReadCommit(h Hash) (*Commit, error) {
-	data, err := r.readTyped(h, "commit", maxCommitSize)
+	c, err := readParsed(r, h, "commit", maxCommitSize, ParseCommit)
 	if err != nil {
 		return nil, err
 	}
-	c, err := ParseCommit(data)
-	if err != nil {
-		return nil, fmt.Errorf("gitrepo: commit %s: %w", h, err)
-	}
 	c.Hash = h
 	return c, nil
+}
+
+// readParsed reads h, checks that it is an object of type typ, and
+// parses it with parse; a parse error names the object.
+func readParsed[T any](r *Repo, h Hash, typ string, maxSize int64, parse func([]byte) (T, error)) (T, error) {
+	var none T
+	data, err := r.readTyped(h, typ, maxSize)
+	if err != nil {
+		return none, err
+	}
+	v, err := parse(data)
+	if err != nil {
+		return none, fmt.Errorf("gitrepo: %s %s: %w", typ, h, err)
+	}
+	return v, nil
 }
 
 // PeelToCommit follows annotated tags (at most 10) from h to a commit.
@@ -193,22 +182,19 @@ func (r *Repo) WriteObject(typ string, data []byte) (Hash, error) {
 		return ZeroHash, fmt.Errorf("gitrepo: write object: invalid type %q", truncate(typ, 20))
 	}
 	want := hashObject(typ, data)
+	if r.fast.WriteLoose(want, typ, data) {
+		return want, nil
+	}
 	// git answers for the empty tree even when it is not stored (a
 	// built-in object), so it is always written: fsck and other
 	// implementations need it.
-	if r.objectsDir == "" && want != emptyTree {
+	if want != emptyTree {
 		if ok, err := r.HasObject(want); err == nil && ok {
 			return want, nil
 		}
 	}
 	if data == nil {
 		data = []byte{}
-	}
-	if r.objectsDir != "" {
-		if err := writeLoose(r.objectsDir, want, typ, data); err == nil {
-			return want, nil
-		}
-		// Fall back to git for anything unusual (permissions, shared repos).
 	}
 	out, err := r.run(data, "hash-object", "-t", typ, "-w", "--stdin")
 	if err != nil {
@@ -240,18 +226,10 @@ func (r *Repo) ReadTree(h Hash) ([]TreeEntry, error) {
 	if h.IsZero() || h == emptyTree {
 		return nil, nil
 	}
-	if r.gitOnly {
+	if r.fast == nil {
 		return r.readTreeWithGit(h)
 	}
-	data, err := r.readTyped(h, "tree", maxTreeSize)
-	if err != nil {
-		return nil, err
-	}
-	entries, err := ParseTree(data)
-	if err != nil {
-		return nil, fmt.Errorf("gitrepo: tree %s: %w", h, err)
-	}
-	return entries, nil
+	return readParsed(r, h, "tree", maxTreeSize, ParseTree)
 }
 
 // ReadBlobAt reads the regular file (mode 100644 or 100755) at the
@@ -290,57 +268,6 @@ func (r *Repo) ReadBlobAt(tree Hash, path string, maxSize int64) ([]byte, error)
 		cur = found.Hash
 	}
 	panic("unreachable")
-}
-
-// writeLoose writes a loose object the way git does: zlib-compressed
-// "<type> <size>\x00<data>" in objects/xx/yyyy…, through a temporary file
-// renamed into place, read-only. Saves two processes per object written.
-// The level is git's default for loose objects (core.looseCompression
-// unset: 1, best speed), whose compressor is also a fraction of the
-// default level's 600 KB to set up, in a process that writes one or two
-// objects.
-func writeLoose(objectsDir string, h Hash, typ string, data []byte) error {
-	hexName := h.String()
-	dir := filepath.Join(objectsDir, hexName[:2])
-	final := filepath.Join(dir, hexName[2:])
-	if _, err := os.Stat(final); err == nil {
-		return nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	zw, err := zlib.NewWriterLevel(&buf, zlib.BestSpeed)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(zw, "%s %d\x00", typ, len(data))
-	zw.Write(data) // a bytes.Buffer does not fail
-	if err := zw.Close(); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "tmp_obj_")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o444); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Link(tmp.Name(), final); err != nil && !os.IsExist(err) {
-		// Filesystems without hard links: rename (replacing a racing
-		// writer's identical object is harmless).
-		return os.Rename(tmp.Name(), final)
-	}
-	return nil
 }
 
 // readTreeWithGit is ReadTree through git ls-tree (EnvNoInProcess): git

@@ -1,11 +1,11 @@
 package gitrepo
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
+
+	"github.com/git-secure/git-secure/internal/gitrepo/fastpath"
 )
 
 // ErrNeedProbe is returned by OpenGitDir when the layout needs git to
@@ -13,74 +13,28 @@ import (
 // the configuration); callers then use Open.
 var ErrNeedProbe = errors.New("gitrepo: repository layout needs git rev-parse")
 
-// maxConfigScan bounds how much of a configuration file OpenGitDir reads.
-const maxConfigScan = 1 << 20
-
 // OpenGitDir opens the git directory gitDir without starting git. It is
 // for processes git itself started with GIT_DIR set (hooks, remote
 // helpers), where git has already found the repository, and saves the
 // rev-parse that Open needs (a few milliseconds on every push). workTree
 // is the work tree or "" (bare repositories, and callers that need none).
 //
-// It only handles the plain layout: a git directory with its own objects,
-// SHA-1 objects and no core.worktree. Anything else returns ErrNeedProbe.
+// It only handles the plain layout (fastpath.PlainLayout): a git directory
+// with its own objects, SHA-1 objects and no core.worktree. Anything else,
+// and every repository when EnvNoFastPath is set, returns ErrNeedProbe.
 func OpenGitDir(gitDir, workTree string, env []string) (*Repo, error) {
 	if !filepath.IsAbs(gitDir) || (workTree != "" && !filepath.IsAbs(workTree)) {
 		return nil, fmt.Errorf("gitrepo: open %s: path is not absolute", gitDir)
 	}
 	gitDir = filepath.Clean(gitDir)
-	if gitOnly(env) || !looksLikeGitDir(gitDir) {
-		return nil, ErrNeedProbe
-	}
-	if linkedWorkTree(gitDir) {
-		return nil, ErrNeedProbe
-	}
-	cfg, err := readBounded(filepath.Join(gitDir, "config"), maxConfigScan)
-	if errors.Is(err, errTooBig) {
-		return nil, ErrNeedProbe
-	}
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	plain, err := fastpath.PlainLayout(gitDir, workTree != "", env)
+	if err != nil {
 		return nil, fmt.Errorf("gitrepo: open %s: %w", gitDir, err)
 	}
-	lower := bytes.ToLower(cfg)
-	// Leave anything that changes where objects or the work tree are, or
-	// what hashes mean, to git; "include" files could set them too.
-	for _, word := range []string{"objectformat", "worktree", "include", "refstorage"} {
-		if bytes.Contains(lower, []byte(word)) {
-			return nil, ErrNeedProbe
-		}
-	}
-	if workTree != "" {
-		for _, line := range bytes.Split(lower, []byte("\n")) {
-			if string(bytes.Join(bytes.Fields(line), nil)) == "bare=true" {
-				return nil, ErrNeedProbe // a bare repository has no work tree
-			}
-		}
+	if !plain {
+		return nil, ErrNeedProbe
 	}
 	return assemble(gitDir, workTree, gitDir, filterEnv(env), true), nil
-}
-
-// linkedWorkTree reports whether gitDir is a linked work tree's (its refs,
-// objects and configuration live in a common directory it names).
-func linkedWorkTree(gitDir string) bool {
-	_, err := os.Lstat(filepath.Join(gitDir, "commondir"))
-	return err == nil
-}
-
-// filesRefStore reports whether gitDir keeps its refs in its own files ref
-// store (loose files and packed-refs), which readRefsFiles can read: not a
-// linked work tree, no other ref storage configured (an include could
-// configure one).
-func filesRefStore(gitDir string) bool {
-	if linkedWorkTree(gitDir) {
-		return false
-	}
-	cfg, err := readBounded(filepath.Join(gitDir, "config"), maxConfigScan)
-	if err != nil {
-		return false
-	}
-	lower := bytes.ToLower(cfg)
-	return !bytes.Contains(lower, []byte("refstorage")) && !bytes.Contains(lower, []byte("include"))
 }
 
 // maxAncestorWalk bounds the in-process ancestry walk of IsAncestor before
@@ -95,7 +49,7 @@ func (r *Repo) IsAncestor(a, b Hash) (bool, error) {
 	if a == b {
 		return true, nil
 	}
-	if r.gitOnly {
+	if r.fast == nil {
 		return r.isAncestorGit(a, b)
 	}
 	seen := map[Hash]bool{b: true}

@@ -56,6 +56,19 @@ func TestOpenGitDir(t *testing.T) {
 			if r.GitDir() != tt.gitDir || r.WorkTree() != tt.workTree {
 				t.Fatalf("GitDir=%q WorkTree=%q", r.GitDir(), r.WorkTree())
 			}
+			// git rev-parse (Open) finds the same repository.
+			probe := tt.workTree
+			if probe == "" {
+				probe = tt.gitDir
+			}
+			viaGit, err := OpenWithEnv(probe, inProcessEnv(s))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer viaGit.Close()
+			if viaGit.GitDir() != r.GitDir() || viaGit.WorkTree() != r.WorkTree() || viaGit.commonDir != r.commonDir {
+				t.Fatalf("OpenGitDir: %q %q %q; git rev-parse: %q %q %q", r.GitDir(), r.WorkTree(), r.commonDir, viaGit.GitDir(), viaGit.WorkTree(), viaGit.commonDir)
+			}
 			h, ok, err := r.ResolveRef("refs/heads/main")
 			if err != nil || !ok {
 				t.Fatalf("ResolveRef: %v %v", ok, err)

@@ -57,56 +57,8 @@ func (r *Repo) ReadCommitsPipelined(hashes []Hash, fn func(*Commit) error) error
 		return fmt.Errorf("gitrepo: start git cat-file: %w", err)
 	}
 	writeErr := make(chan error, 1)
-	go func() {
-		w := bufio.NewWriterSize(stdin, 64<<10)
-		var err error
-		for _, h := range hashes {
-			if _, err = w.WriteString(h.String() + "\n"); err != nil {
-				break
-			}
-		}
-		if err == nil {
-			err = w.Flush()
-		}
-		stdin.Close()
-		writeErr <- err
-	}()
-	rd := bufio.NewReaderSize(stdout, 256<<10)
-	c := &catFile{stdout: rd}
-	readErr := func() error {
-		for _, h := range hashes {
-			line, err := c.readLine()
-			if err != nil {
-				return err
-			}
-			info, err := parseBatchHeader(line, h)
-			if err != nil {
-				return err
-			}
-			if info.missing {
-				return fmt.Errorf("commit %s: %w", h, ErrNotFound)
-			}
-			if info.typ != "commit" || info.size > maxCommitSize {
-				return fmt.Errorf("object %s is a %s of %d bytes, not a commit of at most %d", h, info.typ, info.size, maxCommitSize)
-			}
-			data := make([]byte, info.size+1)
-			if _, err := io.ReadFull(rd, data); err != nil {
-				return err
-			}
-			if data[info.size] != '\n' {
-				return fmt.Errorf("object %s not terminated by newline", h)
-			}
-			commit, err := ParseCommit(data[:info.size:info.size])
-			if err != nil {
-				return fmt.Errorf("commit %s: %w", h, err)
-			}
-			commit.Hash = h
-			if err := fn(commit); err != nil {
-				return err
-			}
-		}
-		return nil
-	}()
+	go func() { writeErr <- writeRequests(stdin, hashes) }()
+	readErr := readCommitStream(bufio.NewReaderSize(stdout, 256<<10), hashes, fn)
 	cancel() // stops the writer and the process when reading ended early
 	_ = cmd.Wait()
 	if werr := <-writeErr; readErr == nil && werr != nil && !errors.Is(werr, io.ErrClosedPipe) {
@@ -117,6 +69,61 @@ func (r *Repo) ReadCommitsPipelined(hashes []Hash, fn func(*Commit) error) error
 			return fmt.Errorf("gitrepo: git cat-file --batch: %w (stderr: %s)", readErr, truncate(strings.TrimSpace(s), 200))
 		}
 		return fmt.Errorf("gitrepo: git cat-file --batch: %w", readErr)
+	}
+	return nil
+}
+
+// writeRequests writes one request per hash to cat-file's stdin, then
+// closes it.
+func writeRequests(stdin io.WriteCloser, hashes []Hash) error {
+	w := bufio.NewWriterSize(stdin, 64<<10)
+	var err error
+	for _, h := range hashes {
+		if _, err = w.WriteString(h.String() + "\n"); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	stdin.Close()
+	return err
+}
+
+// readCommitStream reads cat-file --batch's answers for hashes, in order,
+// and hands each commit to fn.
+func readCommitStream(rd *bufio.Reader, hashes []Hash, fn func(*Commit) error) error {
+	c := &catFile{stdout: rd}
+	for _, h := range hashes {
+		line, err := c.readLine()
+		if err != nil {
+			return err
+		}
+		info, err := parseBatchHeader(line, h)
+		if err != nil {
+			return err
+		}
+		if info.missing {
+			return fmt.Errorf("commit %s: %w", h, ErrNotFound)
+		}
+		if info.typ != "commit" || info.size > maxCommitSize {
+			return fmt.Errorf("object %s is a %s of %d bytes, not a commit of at most %d", h, info.typ, info.size, maxCommitSize)
+		}
+		data := make([]byte, info.size+1)
+		if _, err := io.ReadFull(rd, data); err != nil {
+			return err
+		}
+		if data[info.size] != '\n' {
+			return fmt.Errorf("object %s not terminated by newline", h)
+		}
+		commit, err := ParseCommit(data[:info.size:info.size])
+		if err != nil {
+			return fmt.Errorf("commit %s: %w", h, err)
+		}
+		commit.Hash = h
+		if err := fn(commit); err != nil {
+			return err
+		}
 	}
 	return nil
 }

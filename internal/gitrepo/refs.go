@@ -164,18 +164,7 @@ func (r *Repo) ListRefs(prefixes ...string) ([]Ref, error) {
 			patterns = append(patterns, dir)
 		}
 	}
-	var refs []Ref
-	err := errRefsFallback
-	if r.filesRefs {
-		dirs := patterns
-		if len(dirs) == 0 {
-			dirs = []string{"refs/"}
-		}
-		refs, err = readRefsFiles(r.gitDir, dirs)
-	}
-	if errors.Is(err, errRefsFallback) {
-		refs, err = r.forEachRef(patterns...)
-	}
+	refs, err := r.listRefs(patterns)
 	if err != nil {
 		return nil, fmt.Errorf("gitrepo: list refs: %w", err)
 	}
@@ -201,6 +190,27 @@ func (r *Repo) ListRefs(prefixes ...string) ([]Ref, error) {
 		}
 	}
 	return out, nil
+}
+
+// listRefs lists the refs under the directories patterns (all refs/ if
+// none): in-process from the files ref store, else with for-each-ref.
+func (r *Repo) listRefs(patterns []string) ([]Ref, error) {
+	dirs := patterns
+	if len(dirs) == 0 {
+		dirs = []string{"refs/"}
+	}
+	fast, ok, err := r.fast.ListRefs(dirs)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return r.forEachRef(patterns...)
+	}
+	var refs []Ref // nil when there are none, as from for-each-ref
+	for _, f := range fast {
+		refs = append(refs, Ref{Name: f.Name, Hash: Hash(f.ID)})
+	}
+	return refs, nil
 }
 
 // SymbolicRef returns the target of the symbolic ref name (for example
@@ -255,14 +265,6 @@ func (r *Repo) ResolveRevision(rev string) (Hash, error) {
 func (r *Repo) UpdateRefs(updates []RefUpdate, reflogMsg string) error {
 	if len(updates) == 0 {
 		return nil
-	}
-	if len(updates) == 1 {
-		// The common case of every push (the local log moves by the
-		// entries just pushed) is done without a process when it can be
-		// done exactly as git would.
-		if err := r.updateRefFile(updates[0], reflogMsg); !errors.Is(err, errWriteFallback) {
-			return err
-		}
 	}
 	seen := make(map[string]bool, len(updates))
 	var in bytes.Buffer

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/git-secure/git-secure/internal/gitrepo/fastpath"
 	"github.com/git-secure/git-secure/internal/testing/testutil"
 )
 
@@ -42,9 +43,9 @@ func TestReadRefsFilesMatchesGit(t *testing.T) {
 		if len(dirs) == 0 {
 			dirs = []string{"refs/"}
 		}
-		got, err := readRefsFiles(gitDir, dirs) // no fallback allowed here
+		got, err := inProcessRefs(g.fast, dirs) // no fallback allowed here
 		if err != nil {
-			t.Fatalf("readRefsFiles(%q): %v", dirs, err)
+			t.Fatalf("in-process listing of %q: %v", dirs, err)
 		}
 		got = filterSort(got, prefixes)
 		via, err := g.ListRefs(prefixes...)
@@ -73,8 +74,8 @@ func TestReadRefsFilesMatchesGit(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer os.Remove(p)
-				if _, err := readRefsFiles(gitDir, []string{"refs/"}); !errors.Is(err, errRefsFallback) {
-					t.Fatalf("err = %v, want the fallback to git", err)
+				if _, ok, err := g.fast.ListRefs([]string{"refs/"}); ok || err != nil {
+					t.Fatalf("ok = %v, err = %v, want the fallback to git", ok, err)
 				}
 				// ListRefs still answers, through git.
 				if _, err := g.ListRefs(); err != nil {
@@ -111,6 +112,19 @@ func filterSort(refs []Ref, prefixes []string) []Ref {
 	return out
 }
 
+// inProcessRefs lists dirs with the in-process reader alone.
+func inProcessRefs(f *fastpath.Repo, dirs []string) ([]Ref, error) {
+	fast, ok, err := f.ListRefs(dirs)
+	if err == nil && !ok {
+		err = errors.New("left to git")
+	}
+	var refs []Ref
+	for _, r := range fast {
+		refs = append(refs, Ref{Name: r.Name, Hash: Hash(r.ID)})
+	}
+	return refs, err
+}
+
 // FuzzReadPackedRefs: packed-refs comes from the repository; whatever it
 // holds, the reader must not panic, and every ref it accepts has a valid
 // name (anything else goes to git).
@@ -118,21 +132,27 @@ func FuzzReadPackedRefs(f *testing.F) {
 	f.Add([]byte("# pack-refs with: peeled fully-peeled sorted \n" + strings.Repeat("a", 40) + " refs/heads/main\n^" + strings.Repeat("b", 40) + "\n"))
 	f.Add([]byte(strings.Repeat("a", 40) + " refs/heads/../x\n"))
 	f.Add([]byte("no newline"))
-	path := filepath.Join(f.TempDir(), "packed-refs")
+	gitDir := f.TempDir()
+	for _, d := range []string{"objects", "refs"} {
+		if err := os.Mkdir(filepath.Join(gitDir, d), 0o755); err != nil {
+			f.Fatal(err)
+		}
+	}
+	fast := fastpath.Open(fastpath.Options{GitDir: gitDir, CommonDir: gitDir, FilesRefs: true, ValidRefName: ValidRefName})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if err := os.WriteFile(path, data, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(gitDir, "packed-refs"), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		refs, err := readPackedRefs(path)
+		refs, ok, err := fast.ListRefs([]string{"refs/"})
 		if err != nil {
-			if !errors.Is(err, errRefsFallback) {
-				t.Fatalf("error other than the fallback: %v", err)
-			}
+			t.Fatalf("error other than the fallback: %v", err)
+		}
+		if !ok {
 			return
 		}
-		for name := range refs {
-			if ValidRefName(name) != nil {
-				t.Fatalf("accepted invalid name %q", name)
+		for _, r := range refs {
+			if ValidRefName(r.Name) != nil {
+				t.Fatalf("accepted invalid name %q", r.Name)
 			}
 		}
 	})

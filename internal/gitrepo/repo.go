@@ -5,11 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/git-secure/git-secure/internal/gitrepo/fastpath"
 )
 
 // EnvInternal is set for every git process git-secure starts, so that its
@@ -18,18 +21,16 @@ import (
 // pre-receive hook verifies every push whatever the environment says.
 const EnvInternal = "GIT_SECURE_INTERNAL"
 
-// EnvNoInProcess, set to anything but "" or "0" in the environment a
-// Repo is opened with, sends every read and write through git itself: no
-// in-process reading of loose or packed objects, refs, packed-refs,
-// configuration files or trees, no in-process ref or object writes (see
-// the package documentation). It is read once, when the Repo is opened.
-const EnvNoInProcess = "GIT_SECURE_NO_INPROCESS"
+// EnvNoFastPath, set to anything but "" or "0" in the environment a Repo
+// is opened with, sends every read and write through git itself: none of
+// the in-process readers of package fastpath (loose and packed objects,
+// refs and packed-refs, configuration files, trees, the layout check of
+// OpenGitDir), no in-process object writes, no in-process ancestry walk.
+// It is read once, when the Repo is opened.
+const EnvNoFastPath = fastpath.EnvOff
 
-// gitOnly reports whether env asks for EnvNoInProcess.
-func gitOnly(env []string) bool {
-	v := envValue(env, EnvNoInProcess)
-	return v != "" && v != "0"
-}
+// EnvNoInProcess is EnvNoFastPath's first name, still honoured.
+const EnvNoInProcess = fastpath.EnvOffOld
 
 // maxStderr bounds how much stderr of a git process is kept.
 const maxStderr = 64 << 10
@@ -40,25 +41,13 @@ type Repo struct {
 	workTree string
 	env      []string
 	dir      string // working directory for child processes
-	// objectsDir is where WriteObject writes loose objects in-process; ""
-	// when the environment redirects objects (quarantine, alternates set
-	// by GIT_OBJECT_DIRECTORY): then git hash-object writes them.
-	objectsDir string
 	// commonDir holds what linked work trees share (objects, refs, info,
 	// shallow): the git directory itself unless this is a linked work tree.
 	commonDir string
 
-	// filesRefs: the repository's own files ref store (OpenGitDir checked
-	// the layout), so ListRefs may read it without a process.
-	filesRefs bool
-	// looseDirs are searched for loose objects before asking cat-file.
-	looseDirs []string
-	// gitOnly: EnvNoInProcess was set when the Repo was opened; filesRefs,
-	// looseDirs and objectsDir are then empty, and the configuration,
-	// trees and ancestry come from git.
-	gitOnly   bool
-	inflaters sync.Pool // of *inflater
-	packs     packSet   // opened on the first object not found loose
+	// fast is the in-process readers, nil when EnvNoFastPath was set
+	// when the Repo was opened: then everything comes from git.
+	fast *fastpath.Repo
 
 	batch      catFile // git cat-file --batch
 	batchCheck catFile // git cat-file --batch-check
@@ -165,7 +154,7 @@ func OpenWithEnv(dir string, env []string) (*Repo, error) {
 	fastTop := ""
 	var out []byte
 	err = errors.New("a git directory: no work tree to ask for")
-	if !looksLikeGitDir(abs) {
+	if !fastpath.LooksLikeGitDir(abs) {
 		out, err = runGit(context.Background(), base, abs, nil, append(args, "--show-toplevel")...)
 	}
 	if err == nil {
@@ -224,23 +213,17 @@ func OpenWithEnv(dir string, env []string) (*Repo, error) {
 			}
 		}
 	}
-	return assemble(gitDir, workTree, common, base, filesRefStore(gitDir)), nil
+	return assemble(gitDir, workTree, common, base, fastpath.FilesRefStore(gitDir)), nil
 }
 
 // assemble makes a Repo for a repository already located: git child
-// processes get GIT_DIR (and GIT_WORK_TREE) explicitly, and loose objects
-// are written in-process into commonDir/objects unless the environment
-// redirects objects (quarantine, GIT_OBJECT_DIRECTORY).
+// processes get GIT_DIR (and GIT_WORK_TREE) explicitly, and the
+// in-process readers are opened unless base turns them off.
 func assemble(gitDir, workTree, commonDir string, base []string, filesRefs bool) *Repo {
-	r := &Repo{gitDir: gitDir, workTree: workTree, commonDir: commonDir, gitOnly: gitOnly(base)}
-	if !r.gitOnly {
-		r.filesRefs, r.looseDirs = filesRefs, looseObjectDirs(commonDir, base)
-	}
-	if !r.gitOnly && envValue(base, "GIT_OBJECT_DIRECTORY") == "" && envValue(base, "GIT_QUARANTINE_PATH") == "" {
-		if st, err := os.Stat(filepath.Join(commonDir, "objects")); err == nil && st.IsDir() {
-			r.objectsDir = filepath.Join(commonDir, "objects")
-		}
-	}
+	r := &Repo{gitDir: gitDir, workTree: workTree, commonDir: commonDir}
+	r.fast = fastpath.Open(fastpath.Options{
+		GitDir: gitDir, CommonDir: commonDir, Env: base, FilesRefs: filesRefs, ValidRefName: ValidRefName,
+	})
 	r.env = append(base, "GIT_DIR="+gitDir, "GIT_NO_REPLACE_OBJECTS=1", EnvInternal+"=1")
 	if workTree != "" {
 		r.env = append(r.env, "GIT_WORK_TREE="+workTree)
@@ -271,7 +254,7 @@ func (r *Repo) Close() error {
 	r.closeMu.Unlock()
 	err1 := r.batch.close()
 	err2 := r.batchCheck.close()
-	r.packs.close()
+	r.fast.Close()
 	return errors.Join(err1, err2)
 }
 
@@ -300,6 +283,12 @@ func (r *Repo) run(stdin []byte, args ...string) ([]byte, error) {
 }
 
 func runGit(ctx context.Context, env []string, dir string, stdin []byte, args ...string) ([]byte, error) {
+	return runGitTee(ctx, env, dir, stdin, nil, args...)
+}
+
+// runGitTee is runGit that also copies git's stderr to tee as it comes,
+// when tee is not nil.
+func runGitTee(ctx context.Context, env []string, dir string, stdin []byte, tee io.Writer, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
 	cmd.Env = env
@@ -309,6 +298,9 @@ func runGit(ctx context.Context, env []string, dir string, stdin []byte, args ..
 	var stdout bytes.Buffer
 	stderr := &limitedBuffer{max: maxStderr}
 	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	if tee != nil {
+		cmd.Stderr = io.MultiWriter(stderr, tee)
+	}
 	err := cmd.Run()
 	if err != nil {
 		ge := &GitError{Args: append([]string(nil), args...), ExitCode: -1, Stderr: stderr.String()}
@@ -363,30 +355,8 @@ func (b *limitedBuffer) String() string {
 
 // envValue is the last value of key in env, "" when unset.
 func envValue(env []string, key string) string {
-	v, _ := lookupEnv(env, key)
+	v, _ := fastpath.LookupEnv(env, key)
 	return v
-}
-
-// lookupEnv is the last value of key in env (as exec uses it), and whether
-// it is set at all.
-func lookupEnv(env []string, key string) (string, bool) {
-	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
-			return v, true
-		}
-	}
-	return "", false
-}
-
-// looksLikeGitDir reports whether dir is itself a git directory (a bare
-// repository, or a .git directory), where --show-toplevel would fail.
-func looksLikeGitDir(dir string) bool {
-	for _, name := range []string{"HEAD", "objects", "refs"} {
-		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
-			return false
-		}
-	}
-	return true
 }
 
 // NoRewrite returns git options that keep url from being rewritten to

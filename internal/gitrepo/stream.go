@@ -1,11 +1,8 @@
 package gitrepo
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"io"
-	"os/exec"
 )
 
 // RunTee runs git like Run, and also copies its stderr to tee as it comes
@@ -15,22 +12,7 @@ func (r *Repo) RunTee(ctx context.Context, tee io.Writer, args ...string) ([]byt
 	if r.isClosed() {
 		return nil, errClosed
 	}
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = r.dir
-	cmd.Env = r.env
-	var stdout bytes.Buffer
-	stderr := &limitedBuffer{max: maxStderr}
-	cmd.Stdout = &stdout
-	cmd.Stderr = io.MultiWriter(stderr, tee)
-	if err := cmd.Run(); err != nil {
-		ge := &GitError{Args: append([]string(nil), args...), ExitCode: -1, Stderr: stderr.String()}
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			ge.ExitCode = ee.ExitCode()
-		}
-		return stdout.Bytes(), ge
-	}
-	return stdout.Bytes(), nil
+	return runGitTee(ctx, r.env, r.dir, nil, tee, args...)
 }
 
 // RunGlobal runs git outside any repository (for "git config --global"),
@@ -43,20 +25,6 @@ func RunGlobal(ctx context.Context, env []string, args ...string) ([]byte, error
 // with env as its environment, and copies its stderr to tee as it comes so
 // that the user sees git's and the remote helper's messages.
 func RunGlobalTee(ctx context.Context, env []string, dir string, tee io.Writer, args ...string) error {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	cmd.Env = filterEnv(env)
-	stderr := &limitedBuffer{max: maxStderr}
-	cmd.Stderr = io.MultiWriter(stderr, tee)
-	if err := cmd.Run(); err != nil {
-		ge := &GitError{Args: append([]string(nil), args...), ExitCode: -1, Stderr: stderr.String()}
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			ge.ExitCode = ee.ExitCode()
-		} else {
-			ge.Stderr = err.Error()
-		}
-		return ge
-	}
-	return nil
+	_, err := runGitTee(ctx, filterEnv(env), dir, nil, tee, args...)
+	return err
 }

@@ -149,7 +149,7 @@ func TestNoInProcessReadsLikeGit(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { slow.Close() })
-	if !slow.gitOnly || slow.filesRefs || slow.looseDirs != nil || slow.objectsDir != "" {
+	if slow.fast != nil {
 		t.Fatalf("the switch left an in-process reader on: %+v", slow)
 	}
 	if _, err := OpenGitDir(fast.GitDir(), dir, append(s.Environ(), EnvNoInProcess+"=1")); !errors.Is(err, ErrNeedProbe) {

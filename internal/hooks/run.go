@@ -1,7 +1,6 @@
 package hooks
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -160,58 +159,6 @@ func (c *Context) chain(input []byte) error {
 	return nil
 }
 
-// RefLine is one "<old> <new> <ref>" line of pre-receive input.
-type RefLine struct {
-	Old, New gitrepo.Hash
-	Ref      string
-}
-
-// ParseRefLines parses pre-receive (and reference-transaction) input
-// strictly.
-func ParseRefLines(input []byte) ([]RefLine, error) { return parseLines(input, true) }
-
-// parseLines reads "<old> <new> <ref>" lines strictly; with refsOnly every
-// name must be a valid ref under refs/ (pre-receive), else any name without
-// a space is kept (reference-transaction also reports HEAD).
-func parseLines(input []byte, refsOnly bool) ([]RefLine, error) {
-	var out []RefLine
-	if len(input) == 0 {
-		return nil, nil
-	}
-	if input[len(input)-1] != '\n' {
-		return nil, errors.New("hooks: input does not end with a newline")
-	}
-	// Split by hand: bufio.Scanner would silently drop a trailing \r.
-	for _, line := range strings.Split(string(input[:len(input)-1]), "\n") {
-		if len(line) > 4096 || strings.ContainsAny(line, "\r\x00") {
-			return nil, fmt.Errorf("hooks: bad input line %q", truncate(line))
-		}
-		f := strings.Split(line, " ")
-		if len(f) != 3 {
-			return nil, fmt.Errorf("hooks: bad input line %q", truncate(line))
-		}
-		old, err1 := gitrepo.ParseHash(f[0])
-		nw, err2 := gitrepo.ParseHash(f[1])
-		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("hooks: bad object name in %q", truncate(line))
-		}
-		if refsOnly {
-			if err := gitrepo.ValidRefName(f[2]); err != nil {
-				return nil, fmt.Errorf("hooks: %v", err)
-			}
-		}
-		out = append(out, RefLine{Old: old, New: nw, Ref: f[2]})
-	}
-	return out, nil
-}
-
-func truncate(s string) string {
-	if len(s) > 100 {
-		return s[:100] + "…"
-	}
-	return s
-}
-
 // InstallHelp is what a pusher without git-secure is told.
 const InstallHelp = `this repository is protected by git-secure: changes to protected refs need a
 signed entry in its log. Install git-secure (make install from its source), then
@@ -241,60 +188,77 @@ func (c *Context) preReceive(input []byte) error {
 	// the signature code while the refs, the checkpoint and the policy are
 	// read. The fast path above needs none.
 	go sign.Warm()
-	refs, err := g.ListRefs("refs/")
+	st, err := c.proposedState(lines)
 	if err != nil {
 		return err
-	}
-	c.Trace.Mark("list refs")
-	proposed := map[string]gitrepo.Hash{}
-	onServer := make(map[string]bool, len(refs))
-	protectedNow := false
-	for _, r := range refs {
-		onServer[r.Name] = true
-		proposed[r.Name] = r.Hash
-		protectedNow = protectedNow || r.Name == rsl.Ref || r.Name == policy.Ref
-	}
-	oldLog := proposed[rsl.Ref]
-	pushed := map[string]bool{}
-	for _, l := range lines {
-		if cur := proposed[l.Ref]; cur != l.Old {
-			c.say("rejected: %s moved during the push (someone else pushed first); fetch and push again", l.Ref)
-			return ErrRejected
-		}
-		if l.New.IsZero() {
-			delete(proposed, l.Ref)
-		} else {
-			proposed[l.Ref] = l.New
-		}
-		pushed[l.Ref] = true
 	}
 	// Not a git-secure repository before nor after this push. Deciding on
 	// the proposed state alone would let one push delete the log and the
 	// policy together and pass as unprotected.
-	if !protectedNow && proposed[rsl.Ref].IsZero() && proposed[policy.Ref].IsZero() {
+	if !st.protectedNow && st.proposed[rsl.Ref].IsZero() && st.proposed[policy.Ref].IsZero() {
 		return nil // not a git-secure repository
 	}
+	if err := c.checkMetadataPushes(lines, st.proposed); err != nil {
+		return err
+	}
+	c.Trace.Mark("log only grows")
+	err = c.verifyProposed(st)
+	var failed *verify.Failed
+	if err == nil || !errors.As(err, &failed) {
+		return err
+	}
+	return c.reportProblems(failed, st)
+}
+
+// pushState is the server's refs before a push and what the push would
+// make of them.
+type pushState struct {
+	proposed     map[string]gitrepo.Hash // every ref after the push
+	onServer     map[string]bool         // refs before the push
+	pushed       map[string]bool         // refs the push changes
+	oldLog       gitrepo.Hash            // the log before the push
+	protectedNow bool                    // the log or the policy exists
+}
+
+// proposedState lists the refs and applies the push's lines to them,
+// refusing the push when a ref is no longer at the value it expects.
+func (c *Context) proposedState(lines []RefLine) (*pushState, error) {
+	refs, err := c.Repo.Git.ListRefs("refs/")
+	if err != nil {
+		return nil, err
+	}
+	c.Trace.Mark("list refs")
+	st := &pushState{proposed: map[string]gitrepo.Hash{}, onServer: make(map[string]bool, len(refs)), pushed: map[string]bool{}}
+	for _, r := range refs {
+		st.onServer[r.Name] = true
+		st.proposed[r.Name] = r.Hash
+		st.protectedNow = st.protectedNow || r.Name == rsl.Ref || r.Name == policy.Ref
+	}
+	st.oldLog = st.proposed[rsl.Ref]
+	for _, l := range lines {
+		if cur := st.proposed[l.Ref]; cur != l.Old {
+			c.say("rejected: %s moved during the push (someone else pushed first); fetch and push again", l.Ref)
+			return nil, ErrRejected
+		}
+		if l.New.IsZero() {
+			delete(st.proposed, l.Ref)
+		} else {
+			st.proposed[l.Ref] = l.New
+		}
+		st.pushed[l.Ref] = true
+	}
+	return st, nil
+}
+
+// checkMetadataPushes refuses changes to git-secure's refs that no
+// verification could accept: deleting them, rewriting what only grows,
+// and names under refs/secure/ that are not git-secure's.
+func (c *Context) checkMetadataPushes(lines []RefLine, proposed map[string]gitrepo.Hash) error {
 	for _, l := range lines {
 		switch l.Ref {
 		case rsl.Ref, attest.Ref, policy.StagingRef:
-			// The staged policy collects co-signers' signatures: nobody
-			// may delete it or put another change in its place (the
-			// helper never does either).
-			if l.New.IsZero() {
-				c.say("error: %s cannot be deleted", l.Ref)
-				return ErrRejected
-			}
-			if !l.Old.IsZero() {
-				if ok, err := g.IsAncestor(l.Old, l.New); err != nil || !ok {
-					c.say("error: %s can only grow: %s does not extend %s", l.Ref, short(l.New), short(l.Old))
-					c.say("hint: fetch the remote's %s and build on it (git fetch)", l.Ref)
-					return ErrRejected
-				}
-			}
-			if l.Ref == attest.Ref {
-				if err := c.attestationsKept(l); err != nil {
-					return err
-				}
+			if err := c.checkOnlyGrows(l); err != nil {
+				return err
 			}
 		case freshness.Ref:
 			if err := c.checkStatementPush(l, proposed); err != nil {
@@ -312,40 +276,66 @@ func (c *Context) preReceive(input []byte) error {
 			}
 		}
 	}
-	c.Trace.Mark("log only grows")
+	return nil
+}
+
+// checkOnlyGrows refuses deleting or rewriting the log, the approvals
+// store or the staged policy. The staged policy collects co-signers'
+// signatures: nobody may delete it or put another change in its place
+// (the helper never does either).
+func (c *Context) checkOnlyGrows(l RefLine) error {
+	if l.New.IsZero() {
+		c.say("error: %s cannot be deleted", l.Ref)
+		return ErrRejected
+	}
+	if !l.Old.IsZero() {
+		if ok, err := c.Repo.Git.IsAncestor(l.Old, l.New); err != nil || !ok {
+			c.say("error: %s can only grow: %s does not extend %s", l.Ref, short(l.New), short(l.Old))
+			c.say("hint: fetch the remote's %s and build on it (git fetch)", l.Ref)
+			return ErrRejected
+		}
+	}
+	if l.Ref == attest.Ref {
+		return c.attestationsKept(l)
+	}
+	return nil
+}
+
+// verifyProposed verifies the state the push would create.
+func (c *Context) verifyProposed(st *pushState) error {
 	pin, pinThreshold, err := c.Repo.PinnedRoot()
 	if err != nil {
 		return err
 	}
-	budget, err := c.pushBudget(oldLog, proposed[rsl.Ref])
+	budget, err := c.pushBudget(st.oldLog, st.proposed[rsl.Ref])
 	if err != nil {
 		return err
 	}
 	// Freshness is the clients' check: a push is judged on its content,
 	// and a stopped timestamp job must not jam the server.
-	opts := verify.Options{Now: c.Repo.Now(), RefValues: proposed, RootKeys: pin, RootThreshold: pinThreshold, Budget: budget, SkipFreshness: true}
+	opts := verify.Options{Now: c.Repo.Now(), RefValues: st.proposed, RootKeys: pin, RootThreshold: pinThreshold, Budget: budget, SkipFreshness: true}
 	c.Trace.Mark("read config")
 	if c.Trace != nil {
 		opts.Trace = func(phase string, _ time.Duration) { c.Trace.Mark("verify: " + phase) }
 	}
-	_, err = verify.WithCheckpoint(g, opts, false)
+	_, err = verify.WithCheckpoint(c.Repo.Git, opts, false)
 	c.Trace.Mark("verify")
-	if err == nil {
-		return nil
-	}
-	var failed *verify.Failed
-	if !errors.As(err, &failed) {
-		return err
-	}
+	return err
+}
+
+// reportProblems tells the pusher what verification found, and refuses
+// the push unless every problem was there before and the push leaves its
+// ref alone.
+func (c *Context) reportProblems(failed *verify.Failed, st *pushState) error {
 	unrecorded, rejected := false, false
 	for _, p := range failed.Problems {
-		if c.outOfStepBefore(p, pushed, oldLog, proposed[rsl.Ref]) {
+		if c.outOfStepBefore(p, st.pushed, st.oldLog, st.proposed[rsl.Ref]) {
 			c.say("warning: %s", p.Error())
-			c.say("hint: this push leaves %s alone, so it is accepted; %s", p.Ref, c.repairHint(p.Ref, oldLog))
+			c.say("hint: this push leaves %s alone, so it is accepted; %s", p.Ref, c.repairHint(p.Ref, st.oldLog))
 			continue
 		}
 		rejected = true
-		if c.neverPublished(p, proposed, onServer, oldLog) {
+		if c.neverPublished(p, st.proposed, st.onServer, st.oldLog) {
 			// Still refused: a log that records a ref the server does not
 			// have fails everyone's verification. Only the words differ
 			// from a deletion.
@@ -357,7 +347,7 @@ func (c *Context) preReceive(input []byte) error {
 		if p.Hint != "" {
 			c.say("hint: %s", p.Hint)
 		}
-		if errors.Is(p, verify.ErrUnrecorded) && pushed[p.Ref] {
+		if errors.Is(p, verify.ErrUnrecorded) && st.pushed[p.Ref] {
 			unrecorded = true
 		}
 	}
@@ -599,19 +589,29 @@ func (c *Context) prePush(input []byte) error {
 	if err != nil {
 		return err
 	}
-	sc := bufio.NewScanner(bytes.NewReader(input))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) != 4 {
-			continue
-		}
-		if pol.Protected(f[2]) {
-			c.say("error: %s is protected by git-secure, but remote %q does not carry its log entries", f[2], remote)
+	lines, err := readOrRefuse(c, input, parsePushLines, "what git says it pushes")
+	if err != nil {
+		return err
+	}
+	for _, l := range lines {
+		if pol.Protected(l.RemoteRef) {
+			c.say("error: %s is protected by git-secure, but remote %q does not carry its log entries", l.RemoteRef, remote)
 			c.say("hint: run git secure hooks install (it sets remote.%s.vcs = secure, and routes remotes added later), then push again", remote)
 			return ErrRejected
 		}
 	}
 	return nil
+}
+
+// touchesSecure reports whether a symbolic ref update names git-secure's
+// refs, as the ref or as a target.
+func touchesSecure(l RefLine) bool {
+	for _, name := range []string{l.Ref, l.OldTarget, l.NewTarget} {
+		if strings.HasPrefix(name, "refs/secure/") {
+			return true
+		}
+	}
+	return false
 }
 
 // referenceTransaction refuses, before git commits it, a change to
@@ -628,24 +628,21 @@ func (c *Context) referenceTransaction(input []byte) error {
 	if len(c.Args) < 1 || c.Args[0] != "prepared" || c.Getenv(EnvInternal) != "" {
 		return nil
 	}
-	// HEAD and other names outside refs/ appear here too: parse only what
-	// matters, and refuse what cannot be read where it names our refs.
-	for _, line := range strings.Split(strings.TrimSuffix(string(input), "\n"), "\n") {
-		if !strings.Contains(line, "refs/secure/") {
+	// HEAD and other names outside refs/ appear here too, and symbolic
+	// values (git 2.46 and later).
+	lines, err := readOrRefuse(c, input, parseClientTransaction, "the ref updates")
+	if err != nil {
+		return err
+	}
+	for _, l := range lines {
+		if l.OldTarget != "" || l.NewTarget != "" {
+			if touchesSecure(l) {
+				c.say("error: refusing to make %s a symbolic ref outside git-secure", l.Ref)
+				c.sayMetadataHints()
+				return ErrRejected
+			}
 			continue
 		}
-		f := strings.SplitN(line, " ", 3)
-		if len(f) != 3 {
-			c.say("error: cannot read the ref update %q", truncate(line))
-			return ErrRejected
-		}
-		old, err1 := gitrepo.ParseHash(f[0])
-		nw, err2 := gitrepo.ParseHash(f[1])
-		if err1 != nil || err2 != nil {
-			c.say("error: cannot read the ref update %q", truncate(line))
-			return ErrRejected
-		}
-		l := RefLine{Old: old, New: nw, Ref: f[2]}
 		// git reports the old value the caller expected, zero when it gave
 		// none, so zero -> zero is a deletion; only a verification (same
 		// non-zero value on both sides) changes nothing.
@@ -657,9 +654,14 @@ func (c *Context) referenceTransaction(input []byte) error {
 			what = "delete"
 		}
 		c.say("error: refusing to %s %s outside git-secure", what, l.Ref)
-		c.say("hint: git-secure's metadata changes only through git secure commands and plain git fetch/push of a remote with remote.<name>.vcs = secure (git secure hooks install sets it)")
-		c.say("hint: to restore it from a backup on purpose, run the command with GIT_SECURE_INTERNAL=1")
+		c.sayMetadataHints()
 		return ErrRejected
 	}
 	return nil
+}
+
+// sayMetadataHints tells how git-secure's refs may change.
+func (c *Context) sayMetadataHints() {
+	c.say("hint: git-secure's metadata changes only through git secure commands and plain git fetch/push of a remote with remote.<name>.vcs = secure (git secure hooks install sets it)")
+	c.say("hint: to restore it from a backup on purpose, run the command with GIT_SECURE_INTERNAL=1")
 }

@@ -279,12 +279,6 @@ func (c *Context) markUnprotected(path string, input []byte) {
 	}
 }
 
-// parseTransaction reads reference-transaction input: "<old> <new> <ref>"
-// lines, where ref may also be HEAD or another name outside refs/ (kept;
-// callers skip what they do not judge). A line that cannot be read fails:
-// a transaction the hook cannot read is refused.
-func parseTransaction(input []byte) ([]RefLine, error) { return parseLines(input, false) }
-
 func shortOrNone(h gitrepo.Hash) string {
 	if h.IsZero() {
 		return "(deleted)"

@@ -35,7 +35,7 @@ func Env(home string) []string {
 	}
 	// TMPDIR, and the switch that sends every repository access through
 	// git (CI runs the suite both ways; see internal/gitrepo/doc.go).
-	for _, k := range []string{"TMPDIR", "GIT_SECURE_NO_INPROCESS"} {
+	for _, k := range []string{"TMPDIR", "GIT_SECURE_NO_FASTPATH", "GIT_SECURE_NO_INPROCESS"} {
 		if v := os.Getenv(k); v != "" {
 			env = append(env, k+"="+v)
 		}

@@ -1,4 +1,4 @@
-package gitrepo
+package fastpath
 
 import (
 	"bytes"
@@ -91,7 +91,7 @@ func (s *packSet) close() {
 	}
 }
 
-var errBadPack = errors.New("gitrepo: unusable pack")
+var errBadPack = errors.New("fastpath: unusable pack")
 
 // openPack opens an index and its pack, checking their headers and that
 // the index is as long as its object count says.
@@ -155,7 +155,7 @@ func openPack(idxPath string) (*pack, error) {
 
 // find returns the offset of h in the pack, by binary search of the
 // index's sorted names within h's fanout bucket.
-func (p *pack) find(h Hash) (int64, bool) {
+func (p *pack) find(h ID) (int64, bool) {
 	lo := uint32(0)
 	if h[0] > 0 {
 		lo = p.fanout[h[0]-1]
@@ -208,15 +208,18 @@ func (p *pack) offset(i uint32) (int64, bool) {
 	return off, true
 }
 
-// readPacked reads h from the repository's packs; ok is false when it is
-// not found there, or not read exactly (see the package comment above).
-func (r *Repo) readPacked(h Hash, maxSize int64) (typ string, data []byte, ok bool) {
-	p, off, found := r.findPacked(h)
+// ReadPacked reads h from the repository's packs; ok is false when it is
+// not found there, or not read exactly (see the comment above).
+func (f *Repo) ReadPacked(h ID, maxSize int64) (typ string, data []byte, ok bool) {
+	if f == nil {
+		return "", nil, false
+	}
+	p, off, found := f.findPacked(h)
 	if !found {
 		return "", nil, false
 	}
-	t, body, err := r.unpack(p, off, maxSize, 0)
-	if err != nil || hashObject(packTypeNames[t], body) != h {
+	t, body, err := f.unpack(p, off, maxSize, 0)
+	if err != nil || ObjectID(packTypeNames[t], body) != h {
 		return "", nil, false
 	}
 	return packTypeNames[t], body, true
@@ -224,7 +227,7 @@ func (r *Repo) readPacked(h Hash, maxSize int64) (typ string, data []byte, ok bo
 
 // unpack reads the object at off, applying deltas; size limits and depth
 // are checked before anything large is allocated.
-func (r *Repo) unpack(p *pack, off int64, maxSize int64, depth int) (int, []byte, error) {
+func (f *Repo) unpack(p *pack, off int64, maxSize int64, depth int) (int, []byte, error) {
 	var head [32]byte
 	n, err := p.data.ReadAt(head[:], off)
 	if n == 0 {
@@ -240,7 +243,7 @@ func (r *Repo) unpack(p *pack, off int64, maxSize int64, depth int) (int, []byte
 		if size > maxSize {
 			return 0, nil, errBadPack
 		}
-		data, err := r.inflateAt(p, pos, size)
+		data, err := f.inflateAt(p, pos, size)
 		return typ, data, err
 	case packOfsDelta, packRefDelta:
 	default:
@@ -257,24 +260,24 @@ func (r *Repo) unpack(p *pack, off int64, maxSize int64, depth int) (int, []byte
 			return 0, nil, errBadPack
 		}
 		pos += int64(m)
-		if baseType, base, err = r.unpack(p, off-dist, maxDeltaBase, depth+1); err != nil {
+		if baseType, base, err = f.unpack(p, off-dist, maxDeltaBase, depth+1); err != nil {
 			return 0, nil, err
 		}
 	} else {
-		var bh Hash
+		var bh ID
 		if _, err := p.data.ReadAt(bh[:], pos); err != nil {
 			return 0, nil, errBadPack
 		}
 		pos += int64(len(bh))
-		bp, boff, found := r.findPacked(bh)
+		bp, boff, found := f.findPacked(bh)
 		if !found {
 			return 0, nil, errBadPack // a thin pack's base: leave it to git
 		}
-		if baseType, base, err = r.unpack(bp, boff, maxDeltaBase, depth+1); err != nil {
+		if baseType, base, err = f.unpack(bp, boff, maxDeltaBase, depth+1); err != nil {
 			return 0, nil, err
 		}
 	}
-	delta, err := r.inflateAt(p, pos, size)
+	delta, err := f.inflateAt(p, pos, size)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -286,8 +289,8 @@ func (r *Repo) unpack(p *pack, off int64, maxSize int64, depth int) (int, []byte
 }
 
 // findPacked finds h in any pack.
-func (r *Repo) findPacked(h Hash) (*pack, int64, bool) {
-	for _, p := range r.packs.open(r.looseDirs) {
+func (f *Repo) findPacked(h ID) (*pack, int64, bool) {
+	for _, p := range f.packs.open(f.looseDirs) {
 		if off, ok := p.find(h); ok {
 			return p, off, true
 		}
@@ -296,9 +299,9 @@ func (r *Repo) findPacked(h Hash) (*pack, int64, bool) {
 }
 
 // inflateAt inflates exactly size bytes from the zlib stream at pos.
-func (r *Repo) inflateAt(p *pack, pos, size int64) ([]byte, error) {
-	in := r.inflater()
-	defer r.inflaters.Put(in)
+func (f *Repo) inflateAt(p *pack, pos, size int64) ([]byte, error) {
+	in := f.inflater()
+	defer f.inflaters.Put(in)
 	zr, err := in.reset(io.NewSectionReader(p.data, pos, p.dataSize-20-pos))
 	if err != nil {
 		return nil, errBadPack
