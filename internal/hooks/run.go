@@ -549,11 +549,10 @@ func (c *Context) unprotectedOnly(lines []RefLine) (bool, error) {
 	if err != nil {
 		return false, nil // the full check reports it
 	}
-	cp, err := verify.LoadCheckpoint(verify.CheckpointPath(g.GitDir()))
-	if err != nil || cp == nil || cp.EntryID != cur[rsl.Ref] || cp.PolicyCommit != cur[policy.Ref] || cp.RootPin != verify.RootPin(pin, pinThreshold) {
+	if !c.Repo.Checkpoint().Covers(cur[rsl.Ref], cur[policy.Ref], pin, pinThreshold) {
 		return false, nil
 	}
-	pol, err := policy.Load(g, cp.PolicyCommit)
+	pol, err := policy.Load(g, cur[policy.Ref])
 	if err != nil {
 		return false, nil // the full check says what is wrong
 	}

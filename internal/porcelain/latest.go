@@ -6,14 +6,20 @@ import (
 	"github.com/git-secure/git-secure/internal/verify"
 )
 
-// checkpoint returns the verification checkpoint of this clone, read once
-// (nil when there is none or it cannot be read).
-func (r *Repo) checkpoint() *verify.Checkpoint {
-	if !r.cpLoaded {
-		r.cp, _ = verify.LoadCheckpoint(verify.CheckpointPath(r.Git.GitDir()))
-		r.cpLoaded = true
+// Checkpoints returns this clone's verification checkpoint store: the
+// file is read once, and a verification run through the store updates it.
+func (r *Repo) Checkpoints() *verify.CheckpointFile {
+	if r.checkpoints == nil {
+		r.checkpoints = verify.Checkpoints(r.Git.GitDir())
 	}
-	return r.cp
+	return r.checkpoints
+}
+
+// Checkpoint returns the verification checkpoint of this clone (nil when
+// there is none or it cannot be read).
+func (r *Repo) Checkpoint() *verify.Checkpoint {
+	cp, _ := r.Checkpoints().Load()
+	return cp
 }
 
 // latestFor returns the latest entry for ref in the log at tip (nil if it
@@ -24,19 +30,19 @@ func (r *Repo) checkpoint() *verify.Checkpoint {
 // only decides what recording proposes: the verifier checks every entry's
 // old value against the log itself.
 func (r *Repo) latestFor(tip gitrepo.Hash, ref string) (*rsl.Record, error) {
-	cp := r.checkpoint()
+	cp := r.Checkpoint()
 	if cp == nil {
 		return rsl.LatestFor(r.Git, tip, ref)
 	}
 	found, skipped, atCheckpoint, err := rsl.LatestForUntil(r.Git, tip, ref, func(rec *rsl.Record) bool {
-		return rec.Entry.Number == cp.Entry && rec.ID == cp.EntryID
+		return cp.IsEntry(rec.Entry.Number, rec.ID)
 	})
 	if err != nil || found != nil || !atCheckpoint {
 		// Found above the checkpoint, or the checkpoint is not in this log
 		// (the walk then went to the first entry): the walk's answer.
 		return found, err
 	}
-	last, ok := cp.Refs[ref]
+	last, ok := cp.Latest(ref)
 	if !ok {
 		return nil, nil // no entry for ref up to the checkpoint
 	}

@@ -39,8 +39,7 @@ type Repo struct {
 	attestTip   gitrepo.Hash
 	attestKnown bool
 
-	cp       *verify.Checkpoint // read once by checkpoint()
-	cpLoaded bool
+	checkpoints *verify.CheckpointFile // opened by Checkpoints()
 
 	// Trace, when set, is told when each phase of recording ends
 	// (GIT_SECURE_TRACE).

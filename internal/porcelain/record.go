@@ -308,7 +308,7 @@ const maxPrecheckWalk = 128
 // It walks back to the verification checkpoint, whose digests of counted
 // approvals answer for the older entries, or maxPrecheckWalk entries.
 func (r *Repo) transitionRecorded(tip gitrepo.Hash, ref string, old, new gitrepo.Hash) (bool, error) {
-	cp := r.checkpoint()
+	cp := r.Checkpoint()
 	found, atCheckpoint := false, false
 	walked := 0
 	err := rsl.WalkBack(r.Git, tip, func(rec *rsl.Record) (bool, error) {
@@ -316,11 +316,9 @@ func (r *Repo) transitionRecorded(tip gitrepo.Hash, ref string, old, new gitrepo
 			return false, nil
 		}
 		e := rec.Entry
-		if cp != nil && e.Number == cp.Entry {
-			atCheckpoint = rec.ID == cp.EntryID
-			if atCheckpoint {
-				return false, nil
-			}
+		if cp.IsEntry(e.Number, rec.ID) {
+			atCheckpoint = true
+			return false, nil
 		}
 		found = e.Type == rsl.TypeRef && e.Ref == ref && e.Old == old && e.New == new
 		return !found, nil
@@ -328,7 +326,7 @@ func (r *Repo) transitionRecorded(tip gitrepo.Hash, ref string, old, new gitrepo
 	if err != nil || found || !atCheckpoint {
 		return found, err
 	}
-	return slices.Contains(cp.Used, verify.UsedKey(ref, old, new)), nil
+	return cp.Counted(ref, old, new), nil
 }
 
 func orKey(person, fp string) string {

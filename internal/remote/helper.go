@@ -39,7 +39,6 @@ import (
 	"github.com/git-secure/git-secure/internal/rsl"
 	"github.com/git-secure/git-secure/internal/sign"
 	"github.com/git-secure/git-secure/internal/trace"
-	"github.com/git-secure/git-secure/internal/verify"
 )
 
 // Helper serves one invocation of git-remote-secure.
@@ -275,14 +274,14 @@ const maxRelistWalk = 64
 // walk bound, or when an annotation (which can send a ref back) is among
 // them.
 func (h *Helper) recordedSinceCheckpoint(tip gitrepo.Hash) (map[string]gitrepo.Hash, bool) {
-	cp, err := verify.LoadCheckpoint(verify.CheckpointPath(h.Repo.Git.GitDir()))
-	if err != nil || cp == nil {
+	cp := h.Repo.Checkpoint()
+	if cp == nil {
 		return nil, false
 	}
 	recorded := map[string]gitrepo.Hash{}
 	reached, steps := false, 0
-	err = rsl.WalkBack(h.Repo.Git, tip, func(rec *rsl.Record) (bool, error) {
-		if rec.ID == cp.EntryID {
+	err := rsl.WalkBack(h.Repo.Git, tip, func(rec *rsl.Record) (bool, error) {
+		if cp.IsEntry(rec.Entry.Number, rec.ID) {
 			reached = true
 			return false, nil
 		}
@@ -297,9 +296,9 @@ func (h *Helper) recordedSinceCheckpoint(tip gitrepo.Hash) (map[string]gitrepo.H
 	if err != nil || !reached {
 		return nil, false
 	}
-	for ref, r := range cp.Refs {
+	for ref, target := range cp.Targets() {
 		if _, seen := recorded[ref]; !seen {
-			recorded[ref] = r.Target
+			recorded[ref] = target
 		}
 	}
 	return recorded, true

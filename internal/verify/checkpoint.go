@@ -188,7 +188,11 @@ func (v *verifier) checkpoint() *Checkpoint {
 // (unless full), and saves the new checkpoint when everything verified.
 // A checkpoint that cannot be read is ignored.
 func WithCheckpoint(repo *gitrepo.Repo, opts Options, full bool) (*Result, error) {
-	path := CheckpointPath(repo.GitDir())
+	return WithStore(repo, Checkpoints(repo.GitDir()), opts, full)
+}
+
+// WithStore is WithCheckpoint with the checkpoint kept in store.
+func WithStore(repo *gitrepo.Repo, store CheckpointStore, opts Options, full bool) (*Result, error) {
 	t0 := time.Now()
 	defer func() {
 		if opts.Trace != nil {
@@ -196,7 +200,7 @@ func WithCheckpoint(repo *gitrepo.Repo, opts Options, full bool) (*Result, error
 		}
 	}()
 	if !full {
-		if cp, err := LoadCheckpoint(path); err == nil && cp != nil && cp.RootPin == RootPin(opts.RootKeys, opts.RootThreshold) {
+		if cp, err := store.Load(); err == nil && cp != nil && cp.RootPin == RootPin(opts.RootKeys, opts.RootThreshold) {
 			opts.Checkpoint = cp
 		}
 	}
@@ -205,7 +209,7 @@ func WithCheckpoint(repo *gitrepo.Repo, opts Options, full bool) (*Result, error
 	}
 	res, err := Verify(repo, opts)
 	if err == nil && res != nil && res.Checkpoint != nil && res.Checkpoint != opts.Checkpoint {
-		_ = res.Checkpoint.Save(path) // a cache: failing to save only costs time next run
+		_ = store.Save(res.Checkpoint) // a cache: failing to save only costs time next run
 	}
 	return res, err
 }
