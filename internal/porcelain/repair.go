@@ -246,26 +246,15 @@ func (s *RepairScan) RecordServerValue(ref, keyFile string) (*RepairResult, erro
 		return nil, err
 	}
 	r.UseAttestations(s.remote[attest.Ref])
-	pending, err := r.precheckMove(s.pol, s.LogTip, verify.Transition{Ref: ref, Old: o.Recorded, New: o.Server, CheckPaths: true}, sign.Fingerprint(signer.PublicKey()))
+	move := verify.Transition{Ref: ref, Old: o.Recorded, New: o.Server, CheckPaths: true}
+	p, err := r.prepareMoves(s.LogTip, s.pol, signer, who, []verify.Transition{move}, true)
 	if err != nil {
 		return nil, fmt.Errorf("record %s at %s: %w", ref, shortHash(o.Server), err)
 	}
-	if len(pending) > 0 {
-		return nil, fmt.Errorf("%w: record %s at %s: the move is not authorized yet: %s; nothing was signed or pushed", ErrRefused, ref, shortHash(o.Server), strings.Join(pending, "; "))
+	if len(p.Pending) > 0 {
+		return nil, fmt.Errorf("%w: record %s at %s: the move is not authorized yet: %s; nothing was signed or pushed", ErrRefused, ref, shortHash(o.Server), strings.Join(p.Pending, "; "))
 	}
-	tip, err := r.Git.ReadCommit(s.LogTip)
-	if err != nil {
-		return nil, err
-	}
-	tipEntry, err := rsl.FromCommit(tip)
-	if err != nil {
-		return nil, err
-	}
-	e := &rsl.Entry{Number: tipEntry.Number + 1, Type: rsl.TypeRef, Ref: ref, Old: o.Recorded, New: o.Server}
-	id, err := rsl.Write(r.Git, e, s.LogTip, who, signEntry(signer))
-	if err != nil {
-		return nil, err
-	}
+	e, id := p.Entries[0], p.Tip
 	// What the server will judge: its refs, its log with the entry. Push
 	// only when ref verifies there (the server refuses it otherwise).
 	proposed := make(map[string]gitrepo.Hash, len(s.remote))
