@@ -241,55 +241,95 @@ func (c *Context) preReceive(input []byte) error {
 	// the signature code while the refs, the checkpoint and the policy are
 	// read. The fast path above needs none.
 	go sign.Warm()
-	refs, err := g.ListRefs("refs/")
+	st, err := c.proposedState(lines)
+	if err != nil || st == nil {
+		return err // nil, nil: not a git-secure repository
+	}
+	if err := c.checkMetadataLines(lines, st.proposed); err != nil {
+		return err
+	}
+	c.Trace.Mark("log only grows")
+	budget, err := c.pushBudget(st.oldLog, st.proposed[rsl.Ref])
 	if err != nil {
 		return err
 	}
+	// Freshness is the clients' check: a push is judged on its content,
+	// and a stopped timestamp job must not jam the server.
+	opts := verify.Options{Budget: budget, SkipFreshness: true}
+	c.Trace.Mark("read config")
+	if c.Trace != nil {
+		opts.Trace = func(phase string, _ time.Duration) { c.Trace.Mark("verify: " + phase) }
+	}
+	_, err = c.Repo.VerifyProposed(st.proposed, opts)
+	c.Trace.Mark("verify")
+	if err == nil {
+		return nil
+	}
+	var failed *verify.Failed
+	if !errors.As(err, &failed) {
+		return err
+	}
+	return c.judgePush(failed, st)
+}
+
+// pushState is the server's state before a push and the one it proposes.
+type pushState struct {
+	proposed map[string]gitrepo.Hash // every ref as the push would leave it
+	onServer map[string]bool         // the refs the server had before it
+	pushed   map[string]bool         // the refs the push changes
+	oldLog   gitrepo.Hash            // the server's log tip before it
+}
+
+// proposedState lists the server's refs and applies the push's lines to
+// them; nil (no error) when the repository is not a git-secure one before
+// nor after the push. A line whose ref moved meanwhile is refused.
+func (c *Context) proposedState(lines []RefLine) (*pushState, error) {
+	refs, err := c.Repo.Git.ListRefs("refs/")
+	if err != nil {
+		return nil, err
+	}
 	c.Trace.Mark("list refs")
-	proposed := map[string]gitrepo.Hash{}
-	onServer := make(map[string]bool, len(refs))
+	st := &pushState{proposed: map[string]gitrepo.Hash{}, onServer: make(map[string]bool, len(refs)), pushed: map[string]bool{}}
 	protectedNow := false
 	for _, r := range refs {
-		onServer[r.Name] = true
-		proposed[r.Name] = r.Hash
+		st.onServer[r.Name] = true
+		st.proposed[r.Name] = r.Hash
 		protectedNow = protectedNow || r.Name == rsl.Ref || r.Name == policy.Ref
 	}
-	oldLog := proposed[rsl.Ref]
-	pushed := map[string]bool{}
+	st.oldLog = st.proposed[rsl.Ref]
 	for _, l := range lines {
-		if cur := proposed[l.Ref]; cur != l.Old {
+		if cur := st.proposed[l.Ref]; cur != l.Old {
 			c.say("rejected: %s moved during the push (someone else pushed first); fetch and push again", l.Ref)
-			return ErrRejected
+			return nil, ErrRejected
 		}
 		if l.New.IsZero() {
-			delete(proposed, l.Ref)
+			delete(st.proposed, l.Ref)
 		} else {
-			proposed[l.Ref] = l.New
+			st.proposed[l.Ref] = l.New
 		}
-		pushed[l.Ref] = true
+		st.pushed[l.Ref] = true
 	}
 	// Not a git-secure repository before nor after this push. Deciding on
 	// the proposed state alone would let one push delete the log and the
 	// policy together and pass as unprotected.
-	if !protectedNow && proposed[rsl.Ref].IsZero() && proposed[policy.Ref].IsZero() {
-		return nil // not a git-secure repository
+	if !protectedNow && st.proposed[rsl.Ref].IsZero() && st.proposed[policy.Ref].IsZero() {
+		return nil, nil
 	}
+	return st, nil
+}
+
+// checkMetadataLines refuses a push that deletes git-secure's metadata,
+// rewrites the history of what may only grow, or puts anything else
+// under refs/secure/.
+func (c *Context) checkMetadataLines(lines []RefLine, proposed map[string]gitrepo.Hash) error {
 	for _, l := range lines {
 		switch l.Ref {
 		case rsl.Ref, attest.Ref, policy.StagingRef:
 			// The staged policy collects co-signers' signatures: nobody
 			// may delete it or put another change in its place (the
 			// helper never does either).
-			if l.New.IsZero() {
-				c.say("error: %s cannot be deleted", l.Ref)
-				return ErrRejected
-			}
-			if !l.Old.IsZero() {
-				if ok, err := g.IsAncestor(l.Old, l.New); err != nil || !ok {
-					c.say("error: %s can only grow: %s does not extend %s", l.Ref, short(l.New), short(l.Old))
-					c.say("hint: fetch the remote's %s and build on it (git fetch)", l.Ref)
-					return ErrRejected
-				}
+			if err := c.onlyGrows(l); err != nil {
+				return err
 			}
 			if l.Ref == attest.Ref {
 				if err := c.attestationsKept(l); err != nil {
@@ -312,40 +352,39 @@ func (c *Context) preReceive(input []byte) error {
 			}
 		}
 	}
-	c.Trace.Mark("log only grows")
-	pin, pinThreshold, err := c.Repo.PinnedRoot()
-	if err != nil {
-		return err
+	return nil
+}
+
+// onlyGrows refuses the deletion of l.Ref, or a new value that does not
+// extend the old one.
+func (c *Context) onlyGrows(l RefLine) error {
+	if l.New.IsZero() {
+		c.say("error: %s cannot be deleted", l.Ref)
+		return ErrRejected
 	}
-	budget, err := c.pushBudget(oldLog, proposed[rsl.Ref])
-	if err != nil {
-		return err
+	if !l.Old.IsZero() {
+		if ok, err := c.Repo.Git.IsAncestor(l.Old, l.New); err != nil || !ok {
+			c.say("error: %s can only grow: %s does not extend %s", l.Ref, short(l.New), short(l.Old))
+			c.say("hint: fetch the remote's %s and build on it (git fetch)", l.Ref)
+			return ErrRejected
+		}
 	}
-	// Freshness is the clients' check: a push is judged on its content,
-	// and a stopped timestamp job must not jam the server.
-	opts := verify.Options{Now: c.Repo.Now(), RefValues: proposed, RootKeys: pin, RootThreshold: pinThreshold, Budget: budget, SkipFreshness: true}
-	c.Trace.Mark("read config")
-	if c.Trace != nil {
-		opts.Trace = func(phase string, _ time.Duration) { c.Trace.Mark("verify: " + phase) }
-	}
-	_, err = verify.WithCheckpoint(g, opts, false)
-	c.Trace.Mark("verify")
-	if err == nil {
-		return nil
-	}
-	var failed *verify.Failed
-	if !errors.As(err, &failed) {
-		return err
-	}
+	return nil
+}
+
+// judgePush reports the problems of a proposed state that does not
+// verify and refuses the push unless every one was there before it and
+// the push leaves it alone.
+func (c *Context) judgePush(failed *verify.Failed, st *pushState) error {
 	unrecorded, rejected := false, false
 	for _, p := range failed.Problems {
-		if c.outOfStepBefore(p, pushed, oldLog, proposed[rsl.Ref]) {
+		if c.outOfStepBefore(p, st.pushed, st.oldLog, st.proposed[rsl.Ref]) {
 			c.say("warning: %s", p.Error())
-			c.say("hint: this push leaves %s alone, so it is accepted; %s", p.Ref, c.repairHint(p.Ref, oldLog))
+			c.say("hint: this push leaves %s alone, so it is accepted; %s", p.Ref, c.repairHint(p.Ref, st.oldLog))
 			continue
 		}
 		rejected = true
-		if c.neverPublished(p, proposed, onServer, oldLog) {
+		if c.neverPublished(p, st.proposed, st.onServer, st.oldLog) {
 			// Still refused: a log that records a ref the server does not
 			// have fails everyone's verification. Only the words differ
 			// from a deletion.
@@ -357,7 +396,7 @@ func (c *Context) preReceive(input []byte) error {
 		if p.Hint != "" {
 			c.say("hint: %s", p.Hint)
 		}
-		if errors.Is(p, verify.ErrUnrecorded) && pushed[p.Ref] {
+		if errors.Is(p, verify.ErrUnrecorded) && st.pushed[p.Ref] {
 			unrecorded = true
 		}
 	}
@@ -549,7 +588,7 @@ func (c *Context) unprotectedOnly(lines []RefLine) (bool, error) {
 	if err != nil {
 		return false, nil // the full check reports it
 	}
-	if !c.Repo.Checkpoint().Covers(cur[rsl.Ref], cur[policy.Ref], pin, pinThreshold) {
+	if !c.Repo.LoadCheckpoint().Covers(cur[rsl.Ref], cur[policy.Ref], pin, pinThreshold) {
 		return false, nil
 	}
 	pol, err := policy.Load(g, cur[policy.Ref])

@@ -6,20 +6,23 @@ import (
 	"github.com/git-secure/git-secure/internal/verify"
 )
 
-// Checkpoints returns this clone's verification checkpoint store: the
-// file is read once, and a verification run through the store updates it.
-func (r *Repo) Checkpoints() *verify.CheckpointFile {
-	if r.checkpoints == nil {
-		r.checkpoints = verify.Checkpoints(r.Git.GitDir())
-	}
-	return r.checkpoints
-}
+// Checkpoints returns this clone's verification checkpoint store.
+func (r *Repo) Checkpoints() verify.CheckpointStore { return verify.Checkpoints(r.Git.GitDir()) }
 
-// Checkpoint returns the verification checkpoint of this clone (nil when
-// there is none or it cannot be read).
-func (r *Repo) Checkpoint() *verify.Checkpoint {
+// LoadCheckpoint returns the verification checkpoint of this clone as it
+// is now (nil when there is none or it cannot be read).
+func (r *Repo) LoadCheckpoint() *verify.Checkpoint {
 	cp, _ := r.Checkpoints().Load()
 	return cp
+}
+
+// checkpoint is LoadCheckpoint read once: recording asks it for every ref
+// it records.
+func (r *Repo) checkpoint() *verify.Checkpoint {
+	if !r.cpLoaded {
+		r.cp, r.cpLoaded = r.LoadCheckpoint(), true
+	}
+	return r.cp
 }
 
 // latestFor returns the latest entry for ref in the log at tip (nil if it
@@ -30,7 +33,7 @@ func (r *Repo) Checkpoint() *verify.Checkpoint {
 // only decides what recording proposes: the verifier checks every entry's
 // old value against the log itself.
 func (r *Repo) latestFor(tip gitrepo.Hash, ref string) (*rsl.Record, error) {
-	cp := r.Checkpoint()
+	cp := r.checkpoint()
 	if cp == nil {
 		return rsl.LatestFor(r.Git, tip, ref)
 	}

@@ -39,7 +39,8 @@ type Repo struct {
 	attestTip   gitrepo.Hash
 	attestKnown bool
 
-	checkpoints *verify.CheckpointFile // opened by Checkpoints()
+	cp       *verify.Checkpoint // read once by checkpoint()
+	cpLoaded bool
 
 	// Trace, when set, is told when each phase of recording ends
 	// (GIT_SECURE_TRACE).

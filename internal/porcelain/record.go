@@ -208,19 +208,11 @@ func (r *Repo) precheckMove(pol *policy.Policy, rslTip gitrepo.Hash, t verify.Tr
 			approvers = nil
 		}
 	}
-	treeApprovers, err := r.treeApprovers(store, pol, ref, old, new, revoked)
+	t.Signer = signer
+	in, err := r.decisionInputs(store, pol, rslTip, t, approvers)
 	if err != nil {
 		return nil, err
 	}
-	in := verify.Inputs{
-		Approvers:       approvers,
-		TreeApprovers:   treeApprovers,
-		RecordedTargets: func(rule *policy.Rule) []gitrepo.Hash { return r.recordedTargets(rslTip, pol, rule) },
-		Tests: func(tree gitrepo.Hash) ([]string, []string, error) {
-			return verify.Testers(store, pol, tree, revoked)
-		},
-	}
-	t.Signer = signer
 	d, err := verify.Decide(r.Git, pol, t, in)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrRefused, err)
@@ -244,6 +236,25 @@ func (r *Repo) precheckMove(pol *policy.Policy, rslTip gitrepo.Hash, t verify.Tr
 		}
 	}
 	return pending, nil
+}
+
+// decisionInputs is what verify.Decide needs to judge move t under pol
+// besides its approvers: the tree-bound approvers, the recorded targets
+// of a rule's refs (in the log at rslTip) and the testers in store.
+func (r *Repo) decisionInputs(store *attest.Store, pol *policy.Policy, rslTip gitrepo.Hash, t verify.Transition, approvers []string) (verify.Inputs, error) {
+	revoked := func(fp string) bool { return pol.RevokedFrom(fp) != 0 }
+	treeApprovers, err := r.treeApprovers(store, pol, t.Ref, t.Old, t.New, revoked)
+	if err != nil {
+		return verify.Inputs{}, err
+	}
+	return verify.Inputs{
+		Approvers:       approvers,
+		TreeApprovers:   treeApprovers,
+		RecordedTargets: func(rule *policy.Rule) []gitrepo.Hash { return r.recordedTargets(rslTip, pol, rule) },
+		Tests: func(tree gitrepo.Hash) ([]string, []string, error) {
+			return verify.Testers(store, pol, tree, revoked)
+		},
+	}, nil
 }
 
 func ruleOrPolicy(rule string) string {
@@ -287,7 +298,7 @@ const maxPrecheckWalk = 128
 // It walks back to the verification checkpoint, whose digests of counted
 // approvals answer for the older entries, or maxPrecheckWalk entries.
 func (r *Repo) transitionRecorded(tip gitrepo.Hash, ref string, old, new gitrepo.Hash) (bool, error) {
-	cp := r.Checkpoint()
+	cp := r.checkpoint()
 	found, atCheckpoint := false, false
 	walked := 0
 	err := rsl.WalkBack(r.Git, tip, func(rec *rsl.Record) (bool, error) {

@@ -63,9 +63,6 @@ type Helper struct {
 	remote map[string]gitrepo.Hash
 	// refetched is set once a fetch was repeated to rule out a race.
 	refetched bool
-	// pushSync is set while a push brings the remote's metadata in: a
-	// stale freshness statement is then only warned about (freshness.go).
-	pushSync bool
 	// forPush is the listing "list for-push" just made, used once.
 	forPush map[string]gitrepo.Hash
 	// localSnap is the local refs/secure/* and refs/heads/* read while
@@ -97,9 +94,8 @@ type Helper struct {
 	// localSnap (nil there if it failed).
 	snapDone chan struct{}
 	// pushed holds what the last successful git push set on the remote
-	// (zero: deleted); pushedAll is false when some value is unknown.
-	pushed    map[string]gitrepo.Hash
-	pushedAll bool
+	// (zero: deleted); nil when some value is unknown (push.go).
+	pushed map[string]gitrepo.Hash
 	// pre is what a push needs, loaded in the background while git runs
 	// the pre-push hook (nil when not started).
 	pre *prefetched
@@ -108,9 +104,6 @@ type Helper struct {
 	// unpushed metadata with them (relistForMetadata), at their real
 	// value on both sides.
 	relisted map[string]gitrepo.Hash
-	// lastPush holds the stderr of the last inner git push until its
-	// outcome is known (push.go).
-	lastPush *noiseFilter
 }
 
 // prefetched is the policy at the snapshot's refs/secure/policy and the
@@ -274,7 +267,7 @@ const maxRelistWalk = 64
 // walk bound, or when an annotation (which can send a ref back) is among
 // them.
 func (h *Helper) recordedSinceCheckpoint(tip gitrepo.Hash) (map[string]gitrepo.Hash, bool) {
-	cp := h.Repo.Checkpoint()
+	cp := h.Repo.LoadCheckpoint()
 	if cp == nil {
 		return nil, false
 	}
@@ -631,7 +624,7 @@ func (h *Helper) list(forPush bool) error {
 		h.passThrough(listing, listHead)
 		return nil
 	}
-	refs, head, err := h.fetchAndVerify()
+	refs, head, err := h.fetchAndVerify(false)
 	if err != nil {
 		return err
 	}

@@ -19,39 +19,20 @@ type CheckpointStore interface {
 }
 
 // CheckpointFile is the checkpoint file of one git directory
-// (CheckpointPath). It reads the file once: later Loads return what was
-// read, or what a Save through it wrote since. A CheckpointFile is not
-// safe for concurrent use.
-type CheckpointFile struct {
-	path   string
-	cp     *Checkpoint
-	err    error
-	loaded bool
-}
+// (CheckpointPath); each Load reads it as it is then.
+type CheckpointFile struct{ path string }
 
 // Checkpoints returns the checkpoint store of the repository whose git
 // directory is gitDir.
-func Checkpoints(gitDir string) *CheckpointFile {
-	return &CheckpointFile{path: CheckpointPath(gitDir)}
+func Checkpoints(gitDir string) CheckpointFile {
+	return CheckpointFile{path: CheckpointPath(gitDir)}
 }
 
-// Load reads the checkpoint file, once.
-func (f *CheckpointFile) Load() (*Checkpoint, error) {
-	if !f.loaded {
-		f.cp, f.err = LoadCheckpoint(f.path)
-		f.loaded = true
-	}
-	return f.cp, f.err
-}
+// Load reads the checkpoint file.
+func (f CheckpointFile) Load() (*Checkpoint, error) { return LoadCheckpoint(f.path) }
 
-// Save writes cp to the file and serves it to later Loads.
-func (f *CheckpointFile) Save(cp *Checkpoint) error {
-	if err := cp.Save(f.path); err != nil {
-		return err
-	}
-	f.cp, f.err, f.loaded = cp, nil, true
-	return nil
-}
+// Save writes cp to the file atomically.
+func (f CheckpointFile) Save(cp *Checkpoint) error { return cp.Save(f.path) }
 
 // IsEntry reports whether the checkpoint was made at entry number with
 // commit id (a walk of the log that reaches it may stop there).
