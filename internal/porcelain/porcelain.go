@@ -108,6 +108,22 @@ func (r *Repo) LoadSigner(keyFile string) (sign.Signer, error) {
 	return s, nil
 }
 
+// signingAs loads the signing key (LoadSigner) and who is acting (Ident),
+// what every command that signs a log entry starts with. The caller
+// closes the signer.
+func (r *Repo) signingAs(keyFile string) (sign.Signer, gitrepo.Ident, error) {
+	s, err := r.LoadSigner(keyFile)
+	if err != nil {
+		return nil, gitrepo.Ident{}, err
+	}
+	who, err := r.Ident()
+	if err != nil {
+		s.Close()
+		return nil, gitrepo.Ident{}, err
+	}
+	return s, who, nil
+}
+
 // Ident returns who is acting, as git would write it in a commit (git var
 // GIT_COMMITTER_IDENT honours GIT_COMMITTER_*, committer.* and user.*),
 // stamped with r.Now.

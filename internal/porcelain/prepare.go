@@ -116,18 +116,12 @@ func (r *Repo) prepareMoves(base gitrepo.Hash, pol *policy.Policy, s sign.Signer
 	if len(moves) == 0 || (strict && len(p.Pending) > 0) {
 		return p, nil
 	}
-	tipCommit, err := r.Git.ReadCommit(base)
+	number, err := r.nextNumber(base)
 	if err != nil {
 		return nil, err
 	}
-	tipEntry, err := rsl.FromCommit(tipCommit)
-	if err != nil {
-		return nil, err
-	}
-	number := tipEntry.Number
-	for _, t := range moves {
-		number++
-		e := &rsl.Entry{Number: number, Type: rsl.TypeRef, Ref: t.Ref, Old: t.Old, New: t.New}
+	for i, t := range moves {
+		e := &rsl.Entry{Number: number + uint64(i), Type: rsl.TypeRef, Ref: t.Ref, Old: t.Old, New: t.New}
 		if p.Tip, err = rsl.Write(r.Git, e, p.Tip, who, signEntry(s)); err != nil {
 			return nil, err
 		}
@@ -135,6 +129,19 @@ func (r *Repo) prepareMoves(base gitrepo.Hash, pol *policy.Policy, s sign.Signer
 		p.Entries = append(p.Entries, e)
 	}
 	return p, nil
+}
+
+// nextNumber is the number of the entry that follows the log's tip.
+func (r *Repo) nextNumber(tip gitrepo.Hash) (uint64, error) {
+	c, err := r.Git.ReadCommit(tip)
+	if err != nil {
+		return 0, err
+	}
+	e, err := rsl.FromCommit(c)
+	if err != nil {
+		return 0, err
+	}
+	return e.Number + 1, nil
 }
 
 // Commit moves the local log from p.Base to p.Tip with compare-and-swap

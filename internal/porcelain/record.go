@@ -79,15 +79,11 @@ func (r *Repo) Record(name, keyFile string) (*RecordResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := r.LoadSigner(keyFile)
+	s, who, err := r.signingAs(keyFile)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	who, err := r.Ident()
-	if err != nil {
-		return nil, err
-	}
 	var res *RecordResult
 	lost, err := Retry(func(int) (bool, error) {
 		res, err = r.recordOnce(ref, s, who)

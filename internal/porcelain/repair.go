@@ -236,15 +236,11 @@ func (s *RepairScan) RecordServerValue(ref, keyFile string) (*RepairResult, erro
 		return nil, err
 	}
 	r := s.repo
-	signer, err := r.LoadSigner(keyFile)
+	signer, who, err := r.signingAs(keyFile)
 	if err != nil {
 		return nil, err
 	}
 	defer signer.Close()
-	who, err := r.Ident()
-	if err != nil {
-		return nil, err
-	}
 	r.UseAttestations(s.remote[attest.Ref])
 	move := verify.Transition{Ref: ref, Old: o.Recorded, New: o.Server, CheckPaths: true}
 	p, err := r.prepareMoves(s.LogTip, s.pol, signer, who, []verify.Transition{move}, true)

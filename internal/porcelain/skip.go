@@ -36,15 +36,11 @@ func (r *Repo) Skip(numbers []uint64, reason, keyFile string) (*SkipResult, erro
 	if reason == "" {
 		return nil, usage("say why with --reason (it is recorded in the log)")
 	}
-	s, err := r.LoadSigner(keyFile)
+	s, who, err := r.signingAs(keyFile)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	who, err := r.Ident()
-	if err != nil {
-		return nil, err
-	}
 	tip, policyTip, err := r.tips()
 	if err != nil {
 		return nil, err
