@@ -98,34 +98,44 @@ func (c *Context) server() bool {
 
 // syncForwarders picks up hooks added to the chained directory since the
 // install, so that they run from now on.
-func (c *Context) syncForwarders() {
-	dir := filepath.Join(c.Repo.Git.GitDir(), "secure", "hooks")
+func (c *Context) syncForwarders() { SyncInstalled(c.Repo, c.say) }
+
+// SyncInstalled picks up the hooks added to the chained directory of
+// repository r since git secure hooks install put its forwarders there
+// (nothing when they were installed for the user), and tells say about
+// each. The pre-push hook and git-remote-secure both run it.
+func SyncInstalled(r *porcelain.Repo, say func(format string, args ...any)) {
+	gitDir := r.Git.GitDir()
+	dir := filepath.Join(gitDir, "secure", "hooks")
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return // installed for the user, not in this repository
 	}
-	chainDir, err := c.chainDir()
+	chainDir, err := chainDirOf(r)
 	if err != nil {
 		return
 	}
-	added, err := SyncForwarders(dir, Binary(), c.Repo.Git.GitDir(), chainDir, Guarded(dir))
+	added, err := SyncForwarders(dir, Binary(), gitDir, chainDir, Guarded(dir))
 	if err != nil {
-		c.say("warning: %v", err)
+		say("warning: %v", err)
 	}
 	for _, name := range added {
-		c.say("note: your %s hook (%s) was added after git secure hooks install; it runs from now on", name, filepath.Join(chainDir, name))
+		say("note: your %s hook (%s) was added after git secure hooks install; it runs from now on", name, filepath.Join(chainDir, name))
 	}
 }
 
-func (c *Context) chainDir() (string, error) {
-	dir, ok, err := c.Repo.ConfigValue(keyPrevHooksPath)
+func (c *Context) chainDir() (string, error) { return chainDirOf(c.Repo) }
+
+// chainDirOf is the directory of the hooks r had before git-secure's.
+func chainDirOf(r *porcelain.Repo) (string, error) {
+	dir, ok, err := r.ConfigValue(keyPrevHooksPath)
 	if err != nil {
 		return "", err
 	}
 	if !ok {
-		return filepath.Join(c.Repo.Git.GitDir(), "hooks"), nil
+		return filepath.Join(r.Git.GitDir(), "hooks"), nil
 	}
-	if !filepath.IsAbs(dir) && c.Repo.Git.WorkTree() != "" {
-		dir = filepath.Join(c.Repo.Git.WorkTree(), dir)
+	if !filepath.IsAbs(dir) && r.Git.WorkTree() != "" {
+		dir = filepath.Join(r.Git.WorkTree(), dir)
 	}
 	return dir, nil
 }
@@ -414,11 +424,7 @@ func (c *Context) judgePush(failed *verify.Failed, st *pushState) error {
 // repairHint says how a ref out of step with the server's log (tip)
 // is repaired: from a clone, by anyone allowed to move it.
 func (c *Context) repairHint(ref string, tip gitrepo.Hash) string {
-	var target gitrepo.Hash
-	if last, err := rsl.LatestFor(c.Repo.Git, tip, ref); err == nil && last != nil {
-		target = last.Entry.New
-	}
-	return verify.RepairHint("origin", ref, target)
+	return c.Repo.RepairHint("origin", tip, ref)
 }
 
 // neverPublished reports whether problem p is a ref the proposed log
@@ -591,7 +597,7 @@ func (c *Context) unprotectedOnly(lines []RefLine) (bool, error) {
 	if !c.Repo.LoadCheckpoint().Covers(cur[rsl.Ref], cur[policy.Ref], pin, pinThreshold) {
 		return false, nil
 	}
-	pol, err := policy.Load(g, cur[policy.Ref])
+	pol, err := c.Repo.PolicyAt(cur[policy.Ref])
 	if err != nil {
 		return false, nil // the full check says what is wrong
 	}
@@ -633,7 +639,7 @@ func (c *Context) prePush(input []byte) error {
 	if err != nil || !ok {
 		return err
 	}
-	pol, err := policy.Load(g, polTip)
+	pol, err := c.Repo.PolicyAt(polTip)
 	if err != nil {
 		return err
 	}

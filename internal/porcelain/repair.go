@@ -98,27 +98,16 @@ func (r *Repo) ScanRemote(remote string, only []string) (*RepairScan, error) {
 
 // Close deletes the fetched namespace (its objects stay until git gc).
 func (s *RepairScan) Close() {
-	refs, err := s.repo.Git.ListRefs(s.ns + "/")
-	if err != nil || len(refs) == 0 {
-		return
-	}
-	var del []gitrepo.RefUpdate
-	for _, x := range refs {
-		del = append(del, gitrepo.RefUpdate{Name: x.Name, Old: x.Hash})
-	}
-	_ = s.repo.Git.UpdateRefs(del, "git-secure: rsl repair done")
+	s.repo.DropNamespace(s.ns, "git-secure: rsl repair done")
 }
 
 func (s *RepairScan) load(only []string) error {
 	g := s.repo.Git
-	incoming, err := g.ListRefs(s.ns + "/")
+	remote, err := s.repo.NamespaceRefs(s.ns)
 	if err != nil {
 		return err
 	}
-	s.remote = map[string]gitrepo.Hash{}
-	for _, x := range incoming {
-		s.remote["refs/"+strings.TrimPrefix(x.Name, s.ns+"/")] = x.Hash
-	}
+	s.remote = remote
 	s.LogTip = s.remote[rsl.Ref]
 	if s.LogTip.IsZero() || s.remote[policy.Ref].IsZero() {
 		return usage("%s has no git-secure log or policy: nothing to repair", s.Remote)

@@ -57,13 +57,9 @@ func (h *Helper) fetchAndVerifyOnce(forPush bool) (map[string]gitrepo.Hash, stri
 	if _, err := h.Repo.Git.RunTee(bgctx(), h.Err, append(args, forgeExcludes()...)...); err != nil {
 		return nil, "", fmt.Errorf("fetch from %s: %w", h.URL, err)
 	}
-	incoming, err := h.Repo.Git.ListRefs(ns + "/")
+	remote, err := h.Repo.NamespaceRefs(ns)
 	if err != nil {
 		return nil, "", err
-	}
-	remote := map[string]gitrepo.Hash{}
-	for _, r := range incoming {
-		remote["refs/"+strings.TrimPrefix(r.Name, ns+"/")] = r.Hash
 	}
 	remote = addUnfetched(remote, listing)
 	visible := map[string]gitrepo.Hash{}
@@ -302,10 +298,5 @@ func (h *Helper) problemHint(p *verify.Problem, remoteTip gitrepo.Hash) string {
 	if p.Entry != 0 || p.Ref == "" || p.Ref == rsl.PolicyRef || !errors.Is(p, verify.ErrUnrecorded) {
 		return p.Hint
 	}
-	last, err := rsl.LatestFor(h.Repo.Git, remoteTip, p.Ref)
-	var target gitrepo.Hash
-	if err == nil && last != nil {
-		target = last.Entry.New
-	}
-	return verify.RepairHint(h.Remote, p.Ref, target)
+	return h.Repo.RepairHint(h.Remote, remoteTip, p.Ref)
 }

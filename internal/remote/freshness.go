@@ -26,7 +26,7 @@ func (h *Helper) timestampUpdate(remote map[string]gitrepo.Hash) (gitrepo.RefUpd
 		return gitrepo.RefUpdate{}, false
 	}
 	drop := gitrepo.RefUpdate{Name: freshness.Ref, Old: have}
-	pol, err := policy.Load(g, remote[policy.Ref])
+	pol, err := h.Repo.PolicyAt(remote[policy.Ref])
 	if err != nil || pol.Freshness() == nil {
 		return drop, !have.IsZero()
 	}

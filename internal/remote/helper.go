@@ -133,13 +133,10 @@ func (h *Helper) snapshotAsync(forPush bool) {
 		h.pre = pre
 	}
 	go func() {
-		snap := map[string]gitrepo.Hash(nil)
-		if refs, err := h.Repo.Git.ListRefs("refs/secure/", "refs/heads/"); err == nil {
-			snap = make(map[string]gitrepo.Hash, len(refs))
-			for _, r := range refs {
-				snap[r.Name] = r.Hash
-			}
-		} // else localSnap stays nil: later reads ask git again
+		snap, err := h.Repo.RefValues("refs/secure/", "refs/heads/")
+		if err != nil {
+			snap = nil // later reads ask git again
+		}
 		h.localSnap = snap
 		close(done)
 		if pre == nil {
@@ -148,7 +145,7 @@ func (h *Helper) snapshotAsync(forPush bool) {
 		defer close(pre.done)
 		if p := snap[policy.Ref]; !p.IsZero() {
 			pre.policyCommit = p
-			pre.pol, pre.polErr = policy.Load(h.Repo.Git, p)
+			pre.pol, pre.polErr = h.Repo.PolicyAt(p)
 		}
 		pre.signer, pre.signErr = h.Repo.LoadSigner("")
 	}()
@@ -503,15 +500,7 @@ func (h *Helper) localSecure() (map[string]gitrepo.Hash, error) {
 		}
 		return out, nil
 	}
-	refs, err := h.Repo.Git.ListRefs("refs/secure/")
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]gitrepo.Hash, len(refs))
-	for _, r := range refs {
-		out[r.Name] = r.Hash
-	}
-	return out, nil
+	return h.Repo.RefValues("refs/secure/")
 }
 
 // cleanup deletes the private namespace.
@@ -519,15 +508,7 @@ func (h *Helper) cleanup() {
 	if !h.fetched {
 		return
 	}
-	refs, err := h.Repo.Git.ListRefs(h.namespace + "/")
-	if err != nil || len(refs) == 0 {
-		return
-	}
-	var del []gitrepo.RefUpdate
-	for _, r := range refs {
-		del = append(del, gitrepo.RefUpdate{Name: r.Name, Old: r.Hash})
-	}
-	_ = h.Repo.Git.UpdateRefs(del, "git-secure: clean up")
+	h.Repo.DropNamespace(h.namespace, "git-secure: clean up")
 }
 
 // lsRemote lists the remote's refs (no objects fetched).
@@ -644,28 +625,7 @@ func (h *Helper) fetch(in *bufio.Reader, first string) error {
 // syncHooks picks up hooks the repository gained since git secure hooks
 // install (the pre-push hook may no longer start git-secure, so the helper,
 // which runs on every fetch and push, does it).
-func (h *Helper) syncHooks() {
-	dir := filepath.Join(h.Repo.Git.GitDir(), "secure", "hooks")
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return
-	}
-	chain, ok, err := h.Repo.ConfigValue("secure.previousHooksPath")
-	if err != nil {
-		return
-	}
-	if !ok {
-		chain = filepath.Join(h.Repo.Git.GitDir(), "hooks")
-	} else if !filepath.IsAbs(chain) && h.Repo.Git.WorkTree() != "" {
-		chain = filepath.Join(h.Repo.Git.WorkTree(), chain)
-	}
-	added, err := hooks.SyncForwarders(dir, hooks.Binary(), h.Repo.Git.GitDir(), chain, hooks.Guarded(dir))
-	if err != nil {
-		h.logf("warning: %v", err)
-	}
-	for _, name := range added {
-		h.logf("note: your %s hook (%s) was added after git secure hooks install; it runs from now on", name, filepath.Join(chain, name))
-	}
-}
+func (h *Helper) syncHooks() { hooks.SyncInstalled(h.Repo, h.logf) }
 
 // adoptRemote routes the fetches of a named remote that only its pushes
 // reached the helper by (url.secure::.pushInsteadOf): its first push sets

@@ -226,7 +226,7 @@ func (h *Helper) policyOf(local map[string]gitrepo.Hash, pre *prefetched) (*poli
 	case pre != nil && pre.policyCommit == p:
 		return pre.pol, pre.polErr
 	}
-	return policy.Load(h.Repo.Git, p)
+	return h.Repo.PolicyAt(p)
 }
 
 // replan reads the local metadata and the policy again after a sync with

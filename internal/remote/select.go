@@ -143,13 +143,9 @@ func (h *Helper) fetchByName(wants map[string]gitrepo.Hash) error {
 	if _, err := h.Repo.Git.Run(bgctx(), []byte(specs.String()), args...); err != nil {
 		return fmt.Errorf("fetch from %s: %w", h.URL, err)
 	}
-	got, err := h.Repo.Git.ListRefs(h.namespace + "/")
+	have, err := h.Repo.NamespaceRefs(h.namespace)
 	if err != nil {
 		return err
-	}
-	have := make(map[string]gitrepo.Hash, len(got))
-	for _, r := range got {
-		have["refs/"+strings.TrimPrefix(r.Name, h.namespace+"/")] = r.Hash
 	}
 	for name, want := range wants {
 		if have[name] != want {
