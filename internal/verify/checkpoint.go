@@ -112,7 +112,7 @@ var errStale = errors.New("checkpoint does not match the log")
 
 // readSince reads the entries after the checkpoint, checking that the
 // checkpoint's entry is in the log.
-func readSince(repo *gitrepo.Repo, tip gitrepo.Hash, cp *Checkpoint) ([]*rsl.Record, error) {
+func readSince(repo Repository, tip gitrepo.Hash, cp *Checkpoint) ([]*rsl.Record, error) {
 	var out []*rsl.Record
 	found := false
 	err := rsl.WalkBack(repo, tip, func(rec *rsl.Record) (bool, error) {
@@ -191,8 +191,9 @@ func WithCheckpoint(repo *gitrepo.Repo, opts Options, full bool) (*Result, error
 	return WithStore(repo, Checkpoints(repo.GitDir()), opts, full)
 }
 
-// WithStore is WithCheckpoint with the checkpoint kept in store.
-func WithStore(repo *gitrepo.Repo, store CheckpointStore, opts Options, full bool) (*Result, error) {
+// WithStore is WithCheckpoint with the objects and refs read from repo
+// and the checkpoint kept in store.
+func WithStore(repo Repository, store CheckpointStore, opts Options, full bool) (*Result, error) {
 	t0 := time.Now()
 	defer func() {
 		if opts.Trace != nil {
