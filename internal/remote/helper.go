@@ -93,9 +93,6 @@ type Helper struct {
 	// snapDone, when set, is closed once the background snapshot is in
 	// localSnap (nil there if it failed).
 	snapDone chan struct{}
-	// pushed holds what the last successful git push set on the remote
-	// (zero: deleted); nil when some value is unknown (push.go).
-	pushed map[string]gitrepo.Hash
 	// pre is what a push needs, loaded in the background while git runs
 	// the pre-push hook (nil when not started).
 	pre *prefetched

@@ -87,8 +87,9 @@ func (h *Helper) push(in *bufio.Reader, first string) error {
 			results = h.dryRunPolicy(branchSpecs)
 		}
 	} else {
-		results = h.pushSpecs(branchSpecs)
-		h.remember(results)
+		res := h.pushSpecs(branchSpecs)
+		results = res.failed
+		h.remember(res)
 	}
 	h.reportPush(specs, results, upToDate)
 	return nil
@@ -248,18 +249,19 @@ func (h *Helper) replan(plan *pushPlan) error {
 	return nil
 }
 
-// pushSpecs pushes specs with their log entries and returns, per failed
-// destination, why it failed: plan, then prepare, send and adopt
-// (recordAndSend) as often as the recording path's retry policy allows.
-func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
+// pushSpecs pushes specs with their log entries and returns the outcome
+// (per failed destination why, or what the push set): plan, then prepare,
+// send and adopt (recordAndSend) as often as the recording path's retry
+// policy allows.
+func (h *Helper) pushSpecs(specs []pushSpec) pushResult {
 	// Bring the remote's metadata in (verified) before building on it.
 	if err := h.syncForPush(); err != nil {
-		return failAll(specs, "git-secure: "+err.Error())
+		return pushResult{failed: failAll(specs, "git-secure: "+err.Error())}
 	}
 	h.Trace.Mark("sync with remote")
 	plan, err := h.planPush(specs)
 	if err != nil {
-		return failAll(specs, err.Error())
+		return pushResult{failed: failAll(specs, err.Error())}
 	}
 	defer plan.close()
 	h.localSnap = nil // used once: later reads see the refs as they are then
@@ -269,7 +271,7 @@ func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
 	if plan.keyErr != nil {
 		for _, c := range specs {
 			if plan.pol.Protected(c.Ref) {
-				return failAll(specs, fmt.Sprintf("git-secure: %s is protected and needs a signed log entry, but %v", c.Ref, plan.keyErr))
+				return pushResult{failed: failAll(specs, fmt.Sprintf("git-secure: %s is protected and needs a signed log entry, but %v", c.Ref, plan.keyErr))}
 			}
 		}
 		h.logf("note: no signing key configured; pushing without log entries (only unprotected refs)")
@@ -279,7 +281,7 @@ func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
 	if fp := sign.Fingerprint(plan.signer.PublicKey()); !keyInPolicy(plan.pol, fp) {
 		for _, c := range specs {
 			if plan.pol.Protected(c.Ref) {
-				return failAll(specs, fmt.Sprintf("git-secure: %s is protected and your key %s is not in the policy", c.Ref, fp))
+				return pushResult{failed: failAll(specs, fmt.Sprintf("git-secure: %s is protected and your key %s is not in the policy", c.Ref, fp))}
 			}
 		}
 		return h.runPush(specs, h.metadataSpecs(plan.local[rsl.Ref]))
@@ -296,21 +298,21 @@ func keyInPolicy(pol *policy.Policy, fp string) bool {
 // with the branches in one atomic push and adopts them locally; when
 // someone else pushed first it syncs and starts again on top of theirs
 // (porcelain.Retry).
-func (h *Helper) recordAndSend(plan *pushPlan) map[string]string {
-	var out map[string]string
+func (h *Helper) recordAndSend(plan *pushPlan) pushResult {
+	var out pushResult
 	var last *noiseFilter // the stderr of the last git push
 	lost, _ := porcelain.Retry(func(n int) (bool, error) {
 		if n > 1 {
 			last.Discard() // the refusal of an attempt that is retried
 			h.logf("someone else pushed first; recording on top of their entries and retrying (attempt %d)", n)
 			if err := h.replan(plan); err != nil {
-				out = failAll(plan.specs, err.Error())
+				out = pushResult{failed: failAll(plan.specs, err.Error())}
 				return false, nil
 			}
 		}
 		batch, err := h.preparePush(plan)
 		if err != nil {
-			out = failAll(plan.specs, "git-secure: "+strings.TrimPrefix(err.Error(), "refused: "))
+			out = pushResult{failed: failAll(plan.specs, "git-secure: "+strings.TrimPrefix(err.Error(), "refused: "))}
 			return false, nil
 		}
 		res := h.sendPush(plan, batch)
@@ -318,17 +320,17 @@ func (h *Helper) recordAndSend(plan *pushPlan) map[string]string {
 		switch {
 		case len(res.failed) == 0:
 			h.adoptPush(plan, batch)
-			out = nil
+			out = res
 		case !res.raceLost:
 			last.Release()
 			h.sayReview(batch.Prepared, res.failed)
-			out = res.failed
+			out = res
 		}
 		return res.raceLost, nil
 	})
 	if lost {
 		last.Release()
-		return failAll(plan.specs, "git-secure: others kept pushing; run git push again")
+		return pushResult{failed: failAll(plan.specs, "git-secure: others kept pushing; run git push again")}
 	}
 	return out
 }
@@ -680,20 +682,18 @@ func (h *Helper) pushedBy(refspecs []string) (map[string]gitrepo.Hash, bool) {
 }
 
 // remember updates the remembered listing after a push: the listing it
-// started from plus what it set (h.pushed); a failed push, or one that set
-// values it cannot name, forgets it, so that the next one asks the remote.
-func (h *Helper) remember(failed map[string]string) {
-	pushed := h.pushed
-	h.pushed = nil
-	if len(failed) > 0 || pushed == nil || h.remote == nil {
+// started from plus what it set; a failed push, or one that set values it
+// cannot name, forgets it, so that the next one asks the remote.
+func (h *Helper) remember(res pushResult) {
+	if len(res.failed) > 0 || res.pushed == nil || h.remote == nil {
 		h.forgetState()
 		return
 	}
-	refs := make(map[string]gitrepo.Hash, len(h.remote)+len(pushed))
+	refs := make(map[string]gitrepo.Hash, len(h.remote)+len(res.pushed))
 	for name, hash := range h.remote {
 		refs[name] = hash
 	}
-	for name, hash := range pushed {
+	for name, hash := range res.pushed {
 		if hash.IsZero() {
 			delete(refs, name)
 		} else {
@@ -706,23 +706,23 @@ func (h *Helper) remember(failed map[string]string) {
 // pushResult is the outcome of one git push: per failed destination why,
 // whether it failed because a metadata ref moved on the remote (a race to
 // retry), and its stderr, held until the caller knows whether the push is
-// retried (Discard) or final (Release).
+// retried (Discard) or final (Release). A successful push says what it
+// set on the remote (zero: deleted; nil when some value is unknown).
 type pushResult struct {
 	failed   map[string]string
 	raceLost bool
 	stderr   *noiseFilter
+	pushed   map[string]gitrepo.Hash
 }
 
-// runPush pushes specs plus extra refspecs atomically and returns failures.
-func (h *Helper) runPush(specs []pushSpec, extra []string) map[string]string {
+// runPush pushes specs plus extra refspecs atomically.
+func (h *Helper) runPush(specs []pushSpec, extra []string) pushResult {
 	res := h.runPushRaw(specs, extra)
 	res.stderr.Release()
-	return res.failed
+	return res
 }
 
 // runPushRaw runs git push --atomic --porcelain and parses its report.
-// After a successful push h.pushed holds what it set (nil when some value
-// is unknown).
 func (h *Helper) runPushRaw(specs []pushSpec, extra []string) pushResult {
 	var refspecs []string
 	for _, s := range specs {
@@ -737,8 +737,7 @@ func (h *Helper) runPushRaw(specs []pushSpec, extra []string) pushResult {
 	}
 	refspecs = append(refspecs, extra...)
 	if len(refspecs) == 0 {
-		h.pushed = map[string]gitrepo.Hash{}
-		return pushResult{} // nothing to send
+		return pushResult{pushed: map[string]gitrepo.Hash{}} // nothing to send
 	}
 	args := append(h.urlArgs("push", "--atomic", "--porcelain", "--no-verify"), h.pushFlags()...)
 	args = append(append(args, "--", h.URL), refspecs...)
@@ -752,8 +751,9 @@ func (h *Helper) runPushRaw(specs []pushSpec, extra []string) pushResult {
 	}
 	quiet.Release()
 	pushed, all := h.pushedBy(refspecs)
-	if h.pushed = pushed; !all {
-		h.pushed = nil
+	res := pushResult{stderr: quiet, pushed: pushed}
+	if !all {
+		res.pushed = nil
 	}
 	if tip := pushed[rsl.Ref]; !tip.IsZero() {
 		// The remote's log is now at least this tip: a later fetch that
@@ -763,7 +763,7 @@ func (h *Helper) runPushRaw(specs []pushSpec, extra []string) pushResult {
 			h.logf("warning: pushed, but cannot remember the remote's new log tip (%v): a later rollback of this push would not be noticed; git fetch will remember it", err)
 		}
 	}
-	return pushResult{stderr: quiet}
+	return res
 }
 
 func firstReason(reasons map[string]string, err error) string {
