@@ -264,10 +264,10 @@ func (h *Helper) pushSpecs(specs []pushSpec) pushResult {
 		return pushResult{failed: failAll(specs, err.Error())}
 	}
 	defer plan.close()
-	h.localSnap = nil // used once: later reads see the refs as they are then
 	if plan.plain() {
 		return h.runPush(specs, nil)
 	}
+	h.localSnap = nil // used once: later reads see the refs as they are then
 	if plan.keyErr != nil {
 		for _, c := range specs {
 			if plan.pol.Protected(c.Ref) {
