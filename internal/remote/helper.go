@@ -73,21 +73,16 @@ type Helper struct {
 	// plain is set when this repository does not use git-secure: the
 	// fetch is passed through unverified, as plain git (select.go).
 	plain bool
-	// depth is git fetch --depth's N ("" without); saidDepth is set once
-	// the helper said it fetched whole history instead.
-	depth     string
+	// saidDepth is set once the helper said it fetched whole history
+	// instead of opts.depth.
 	saidDepth bool
 	// listedHead is the branch "list" gave as HEAD, which git may fetch
 	// by the name HEAD.
 	listedHead string
 	// marked is set while the pre-push marker is this helper's.
 	marked bool
-	// dryRun is git push --dry-run; leases (--force-with-lease) and
-	// pushOptions (-o) go on to the real push.
-	dryRun      bool
-	progress    bool
-	leases      []string
-	pushOptions []string
+	// opts are the options git gave ("option" lines).
+	opts gitOptions
 	// head is the remote's HEAD as last listed.
 	head string
 	// snapDone, when set, is closed once the background snapshot is in
@@ -101,6 +96,18 @@ type Helper struct {
 	// unpushed metadata with them (relistForMetadata), at their real
 	// value on both sides.
 	relisted map[string]gitrepo.Hash
+}
+
+// gitOptions are the options git gives the helper before a fetch or push.
+type gitOptions struct {
+	// depth is git fetch --depth's N ("" without).
+	depth string
+	// dryRun is git push --dry-run; leases (--force-with-lease) and
+	// pushOptions (-o) go on to the real push.
+	dryRun      bool
+	progress    bool
+	leases      []string
+	pushOptions []string
 }
 
 // prefetched is the policy at the snapshot's refs/secure/policy and the
@@ -409,7 +416,7 @@ func (h *Helper) option(opt string) string {
 	case "progress":
 		// git asks for progress when its stderr is a terminal: the inner
 		// fetches and pushes show theirs (progressArgs).
-		h.progress = value == "true"
+		h.opts.progress = value == "true"
 		return "ok"
 	case "atomic":
 		// Every push of the helper is one git push --atomic already: the
@@ -419,7 +426,7 @@ func (h *Helper) option(opt string) string {
 	case "dry-run":
 		// git push --dry-run: ask the remote what it would do, record
 		// nothing, send nothing.
-		h.dryRun = value == "true"
+		h.opts.dryRun = value == "true"
 		return "ok"
 	case "cas":
 		// git push --force-with-lease: "<ref>:<expected>" (expected empty:
@@ -434,7 +441,7 @@ func (h *Helper) option(opt string) string {
 				return "error invalid lease value"
 			}
 		}
-		h.leases = append(h.leases, value)
+		h.opts.leases = append(h.opts.leases, value)
 		return "ok"
 	case "depth":
 		return h.optionDepth(value)
@@ -442,7 +449,7 @@ func (h *Helper) option(opt string) string {
 		if value == "" || strings.ContainsAny(value, "\n\x00") {
 			return "error invalid push option"
 		}
-		h.pushOptions = append(h.pushOptions, value)
+		h.opts.pushOptions = append(h.opts.pushOptions, value)
 		return "ok"
 	}
 	return "unsupported"
@@ -452,13 +459,13 @@ func (h *Helper) option(opt string) string {
 // its own (leases and push options).
 func (h *Helper) pushFlags() []string {
 	var out []string
-	for _, l := range h.leases {
+	for _, l := range h.opts.leases {
 		out = append(out, "--force-with-lease="+l)
 	}
-	for _, o := range h.pushOptions {
+	for _, o := range h.opts.pushOptions {
 		out = append(out, "--push-option="+o)
 	}
-	if h.progress {
+	if h.opts.progress {
 		out = append(out, "--progress")
 	}
 	return out
@@ -467,7 +474,7 @@ func (h *Helper) pushFlags() []string {
 // progressArgs is --progress when git asked for progress (option
 // progress true), else --quiet.
 func (h *Helper) progressArgs() string {
-	if h.progress {
+	if h.opts.progress {
 		return "--progress"
 	}
 	return "--quiet"

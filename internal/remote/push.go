@@ -82,7 +82,7 @@ func (h *Helper) push(in *bufio.Reader, first string) error {
 	}
 	upToDate := h.upToDate(specs)
 	var results map[string]string
-	if h.dryRun {
+	if h.opts.dryRun {
 		if results = h.dryRunPush(branchSpecs); len(results) == 0 {
 			results = h.dryRunPolicy(branchSpecs)
 		}

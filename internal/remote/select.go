@@ -131,8 +131,8 @@ func (h *Helper) fetchByName(wants map[string]gitrepo.Hash) error {
 		return nil
 	}
 	args := h.urlArgs("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", "--no-recurse-submodules", "--no-auto-maintenance", "--stdin")
-	if h.plain && h.depth != "" {
-		args = append(args, "--depth="+h.depth) // as plain git would
+	if h.plain && h.opts.depth != "" {
+		args = append(args, "--depth="+h.opts.depth) // as plain git would
 	}
 	args = append(args, "--", h.URL)
 	var specs strings.Builder
@@ -212,17 +212,17 @@ func (h *Helper) optionDepth(value string) string {
 	if value == "" || len(value) > 10 {
 		return "error invalid depth"
 	}
-	h.depth = value
+	h.opts.depth = value
 	return "ok"
 }
 
 // sayDepthIgnored tells, once, that a verified fetch ignored --depth.
 func (h *Helper) sayDepthIgnored() {
-	if h.depth == "" || h.saidDepth {
+	if h.opts.depth == "" || h.saidDepth {
 		return
 	}
 	h.saidDepth = true
-	h.logf("note: --depth %s ignored: git-secure fetches the whole history of what it verifies (a shallow clone made without it can be verified with git secure verify --allow-shallow)", h.depth)
+	h.logf("note: --depth %s ignored: git-secure fetches the whole history of what it verifies (a shallow clone made without it can be verified with git secure verify --allow-shallow)", h.opts.depth)
 }
 
 // allowShallow is secure.allowShallow: a shallow clone's fetches verify
