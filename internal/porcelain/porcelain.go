@@ -1,7 +1,10 @@
 // Package porcelain carries out git-secure's user-level operations (init,
 // record, approve, stage/sign/apply policy changes) on one repository. It
 // composes the plumbing (gitrepo, rsl, policy, attest, sign) and asks
-// internal/verify whenever a decision needs trust. Every write ends in one
+// internal/verify whenever a decision needs trust. Every log entry for a
+// ref update (rsl record, rsl repair, git-remote-secure's push) is made on
+// the one recording path of prepare.go: Prepare, then Commit or a push,
+// then Retry when the log moved meanwhile. Every write ends in one
 // atomic compare-and-swap of the refs it moves, so a failed or concurrent
 // operation leaves the repository as it was. A Repo is not safe for
 // concurrent use; separate processes on one repository are.
