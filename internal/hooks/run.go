@@ -439,7 +439,7 @@ func (c *Context) neverPublished(p *verify.Problem, proposed map[string]gitrepo.
 	if oldLog.IsZero() {
 		return true
 	}
-	last, err := rsl.LatestFor(c.Repo.Git, oldLog, p.Ref)
+	last, err := c.Repo.LatestEntry(oldLog, p.Ref)
 	return err == nil && last == nil
 }
 
@@ -530,8 +530,8 @@ func (c *Context) outOfStepBefore(p *verify.Problem, pushed map[string]bool, old
 	if oldLog == newLog {
 		return true
 	}
-	before, err1 := rsl.LatestFor(c.Repo.Git, oldLog, p.Ref)
-	after, err2 := rsl.LatestFor(c.Repo.Git, newLog, p.Ref)
+	before, err1 := c.Repo.LatestEntry(oldLog, p.Ref)
+	after, err2 := c.Repo.LatestEntry(newLog, p.Ref)
 	if err1 != nil || err2 != nil {
 		return false
 	}

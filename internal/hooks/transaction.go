@@ -232,7 +232,7 @@ func (c *Context) movesWithoutLog(lines []RefLine) error {
 		if err != nil || !ok {
 			return err
 		}
-		rec, err := rsl.LatestFor(g, tip, l.Ref)
+		rec, err := c.Repo.LatestEntry(tip, l.Ref)
 		if err != nil {
 			return err
 		}

@@ -61,12 +61,18 @@ func (r *Repo) DropNamespace(ns, message string) {
 // PolicyAt loads the policy of commit h (a refs/secure/policy value).
 func (r *Repo) PolicyAt(h gitrepo.Hash) (*policy.Policy, error) { return policy.Load(r.Git, h) }
 
+// LatestEntry returns the latest entry for ref in the log at tip (nil if
+// it has none), read from the log alone (the checkpoint is not asked).
+func (r *Repo) LatestEntry(tip gitrepo.Hash, ref string) (*rsl.Record, error) {
+	return rsl.LatestFor(r.Git, tip, ref)
+}
+
 // RepairHint says how ref, served by remote out of step with its log
 // (at tip), is repaired: from a clone, by anyone allowed to move it, to
 // the value the log records or by recording the served one.
 func (r *Repo) RepairHint(remote string, tip gitrepo.Hash, ref string) string {
 	var target gitrepo.Hash
-	if last, err := rsl.LatestFor(r.Git, tip, ref); err == nil && last != nil {
+	if last, err := r.LatestEntry(tip, ref); err == nil && last != nil {
 		target = last.Entry.New
 	}
 	return verify.RepairHint(remote, ref, target)

@@ -524,7 +524,7 @@ func (h *Helper) unpublished(tip gitrepo.Hash, specs []pushSpec) ([]string, erro
 	sort.Strings(named)
 	var out []string
 	for _, ref := range named {
-		last, err := rsl.LatestFor(g, tip, ref)
+		last, err := h.Repo.LatestEntry(tip, ref)
 		if err != nil {
 			return nil, fmt.Errorf("read the log to push: %w", err)
 		}
