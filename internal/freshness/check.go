@@ -102,7 +102,7 @@ const Hint = "in a clone, git fetch first: it brings the server's newest stateme
 // expired, not from the future, and vouch for logTip or an earlier entry
 // of it: entries after the statement's are fine while the statement is
 // fresh (a push the timestamp job has not signed yet).
-func Judge(repo *gitrepo.Repo, pol *policy.Policy, logTip, stmt gitrepo.Hash, now time.Time) error {
+func Judge(repo Reader, pol *policy.Policy, logTip, stmt gitrepo.Hash, now time.Time) error {
 	f := pol.Freshness()
 	if f == nil {
 		return nil

@@ -12,10 +12,19 @@ import (
 // commit carries no trust (the statement's own signatures do).
 var ident = gitrepo.Ident{Name: "git-secure", Email: "git-secure@localhost"}
 
+// Reader reads statement commits and the log they vouch for;
+// *gitrepo.Repo satisfies it.
+type Reader interface {
+	ReadCommit(h gitrepo.Hash) (*gitrepo.Commit, error)
+	ReadTree(h gitrepo.Hash) ([]gitrepo.TreeEntry, error)
+	ReadBlobAt(tree gitrepo.Hash, path string, maxSize int64) ([]byte, error)
+	IsAncestor(a, b gitrepo.Hash) (bool, error)
+}
+
 // Read returns the statement held by the statement commit h (the value of
 // Ref): a commit without parents whose tree holds File. Errors wrap
 // ErrMalformed for what cannot be read as a statement.
-func Read(repo *gitrepo.Repo, h gitrepo.Hash) (*Signed, error) {
+func Read(repo Reader, h gitrepo.Hash) (*Signed, error) {
 	c, err := repo.ReadCommit(h)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s %s: %v", ErrMalformed, Ref, h, err)

@@ -97,34 +97,44 @@ func (c *Context) server() bool {
 
 // syncForwarders picks up hooks added to the chained directory since the
 // install, so that they run from now on.
-func (c *Context) syncForwarders() {
-	dir := filepath.Join(c.Repo.Git.GitDir(), "secure", "hooks")
+func (c *Context) syncForwarders() { SyncInstalled(c.Repo, c.say) }
+
+// SyncInstalled picks up the hooks added to the chained directory of
+// repository r since git secure hooks install put its forwarders there
+// (nothing when they were installed for the user), and tells say about
+// each. The pre-push hook and git-remote-secure both run it.
+func SyncInstalled(r *porcelain.Repo, say func(format string, args ...any)) {
+	gitDir := r.Git.GitDir()
+	dir := filepath.Join(gitDir, "secure", "hooks")
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return // installed for the user, not in this repository
 	}
-	chainDir, err := c.chainDir()
+	chainDir, err := chainDirOf(r)
 	if err != nil {
 		return
 	}
-	added, err := SyncForwarders(dir, Binary(), c.Repo.Git.GitDir(), chainDir, Guarded(dir))
+	added, err := SyncForwarders(dir, Binary(), gitDir, chainDir, Guarded(dir))
 	if err != nil {
-		c.say("warning: %v", err)
+		say("warning: %v", err)
 	}
 	for _, name := range added {
-		c.say("note: your %s hook (%s) was added after git secure hooks install; it runs from now on", name, filepath.Join(chainDir, name))
+		say("note: your %s hook (%s) was added after git secure hooks install; it runs from now on", name, filepath.Join(chainDir, name))
 	}
 }
 
-func (c *Context) chainDir() (string, error) {
-	dir, ok, err := c.Repo.ConfigValue(keyPrevHooksPath)
+func (c *Context) chainDir() (string, error) { return chainDirOf(c.Repo) }
+
+// chainDirOf is the directory of the hooks r had before git-secure's.
+func chainDirOf(r *porcelain.Repo) (string, error) {
+	dir, ok, err := r.ConfigValue(keyPrevHooksPath)
 	if err != nil {
 		return "", err
 	}
 	if !ok {
-		return filepath.Join(c.Repo.Git.GitDir(), "hooks"), nil
+		return filepath.Join(r.Git.GitDir(), "hooks"), nil
 	}
-	if !filepath.IsAbs(dir) && c.Repo.Git.WorkTree() != "" {
-		dir = filepath.Join(c.Repo.Git.WorkTree(), dir)
+	if !filepath.IsAbs(dir) && r.Git.WorkTree() != "" {
+		dir = filepath.Join(r.Git.WorkTree(), dir)
 	}
 	return dir, nil
 }
@@ -189,39 +199,47 @@ func (c *Context) preReceive(input []byte) error {
 	// read. The fast path above needs none.
 	go sign.Warm()
 	st, err := c.proposedState(lines)
-	if err != nil {
-		return err
+	if err != nil || st == nil {
+		return err // nil, nil: not a git-secure repository
 	}
-	// Not a git-secure repository before nor after this push. Deciding on
-	// the proposed state alone would let one push delete the log and the
-	// policy together and pass as unprotected.
-	if !st.protectedNow && st.proposed[rsl.Ref].IsZero() && st.proposed[policy.Ref].IsZero() {
-		return nil // not a git-secure repository
-	}
-	if err := c.checkMetadataPushes(lines, st.proposed); err != nil {
+	if err := c.checkMetadataLines(lines, st.proposed); err != nil {
 		return err
 	}
 	c.Trace.Mark("log only grows")
-	err = c.verifyProposed(st)
-	var failed *verify.Failed
-	if err == nil || !errors.As(err, &failed) {
+	budget, err := c.pushBudget(st.oldLog, st.proposed[rsl.Ref])
+	if err != nil {
 		return err
 	}
-	return c.reportProblems(failed, st)
+	// Freshness is the clients' check: a push is judged on its content,
+	// and a stopped timestamp job must not jam the server.
+	opts := verify.Options{Budget: budget, SkipFreshness: true}
+	c.Trace.Mark("read config")
+	if c.Trace != nil {
+		opts.Trace = func(phase string, _ time.Duration) { c.Trace.Mark("verify: " + phase) }
+	}
+	_, err = c.Repo.VerifyProposed(st.proposed, opts)
+	c.Trace.Mark("verify")
+	if err == nil {
+		return nil
+	}
+	var failed *verify.Failed
+	if !errors.As(err, &failed) {
+		return err
+	}
+	return c.judgePush(failed, st)
 }
 
-// pushState is the server's refs before a push and what the push would
-// make of them.
+// pushState is the server's state before a push and the one it proposes.
 type pushState struct {
-	proposed     map[string]gitrepo.Hash // every ref after the push
-	onServer     map[string]bool         // refs before the push
-	pushed       map[string]bool         // refs the push changes
-	oldLog       gitrepo.Hash            // the log before the push
-	protectedNow bool                    // the log or the policy exists
+	proposed map[string]gitrepo.Hash // every ref as the push would leave it
+	onServer map[string]bool         // the refs the server had before it
+	pushed   map[string]bool         // the refs the push changes
+	oldLog   gitrepo.Hash            // the server's log tip before it
 }
 
-// proposedState lists the refs and applies the push's lines to them,
-// refusing the push when a ref is no longer at the value it expects.
+// proposedState lists the server's refs and applies the push's lines to
+// them; nil (no error) when the repository is not a git-secure one before
+// nor after the push. A line whose ref moved meanwhile is refused.
 func (c *Context) proposedState(lines []RefLine) (*pushState, error) {
 	refs, err := c.Repo.Git.ListRefs("refs/")
 	if err != nil {
@@ -229,10 +247,11 @@ func (c *Context) proposedState(lines []RefLine) (*pushState, error) {
 	}
 	c.Trace.Mark("list refs")
 	st := &pushState{proposed: map[string]gitrepo.Hash{}, onServer: make(map[string]bool, len(refs)), pushed: map[string]bool{}}
+	protectedNow := false
 	for _, r := range refs {
 		st.onServer[r.Name] = true
 		st.proposed[r.Name] = r.Hash
-		st.protectedNow = st.protectedNow || r.Name == rsl.Ref || r.Name == policy.Ref
+		protectedNow = protectedNow || r.Name == rsl.Ref || r.Name == policy.Ref
 	}
 	st.oldLog = st.proposed[rsl.Ref]
 	for _, l := range lines {
@@ -247,18 +266,32 @@ func (c *Context) proposedState(lines []RefLine) (*pushState, error) {
 		}
 		st.pushed[l.Ref] = true
 	}
+	// Not a git-secure repository before nor after this push. Deciding on
+	// the proposed state alone would let one push delete the log and the
+	// policy together and pass as unprotected.
+	if !protectedNow && st.proposed[rsl.Ref].IsZero() && st.proposed[policy.Ref].IsZero() {
+		return nil, nil
+	}
 	return st, nil
 }
 
-// checkMetadataPushes refuses changes to git-secure's refs that no
-// verification could accept: deleting them, rewriting what only grows,
-// and names under refs/secure/ that are not git-secure's.
-func (c *Context) checkMetadataPushes(lines []RefLine, proposed map[string]gitrepo.Hash) error {
+// checkMetadataLines refuses a push that deletes git-secure's metadata,
+// rewrites the history of what may only grow, or puts anything else
+// under refs/secure/.
+func (c *Context) checkMetadataLines(lines []RefLine, proposed map[string]gitrepo.Hash) error {
 	for _, l := range lines {
 		switch l.Ref {
 		case rsl.Ref, attest.Ref, policy.StagingRef:
-			if err := c.checkOnlyGrows(l); err != nil {
+			// The staged policy collects co-signers' signatures: nobody
+			// may delete it or put another change in its place (the
+			// helper never does either).
+			if err := c.onlyGrows(l); err != nil {
 				return err
+			}
+			if l.Ref == attest.Ref {
+				if err := c.attestationsKept(l); err != nil {
+					return err
+				}
 			}
 		case freshness.Ref:
 			if err := c.checkStatementPush(l, proposed); err != nil {
@@ -279,11 +312,9 @@ func (c *Context) checkMetadataPushes(lines []RefLine, proposed map[string]gitre
 	return nil
 }
 
-// checkOnlyGrows refuses deleting or rewriting the log, the approvals
-// store or the staged policy. The staged policy collects co-signers'
-// signatures: nobody may delete it or put another change in its place
-// (the helper never does either).
-func (c *Context) checkOnlyGrows(l RefLine) error {
+// onlyGrows refuses the deletion of l.Ref, or a new value that does not
+// extend the old one.
+func (c *Context) onlyGrows(l RefLine) error {
 	if l.New.IsZero() {
 		c.say("error: %s cannot be deleted", l.Ref)
 		return ErrRejected
@@ -295,38 +326,13 @@ func (c *Context) checkOnlyGrows(l RefLine) error {
 			return ErrRejected
 		}
 	}
-	if l.Ref == attest.Ref {
-		return c.attestationsKept(l)
-	}
 	return nil
 }
 
-// verifyProposed verifies the state the push would create.
-func (c *Context) verifyProposed(st *pushState) error {
-	pin, pinThreshold, err := c.Repo.PinnedRoot()
-	if err != nil {
-		return err
-	}
-	budget, err := c.pushBudget(st.oldLog, st.proposed[rsl.Ref])
-	if err != nil {
-		return err
-	}
-	// Freshness is the clients' check: a push is judged on its content,
-	// and a stopped timestamp job must not jam the server.
-	opts := verify.Options{Now: c.Repo.Now(), RefValues: st.proposed, RootKeys: pin, RootThreshold: pinThreshold, Budget: budget, SkipFreshness: true}
-	c.Trace.Mark("read config")
-	if c.Trace != nil {
-		opts.Trace = func(phase string, _ time.Duration) { c.Trace.Mark("verify: " + phase) }
-	}
-	_, err = verify.WithCheckpoint(c.Repo.Git, opts, false)
-	c.Trace.Mark("verify")
-	return err
-}
-
-// reportProblems tells the pusher what verification found, and refuses
-// the push unless every problem was there before and the push leaves its
-// ref alone.
-func (c *Context) reportProblems(failed *verify.Failed, st *pushState) error {
+// judgePush reports the problems of a proposed state that does not
+// verify and refuses the push unless every one was there before it and
+// the push leaves it alone.
+func (c *Context) judgePush(failed *verify.Failed, st *pushState) error {
 	unrecorded, rejected := false, false
 	for _, p := range failed.Problems {
 		if c.outOfStepBefore(p, st.pushed, st.oldLog, st.proposed[rsl.Ref]) {
@@ -365,11 +371,7 @@ func (c *Context) reportProblems(failed *verify.Failed, st *pushState) error {
 // repairHint says how a ref out of step with the server's log (tip)
 // is repaired: from a clone, by anyone allowed to move it.
 func (c *Context) repairHint(ref string, tip gitrepo.Hash) string {
-	var target gitrepo.Hash
-	if last, err := rsl.LatestFor(c.Repo.Git, tip, ref); err == nil && last != nil {
-		target = last.Entry.New
-	}
-	return verify.RepairHint("origin", ref, target)
+	return c.Repo.RepairHint("origin", tip, ref)
 }
 
 // neverPublished reports whether problem p is a ref the proposed log
@@ -384,7 +386,7 @@ func (c *Context) neverPublished(p *verify.Problem, proposed map[string]gitrepo.
 	if oldLog.IsZero() {
 		return true
 	}
-	last, err := rsl.LatestFor(c.Repo.Git, oldLog, p.Ref)
+	last, err := c.Repo.LatestEntry(oldLog, p.Ref)
 	return err == nil && last == nil
 }
 
@@ -475,8 +477,8 @@ func (c *Context) outOfStepBefore(p *verify.Problem, pushed map[string]bool, old
 	if oldLog == newLog {
 		return true
 	}
-	before, err1 := rsl.LatestFor(c.Repo.Git, oldLog, p.Ref)
-	after, err2 := rsl.LatestFor(c.Repo.Git, newLog, p.Ref)
+	before, err1 := c.Repo.LatestEntry(oldLog, p.Ref)
+	after, err2 := c.Repo.LatestEntry(newLog, p.Ref)
 	if err1 != nil || err2 != nil {
 		return false
 	}
@@ -539,11 +541,10 @@ func (c *Context) unprotectedOnly(lines []RefLine) (bool, error) {
 	if err != nil {
 		return false, nil // the full check reports it
 	}
-	cp, err := verify.LoadCheckpoint(verify.CheckpointPath(g.GitDir()))
-	if err != nil || cp == nil || cp.EntryID != cur[rsl.Ref] || cp.PolicyCommit != cur[policy.Ref] || cp.RootPin != verify.RootPin(pin, pinThreshold) {
+	if !c.Repo.LoadCheckpoint().Covers(cur[rsl.Ref], cur[policy.Ref], pin, pinThreshold) {
 		return false, nil
 	}
-	pol, err := policy.Load(g, cp.PolicyCommit)
+	pol, err := c.Repo.PolicyAt(cur[policy.Ref])
 	if err != nil {
 		return false, nil // the full check says what is wrong
 	}
@@ -585,7 +586,7 @@ func (c *Context) prePush(input []byte) error {
 	if err != nil || !ok {
 		return err
 	}
-	pol, err := policy.Load(g, polTip)
+	pol, err := c.Repo.PolicyAt(polTip)
 	if err != nil {
 		return err
 	}

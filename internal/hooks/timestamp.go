@@ -28,7 +28,7 @@ func (c *Context) checkStatementPush(l RefLine, proposed map[string]gitrepo.Hash
 		c.say("hint: sign a fresh statement of the current log with a freshness key: git secure timestamp sign --key FILE")
 		return ErrRejected
 	}
-	pol, err := policy.Load(g, proposed[policy.Ref])
+	pol, err := c.Repo.PolicyAt(proposed[policy.Ref])
 	if err != nil {
 		return refuse(err)
 	}

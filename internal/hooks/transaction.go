@@ -117,7 +117,7 @@ func (c *Context) policyAfter(after map[string]gitrepo.Hash) (*policy.Policy, er
 	if tip.IsZero() {
 		return nil, nil
 	}
-	pol, err := policy.Load(g, tip)
+	pol, err := c.Repo.PolicyAt(tip)
 	if err != nil {
 		return nil, fmt.Errorf("hooks: load the policy %s: %w", short(tip), err)
 	}
@@ -221,7 +221,7 @@ func (c *Context) movesWithoutLog(lines []RefLine) error {
 			if err != nil || !ok {
 				return err // not (yet) a git-secure repository
 			}
-			if pol, err = policy.Load(g, tip); err != nil {
+			if pol, err = c.Repo.PolicyAt(tip); err != nil {
 				return fmt.Errorf("hooks: load the policy in force: %w", err)
 			}
 		}
@@ -232,7 +232,7 @@ func (c *Context) movesWithoutLog(lines []RefLine) error {
 		if err != nil || !ok {
 			return err
 		}
-		rec, err := rsl.LatestFor(g, tip, l.Ref)
+		rec, err := c.Repo.LatestEntry(tip, l.Ref)
 		if err != nil {
 			return err
 		}

@@ -69,57 +69,9 @@ func (r *Repo) approve(name, to, from, keyFile string, byTree bool) (*ApproveRes
 	if err != nil {
 		return nil, err
 	}
-	rslTip, _, err := r.tips()
+	fromH, toH, err := r.approvedUpdate(ref, to, from)
 	if err != nil {
 		return nil, err
-	}
-	if rslTip.IsZero() {
-		return nil, usage("this repository is not set up for git-secure: run git secure init, or fetch refs/secure/* from the remote")
-	}
-	last, err := r.latestFor(rslTip, ref)
-	if err != nil {
-		return nil, err
-	}
-	var recorded gitrepo.Hash
-	if last != nil {
-		recorded = last.Entry.New
-	}
-	toH, err := r.resolveTarget(to)
-	if err != nil {
-		return nil, err
-	}
-	// Two updates can be approved: the next one (from the recorded value),
-	// or the one the latest entry recorded (approving after the push).
-	possible := recorded
-	if last != nil && toH == recorded {
-		possible = last.Entry.Old
-	}
-	fromH := possible
-	if from != "" {
-		if fromH, err = r.resolveTarget(from); err != nil {
-			return nil, err
-		}
-	}
-	if fromH != possible && from != "" {
-		// Moving back from a value the ref had (a skip annotation rewinding
-		// a mistaken push) is an update too.
-		seen := false
-		err := rsl.WalkBack(r.Git, rslTip, func(rec *rsl.Record) (bool, error) {
-			seen = rec.Entry.Ref == ref && rec.Entry.New == fromH
-			return !seen, nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		if seen {
-			possible = fromH
-		}
-	}
-	if fromH != possible {
-		return nil, usage("no update of %s from %s to %s is recorded or can be recorded next (%s is recorded at %s); leave --from out to approve the update from the recorded value", ref, shortOrNone(fromH), shortOrNone(toH), ref, shortOrNone(recorded))
-	}
-	if fromH == toH {
-		return nil, usage("%s is already at %s: there is no update to approve", ref, shortOrNone(toH))
 	}
 	if !toH.IsZero() {
 		if ok, err := r.Git.HasObject(toH); err != nil {
@@ -154,6 +106,65 @@ func (r *Repo) approve(name, to, from, keyFile string, byTree bool) (*ApproveRes
 		return nil, err
 	}
 	return &ApproveResult{Ref: ref, From: fromH, To: toH, Person: person.Name, Store: tip}, nil
+}
+
+// approvedUpdate resolves the update of ref an approval is for: to, from
+// from (empty: the value the log records, or the old value of the latest
+// entry when to is what it records). It must be the next update, the
+// latest recorded one, or a move back from a value the ref had.
+func (r *Repo) approvedUpdate(ref, to, from string) (fromH, toH gitrepo.Hash, err error) {
+	rslTip, _, err := r.tips()
+	if err != nil {
+		return fromH, toH, err
+	}
+	if rslTip.IsZero() {
+		return fromH, toH, usage("this repository is not set up for git-secure: run git secure init, or fetch refs/secure/* from the remote")
+	}
+	last, err := r.latestFor(rslTip, ref)
+	if err != nil {
+		return fromH, toH, err
+	}
+	var recorded gitrepo.Hash
+	if last != nil {
+		recorded = last.Entry.New
+	}
+	if toH, err = r.resolveTarget(to); err != nil {
+		return fromH, toH, err
+	}
+	// Two updates can be approved: the next one (from the recorded value),
+	// or the one the latest entry recorded (approving after the push).
+	possible := recorded
+	if last != nil && toH == recorded {
+		possible = last.Entry.Old
+	}
+	fromH = possible
+	if from != "" {
+		if fromH, err = r.resolveTarget(from); err != nil {
+			return fromH, toH, err
+		}
+	}
+	if fromH != possible && from != "" {
+		// Moving back from a value the ref had (a skip annotation rewinding
+		// a mistaken push) is an update too.
+		seen := false
+		err := rsl.WalkBack(r.Git, rslTip, func(rec *rsl.Record) (bool, error) {
+			seen = rec.Entry.Ref == ref && rec.Entry.New == fromH
+			return !seen, nil
+		})
+		if err != nil {
+			return fromH, toH, err
+		}
+		if seen {
+			possible = fromH
+		}
+	}
+	if fromH != possible {
+		return fromH, toH, usage("no update of %s from %s to %s is recorded or can be recorded next (%s is recorded at %s); leave --from out to approve the update from the recorded value", ref, shortOrNone(fromH), shortOrNone(toH), ref, shortOrNone(recorded))
+	}
+	if fromH == toH {
+		return fromH, toH, usage("%s is already at %s: there is no update to approve", ref, shortOrNone(toH))
+	}
+	return fromH, toH, nil
 }
 
 func shortOrNone(h gitrepo.Hash) string {

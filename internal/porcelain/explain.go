@@ -83,6 +83,39 @@ func (r *Repo) Explain(name, keyFile string) (*Explanation, error) {
 	if err != nil {
 		return nil, err
 	}
+	if pol, err = r.explainedUpdate(x, last, pol, keyFile); err != nil {
+		return nil, err
+	}
+	x.Protected = pol.Protected(ref)
+	d, err := r.explainDecision(x, pol, rslTip)
+	if err != nil {
+		return nil, err
+	}
+	applied := map[string]verify.RuleDecision{}
+	for _, rd := range d.Rules {
+		applied[rd.Rule.Name] = rd
+	}
+	for _, rule := range pol.RulesFor(ref) {
+		er := ExplainedRule{Name: rule.Name, Refs: rule.Refs, Paths: rule.Paths, Allow: rule.Allow, Threshold: rule.Threshold, TestsBy: rule.TestsBy, EveryRef: rule.EveryRef}
+		for _, q := range rule.Require {
+			er.Require = append(er.Require, q.String())
+		}
+		if rd, ok := applied[rule.Name]; ok {
+			er.Applies, er.Signed, er.Files = true, rd.Signed, rd.Paths
+		}
+		x.Rules = append(x.Rules, er)
+	}
+	for _, f := range d.Failures() {
+		x.Failures = append(x.Failures, ExplainedFailure{Rule: f.Rule, Kind: f.Kind.Error(), Detail: f.Detail, Next: f.Hint})
+	}
+	x.Satisfied = d.Satisfied()
+	return x, nil
+}
+
+// explainedUpdate fills in the update x explains: the pending one, signed
+// by the user's key, or else the one the latest entry (last) recorded,
+// judged under the policy in force then (returned; else pol).
+func (r *Repo) explainedUpdate(x *Explanation, last *rsl.Record, pol *policy.Policy, keyFile string) (*policy.Policy, error) {
 	if last != nil {
 		x.Recorded, x.Entry = last.Entry.New, last.Entry.Number
 	}
@@ -95,48 +128,49 @@ func (r *Repo) Explain(name, keyFile string) (*Explanation, error) {
 			}
 			s.Close()
 		}
-	} else if last != nil {
-		x.Old, x.New = last.Entry.Old, last.Entry.New
-		// A recorded update is judged as verification judged it: under
-		// the policy in force when it was recorded, not today's (a rule
-		// added since would otherwise fail every earlier entry).
-		if then, n, err := r.policyBefore(last); err != nil {
-			return nil, err
-		} else if then != nil {
-			pol = then
-			x.Notes = append(x.Notes, fmt.Sprintf("entry #%d is judged under the policy in force when it was recorded (policy entry #%d)", last.Entry.Number, n))
-		}
-		if fp, err := sign.SignatureFingerprint(last.Commit.Signature); err == nil {
-			if p, ok := pol.PersonByFingerprint(fp); ok {
-				x.Signer = p.Name
-			}
+		return pol, nil
+	}
+	if last == nil {
+		return pol, nil
+	}
+	x.Old, x.New = last.Entry.Old, last.Entry.New
+	// A recorded update is judged as verification judged it: under
+	// the policy in force when it was recorded, not today's (a rule
+	// added since would otherwise fail every earlier entry).
+	if then, n, err := r.policyBefore(last); err != nil {
+		return nil, err
+	} else if then != nil {
+		pol = then
+		x.Notes = append(x.Notes, fmt.Sprintf("entry #%d is judged under the policy in force when it was recorded (policy entry #%d)", last.Entry.Number, n))
+	}
+	if fp, err := sign.SignatureFingerprint(last.Commit.Signature); err == nil {
+		if p, ok := pol.PersonByFingerprint(fp); ok {
+			x.Signer = p.Name
 		}
 	}
-	x.Protected = pol.Protected(ref)
+	return pol, nil
+}
+
+// explainDecision decides x's update under pol as verification would, and
+// notes in x who approved it.
+func (r *Repo) explainDecision(x *Explanation, pol *policy.Policy, rslTip gitrepo.Hash) (*verify.Decision, error) {
 	store, err := attest.OpenStore(r.Git)
 	if err != nil {
 		return nil, err
 	}
 	revoked := func(fp string) bool { return pol.RevokedFrom(fp) != 0 }
+	t := verify.Transition{Ref: x.Ref, Old: x.Old, New: x.New, Signer: x.Signer, CheckPaths: true}
 	decide := func(store *attest.Store) (*verify.Decision, []string, []string, error) {
-		approvers, notes, err := verify.Approvers(store, pol, ref, x.Old, x.New, revoked)
+		approvers, notes, err := verify.Approvers(store, pol, x.Ref, x.Old, x.New, revoked)
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		treeApprovers, err := r.treeApprovers(store, pol, ref, x.Old, x.New, revoked)
+		in, err := r.decisionInputs(store, pol, rslTip, t, approvers)
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		in := verify.Inputs{
-			Approvers:       approvers,
-			TreeApprovers:   treeApprovers,
-			RecordedTargets: func(rule *policy.Rule) []gitrepo.Hash { return r.recordedTargets(rslTip, pol, rule) },
-			Tests: func(tree gitrepo.Hash) ([]string, []string, error) {
-				return verify.Testers(store, pol, tree, revoked)
-			},
-		}
-		d, err := verify.Decide(r.Git, pol, verify.Transition{Ref: ref, Old: x.Old, New: x.New, Signer: x.Signer, CheckPaths: true}, in)
-		return d, append(approvers, treeApprovers...), notes, err
+		d, err := verify.Decide(r.Git, pol, t, in)
+		return d, append(approvers, in.TreeApprovers...), notes, err
 	}
 	d, approved, notes, err := decide(store)
 	if err != nil {
@@ -157,25 +191,7 @@ func (r *Repo) Explain(name, keyFile string) (*Explanation, error) {
 	}
 	x.Approved = append(x.Approved, approved...)
 	x.Notes = append(x.Notes, notes...)
-	applied := map[string]verify.RuleDecision{}
-	for _, rd := range d.Rules {
-		applied[rd.Rule.Name] = rd
-	}
-	for _, rule := range pol.RulesFor(ref) {
-		er := ExplainedRule{Name: rule.Name, Refs: rule.Refs, Paths: rule.Paths, Allow: rule.Allow, Threshold: rule.Threshold, TestsBy: rule.TestsBy, EveryRef: rule.EveryRef}
-		for _, q := range rule.Require {
-			er.Require = append(er.Require, q.String())
-		}
-		if rd, ok := applied[rule.Name]; ok {
-			er.Applies, er.Signed, er.Files = true, rd.Signed, rd.Paths
-		}
-		x.Rules = append(x.Rules, er)
-	}
-	for _, f := range d.Failures() {
-		x.Failures = append(x.Failures, ExplainedFailure{Rule: f.Rule, Kind: f.Kind.Error(), Detail: f.Detail, Next: f.Hint})
-	}
-	x.Satisfied = d.Satisfied()
-	return x, nil
+	return d, nil
 }
 
 // policyBefore returns the policy recorded by the newest policy entry

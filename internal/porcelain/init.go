@@ -30,15 +30,11 @@ func (r *Repo) Init(keyFile string) (*InitResult, error) {
 	if !rslTip.IsZero() || !policyTip.IsZero() {
 		return nil, usage("this repository is already set up for git-secure (refs/secure/rsl or refs/secure/policy exists); see git secure policy list and git secure verify")
 	}
-	s, err := r.LoadSigner(keyFile)
+	s, who, err := r.signingAs(keyFile)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	who, err := r.Ident()
-	if err != nil {
-		return nil, err
-	}
 	now := r.Now()
 	p, err := policy.New(s.PublicKey(), now)
 	if err != nil {

@@ -6,12 +6,21 @@ import (
 	"github.com/git-secure/git-secure/internal/verify"
 )
 
-// checkpoint returns the verification checkpoint of this clone, read once
-// (nil when there is none or it cannot be read).
+// Checkpoints returns this clone's verification checkpoint store.
+func (r *Repo) Checkpoints() verify.CheckpointStore { return verify.Checkpoints(r.Git.GitDir()) }
+
+// LoadCheckpoint returns the verification checkpoint of this clone as it
+// is now (nil when there is none or it cannot be read).
+func (r *Repo) LoadCheckpoint() *verify.Checkpoint {
+	cp, _ := r.Checkpoints().Load()
+	return cp
+}
+
+// checkpoint is LoadCheckpoint read once: recording asks it for every ref
+// it records.
 func (r *Repo) checkpoint() *verify.Checkpoint {
 	if !r.cpLoaded {
-		r.cp, _ = verify.LoadCheckpoint(verify.CheckpointPath(r.Git.GitDir()))
-		r.cpLoaded = true
+		r.cp, r.cpLoaded = r.LoadCheckpoint(), true
 	}
 	return r.cp
 }
@@ -29,14 +38,14 @@ func (r *Repo) latestFor(tip gitrepo.Hash, ref string) (*rsl.Record, error) {
 		return rsl.LatestFor(r.Git, tip, ref)
 	}
 	found, skipped, atCheckpoint, err := rsl.LatestForUntil(r.Git, tip, ref, func(rec *rsl.Record) bool {
-		return rec.Entry.Number == cp.Entry && rec.ID == cp.EntryID
+		return cp.IsEntry(rec.Entry.Number, rec.ID)
 	})
 	if err != nil || found != nil || !atCheckpoint {
 		// Found above the checkpoint, or the checkpoint is not in this log
 		// (the walk then went to the first entry): the walk's answer.
 		return found, err
 	}
-	last, ok := cp.Refs[ref]
+	last, ok := cp.Latest(ref)
 	if !ok {
 		return nil, nil // no entry for ref up to the checkpoint
 	}

@@ -1,7 +1,10 @@
 // Package porcelain carries out git-secure's user-level operations (init,
 // record, approve, stage/sign/apply policy changes) on one repository. It
 // composes the plumbing (gitrepo, rsl, policy, attest, sign) and asks
-// internal/verify whenever a decision needs trust. Every write ends in one
+// internal/verify whenever a decision needs trust. Every log entry for a
+// ref update (rsl record, rsl repair, git-remote-secure's push) is made on
+// the one recording path of prepare.go: Prepare, then Commit or a push,
+// then Retry when the log moved meanwhile. Every write ends in one
 // atomic compare-and-swap of the refs it moves, so a failed or concurrent
 // operation leaves the repository as it was. A Repo is not safe for
 // concurrent use; separate processes on one repository are.
@@ -106,6 +109,22 @@ func (r *Repo) LoadSigner(keyFile string) (sign.Signer, error) {
 		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
 	}
 	return s, nil
+}
+
+// signingAs loads the signing key (LoadSigner) and who is acting (Ident),
+// what every command that signs a log entry starts with. The caller
+// closes the signer.
+func (r *Repo) signingAs(keyFile string) (sign.Signer, gitrepo.Ident, error) {
+	s, err := r.LoadSigner(keyFile)
+	if err != nil {
+		return nil, gitrepo.Ident{}, err
+	}
+	who, err := r.Ident()
+	if err != nil {
+		s.Close()
+		return nil, gitrepo.Ident{}, err
+	}
+	return s, who, nil
 }
 
 // Ident returns who is acting, as git would write it in a commit (git var

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/git-secure/git-secure/internal/attest"
 	"github.com/git-secure/git-secure/internal/gitrepo"
@@ -71,9 +70,6 @@ type RecordResult struct {
 	Pending []string     `json:"pending,omitempty"` // what the entry still needs to verify
 }
 
-// maxRetries bounds how often Record re-reads the log after losing a race.
-const maxRetries = 8
-
 // Record appends an entry for ref's current value (a deletion when the ref
 // is gone) signed with the user's key. It refuses, changing nothing, when
 // the signer may not move the ref at all; when the signer is allowed but
@@ -83,59 +79,59 @@ func (r *Repo) Record(name, keyFile string) (*RecordResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := r.LoadSigner(keyFile)
+	s, who, err := r.signingAs(keyFile)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	who, err := r.Ident()
-	if err != nil {
-		return nil, err
+	var res *RecordResult
+	lost, err := Retry(func(int) (bool, error) {
+		res, err = r.recordOnce(ref, s, who)
+		return false, err
+	})
+	if lost {
+		return nil, fmt.Errorf("%w: the log or %s kept changing while recording; run the command again", ErrRefused, ref)
 	}
-	for attempt := 0; ; attempt++ {
-		res, err := r.recordOnce(ref, s, who)
-		if err != nil && errors.Is(err, gitrepo.ErrLocked) {
-			if attempt < 3 {
-				time.Sleep(time.Duration(50*(attempt+1)) * time.Millisecond)
-				continue // another git process may be finishing
-			}
-			return nil, fmt.Errorf("%w: %v", ErrRefused, err)
-		}
-		if err != nil && isRefChanged(err) && attempt < maxRetries {
-			continue // someone else appended or moved the ref: re-read and retry
-		}
-		if err != nil && isRefChanged(err) {
-			return nil, fmt.Errorf("%w: the log or %s kept changing while recording; run the command again", ErrRefused, ref)
-		}
-		return res, err
-	}
+	return res, err
 }
 
-func (r *Repo) recordOnce(ref string, s sign.Signer, who gitrepo.Ident) (*RecordResult, error) {
-	// One process for every ref this record reads.
+// recordSnapshot is what one attempt of Record reads, in one process.
+type recordSnapshot struct {
+	rslTip, policyTip, target gitrepo.Hash
+	exists                    bool
+}
+
+func (r *Repo) snapshotFor(ref string) (*recordSnapshot, error) {
 	snap, err := r.Git.ListRefs(rsl.Ref, policy.Ref, attest.Ref, ref)
 	if err != nil {
 		return nil, err
 	}
-	var rslTip, policyTip, target gitrepo.Hash
-	exists := false
+	out := &recordSnapshot{}
 	r.UseAttestations(gitrepo.ZeroHash) // unless the snapshot has it
 	for _, x := range snap {
 		switch x.Name {
 		case rsl.Ref:
-			rslTip = x.Hash
+			out.rslTip = x.Hash
 		case policy.Ref:
-			policyTip = x.Hash
+			out.policyTip = x.Hash
 		case attest.Ref:
 			r.UseAttestations(x.Hash)
 		case ref:
-			target, exists = x.Hash, true
+			out.target, out.exists = x.Hash, true
 		}
 	}
-	if rslTip.IsZero() || policyTip.IsZero() {
+	if out.rslTip.IsZero() || out.policyTip.IsZero() {
 		return nil, usage("this repository is not set up for git-secure: run git secure init, or fetch refs/secure/* from the remote")
 	}
-	last, err := r.latestFor(rslTip, ref)
+	return out, nil
+}
+
+func (r *Repo) recordOnce(ref string, s sign.Signer, who gitrepo.Ident) (*RecordResult, error) {
+	snap, err := r.snapshotFor(ref)
+	if err != nil {
+		return nil, err
+	}
+	last, err := r.latestFor(snap.rslTip, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -143,57 +139,36 @@ func (r *Repo) recordOnce(ref string, s sign.Signer, who gitrepo.Ident) (*Record
 	if last != nil {
 		old = last.Entry.New
 	}
-	if !exists && old.IsZero() {
+	if !snap.exists && old.IsZero() {
 		return nil, usage("ref %s does not exist", ref)
 	}
-	res := &RecordResult{Ref: ref, Old: old, New: target}
-	if target == old {
+	res := &RecordResult{Ref: ref, Old: old, New: snap.target}
+	if snap.target == old {
 		res.NoOp = true
 		if last != nil {
 			res.Entry, res.ID = last.Entry.Number, last.ID
 		}
 		return res, nil
 	}
-	pol, err := policy.Load(r.Git, policyTip)
+	pol, err := policy.Load(r.Git, snap.policyTip)
 	if err != nil {
 		return nil, err
 	}
-	pending, err := r.precheck(pol, rslTip, ref, old, target, sign.Fingerprint(s.PublicKey()))
+	moves := []verify.Transition{{Ref: ref, Old: old, New: snap.target, CheckPaths: true}}
+	p, err := r.prepareMoves(snap.rslTip, pol, s, who, moves, false)
 	if err != nil {
 		return nil, err
 	}
-	tipCommit, err := r.Git.ReadCommit(rslTip)
-	if err != nil {
+	if err := r.Commit(p, fmt.Sprintf("git-secure: record %s", ref)); err != nil {
 		return nil, err
 	}
-	tipEntry, err := rsl.FromCommit(tipCommit)
-	if err != nil {
-		return nil, err
-	}
-	e := &rsl.Entry{Number: tipEntry.Number + 1, Type: rsl.TypeRef, Ref: ref, Old: old, New: target}
-	id, err := rsl.Write(r.Git, e, rslTip, who, signEntry(s))
-	if err != nil {
-		return nil, err
-	}
-	// Compare-and-swap on the log only: the user's branch is never locked
-	// (a killed record must not leave refs/heads/*.lock behind). If the
-	// branch moves meanwhile, the entry is still true of the value read,
-	// and verify reports the newer value until it is recorded too.
-	updates := []gitrepo.RefUpdate{{Name: rsl.Ref, Old: rslTip, New: id}}
-	if err := r.Git.UpdateRefs(updates, fmt.Sprintf("git-secure: record %s", ref)); err != nil {
-		return nil, err
-	}
-	res.Entry, res.ID, res.Pending = e.Number, id, pending
+	res.Entry, res.ID, res.Pending = p.Entries[0].Number, p.Tip, p.Pending
 	return res, nil
 }
 
-// precheck refuses an entry its signer may not make and returns what an
-// allowed but not yet sufficient entry still needs.
-func (r *Repo) precheck(pol *policy.Policy, rslTip gitrepo.Hash, ref string, old, new gitrepo.Hash, fp string) ([]string, error) {
-	return r.precheckMove(pol, rslTip, verify.Transition{Ref: ref, Old: old, New: new, CheckPaths: true}, fp)
-}
-
-// precheckMove is precheck of t (its Signer is filled in from fp).
+// precheckMove refuses move t when its signer (fingerprint fp) may not make
+// it under pol, and returns what an allowed move still needs (t.Signer is
+// filled in from fp).
 func (r *Repo) precheckMove(pol *policy.Policy, rslTip gitrepo.Hash, t verify.Transition, fp string) ([]string, error) {
 	ref, old, new := t.Ref, t.Old, t.New
 	if _, ok := pol.LookupKey(fp); !ok {
@@ -229,19 +204,11 @@ func (r *Repo) precheckMove(pol *policy.Policy, rslTip gitrepo.Hash, t verify.Tr
 			approvers = nil
 		}
 	}
-	treeApprovers, err := r.treeApprovers(store, pol, ref, old, new, revoked)
+	t.Signer = signer
+	in, err := r.decisionInputs(store, pol, rslTip, t, approvers)
 	if err != nil {
 		return nil, err
 	}
-	in := verify.Inputs{
-		Approvers:       approvers,
-		TreeApprovers:   treeApprovers,
-		RecordedTargets: func(rule *policy.Rule) []gitrepo.Hash { return r.recordedTargets(rslTip, pol, rule) },
-		Tests: func(tree gitrepo.Hash) ([]string, []string, error) {
-			return verify.Testers(store, pol, tree, revoked)
-		},
-	}
-	t.Signer = signer
 	d, err := verify.Decide(r.Git, pol, t, in)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrRefused, err)
@@ -265,6 +232,25 @@ func (r *Repo) precheckMove(pol *policy.Policy, rslTip gitrepo.Hash, t verify.Tr
 		}
 	}
 	return pending, nil
+}
+
+// decisionInputs is what verify.Decide needs to judge move t under pol
+// besides its approvers: the tree-bound approvers, the recorded targets
+// of a rule's refs (in the log at rslTip) and the testers in store.
+func (r *Repo) decisionInputs(store *attest.Store, pol *policy.Policy, rslTip gitrepo.Hash, t verify.Transition, approvers []string) (verify.Inputs, error) {
+	revoked := func(fp string) bool { return pol.RevokedFrom(fp) != 0 }
+	treeApprovers, err := r.treeApprovers(store, pol, t.Ref, t.Old, t.New, revoked)
+	if err != nil {
+		return verify.Inputs{}, err
+	}
+	return verify.Inputs{
+		Approvers:       approvers,
+		TreeApprovers:   treeApprovers,
+		RecordedTargets: func(rule *policy.Rule) []gitrepo.Hash { return r.recordedTargets(rslTip, pol, rule) },
+		Tests: func(tree gitrepo.Hash) ([]string, []string, error) {
+			return verify.Testers(store, pol, tree, revoked)
+		},
+	}, nil
 }
 
 func ruleOrPolicy(rule string) string {
@@ -316,11 +302,9 @@ func (r *Repo) transitionRecorded(tip gitrepo.Hash, ref string, old, new gitrepo
 			return false, nil
 		}
 		e := rec.Entry
-		if cp != nil && e.Number == cp.Entry {
-			atCheckpoint = rec.ID == cp.EntryID
-			if atCheckpoint {
-				return false, nil
-			}
+		if cp.IsEntry(e.Number, rec.ID) {
+			atCheckpoint = true
+			return false, nil
 		}
 		found = e.Type == rsl.TypeRef && e.Ref == ref && e.Old == old && e.New == new
 		return !found, nil
@@ -328,7 +312,7 @@ func (r *Repo) transitionRecorded(tip gitrepo.Hash, ref string, old, new gitrepo
 	if err != nil || found || !atCheckpoint {
 		return found, err
 	}
-	return slices.Contains(cp.Used, verify.UsedKey(ref, old, new)), nil
+	return cp.Counted(ref, old, new), nil
 }
 
 func orKey(person, fp string) string {

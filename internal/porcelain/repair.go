@@ -98,27 +98,16 @@ func (r *Repo) ScanRemote(remote string, only []string) (*RepairScan, error) {
 
 // Close deletes the fetched namespace (its objects stay until git gc).
 func (s *RepairScan) Close() {
-	refs, err := s.repo.Git.ListRefs(s.ns + "/")
-	if err != nil || len(refs) == 0 {
-		return
-	}
-	var del []gitrepo.RefUpdate
-	for _, x := range refs {
-		del = append(del, gitrepo.RefUpdate{Name: x.Name, Old: x.Hash})
-	}
-	_ = s.repo.Git.UpdateRefs(del, "git-secure: rsl repair done")
+	s.repo.DropNamespace(s.ns, "git-secure: rsl repair done")
 }
 
 func (s *RepairScan) load(only []string) error {
 	g := s.repo.Git
-	incoming, err := g.ListRefs(s.ns + "/")
+	remote, err := s.repo.NamespaceRefs(s.ns)
 	if err != nil {
 		return err
 	}
-	s.remote = map[string]gitrepo.Hash{}
-	for _, x := range incoming {
-		s.remote["refs/"+strings.TrimPrefix(x.Name, s.ns+"/")] = x.Hash
-	}
+	s.remote = remote
 	s.LogTip = s.remote[rsl.Ref]
 	if s.LogTip.IsZero() || s.remote[policy.Ref].IsZero() {
 		return usage("%s has no git-secure log or policy: nothing to repair", s.Remote)
@@ -236,36 +225,21 @@ func (s *RepairScan) RecordServerValue(ref, keyFile string) (*RepairResult, erro
 		return nil, err
 	}
 	r := s.repo
-	signer, err := r.LoadSigner(keyFile)
+	signer, who, err := r.signingAs(keyFile)
 	if err != nil {
 		return nil, err
 	}
 	defer signer.Close()
-	who, err := r.Ident()
-	if err != nil {
-		return nil, err
-	}
 	r.UseAttestations(s.remote[attest.Ref])
-	pending, err := r.precheckMove(s.pol, s.LogTip, verify.Transition{Ref: ref, Old: o.Recorded, New: o.Server, CheckPaths: true}, sign.Fingerprint(signer.PublicKey()))
+	move := verify.Transition{Ref: ref, Old: o.Recorded, New: o.Server, CheckPaths: true}
+	p, err := r.prepareMoves(s.LogTip, s.pol, signer, who, []verify.Transition{move}, true)
 	if err != nil {
 		return nil, fmt.Errorf("record %s at %s: %w", ref, shortHash(o.Server), err)
 	}
-	if len(pending) > 0 {
-		return nil, fmt.Errorf("%w: record %s at %s: the move is not authorized yet: %s; nothing was signed or pushed", ErrRefused, ref, shortHash(o.Server), strings.Join(pending, "; "))
+	if len(p.Pending) > 0 {
+		return nil, fmt.Errorf("%w: record %s at %s: the move is not authorized yet: %s; nothing was signed or pushed", ErrRefused, ref, shortHash(o.Server), strings.Join(p.Pending, "; "))
 	}
-	tip, err := r.Git.ReadCommit(s.LogTip)
-	if err != nil {
-		return nil, err
-	}
-	tipEntry, err := rsl.FromCommit(tip)
-	if err != nil {
-		return nil, err
-	}
-	e := &rsl.Entry{Number: tipEntry.Number + 1, Type: rsl.TypeRef, Ref: ref, Old: o.Recorded, New: o.Server}
-	id, err := rsl.Write(r.Git, e, s.LogTip, who, signEntry(signer))
-	if err != nil {
-		return nil, err
-	}
+	e, id := p.Entries[0], p.Tip
 	// What the server will judge: its refs, its log with the entry. Push
 	// only when ref verifies there (the server refuses it otherwise).
 	proposed := make(map[string]gitrepo.Hash, len(s.remote))

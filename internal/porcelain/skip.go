@@ -36,15 +36,11 @@ func (r *Repo) Skip(numbers []uint64, reason, keyFile string) (*SkipResult, erro
 	if reason == "" {
 		return nil, usage("say why with --reason (it is recorded in the log)")
 	}
-	s, err := r.LoadSigner(keyFile)
+	s, who, err := r.signingAs(keyFile)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	who, err := r.Ident()
-	if err != nil {
-		return nil, err
-	}
 	tip, policyTip, err := r.tips()
 	if err != nil {
 		return nil, err
@@ -56,14 +52,82 @@ func (r *Repo) Skip(numbers []uint64, reason, keyFile string) (*SkipResult, erro
 	if err != nil {
 		return nil, err
 	}
+	e, res, moves, err := planSkip(records, numbers, reason)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.precheckSkip(policyTip, tip, moves, sign.Fingerprint(s.PublicKey()), res); err != nil {
+		return nil, err
+	}
+	id, err := rsl.Write(r.Git, e, tip, who, signEntry(s))
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Commit(&Prepared{Base: tip, Tip: id, Entries: []*rsl.Entry{e}}, "git-secure: skip entries"); err != nil {
+		if isRefChanged(err) {
+			return nil, fmt.Errorf("%w: the log changed meanwhile; run the command again", ErrRefused)
+		}
+		return nil, err
+	}
+	res.Entry, res.ID = e.Number, id
+	return res, nil
+}
+
+// planSkip builds the annotation that skips the entries numbers of the
+// log records, with what each ref goes back to (in the result, and as the
+// moves the signer must be allowed to make).
+func planSkip(records []*rsl.Record, numbers []uint64, reason string) (*rsl.Entry, *SkipResult, []verify.Transition, error) {
 	want := map[uint64]bool{}
 	for _, n := range numbers {
 		if n < 1 || n > uint64(len(records)) {
-			return nil, usage("there is no entry #%d (the log has %d)", n, len(records))
+			return nil, nil, nil, usage("there is no entry #%d (the log has %d)", n, len(records))
 		}
 		want[n] = true
 	}
-	// Replay the log's skips to know each ref's entries.
+	e := &rsl.Entry{Number: uint64(len(records)) + 1, Type: rsl.TypeAnnotation, Reason: reason}
+	for n := uint64(1); n <= uint64(len(records)); n++ {
+		if !want[n] {
+			continue
+		}
+		target := records[n-1]
+		if target.Entry.Type != rsl.TypeRef || target.Entry.IsPolicy() {
+			return nil, nil, nil, usage("entry #%d is not a ref update; only ref updates can be skipped", n)
+		}
+		e.Skips = append(e.Skips, rsl.Skip{Number: n, ID: target.ID})
+	}
+	res := &SkipResult{Refs: map[string]string{}}
+	var moves []verify.Transition
+	for ref, st := range refEntries(records) {
+		n := 0
+		for _, rec := range st {
+			if want[rec.Entry.Number] {
+				n++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		// The skipped entries of ref must be its newest ones.
+		for _, rec := range st[len(st)-n:] {
+			if !want[rec.Entry.Number] {
+				return nil, nil, nil, usage("entry #%d of %s builds on the entries you skip: skip it too, or skip only the newest entries", rec.Entry.Number, ref)
+			}
+		}
+		var back gitrepo.Hash
+		if rest := st[:len(st)-n]; len(rest) > 0 {
+			back = rest[len(rest)-1].Entry.New
+		}
+		res.Refs[ref] = "deleted"
+		if !back.IsZero() {
+			res.Refs[ref] = back.String()
+		}
+		moves = append(moves, verify.Transition{Ref: ref, Old: st[len(st)-1].Entry.New, New: back, CheckPaths: true})
+	}
+	return e, res, moves, nil
+}
+
+// refEntries replays the log's skips: each ref's entries that count.
+func refEntries(records []*rsl.Record) map[string][]*rsl.Record {
 	state := map[string][]*rsl.Record{}
 	for _, rec := range records {
 		e := rec.Entry
@@ -82,60 +146,7 @@ func (r *Repo) Skip(numbers []uint64, reason, keyFile string) (*SkipResult, erro
 		}
 		state[e.Ref] = append(state[e.Ref], rec)
 	}
-	e := &rsl.Entry{Number: uint64(len(records)) + 1, Type: rsl.TypeAnnotation, Reason: reason}
-	res := &SkipResult{Refs: map[string]string{}}
-	for n := uint64(1); n <= uint64(len(records)); n++ {
-		if !want[n] {
-			continue
-		}
-		target := records[n-1]
-		if target.Entry.Type != rsl.TypeRef || target.Entry.IsPolicy() {
-			return nil, usage("entry #%d is not a ref update; only ref updates can be skipped", n)
-		}
-		e.Skips = append(e.Skips, rsl.Skip{Number: n, ID: target.ID})
-	}
-	var moves []verify.Transition
-	for ref, st := range state {
-		n := 0
-		for _, rec := range st {
-			if want[rec.Entry.Number] {
-				n++
-			}
-		}
-		if n == 0 {
-			continue
-		}
-		// The skipped entries of ref must be its newest ones.
-		for _, rec := range st[len(st)-n:] {
-			if !want[rec.Entry.Number] {
-				return nil, usage("entry #%d of %s builds on the entries you skip: skip it too, or skip only the newest entries", rec.Entry.Number, ref)
-			}
-		}
-		var back gitrepo.Hash
-		if rest := st[:len(st)-n]; len(rest) > 0 {
-			back = rest[len(rest)-1].Entry.New
-		}
-		res.Refs[ref] = "deleted"
-		if !back.IsZero() {
-			res.Refs[ref] = back.String()
-		}
-		moves = append(moves, verify.Transition{Ref: ref, Old: st[len(st)-1].Entry.New, New: back, CheckPaths: true})
-	}
-	if err := r.precheckSkip(policyTip, tip, moves, sign.Fingerprint(s.PublicKey()), res); err != nil {
-		return nil, err
-	}
-	id, err := rsl.Write(r.Git, e, tip, who, signEntry(s))
-	if err != nil {
-		return nil, err
-	}
-	if err := r.Git.UpdateRefs([]gitrepo.RefUpdate{{Name: rsl.Ref, Old: tip, New: id}}, "git-secure: skip entries"); err != nil {
-		if isRefChanged(err) {
-			return nil, fmt.Errorf("%w: the log changed meanwhile; run the command again", ErrRefused)
-		}
-		return nil, err
-	}
-	res.Entry, res.ID = e.Number, id
-	return res, nil
+	return state
 }
 
 // precheckSkip refuses, before anything is signed, a skip whose signer may

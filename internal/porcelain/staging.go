@@ -255,19 +255,24 @@ func (r *Repo) Apply(keyFile string) (*ApplyResult, *Staged, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	tipCommit, err := r.Git.ReadCommit(rslTip)
+	number, err := r.nextNumber(rslTip)
 	if err != nil {
 		return nil, nil, err
 	}
-	tipEntry, err := rsl.FromCommit(tipCommit)
-	if err != nil {
-		return nil, nil, err
-	}
-	e := &rsl.Entry{Number: tipEntry.Number + 1, Type: rsl.TypeRef, Ref: rsl.PolicyRef, Old: st.BaseCommit, New: pc}
+	e := &rsl.Entry{Number: number, Type: rsl.TypeRef, Ref: rsl.PolicyRef, Old: st.BaseCommit, New: pc}
 	id, err := rsl.Write(r.Git, e, rslTip, who, signEntry(s))
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := r.commitPolicy(st, rslTip, id, pc); err != nil {
+		return nil, nil, err
+	}
+	return &ApplyResult{Entry: e.Number, PolicyCommit: pc, RootVersion: st.Policy.Root.Signed.Version, RulesVersion: st.Policy.Targets.Signed.Version}, st, nil
+}
+
+// commitPolicy moves the log from rslTip to id (the entry of the policy
+// commit pc) and then the policy ref to pc, removing the staged change st.
+func (r *Repo) commitPolicy(st *Staged, rslTip, id, pc gitrepo.Hash) error {
 	// Two transactions, the log first. git commits a transaction's refs one
 	// by one, so a kill could leave a policy ref moved without its entry;
 	// in this order the worst case is an entry whose policy ref lags
@@ -277,7 +282,7 @@ func (r *Repo) Apply(keyFile string) (*ApplyResult, *Staged, error) {
 		{Name: policy.Ref, Old: st.BaseCommit, New: st.BaseCommit},
 		{Name: policy.StagingRef, Old: st.Commit, New: st.Commit},
 	}
-	err = r.Git.UpdateRefs(updates, "git-secure: apply policy (log)")
+	err := r.Git.UpdateRefs(updates, "git-secure: apply policy (log)")
 	if err == nil {
 		err = r.Git.UpdateRefs([]gitrepo.RefUpdate{
 			{Name: policy.Ref, Old: st.BaseCommit, New: pc},
@@ -287,16 +292,13 @@ func (r *Repo) Apply(keyFile string) (*ApplyResult, *Staged, error) {
 			err = fmt.Errorf("%w (the change is recorded in the log; the next git secure command completes it)", err)
 		}
 	}
-	if err != nil {
-		if errors.Is(err, gitrepo.ErrLocked) {
-			return nil, nil, fmt.Errorf("%w: %v", ErrRefused, err)
-		}
-		if isRefChanged(err) {
-			return nil, nil, fmt.Errorf("%w: the policy or the log changed while applying; run git secure policy apply again", ErrRefused)
-		}
-		return nil, nil, err
+	switch {
+	case err != nil && errors.Is(err, gitrepo.ErrLocked):
+		return fmt.Errorf("%w: %v", ErrRefused, err)
+	case isRefChanged(err):
+		return fmt.Errorf("%w: the policy or the log changed while applying; run git secure policy apply again", ErrRefused)
 	}
-	return &ApplyResult{Entry: e.Number, PolicyCommit: pc, RootVersion: st.Policy.Root.Signed.Version, RulesVersion: st.Policy.Targets.Signed.Version}, st, nil
+	return err
 }
 
 // stagedWasApplied reports whether the staged commit c holds exactly the

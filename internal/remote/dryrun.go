@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/git-secure/git-secure/internal/attest"
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/porcelain"
 	"github.com/git-secure/git-secure/internal/rsl"
@@ -24,45 +23,26 @@ func (h *Helper) dryRunPolicy(specs []pushSpec) map[string]string {
 	if err := h.syncForPush(); err != nil {
 		return failAll(specs, "git-secure: "+err.Error())
 	}
-	local, err := h.localSecure()
+	plan, err := h.planPush(specs)
 	if err != nil {
 		return failAll(specs, err.Error())
 	}
-	tip := local[rsl.Ref]
-	if tip.IsZero() {
+	defer plan.close()
+	if plan.plain() {
 		return nil // not a git-secure repository: git's own answer
 	}
-	targets, err := h.resolveSrcs(specs)
-	if err != nil {
-		return failAll(specs, err.Error())
-	}
-	var changes []porcelain.RefChange
-	for i, s := range specs {
-		changes = append(changes, porcelain.RefChange{Ref: s.dst, New: targets[i]})
-	}
-	var pol *policy.Policy
-	if p := local[policy.Ref]; !p.IsZero() {
-		pol, err = policy.Load(h.Repo.Git, p)
-	} else {
-		pol, _, err = h.Repo.CurrentPolicy()
-	}
-	if err != nil {
-		return failAll(specs, err.Error())
-	}
-	h.Repo.UseAttestations(local[attest.Ref])
-	signer, err := h.Repo.LoadSigner("")
-	if err != nil {
+	pol, changes := plan.pol, changesOf(specs)
+	if plan.keyErr != nil {
 		return protectedFail(pol, changes, func(ref string) string {
-			return fmt.Sprintf("git-secure: would be refused: %s is protected and needs a signed log entry, but %v", ref, err)
+			return fmt.Sprintf("git-secure: would be refused: %s is protected and needs a signed log entry, but %v", ref, plan.keyErr)
 		})
 	}
-	defer signer.Close()
-	if _, ok := pol.LookupKey(sign.Fingerprint(signer.PublicKey())); !ok {
+	if fp := sign.Fingerprint(plan.signer.PublicKey()); !keyInPolicy(pol, fp) {
 		return protectedFail(pol, changes, func(ref string) string {
-			return fmt.Sprintf("git-secure: would be refused: %s is protected and your key %s is not in the policy", ref, sign.Fingerprint(signer.PublicKey()))
+			return fmt.Sprintf("git-secure: would be refused: %s is protected and your key %s is not in the policy", ref, fp)
 		})
 	}
-	prepared, err := h.Repo.Prepare(tip, pol, signer, changes)
+	prepared, err := h.Repo.Prepare(plan.local[rsl.Ref], pol, plan.signer, changes)
 	if err != nil {
 		return failAll(specs, "git-secure: would be refused: "+strings.TrimPrefix(err.Error(), "refused: "))
 	}
@@ -83,8 +63,8 @@ func (h *Helper) dryRunPolicy(specs []pushSpec) map[string]string {
 	}
 	// Atomic like the real push: one refused ref refuses them all.
 	for _, s := range specs {
-		if _, ok := failed[s.dst]; !ok {
-			failed[s.dst] = "atomic push: another ref would be refused"
+		if _, ok := failed[s.Ref]; !ok {
+			failed[s.Ref] = "atomic push: another ref would be refused"
 		}
 	}
 	return failed

@@ -28,14 +28,16 @@ func (h *Helper) configKey(suffix string) string {
 // (select.go), into the private namespace, checks its
 // log against the local one, verifies it, moves the local refs/secure/*,
 // and returns the remote's refs (without refs/secure/*) and HEAD.
-func (h *Helper) fetchAndVerify() (map[string]gitrepo.Hash, string, error) {
-	refs, head, err := h.fetchAndVerifyOnce()
+// With forPush (a push bringing the remote's metadata in), a remote state
+// that fails only on freshness is warned about (staleForPush).
+func (h *Helper) fetchAndVerify(forPush bool) (map[string]gitrepo.Hash, string, error) {
+	refs, head, err := h.fetchAndVerifyOnce(forPush)
 	if errors.Is(err, errRefetch) {
 		// A server updates a push's refs one at a time: a fetch racing a
 		// push can see the branch before its log entry. Look again once.
 		time.Sleep(300 * time.Millisecond)
 		h.refetched = true
-		refs, head, err = h.fetchAndVerifyOnce()
+		refs, head, err = h.fetchAndVerifyOnce(forPush)
 	}
 	return refs, head, err
 }
@@ -43,7 +45,7 @@ func (h *Helper) fetchAndVerify() (map[string]gitrepo.Hash, string, error) {
 // errRefetch asks for one more fetch before judging the remote.
 var errRefetch = errors.New("the remote's refs moved during the fetch")
 
-func (h *Helper) fetchAndVerifyOnce() (map[string]gitrepo.Hash, string, error) {
+func (h *Helper) fetchAndVerifyOnce(forPush bool) (map[string]gitrepo.Hash, string, error) {
 	listing, head, err := h.lsRemote()
 	if err != nil {
 		return nil, "", err
@@ -56,13 +58,9 @@ func (h *Helper) fetchAndVerifyOnce() (map[string]gitrepo.Hash, string, error) {
 	if _, err := h.Repo.Git.RunTee(bgctx(), h.Err, append(args, forgeExcludes()...)...); err != nil {
 		return nil, "", fmt.Errorf("fetch from %s: %w", h.URL, err)
 	}
-	incoming, err := h.Repo.Git.ListRefs(ns + "/")
+	remote, err := h.Repo.NamespaceRefs(ns)
 	if err != nil {
 		return nil, "", err
-	}
-	remote := map[string]gitrepo.Hash{}
-	for _, r := range incoming {
-		remote["refs/"+strings.TrimPrefix(r.Name, ns+"/")] = r.Hash
 	}
 	remote = addUnfetched(remote, listing)
 	visible := map[string]gitrepo.Hash{}
@@ -71,7 +69,7 @@ func (h *Helper) fetchAndVerifyOnce() (map[string]gitrepo.Hash, string, error) {
 			visible[name] = hash
 		}
 	}
-	if err := h.checkRemoteLog(remote); err != nil {
+	if err := h.checkRemoteLog(remote, forPush); err != nil {
 		return nil, "", err
 	}
 	h.remote = remote
@@ -106,15 +104,13 @@ func (h *Helper) syncForPush() error {
 		return nil
 	}
 	h.localSnap = nil // the fetch below moves refs/secure/*
-	h.pushSync = true
-	defer func() { h.pushSync = false }()
-	_, _, err = h.fetchAndVerify()
+	_, _, err = h.fetchAndVerify(true)
 	return err
 }
 
 // checkRemoteLog decides whether the remote's metadata can be trusted and,
 // if so, adopts it locally.
-func (h *Helper) checkRemoteLog(remote map[string]gitrepo.Hash) error {
+func (h *Helper) checkRemoteLog(remote map[string]gitrepo.Hash, forPush bool) error {
 	g := h.Repo.Git
 	local, err := h.localSecure()
 	if err != nil {
@@ -124,64 +120,19 @@ func (h *Helper) checkRemoteLog(remote map[string]gitrepo.Hash) error {
 	remoteTip := remote[rsl.Ref]
 	seen, _, _ := g.Config(h.configKey("securetip"))
 	if remoteTip.IsZero() {
-		if seen != "" {
-			return h.refuse("the remote no longer has a git-secure log (refs/secure/rsl), which it had before (%s): it may be hiding it", shortStr(seen))
-		}
-		if !localTip.IsZero() {
-			h.logf("note: the remote has no git-secure metadata yet; push to set it up")
-			return nil
-		}
-		// A pinned clone expects a log anchored at its keys: a remote that
-		// serves none must not pass for one that is merely not set up.
-		if pin, _, err := h.Repo.PinnedRoot(); err != nil {
-			return err
-		} else if len(pin) > 0 {
-			return h.refuse("the remote has no git-secure log (refs/secure/rsl), but this clone pins its root of trust (secure.rootKeys %s): nothing it serves can be verified; check the URL, or unset the pin to fetch a repository that does not use git-secure", strings.Join(pin, " "))
-		}
-		return nil
+		return h.noRemoteLog(seen, localTip)
 	}
-	adopt := true
-	if !localTip.IsZero() && localTip != remoteTip {
-		switch {
-		case mustAncestor(g, localTip, remoteTip):
-		case mustAncestor(g, remoteTip, localTip):
-			// We hold entries the remote lacks: unpushed local work, or the
-			// remote went back in time.
-			if seenTip, err := gitrepo.ParseHash(seen); err == nil && seenTip != remoteTip && mustAncestor(g, remoteTip, seenTip) {
-				return h.refuse("the remote's log went back from %s to %s: it serves an older state than it did before (rollback or freeze)", shortStr(seen), remoteTip.String()[:12])
-			}
-			adopt = false
-		default:
-			return h.refuse("the remote's log (%s) and yours (%s) have diverged: the remote rewrote its log or serves different logs to different clients; compare with another clone before trusting it", remoteTip.String()[:12], localTip.String()[:12])
-		}
-	}
-	pin, pinThreshold, err := h.Repo.PinnedRoot()
+	adopt, err := h.extendsLocal(localTip, remoteTip, seen)
 	if err != nil {
 		return err
 	}
-	opts := verify.Options{Now: h.Repo.Now(), RefValues: remote, RootKeys: pin, RootThreshold: pinThreshold, AllowShallow: h.allowShallow(), RequireFreshness: freshness.Required(g)}
-	res, err := verify.WithCheckpoint(g, opts, false)
-	if h.staleForPush(err) {
+	res, err := h.Repo.VerifyProposed(remote, verify.Options{AllowShallow: h.allowShallow(), RequireFreshness: freshness.Required(g)})
+	if forPush && h.staleForPush(err) {
 		err = nil
 	}
 	if err != nil {
-		var failed *verify.Failed
-		if !errors.As(err, &failed) {
+		if err := h.judgeProblems(err, remoteTip); err != nil {
 			return err
-		}
-		if !h.refetched && onlyUnrecorded(failed) {
-			return errRefetch
-		}
-		for _, p := range failed.Problems {
-			h.logf("error: %s", p.Error())
-			if hint := h.problemHint(p, remoteTip); hint != "" {
-				h.logf("hint: %s", hint)
-			}
-		}
-		if h.Mode == "warn" {
-			h.logf("warning: the remote's state does NOT verify (%d problem(s)); continuing because secure.verifyOnFetch=warn", len(failed.Problems))
-		} else {
-			return h.refuse("the remote's state does not verify (%d problem(s)); nothing was updated. To fetch anyway (unsafe): git -c secure.verifyOnFetch=warn fetch", len(failed.Problems))
 		}
 	}
 	if adopt {
@@ -199,6 +150,73 @@ func (h *Helper) checkRemoteLog(remote map[string]gitrepo.Hash) error {
 		h.sayShallow(res)
 	}
 	return nil
+}
+
+// noRemoteLog judges a remote that serves no log (seen: the tip this clone
+// last saw there).
+func (h *Helper) noRemoteLog(seen string, localTip gitrepo.Hash) error {
+	if seen != "" {
+		return h.refuse("the remote no longer has a git-secure log (refs/secure/rsl), which it had before (%s): it may be hiding it", shortStr(seen))
+	}
+	if !localTip.IsZero() {
+		h.logf("note: the remote has no git-secure metadata yet; push to set it up")
+		return nil
+	}
+	// A pinned clone expects a log anchored at its keys: a remote that
+	// serves none must not pass for one that is merely not set up.
+	if pin, _, err := h.Repo.PinnedRoot(); err != nil {
+		return err
+	} else if len(pin) > 0 {
+		return h.refuse("the remote has no git-secure log (refs/secure/rsl), but this clone pins its root of trust (secure.rootKeys %s): nothing it serves can be verified; check the URL, or unset the pin to fetch a repository that does not use git-secure", strings.Join(pin, " "))
+	}
+	return nil
+}
+
+// extendsLocal refuses a remote log that forked from the local one, or
+// went back from the tip this clone saw there (seen); it reports whether
+// the remote's metadata is to be adopted (false while the local log is
+// ahead: unpushed local work).
+func (h *Helper) extendsLocal(localTip, remoteTip gitrepo.Hash, seen string) (bool, error) {
+	g := h.Repo.Git
+	if localTip.IsZero() || localTip == remoteTip {
+		return true, nil
+	}
+	switch {
+	case mustAncestor(g, localTip, remoteTip):
+		return true, nil
+	case mustAncestor(g, remoteTip, localTip):
+		// We hold entries the remote lacks: unpushed local work, or the
+		// remote went back in time.
+		if seenTip, err := gitrepo.ParseHash(seen); err == nil && seenTip != remoteTip && mustAncestor(g, remoteTip, seenTip) {
+			return false, h.refuse("the remote's log went back from %s to %s: it serves an older state than it did before (rollback or freeze)", shortStr(seen), remoteTip.String()[:12])
+		}
+		return false, nil
+	}
+	return false, h.refuse("the remote's log (%s) and yours (%s) have diverged: the remote rewrote its log or serves different logs to different clients; compare with another clone before trusting it", remoteTip.String()[:12], localTip.String()[:12])
+}
+
+// judgeProblems says what is wrong with a remote state that does not
+// verify (err) and refuses it, unless secure.verifyOnFetch=warn; a state
+// that may be a push caught halfway asks for one more fetch (errRefetch).
+func (h *Helper) judgeProblems(err error, remoteTip gitrepo.Hash) error {
+	var failed *verify.Failed
+	if !errors.As(err, &failed) {
+		return err
+	}
+	if !h.refetched && onlyUnrecorded(failed) {
+		return errRefetch
+	}
+	for _, p := range failed.Problems {
+		h.logf("error: %s", p.Error())
+		if hint := h.problemHint(p, remoteTip); hint != "" {
+			h.logf("hint: %s", hint)
+		}
+	}
+	if h.Mode == "warn" {
+		h.logf("warning: the remote's state does NOT verify (%d problem(s)); continuing because secure.verifyOnFetch=warn", len(failed.Problems))
+		return nil
+	}
+	return h.refuse("the remote's state does not verify (%d problem(s)); nothing was updated. To fetch anyway (unsafe): git -c secure.verifyOnFetch=warn fetch", len(failed.Problems))
 }
 
 // sayPin tells, in one line, what the verified log was anchored to: a
@@ -281,10 +299,5 @@ func (h *Helper) problemHint(p *verify.Problem, remoteTip gitrepo.Hash) string {
 	if p.Entry != 0 || p.Ref == "" || p.Ref == rsl.PolicyRef || !errors.Is(p, verify.ErrUnrecorded) {
 		return p.Hint
 	}
-	last, err := rsl.LatestFor(h.Repo.Git, remoteTip, p.Ref)
-	var target gitrepo.Hash
-	if err == nil && last != nil {
-		target = last.Entry.New
-	}
-	return verify.RepairHint(h.Remote, p.Ref, target)
+	return h.Repo.RepairHint(h.Remote, remoteTip, p.Ref)
 }

@@ -26,7 +26,7 @@ func (h *Helper) timestampUpdate(remote map[string]gitrepo.Hash) (gitrepo.RefUpd
 		return gitrepo.RefUpdate{}, false
 	}
 	drop := gitrepo.RefUpdate{Name: freshness.Ref, Old: have}
-	pol, err := policy.Load(g, remote[policy.Ref])
+	pol, err := h.Repo.PolicyAt(remote[policy.Ref])
 	if err != nil || pol.Freshness() == nil {
 		return drop, !have.IsZero()
 	}
@@ -71,13 +71,13 @@ func notCarried(dst string) (string, bool) {
 }
 
 // staleForPush says whether err, from verifying the remote's state while
-// a push brings its metadata in, fails only on freshness, and warns about
+// a push brings its metadata in (the caller's to know), fails only on freshness, and warns about
 // each such problem. A push only needs the remote's verified log to build
 // on: a stopped timestamp job must not stop everyone's pushes. A fetch,
 // a clone and git secure verify still refuse the stale state.
 func (h *Helper) staleForPush(err error) bool {
 	var failed *verify.Failed
-	if !h.pushSync || !errors.As(err, &failed) || len(failed.Problems) == 0 {
+	if !errors.As(err, &failed) || len(failed.Problems) == 0 {
 		return false
 	}
 	for _, p := range failed.Problems {

@@ -39,7 +39,6 @@ import (
 	"github.com/git-secure/git-secure/internal/rsl"
 	"github.com/git-secure/git-secure/internal/sign"
 	"github.com/git-secure/git-secure/internal/trace"
-	"github.com/git-secure/git-secure/internal/verify"
 )
 
 // Helper serves one invocation of git-remote-secure.
@@ -64,9 +63,6 @@ type Helper struct {
 	remote map[string]gitrepo.Hash
 	// refetched is set once a fetch was repeated to rule out a race.
 	refetched bool
-	// pushSync is set while a push brings the remote's metadata in: a
-	// stale freshness statement is then only warned about (freshness.go).
-	pushSync bool
 	// forPush is the listing "list for-push" just made, used once.
 	forPush map[string]gitrepo.Hash
 	// localSnap is the local refs/secure/* and refs/heads/* read while
@@ -77,9 +73,8 @@ type Helper struct {
 	// plain is set when this repository does not use git-secure: the
 	// fetch is passed through unverified, as plain git (select.go).
 	plain bool
-	// depth is git fetch --depth's N ("" without); saidDepth is set once
-	// the helper said it fetched whole history instead.
-	depth     string
+	// saidDepth is set once the helper said it fetched whole history
+	// instead of opts.depth.
 	saidDepth bool
 	// filter is git fetch --filter's object filter ("" without);
 	// saidFilter is set once the note that a verified fetch ignored it
@@ -91,21 +86,13 @@ type Helper struct {
 	listedHead string
 	// marked is set while the pre-push marker is this helper's.
 	marked bool
-	// dryRun is git push --dry-run; leases (--force-with-lease) and
-	// pushOptions (-o) go on to the real push.
-	dryRun      bool
-	progress    bool
-	leases      []string
-	pushOptions []string
+	// opts are the options git gave ("option" lines).
+	opts gitOptions
 	// head is the remote's HEAD as last listed.
 	head string
 	// snapDone, when set, is closed once the background snapshot is in
 	// localSnap (nil there if it failed).
 	snapDone chan struct{}
-	// pushed holds what the last successful git push set on the remote
-	// (zero: deleted); pushedAll is false when some value is unknown.
-	pushed    map[string]gitrepo.Hash
-	pushedAll bool
 	// pre is what a push needs, loaded in the background while git runs
 	// the pre-push hook (nil when not started).
 	pre *prefetched
@@ -114,9 +101,18 @@ type Helper struct {
 	// unpushed metadata with them (relistForMetadata), at their real
 	// value on both sides.
 	relisted map[string]gitrepo.Hash
-	// lastPush holds the stderr of the last inner git push until its
-	// outcome is known (push.go).
-	lastPush *noiseFilter
+}
+
+// gitOptions are the options git gives the helper before a fetch or push.
+type gitOptions struct {
+	// depth is git fetch --depth's N ("" without).
+	depth string
+	// dryRun is git push --dry-run; leases (--force-with-lease) and
+	// pushOptions (-o) go on to the real push.
+	dryRun      bool
+	progress    bool
+	leases      []string
+	pushOptions []string
 }
 
 // prefetched is the policy at the snapshot's refs/secure/policy and the
@@ -146,13 +142,10 @@ func (h *Helper) snapshotAsync(forPush bool) {
 		h.pre = pre
 	}
 	go func() {
-		snap := map[string]gitrepo.Hash(nil)
-		if refs, err := h.Repo.Git.ListRefs("refs/secure/", "refs/heads/"); err == nil {
-			snap = make(map[string]gitrepo.Hash, len(refs))
-			for _, r := range refs {
-				snap[r.Name] = r.Hash
-			}
-		} // else localSnap stays nil: later reads ask git again
+		snap, err := h.Repo.RefValues("refs/secure/", "refs/heads/")
+		if err != nil {
+			snap = nil // later reads ask git again
+		}
 		h.localSnap = snap
 		close(done)
 		if pre == nil {
@@ -161,7 +154,7 @@ func (h *Helper) snapshotAsync(forPush bool) {
 		defer close(pre.done)
 		if p := snap[policy.Ref]; !p.IsZero() {
 			pre.policyCommit = p
-			pre.pol, pre.polErr = policy.Load(h.Repo.Git, p)
+			pre.pol, pre.polErr = h.Repo.PolicyAt(p)
 		}
 		pre.signer, pre.signErr = h.Repo.LoadSigner("")
 	}()
@@ -280,14 +273,14 @@ const maxRelistWalk = 64
 // walk bound, or when an annotation (which can send a ref back) is among
 // them.
 func (h *Helper) recordedSinceCheckpoint(tip gitrepo.Hash) (map[string]gitrepo.Hash, bool) {
-	cp, err := verify.LoadCheckpoint(verify.CheckpointPath(h.Repo.Git.GitDir()))
-	if err != nil || cp == nil {
+	cp := h.Repo.LoadCheckpoint()
+	if cp == nil {
 		return nil, false
 	}
 	recorded := map[string]gitrepo.Hash{}
 	reached, steps := false, 0
-	err = rsl.WalkBack(h.Repo.Git, tip, func(rec *rsl.Record) (bool, error) {
-		if rec.ID == cp.EntryID {
+	err := rsl.WalkBack(h.Repo.Git, tip, func(rec *rsl.Record) (bool, error) {
+		if cp.IsEntry(rec.Entry.Number, rec.ID) {
 			reached = true
 			return false, nil
 		}
@@ -302,9 +295,9 @@ func (h *Helper) recordedSinceCheckpoint(tip gitrepo.Hash) (map[string]gitrepo.H
 	if err != nil || !reached {
 		return nil, false
 	}
-	for ref, r := range cp.Refs {
+	for ref, target := range cp.Targets() {
 		if _, seen := recorded[ref]; !seen {
-			recorded[ref] = r.Target
+			recorded[ref] = target
 		}
 	}
 	return recorded, true
@@ -428,7 +421,7 @@ func (h *Helper) option(opt string) string {
 	case "progress":
 		// git asks for progress when its stderr is a terminal: the inner
 		// fetches and pushes show theirs (progressArgs).
-		h.progress = value == "true"
+		h.opts.progress = value == "true"
 		return "ok"
 	case "atomic":
 		// Every push of the helper is one git push --atomic already: the
@@ -438,7 +431,7 @@ func (h *Helper) option(opt string) string {
 	case "dry-run":
 		// git push --dry-run: ask the remote what it would do, record
 		// nothing, send nothing.
-		h.dryRun = value == "true"
+		h.opts.dryRun = value == "true"
 		return "ok"
 	case "cas":
 		// git push --force-with-lease: "<ref>:<expected>" (expected empty:
@@ -453,7 +446,7 @@ func (h *Helper) option(opt string) string {
 				return "error invalid lease value"
 			}
 		}
-		h.leases = append(h.leases, value)
+		h.opts.leases = append(h.opts.leases, value)
 		return "ok"
 	case "depth":
 		return h.optionDepth(value)
@@ -463,7 +456,7 @@ func (h *Helper) option(opt string) string {
 		if value == "" || strings.ContainsAny(value, "\n\x00") {
 			return "error invalid push option"
 		}
-		h.pushOptions = append(h.pushOptions, value)
+		h.opts.pushOptions = append(h.opts.pushOptions, value)
 		return "ok"
 	}
 	return "unsupported"
@@ -473,13 +466,13 @@ func (h *Helper) option(opt string) string {
 // its own (leases and push options).
 func (h *Helper) pushFlags() []string {
 	var out []string
-	for _, l := range h.leases {
+	for _, l := range h.opts.leases {
 		out = append(out, "--force-with-lease="+l)
 	}
-	for _, o := range h.pushOptions {
+	for _, o := range h.opts.pushOptions {
 		out = append(out, "--push-option="+o)
 	}
-	if h.progress {
+	if h.opts.progress {
 		out = append(out, "--progress")
 	}
 	return out
@@ -488,7 +481,7 @@ func (h *Helper) pushFlags() []string {
 // progressArgs is --progress when git asked for progress (option
 // progress true), else --quiet.
 func (h *Helper) progressArgs() string {
-	if h.progress {
+	if h.opts.progress {
 		return "--progress"
 	}
 	return "--quiet"
@@ -518,15 +511,7 @@ func (h *Helper) localSecure() (map[string]gitrepo.Hash, error) {
 		}
 		return out, nil
 	}
-	refs, err := h.Repo.Git.ListRefs("refs/secure/")
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]gitrepo.Hash, len(refs))
-	for _, r := range refs {
-		out[r.Name] = r.Hash
-	}
-	return out, nil
+	return h.Repo.RefValues("refs/secure/")
 }
 
 // cleanup deletes the private namespace.
@@ -534,15 +519,7 @@ func (h *Helper) cleanup() {
 	if !h.fetched {
 		return
 	}
-	refs, err := h.Repo.Git.ListRefs(h.namespace + "/")
-	if err != nil || len(refs) == 0 {
-		return
-	}
-	var del []gitrepo.RefUpdate
-	for _, r := range refs {
-		del = append(del, gitrepo.RefUpdate{Name: r.Name, Old: r.Hash})
-	}
-	_ = h.Repo.Git.UpdateRefs(del, "git-secure: clean up")
+	h.Repo.DropNamespace(h.namespace, "git-secure: clean up")
 }
 
 // lsRemote lists the remote's refs (no objects fetched).
@@ -639,7 +616,7 @@ func (h *Helper) list(forPush bool) error {
 		h.passThrough(listing, listHead)
 		return nil
 	}
-	refs, head, err := h.fetchAndVerify()
+	refs, head, err := h.fetchAndVerify(false)
 	if err != nil {
 		return err
 	}
@@ -659,28 +636,7 @@ func (h *Helper) fetch(in *bufio.Reader, first string) error {
 // syncHooks picks up hooks the repository gained since git secure hooks
 // install (the pre-push hook may no longer start git-secure, so the helper,
 // which runs on every fetch and push, does it).
-func (h *Helper) syncHooks() {
-	dir := filepath.Join(h.Repo.Git.GitDir(), "secure", "hooks")
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return
-	}
-	chain, ok, err := h.Repo.ConfigValue("secure.previousHooksPath")
-	if err != nil {
-		return
-	}
-	if !ok {
-		chain = filepath.Join(h.Repo.Git.GitDir(), "hooks")
-	} else if !filepath.IsAbs(chain) && h.Repo.Git.WorkTree() != "" {
-		chain = filepath.Join(h.Repo.Git.WorkTree(), chain)
-	}
-	added, err := hooks.SyncForwarders(dir, hooks.Binary(), h.Repo.Git.GitDir(), chain, hooks.Guarded(dir))
-	if err != nil {
-		h.logf("warning: %v", err)
-	}
-	for _, name := range added {
-		h.logf("note: your %s hook (%s) was added after git secure hooks install; it runs from now on", name, filepath.Join(chain, name))
-	}
-}
+func (h *Helper) syncHooks() { hooks.SyncInstalled(h.Repo, h.logf) }
 
 // adoptRemote routes the fetches of a named remote that only its pushes
 // reached the helper by (url.secure::.pushInsteadOf): its first push sets

@@ -19,19 +19,20 @@ import (
 
 func bgctx() context.Context { return context.Background() }
 
+// pushSpec is one "push" line of git: the ref change it asks for (Ref is
+// the destination; New is pinned to what the source resolved to when the
+// entry was recorded, so that the push sends exactly that even if the
+// source moves meanwhile; zero until then, or for a deletion) and how git
+// asked for it.
 type pushSpec struct {
-	force    bool
-	src, dst string
-	raw      string
-	// pinned is what src resolved to when the entry was recorded: the
-	// push sends exactly that, even if src moves meanwhile.
-	pinned gitrepo.Hash
+	porcelain.RefChange
+	force bool
+	src   string
+	raw   string
 }
 
-// maxPushAttempts bounds retries after losing a race for the log.
-const maxPushAttempts = 6
-
-func (h *Helper) push(in *bufio.Reader, first string) error {
+// readPushSpecs reads git's batch of "push" lines, first included.
+func readPushSpecs(in *bufio.Reader, first string) ([]pushSpec, error) {
 	var specs []pushSpec
 	for line := first; line != ""; {
 		raw := strings.TrimPrefix(line, "push ")
@@ -42,53 +43,79 @@ func (h *Helper) push(in *bufio.Reader, first string) error {
 		}
 		src, dst, ok := strings.Cut(spec, ":")
 		if !ok || gitrepo.ValidRefName(dst) != nil || strings.HasPrefix(src, "-") {
-			return fmt.Errorf("remote helper: bad push command %q", line)
+			return nil, fmt.Errorf("remote helper: bad push command %q", line)
 		}
-		s.src, s.dst = src, dst
+		s.src, s.Ref = src, dst
 		specs = append(specs, s)
 		var err error
 		if line, err = readLine(in); err != nil {
-			return err
+			return nil, err
 		}
+	}
+	return specs, nil
+}
+
+// changesOf returns the ref changes specs ask for.
+func changesOf(specs []pushSpec) []porcelain.RefChange {
+	out := make([]porcelain.RefChange, len(specs))
+	for i, s := range specs {
+		out[i] = s.RefChange
+	}
+	return out
+}
+
+// push answers git's batch of "push" lines: one atomic push of the
+// branches with their log entries (pushSpecs), or for --dry-run what the
+// remote and the policy would say, then one status line per ref.
+func (h *Helper) push(in *bufio.Reader, first string) error {
+	specs, err := readPushSpecs(in, first)
+	if err != nil {
+		return err
 	}
 	// Metadata refs named by the user (git push origin refs/secure/...)
 	// are sent by the helper itself, from the local state, never forced.
 	var branchSpecs []pushSpec
 	for _, s := range specs {
-		if !strings.HasPrefix(s.dst, "refs/secure/") {
+		if !strings.HasPrefix(s.Ref, "refs/secure/") {
 			branchSpecs = append(branchSpecs, s)
 		}
 	}
 	upToDate := h.upToDate(specs)
 	var results map[string]string
-	if h.dryRun {
+	if h.opts.dryRun {
 		if results = h.dryRunPush(branchSpecs); len(results) == 0 {
 			results = h.dryRunPolicy(branchSpecs)
 		}
 	} else {
-		results = h.pushSpecs(branchSpecs)
-		h.remember(results)
+		res := h.pushSpecs(branchSpecs)
+		results = res.failed
+		h.remember(res)
 	}
+	h.reportPush(specs, results, upToDate)
+	return nil
+}
+
+// reportPush tells git the outcome of each spec.
+func (h *Helper) reportPush(specs []pushSpec, results map[string]string, upToDate map[string]bool) {
 	if len(results) > 0 {
 		for _, s := range specs {
-			if _, failed := results[s.dst]; !failed && strings.HasPrefix(s.dst, "refs/secure/") {
-				results[s.dst] = "not sent: the push failed"
+			if _, failed := results[s.Ref]; !failed && strings.HasPrefix(s.Ref, "refs/secure/") {
+				results[s.Ref] = "not sent: the push failed"
 			}
 		}
 	}
 	for _, s := range specs {
-		if msg, refused := notCarried(s.dst); refused {
-			fmt.Fprintf(h.Out, "error %s %s\n", s.dst, msg)
-		} else if msg, failed := results[s.dst]; failed {
-			fmt.Fprintf(h.Out, "error %s %s\n", s.dst, display.Escape(oneLine(msg)))
-		} else if upToDate[s.dst] {
-			fmt.Fprintf(h.Out, "ok %s up to date\n", s.dst)
+		if msg, refused := notCarried(s.Ref); refused {
+			fmt.Fprintf(h.Out, "error %s %s\n", s.Ref, msg)
+		} else if msg, failed := results[s.Ref]; failed {
+			fmt.Fprintf(h.Out, "error %s %s\n", s.Ref, display.Escape(oneLine(msg)))
+		} else if upToDate[s.Ref] {
+			fmt.Fprintf(h.Out, "ok %s up to date\n", s.Ref)
 		} else {
-			fmt.Fprintf(h.Out, "ok %s\n", s.dst)
+			fmt.Fprintf(h.Out, "ok %s\n", s.Ref)
 		}
 	}
 	fmt.Fprint(h.Out, "\n")
-	return nil
 }
 
 // upToDate returns the destinations of specs that relistForMetadata
@@ -101,12 +128,12 @@ func (h *Helper) upToDate(specs []pushSpec) map[string]bool {
 	h.awaitSnap()
 	out := map[string]bool{}
 	for _, s := range specs {
-		real, ok := h.relisted[s.dst]
+		real, ok := h.relisted[s.Ref]
 		if !ok || !strings.HasPrefix(s.src, "refs/") {
 			continue
 		}
 		if v, ok := h.localSnap[s.src]; ok && v == real {
-			out[s.dst] = true
+			out[s.Ref] = true
 		}
 	}
 	return out
@@ -124,153 +151,250 @@ func oneLine(s string) string {
 func failAll(specs []pushSpec, msg string) map[string]string {
 	out := map[string]string{}
 	for _, s := range specs {
-		out[s.dst] = msg
+		out[s.Ref] = msg
 	}
 	return out
 }
 
-// pushSpecs returns, per failed destination, why it failed.
-func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
-	// Bring the remote's metadata in (verified) before building on it.
-	if err := h.syncForPush(); err != nil {
-		return failAll(specs, "git-secure: "+err.Error())
+// pushPlan is what a push records under, read once before its first
+// attempt: the specs pinned to the values they send, the local metadata
+// the entries build on, the policy in force and the signer.
+type pushPlan struct {
+	specs []pushSpec
+	local map[string]gitrepo.Hash // the local refs/secure/*
+	pol   *policy.Policy
+	// signer signs the entries; keyErr says why there is none.
+	signer sign.Signer
+	keyErr error
+}
+
+// plain reports whether this clone has no log: the push is plain git's.
+func (p *pushPlan) plain() bool { return p.local[rsl.Ref].IsZero() }
+
+// close releases the signer.
+func (p *pushPlan) close() {
+	if p.signer != nil {
+		p.signer.Close()
 	}
-	h.Trace.Mark("sync with remote")
-	g := h.Repo.Git
-	// One ref snapshot serves the whole first attempt.
+}
+
+// planPush reads what a push of specs records under (see pushPlan). In a
+// clone without a log it stops at the local metadata (plain is set). The
+// caller closes the plan.
+func (h *Helper) planPush(specs []pushSpec) (*pushPlan, error) {
 	local, err := h.localSecure()
 	if err != nil {
-		return failAll(specs, err.Error())
+		return nil, err
 	}
 	h.Trace.Mark("local refs")
-	localTip := local[rsl.Ref]
-	if localTip.IsZero() {
-		return h.runPush(specs, nil)
+	plan := &pushPlan{specs: specs, local: local}
+	if plan.plain() {
+		return plan, nil
 	}
 	targets, err := h.resolveSrcs(specs)
 	if err != nil {
-		return failAll(specs, err.Error())
+		return nil, err
 	}
-	h.localSnap = nil // used once: later reads see the refs as they are then
 	h.Trace.Mark("resolve sources")
-	var changes []porcelain.RefChange
 	for i := range specs {
-		specs[i].pinned = targets[i]
-		changes = append(changes, porcelain.RefChange{Ref: specs[i].dst, New: targets[i]})
+		specs[i].New = targets[i]
 	}
 	pre := h.takePrefetch()
 	if pre == nil {
 		pre = &prefetched{}
 		pre.signer, pre.signErr = h.Repo.LoadSigner("")
 	}
-	if pre.signer != nil {
-		defer pre.signer.Close()
-	}
-	var pol *policy.Policy
-	if p := local[policy.Ref]; !p.IsZero() {
-		if pre.policyCommit == p {
-			pol, err = pre.pol, pre.polErr
-		} else {
-			pol, err = policy.Load(g, p)
-		}
-	} else {
-		pol, _, err = h.Repo.CurrentPolicy()
-	}
-	if err != nil {
-		return failAll(specs, err.Error())
+	plan.signer, plan.keyErr = pre.signer, pre.signErr
+	if plan.pol, err = h.policyOf(local, pre); err != nil {
+		plan.close()
+		return nil, err
 	}
 	h.Trace.Mark("load policy")
 	h.Repo.UseAttestations(local[attest.Ref])
-	signer, err := pre.signer, pre.signErr
+	return plan, nil
+}
+
+// policyOf is the one source of the policy a push records under: the
+// policy at the local refs/secure/policy of the snapshot local, taken from
+// the background load of "list for-push" (pre) when that read the same
+// commit.
+func (h *Helper) policyOf(local map[string]gitrepo.Hash, pre *prefetched) (*policy.Policy, error) {
+	p := local[policy.Ref]
+	switch {
+	case p.IsZero():
+		pol, _, err := h.Repo.CurrentPolicy() // says the repository is not set up
+		return pol, err
+	case pre != nil && pre.policyCommit == p:
+		return pre.pol, pre.polErr
+	}
+	return h.Repo.PolicyAt(p)
+}
+
+// replan reads the local metadata and the policy again after a sync with
+// the remote (a push that lost the race for the log).
+func (h *Helper) replan(plan *pushPlan) error {
+	if err := h.syncForPush(); err != nil {
+		return fmt.Errorf("git-secure: %w", err)
+	}
+	local, err := h.localSecure()
 	if err != nil {
-		for _, c := range changes {
-			if pol.Protected(c.Ref) {
-				return failAll(specs, fmt.Sprintf("git-secure: %s is protected and needs a signed log entry, but %v", c.Ref, err))
+		return err
+	}
+	pol, err := h.policyOf(local, nil)
+	if err != nil {
+		return err
+	}
+	plan.local, plan.pol = local, pol
+	h.Repo.UseAttestations(local[attest.Ref])
+	return nil
+}
+
+// pushSpecs pushes specs with their log entries and returns the outcome
+// (per failed destination why, or what the push set): plan, then prepare,
+// send and adopt (recordAndSend) as often as the recording path's retry
+// policy allows.
+func (h *Helper) pushSpecs(specs []pushSpec) pushResult {
+	// Bring the remote's metadata in (verified) before building on it.
+	if err := h.syncForPush(); err != nil {
+		return pushResult{failed: failAll(specs, "git-secure: "+err.Error())}
+	}
+	h.Trace.Mark("sync with remote")
+	plan, err := h.planPush(specs)
+	if err != nil {
+		return pushResult{failed: failAll(specs, err.Error())}
+	}
+	defer plan.close()
+	if plan.plain() {
+		return h.runPush(specs, nil)
+	}
+	h.localSnap = nil // used once: later reads see the refs as they are then
+	if plan.keyErr != nil {
+		for _, c := range specs {
+			if plan.pol.Protected(c.Ref) {
+				return pushResult{failed: failAll(specs, fmt.Sprintf("git-secure: %s is protected and needs a signed log entry, but %v", c.Ref, plan.keyErr))}
 			}
 		}
 		h.logf("note: no signing key configured; pushing without log entries (only unprotected refs)")
-		return h.runPush(specs, h.metadataSpecs(localTip))
+		return h.runPush(specs, h.metadataSpecs(plan.local[rsl.Ref]))
 	}
 	h.Trace.Mark("load signer")
-	if _, ok := pol.LookupKey(sign.Fingerprint(signer.PublicKey())); !ok {
-		for _, c := range changes {
-			if pol.Protected(c.Ref) {
-				return failAll(specs, fmt.Sprintf("git-secure: %s is protected and your key %s is not in the policy", c.Ref, sign.Fingerprint(signer.PublicKey())))
+	if fp := sign.Fingerprint(plan.signer.PublicKey()); !keyInPolicy(plan.pol, fp) {
+		for _, c := range specs {
+			if plan.pol.Protected(c.Ref) {
+				return pushResult{failed: failAll(specs, fmt.Sprintf("git-secure: %s is protected and your key %s is not in the policy", c.Ref, fp))}
 			}
 		}
-		return h.runPush(specs, h.metadataSpecs(localTip))
+		return h.runPush(specs, h.metadataSpecs(plan.local[rsl.Ref]))
 	}
-	for attempt := 1; ; attempt++ {
-		if attempt > 1 {
-			if local, err = h.localSecure(); err != nil {
-				return failAll(specs, err.Error())
+	return h.recordAndSend(plan)
+}
+
+func keyInPolicy(pol *policy.Policy, fp string) bool {
+	_, ok := pol.LookupKey(fp)
+	return ok
+}
+
+// recordAndSend prepares the entries on top of the local log, sends them
+// with the branches in one atomic push and adopts them locally; when
+// someone else pushed first it syncs and starts again on top of theirs
+// (porcelain.Retry).
+func (h *Helper) recordAndSend(plan *pushPlan) pushResult {
+	var out pushResult
+	var last *noiseFilter // the stderr of the last git push
+	lost, _ := porcelain.Retry(func(n int) (bool, error) {
+		if n > 1 {
+			last.Discard() // the refusal of an attempt that is retried
+			h.logf("someone else pushed first; recording on top of their entries and retrying (attempt %d)", n)
+			if err := h.replan(plan); err != nil {
+				out = pushResult{failed: failAll(plan.specs, err.Error())}
+				return false, nil
 			}
-			h.Repo.UseAttestations(local[attest.Ref])
 		}
-		localTip = local[rsl.Ref]
-		prepared, err := h.Repo.Prepare(localTip, pol, signer, changes)
+		batch, err := h.preparePush(plan)
 		if err != nil {
-			return failAll(specs, "git-secure: "+strings.TrimPrefix(err.Error(), "refused: "))
+			out = pushResult{failed: failAll(plan.specs, "git-secure: "+strings.TrimPrefix(err.Error(), "refused: "))}
+			return false, nil
 		}
-		h.Trace.Mark("record entries")
-		extra := h.metadataSpecsFrom(prepared.Tip, local)
-		unpublished, err := h.unpublished(prepared.Tip, specs)
-		if err != nil {
-			return failAll(specs, "git-secure: "+err.Error())
+		res := h.sendPush(plan, batch)
+		last = res.stderr
+		switch {
+		case len(res.failed) == 0:
+			h.adoptPush(plan, batch)
+			out = res
+		case !res.raceLost:
+			last.Release()
+			h.sayReview(batch.Prepared, res.failed)
+			out = res
 		}
-		extra = append(extra, unpublished...)
-		before := h.remote[rsl.Ref]
-		h.noteInflight(specs)
-		failed, raceLost := h.runPushRaw(specs, extra)
-		h.Trace.Mark("git push")
-		if len(failed) > 0 && !raceLost && !branchNonFF(failed) {
-			// However the server worded it (a lock, an atomic transaction,
-			// a hook that saw the log move), a log that moved meanwhile
-			// means someone else pushed first: retry on top of theirs.
-			if refs, _, err := h.lsRemote(); err == nil && refs[rsl.Ref] != before {
-				raceLost = true
-			}
+		return res.raceLost, nil
+	})
+	if lost {
+		last.Release()
+		return pushResult{failed: failAll(plan.specs, "git-secure: others kept pushing; run git push again")}
+	}
+	return out
+}
+
+// pushBatch is one attempt of a push: its signed entries, and the
+// refspecs sent with the branches (the log and other metadata, then the
+// recorded refs the remote lacks).
+type pushBatch struct {
+	*porcelain.Prepared
+	metadata    []string
+	unpublished []string
+}
+
+// preparePush signs the entries of plan on top of the local log and
+// lists what goes with them.
+func (h *Helper) preparePush(plan *pushPlan) (*pushBatch, error) {
+	prepared, err := h.Repo.Prepare(plan.local[rsl.Ref], plan.pol, plan.signer, changesOf(plan.specs))
+	if err != nil {
+		return nil, err
+	}
+	h.Trace.Mark("record entries")
+	b := &pushBatch{Prepared: prepared, metadata: h.metadataSpecsFrom(prepared.Tip, plan.local)}
+	if b.unpublished, err = h.unpublished(prepared.Tip, plan.specs); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// sendPush runs the atomic push of one attempt. A push refused while the
+// remote's log moved lost the race (raceLost), however the server worded
+// it (a lock, an atomic transaction, a hook that saw the log move).
+func (h *Helper) sendPush(plan *pushPlan, b *pushBatch) pushResult {
+	before := h.remote[rsl.Ref]
+	h.noteInflight(plan.specs)
+	res := h.runPushRaw(plan.specs, append(append([]string(nil), b.metadata...), b.unpublished...))
+	h.Trace.Mark("git push")
+	if len(res.failed) > 0 && !res.raceLost && !branchNonFF(res.failed) {
+		if refs, _, err := h.lsRemote(); err == nil && refs[rsl.Ref] != before {
+			res.raceLost = true
 		}
-		if len(failed) == 0 {
-			h.clearInflight()
-			// The server has the entries; make them ours too.
-			if prepared.Tip != localTip {
-				if err := g.UpdateRefs([]gitrepo.RefUpdate{{Name: rsl.Ref, Old: localTip, New: prepared.Tip}}, "git-secure: push"); err != nil {
-					h.logf("warning: pushed, but could not update the local log (%v); git fetch will bring it", err)
-				}
-			}
-			h.Trace.Mark("update local log")
-			for _, e := range prepared.Entries {
-				h.logf("recorded %s as entry #%d", e.Ref, e.Number)
-			}
-			if len(unpublished) > 0 {
-				h.logf("also pushed %s: the log records %s and %s did not have %s (a log and the refs it records go together)",
-					listRefspecs(unpublished), plural(len(unpublished), "this ref", "these refs"), h.Remote, plural(len(unpublished), "it", "them"))
-			}
-			if len(prepared.Entries) == 0 && len(extra) > len(unpublished) {
-				h.logf("sent %s to %s", describeMetadata(extra[:len(extra)-len(unpublished)]), h.Remote)
-			}
-			for _, p := range prepared.Pending {
-				h.logf("note: %s", p)
-			}
-			return nil
-		}
-		if !raceLost || attempt >= maxPushAttempts {
-			h.lastPush.Release()
-			if raceLost {
-				return failAll(specs, "git-secure: others kept pushing; run git push again")
-			}
-			h.sayReview(prepared, failed)
-			return failed
-		}
-		h.lastPush.Discard() // the refusal of an attempt that is retried
-		h.logf("someone else pushed first; recording on top of their entries and retrying (attempt %d)", attempt+1)
-		if err := h.syncForPush(); err != nil {
-			return failAll(specs, "git-secure: "+err.Error())
-		}
-		if pol, _, err = h.Repo.CurrentPolicy(); err != nil {
-			return failAll(specs, err.Error())
-		}
+	}
+	return res
+}
+
+// adoptPush makes the pushed entries this clone's too (the server has
+// them) and tells what was sent.
+func (h *Helper) adoptPush(plan *pushPlan, b *pushBatch) {
+	h.clearInflight()
+	if err := h.Repo.Commit(b.Prepared, "git-secure: push"); err != nil {
+		h.logf("warning: pushed, but could not update the local log (%v); git fetch will bring it", err)
+	}
+	h.Trace.Mark("update local log")
+	for _, e := range b.Entries {
+		h.logf("recorded %s as entry #%d", e.Ref, e.Number)
+	}
+	if n := len(b.unpublished); n > 0 {
+		h.logf("also pushed %s: the log records %s and %s did not have %s (a log and the refs it records go together)",
+			listRefspecs(b.unpublished), plural(n, "this ref", "these refs"), h.Remote, plural(n, "it", "them"))
+	}
+	if len(b.Entries) == 0 && len(b.metadata) > 0 {
+		h.logf("sent %s to %s", describeMetadata(b.metadata), h.Remote)
+	}
+	for _, p := range b.Pending {
+		h.logf("note: %s", p)
 	}
 }
 
@@ -377,7 +501,7 @@ func (h *Helper) unpublished(tip gitrepo.Hash, specs []pushSpec) ([]string, erro
 	stop := h.remote[rsl.Ref]
 	pushed := map[string]bool{}
 	for _, s := range specs {
-		pushed[s.dst] = true
+		pushed[s.Ref] = true
 	}
 	var named []string
 	seen := map[string]bool{}
@@ -400,7 +524,7 @@ func (h *Helper) unpublished(tip gitrepo.Hash, specs []pushSpec) ([]string, erro
 	sort.Strings(named)
 	var out []string
 	for _, ref := range named {
-		last, err := rsl.LatestFor(g, tip, ref)
+		last, err := h.Repo.LatestEntry(tip, ref)
 		if err != nil {
 			return nil, fmt.Errorf("read the log to push: %w", err)
 		}
@@ -523,23 +647,24 @@ func failures(specs []pushSpec, reasons map[string]string, err error) (map[strin
 	}
 	failed := map[string]string{}
 	for _, s := range specs {
-		msg := reasons[s.dst]
+		msg := reasons[s.Ref]
 		if msg == "" || strings.Contains(msg, "atomic push failed") {
 			msg = firstReason(reasons, err)
 		}
-		failed[s.dst] = msg
+		failed[s.Ref] = msg
 	}
 	return failed, race
 }
 
-// notePushed records what a successful push of refspecs set on the remote.
-func (h *Helper) notePushed(refspecs []string) {
+// pushedBy returns what a successful push of refspecs set on the remote
+// (zero: deleted), and whether every value is known.
+func (h *Helper) pushedBy(refspecs []string) (map[string]gitrepo.Hash, bool) {
 	h.awaitSnap()
-	h.pushed, h.pushedAll = map[string]gitrepo.Hash{}, true
+	pushed, all := map[string]gitrepo.Hash{}, true
 	for _, spec := range refspecs {
 		src, dst, _ := strings.Cut(strings.TrimPrefix(spec, "+"), ":")
 		if src == "" {
-			h.pushed[dst] = gitrepo.ZeroHash
+			pushed[dst] = gitrepo.ZeroHash
 			continue
 		}
 		hash, err := gitrepo.ParseHash(src)
@@ -547,27 +672,28 @@ func (h *Helper) notePushed(refspecs []string) {
 			if v, ok := h.localSnap[src]; ok {
 				hash = v
 			} else {
-				h.pushedAll = false
+				all = false
 				continue
 			}
 		}
-		h.pushed[dst] = hash
+		pushed[dst] = hash
 	}
+	return pushed, all
 }
 
 // remember updates the remembered listing after a push: the listing it
-// started from plus what it set; a failed push forgets it, so that the
-// next one asks the remote.
-func (h *Helper) remember(failed map[string]string) {
-	if len(failed) > 0 || !h.pushedAll || h.remote == nil {
+// started from plus what it set; a failed push, or one that set values it
+// cannot name, forgets it, so that the next one asks the remote.
+func (h *Helper) remember(res pushResult) {
+	if len(res.failed) > 0 || res.pushed == nil || h.remote == nil {
 		h.forgetState()
 		return
 	}
-	refs := make(map[string]gitrepo.Hash, len(h.remote)+len(h.pushed))
+	refs := make(map[string]gitrepo.Hash, len(h.remote)+len(res.pushed))
 	for name, hash := range h.remote {
 		refs[name] = hash
 	}
-	for name, hash := range h.pushed {
+	for name, hash := range res.pushed {
 		if hash.IsZero() {
 			delete(refs, name)
 		} else {
@@ -577,54 +703,67 @@ func (h *Helper) remember(failed map[string]string) {
 	h.saveState(refs, h.head)
 }
 
-// runPush pushes specs plus extra refspecs atomically and returns failures.
-func (h *Helper) runPush(specs []pushSpec, extra []string) map[string]string {
-	failed, _ := h.runPushRaw(specs, extra)
-	h.lastPush.Release()
-	return failed
+// pushResult is the outcome of one git push: per failed destination why,
+// whether it failed because a metadata ref moved on the remote (a race to
+// retry), and its stderr, held until the caller knows whether the push is
+// retried (Discard) or final (Release). A successful push says what it
+// set on the remote (zero: deleted; nil when some value is unknown).
+type pushResult struct {
+	failed   map[string]string
+	raceLost bool
+	stderr   *noiseFilter
+	pushed   map[string]gitrepo.Hash
 }
 
-// runPushRaw runs git push --atomic --porcelain and parses its report. It
-// also tells whether the push failed because a metadata ref moved on the
-// remote (a race to retry).
-func (h *Helper) runPushRaw(specs []pushSpec, extra []string) (map[string]string, bool) {
+// runPush pushes specs plus extra refspecs atomically.
+func (h *Helper) runPush(specs []pushSpec, extra []string) pushResult {
+	res := h.runPushRaw(specs, extra)
+	res.stderr.Release()
+	return res
+}
+
+// runPushRaw runs git push --atomic --porcelain and parses its report.
+func (h *Helper) runPushRaw(specs []pushSpec, extra []string) pushResult {
 	var refspecs []string
 	for _, s := range specs {
 		switch {
-		case s.pinned.IsZero():
+		case s.New.IsZero():
 			refspecs = append(refspecs, s.raw)
 		case s.force:
-			refspecs = append(refspecs, "+"+s.pinned.String()+":"+s.dst)
+			refspecs = append(refspecs, "+"+s.New.String()+":"+s.Ref)
 		default:
-			refspecs = append(refspecs, s.pinned.String()+":"+s.dst)
+			refspecs = append(refspecs, s.New.String()+":"+s.Ref)
 		}
 	}
 	refspecs = append(refspecs, extra...)
 	if len(refspecs) == 0 {
-		h.notePushed(nil)
-		return nil, false // nothing to send
+		return pushResult{pushed: map[string]gitrepo.Hash{}} // nothing to send
 	}
 	args := append(h.urlArgs("push", "--atomic", "--porcelain", "--no-verify"), h.pushFlags()...)
 	args = append(append(args, "--", h.URL), refspecs...)
 	quiet := newNoiseFilter(h.Err)
 	quiet.hold = true
-	h.lastPush = quiet
 	out, err := h.Repo.Git.RunTee(bgctx(), quiet, args...)
 	quiet.Flush()
-	if err == nil {
-		quiet.Release()
-		h.notePushed(refspecs)
-		if tip := h.pushed[rsl.Ref]; !tip.IsZero() {
-			// The remote's log is now at least this tip: a later fetch that
-			// finds it behind (a server restored from an older snapshot, a
-			// stale mirror) is a rollback of this push, not unpushed work.
-			if err := h.Repo.Git.SetConfig(h.configKey("securetip"), tip.String()); err != nil {
-				h.logf("warning: pushed, but cannot remember the remote's new log tip (%v): a later rollback of this push would not be noticed; git fetch will remember it", err)
-			}
-		}
-		return nil, false
+	if err != nil {
+		failed, race := failures(specs, refusals(out), err)
+		return pushResult{failed: failed, raceLost: race, stderr: quiet}
 	}
-	return failures(specs, refusals(out), err)
+	quiet.Release()
+	pushed, all := h.pushedBy(refspecs)
+	res := pushResult{stderr: quiet, pushed: pushed}
+	if !all {
+		res.pushed = nil
+	}
+	if tip := pushed[rsl.Ref]; !tip.IsZero() {
+		// The remote's log is now at least this tip: a later fetch that
+		// finds it behind (a server restored from an older snapshot, a
+		// stale mirror) is a rollback of this push, not unpushed work.
+		if err := h.Repo.Git.SetConfig(h.configKey("securetip"), tip.String()); err != nil {
+			h.logf("warning: pushed, but cannot remember the remote's new log tip (%v): a later rollback of this push would not be noticed; git fetch will remember it", err)
+		}
+	}
+	return res
 }
 
 func firstReason(reasons map[string]string, err error) string {

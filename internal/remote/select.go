@@ -131,8 +131,8 @@ func (h *Helper) fetchByName(wants map[string]gitrepo.Hash) error {
 		return nil
 	}
 	args := h.urlArgs("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", "--no-recurse-submodules", "--no-auto-maintenance", "--stdin")
-	if h.plain && h.depth != "" {
-		args = append(args, "--depth="+h.depth) // as plain git would
+	if h.plain && h.opts.depth != "" {
+		args = append(args, "--depth="+h.opts.depth) // as plain git would
 	}
 	h.sayFilterIgnored()
 	args = append(args, "--", h.URL)
@@ -144,13 +144,9 @@ func (h *Helper) fetchByName(wants map[string]gitrepo.Hash) error {
 	if _, err := h.Repo.Git.Run(bgctx(), []byte(specs.String()), args...); err != nil {
 		return fmt.Errorf("fetch from %s: %w", h.URL, err)
 	}
-	got, err := h.Repo.Git.ListRefs(h.namespace + "/")
+	have, err := h.Repo.NamespaceRefs(h.namespace)
 	if err != nil {
 		return err
-	}
-	have := make(map[string]gitrepo.Hash, len(got))
-	for _, r := range got {
-		have["refs/"+strings.TrimPrefix(r.Name, h.namespace+"/")] = r.Hash
 	}
 	for name, want := range wants {
 		if have[name] != want {
@@ -217,7 +213,7 @@ func (h *Helper) optionDepth(value string) string {
 	if value == "" || len(value) > 10 {
 		return "error invalid depth"
 	}
-	h.depth = value
+	h.opts.depth = value
 	return "ok"
 }
 
@@ -259,11 +255,11 @@ func (h *Helper) sayFilterIgnored() {
 
 // sayDepthIgnored tells, once, that a verified fetch ignored --depth.
 func (h *Helper) sayDepthIgnored() {
-	if h.depth == "" || h.saidDepth {
+	if h.opts.depth == "" || h.saidDepth {
 		return
 	}
 	h.saidDepth = true
-	h.logf("note: --depth %s ignored: git-secure fetches the whole history of what it verifies (a shallow clone made without it can be verified with git secure verify --allow-shallow)", h.depth)
+	h.logf("note: --depth %s ignored: git-secure fetches the whole history of what it verifies (a shallow clone made without it can be verified with git secure verify --allow-shallow)", h.opts.depth)
 }
 
 // allowShallow is secure.allowShallow: a shallow clone's fetches verify

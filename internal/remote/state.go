@@ -169,8 +169,8 @@ func (h *Helper) inflightPath() string { return h.statePath() + ".inflight" }
 func (h *Helper) noteInflight(specs []pushSpec) {
 	var b strings.Builder
 	for _, s := range specs {
-		if !s.pinned.IsZero() {
-			fmt.Fprintf(&b, "%s %s\n", s.pinned, s.dst)
+		if !s.New.IsZero() {
+			fmt.Fprintf(&b, "%s %s\n", s.New, s.Ref)
 		}
 	}
 	path := h.inflightPath()

@@ -112,7 +112,7 @@ var errStale = errors.New("checkpoint does not match the log")
 
 // readSince reads the entries after the checkpoint, checking that the
 // checkpoint's entry is in the log.
-func readSince(repo *gitrepo.Repo, tip gitrepo.Hash, cp *Checkpoint) ([]*rsl.Record, error) {
+func readSince(repo Repository, tip gitrepo.Hash, cp *Checkpoint) ([]*rsl.Record, error) {
 	var out []*rsl.Record
 	found := false
 	err := rsl.WalkBack(repo, tip, func(rec *rsl.Record) (bool, error) {
@@ -188,7 +188,12 @@ func (v *verifier) checkpoint() *Checkpoint {
 // (unless full), and saves the new checkpoint when everything verified.
 // A checkpoint that cannot be read is ignored.
 func WithCheckpoint(repo *gitrepo.Repo, opts Options, full bool) (*Result, error) {
-	path := CheckpointPath(repo.GitDir())
+	return WithStore(repo, Checkpoints(repo.GitDir()), opts, full)
+}
+
+// WithStore is WithCheckpoint with the objects and refs read from repo
+// and the checkpoint kept in store.
+func WithStore(repo Repository, store CheckpointStore, opts Options, full bool) (*Result, error) {
 	t0 := time.Now()
 	defer func() {
 		if opts.Trace != nil {
@@ -196,7 +201,7 @@ func WithCheckpoint(repo *gitrepo.Repo, opts Options, full bool) (*Result, error
 		}
 	}()
 	if !full {
-		if cp, err := LoadCheckpoint(path); err == nil && cp != nil && cp.RootPin == RootPin(opts.RootKeys, opts.RootThreshold) {
+		if cp, err := store.Load(); err == nil && cp != nil && cp.RootPin == RootPin(opts.RootKeys, opts.RootThreshold) {
 			opts.Checkpoint = cp
 		}
 	}
@@ -205,7 +210,7 @@ func WithCheckpoint(repo *gitrepo.Repo, opts Options, full bool) (*Result, error
 	}
 	res, err := Verify(repo, opts)
 	if err == nil && res != nil && res.Checkpoint != nil && res.Checkpoint != opts.Checkpoint {
-		_ = res.Checkpoint.Save(path) // a cache: failing to save only costs time next run
+		_ = store.Save(res.Checkpoint) // a cache: failing to save only costs time next run
 	}
 	return res, err
 }

@@ -71,7 +71,7 @@ func (v *verifier) shallowSummary() {
 // repository the likely cause is a fetch with --depth, which cut the log
 // short like any other history: say so, and how to fetch it whole. It is
 // a failure either way.
-func unreadableLog(repo *gitrepo.Repo, err error) *Problem {
+func unreadableLog(repo Repository, err error) *Problem {
 	p := &Problem{Kind: ErrMalformed, Detail: err.Error(),
 		Hint: "the log was rewritten or damaged; compare refs/secure/rsl with another clone"}
 	files, ferr := repo.HistoryFiles()

@@ -150,7 +150,7 @@ var ErrNoLog = errors.New("verify: this repository has no git-secure log (refs/s
 // Verify replays the whole log of repo. It returns a *Failed error listing
 // every problem when a check fails, another error when verification could
 // not run (I/O), and the Result in both cases where it got that far.
-func Verify(repo *gitrepo.Repo, opts Options) (*Result, error) {
+func Verify(repo Repository, opts Options) (*Result, error) {
 	if opts.Now.IsZero() {
 		return nil, errors.New("verify: Options.Now is required")
 	}
@@ -189,7 +189,7 @@ func Verify(repo *gitrepo.Repo, opts Options) (*Result, error) {
 	return res, err
 }
 
-func verifyFrom(repo *gitrepo.Repo, tip gitrepo.Hash, opts Options, cp *Checkpoint) (*Result, error) {
+func verifyFrom(repo Repository, tip gitrepo.Hash, opts Options, cp *Checkpoint) (*Result, error) {
 	v := &verifier{repo: repo, opts: opts, res: &Result{Tip: tip}, src: newDiffCache(repo, opts.Budget)}
 	pin, err := newPin(opts.RootKeys, opts.RootThreshold)
 	if err != nil {
@@ -240,7 +240,7 @@ type verifier struct {
 	shallowAllowed bool
 	shallowSkipped int
 
-	repo    *gitrepo.Repo
+	repo    Repository
 	src     *diffCache // repo, with each tree diff computed once and charged to the budget
 	opts    Options
 	records []*rsl.Record // entries to check: numbers base+1, base+2, ...

@@ -1,0 +1,79 @@
+package porcelain
+
+import (
+	"strings"
+
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/rsl"
+	"github.com/git-secure/git-secure/internal/verify"
+)
+
+// The operations the hooks and the remote helper ask of a repository
+// beyond recording and verifying: ref snapshots, private namespaces that a
+// remote's refs are fetched into, the policy at a commit, and what the
+// log records.
+
+// RefValues returns the refs that patterns name (full names, or prefixes
+// ending in "/", as gitrepo.ListRefs takes them), by name, read in one
+// process.
+func (r *Repo) RefValues(patterns ...string) (map[string]gitrepo.Hash, error) {
+	refs, err := r.Git.ListRefs(patterns...)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]gitrepo.Hash, len(refs))
+	for _, x := range refs {
+		out[x.Name] = x.Hash
+	}
+	return out, nil
+}
+
+// NamespaceRefs returns the refs fetched into the private namespace ns
+// ("refs/..." fetched as ns+"/..."), under their names on the remote.
+func (r *Repo) NamespaceRefs(ns string) (map[string]gitrepo.Hash, error) {
+	refs, err := r.Git.ListRefs(ns + "/")
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]gitrepo.Hash, len(refs))
+	for _, x := range refs {
+		out["refs/"+strings.TrimPrefix(x.Name, ns+"/")] = x.Hash
+	}
+	return out, nil
+}
+
+// DropNamespace deletes every ref of the private namespace ns, each with
+// compare-and-swap (its objects stay until git gc). Failing to only
+// leaves refs behind that the next run of the same pid replaces.
+func (r *Repo) DropNamespace(ns, message string) {
+	refs, err := r.Git.ListRefs(ns + "/")
+	if err != nil || len(refs) == 0 {
+		return
+	}
+	del := make([]gitrepo.RefUpdate, 0, len(refs))
+	for _, x := range refs {
+		del = append(del, gitrepo.RefUpdate{Name: x.Name, Old: x.Hash})
+	}
+	_ = r.Git.UpdateRefs(del, message)
+}
+
+// PolicyAt loads the policy of commit h (a refs/secure/policy value).
+func (r *Repo) PolicyAt(h gitrepo.Hash) (*policy.Policy, error) { return policy.Load(r.Git, h) }
+
+// LatestEntry returns the latest entry for ref in the log at tip (nil if
+// it has none), read from the log alone (the checkpoint is not asked).
+func (r *Repo) LatestEntry(tip gitrepo.Hash, ref string) (*rsl.Record, error) {
+	return rsl.LatestFor(r.Git, tip, ref)
+}
+
+// RepairHint says how ref, served by remote out of step with its log
+// (at tip), is repaired: from a clone, by anyone allowed to move it, to
+// the value the log records or by recording the served one.
+func (r *Repo) RepairHint(remote string, tip gitrepo.Hash, ref string) string {
+	var target gitrepo.Hash
+	if last, err := r.LatestEntry(tip, ref); err == nil && last != nil {
+		target = last.Entry.New
+	}
+	return verify.RepairHint(remote, ref, target)
+}

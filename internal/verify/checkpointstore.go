@@ -1,0 +1,73 @@
+package verify
+
+import (
+	"slices"
+
+	"github.com/git-secure/git-secure/internal/gitrepo"
+)
+
+// CheckpointStore keeps a clone's verification checkpoint. It is the one
+// owner of the checkpoint's form: recording, the hooks and the remote
+// helper ask a Checkpoint it returns (IsEntry, Latest, Counted, Covers),
+// never the file.
+type CheckpointStore interface {
+	// Load returns the saved checkpoint: nil without one, an error when
+	// it cannot be read (callers then verify everything).
+	Load() (*Checkpoint, error)
+	// Save replaces the saved checkpoint atomically.
+	Save(*Checkpoint) error
+}
+
+// CheckpointFile is the checkpoint file of one git directory
+// (CheckpointPath); each Load reads it as it is then.
+type CheckpointFile struct{ path string }
+
+// Checkpoints returns the checkpoint store of the repository whose git
+// directory is gitDir.
+func Checkpoints(gitDir string) CheckpointFile {
+	return CheckpointFile{path: CheckpointPath(gitDir)}
+}
+
+// Load reads the checkpoint file.
+func (f CheckpointFile) Load() (*Checkpoint, error) { return LoadCheckpoint(f.path) }
+
+// Save writes cp to the file atomically.
+func (f CheckpointFile) Save(cp *Checkpoint) error { return cp.Save(f.path) }
+
+// IsEntry reports whether the checkpoint was made at entry number with
+// commit id (a walk of the log that reaches it may stop there).
+func (cp *Checkpoint) IsEntry(number uint64, id gitrepo.Hash) bool {
+	return cp != nil && cp.Entry == number && cp.EntryID == id
+}
+
+// Latest returns ref's latest entry as of the checkpoint (ok false when
+// the log had none for it there).
+func (cp *Checkpoint) Latest(ref string) (CheckpointRef, bool) {
+	if cp == nil {
+		return CheckpointRef{}, false
+	}
+	r, ok := cp.Refs[ref]
+	return r, ok
+}
+
+// Targets returns what the log records for each ref as of the checkpoint.
+func (cp *Checkpoint) Targets() map[string]gitrepo.Hash {
+	out := make(map[string]gitrepo.Hash, len(cp.Refs))
+	for ref, r := range cp.Refs {
+		out[ref] = r.Target
+	}
+	return out
+}
+
+// Counted reports whether the approvals of ref moving from old to new
+// were counted by an entry up to the checkpoint (they count once).
+func (cp *Checkpoint) Counted(ref string, old, new gitrepo.Hash) bool {
+	return cp != nil && slices.Contains(cp.Used, usedKey(ref, old, new))
+}
+
+// Covers reports whether the checkpoint is the completely verified state
+// of the log at logTip with the policy at policyCommit, under the root key
+// pin (keys, threshold).
+func (cp *Checkpoint) Covers(logTip, policyCommit gitrepo.Hash, keys []string, threshold int) bool {
+	return cp != nil && cp.EntryID == logTip && cp.PolicyCommit == policyCommit && cp.RootPin == RootPin(keys, threshold)
+}
