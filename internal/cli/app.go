@@ -5,10 +5,8 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
+	"github.com/git-secure/git-secure/internal/cli/verifycmd"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -17,47 +15,38 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-secure/git-secure/internal/cli/factory"
+	"github.com/git-secure/git-secure/internal/cli/hookscmd"
 	"github.com/git-secure/git-secure/internal/display"
-	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/porcelain"
-	"github.com/git-secure/git-secure/internal/trace"
+	"github.com/git-secure/git-secure/internal/report"
 	"github.com/git-secure/git-secure/internal/verify"
 )
 
-// Exit codes, fixed: other tools rely on them.
+// Exit codes, fixed: other tools rely on them (see internal/report).
 const (
-	ExitOK          = 0
-	ExitFailed      = 1 // a check failed: verification, a refused update or policy change
-	ExitUsage       = 2 // usage or environment error
-	ExitInterrupted = 130
+	ExitOK          = report.ExitOK
+	ExitFailed      = report.ExitFailed
+	ExitUsage       = report.ExitUsage
+	ExitInterrupted = report.ExitInterrupted
 )
 
 // Env is everything the command line takes from its process.
-type Env struct {
-	Stdin          io.Reader
-	Stdout, Stderr io.Writer
-	Getenv         func(string) string
-	Now            func() time.Time
-	Dir            string
-}
+type Env = factory.Env
 
 type app struct {
-	env   Env
-	repo  *porcelain.Repo
-	start time.Time
+	f   *factory.Factory
+	env Env
 }
 
 // Main runs the command line with args (args[0] is the program name) and
 // returns the exit code.
 func Main(args []string, env Env) int {
-	a := &app{env: env, start: time.Now()}
-	defer func() {
-		if a.repo != nil {
-			a.repo.Git.Close()
-		}
-	}()
+	f := factory.New(env, Version)
+	defer f.Close()
+	a := &app{f: f, env: env}
 	if filepath.Base(args[0]) == "git-remote-secure" {
-		return a.runRemoteHelper(args)
+		return exit(f, hookscmd.RunRemoteHelper(f, args))
 	}
 	if path := env.Getenv("GIT_SECURE_CPUPROFILE"); path != "" {
 		// For performance reports: a CPU profile of this one command.
@@ -70,20 +59,28 @@ func Main(args []string, env Env) int {
 	}
 	ca := a.cliApp()
 	err := ca.Run(reorderArgs(ca, args))
-	return a.exit(err)
+	return exit(f, err)
 }
 
-func (a *app) exit(err error) int {
+// exit prints err for the user and returns its exit code: the one place
+// errors become exit codes.
+func exit(f *factory.Factory, err error) int {
 	if err == nil {
 		return ExitOK
 	}
 	var failed *verify.Failed
 	var exitErr cli.ExitCoder
+	if e, ok := report.As(err); ok {
+		if e.Msg != "" || e.Hint != "" {
+			f.Printer().Error(&report.Error{Msg: err.Error(), Hint: e.Hint})
+		}
+		return e.Code
+	}
 	code := ExitUsage
 	switch {
 	case errors.As(err, &exitErr):
 		if msg := err.Error(); msg != "" {
-			display.Fprintf(a.env.Stderr, "git-secure: error: %s\n", msg)
+			display.Fprintf(f.Stderr, "git-secure: error: %s\n", msg)
 		}
 		switch c := exitErr.ExitCode(); c {
 		case ExitOK, ExitFailed, ExitUsage, ExitInterrupted:
@@ -91,122 +88,20 @@ func (a *app) exit(err error) int {
 		}
 		return ExitUsage // urfave/cli's own codes (unknown command: 3) are usage errors
 	case errors.As(err, &failed):
-		a.printProblems(failed)
+		f.Printer().Failed(failed)
 		return ExitFailed
 	case errors.Is(err, porcelain.ErrRefused), errors.Is(err, verify.ErrThreshold):
 		code = ExitFailed
-	case errors.Is(err, porcelain.ErrUsage), errors.Is(err, errUsage):
+	case errors.Is(err, porcelain.ErrUsage):
 		code = ExitUsage
 	}
 	msg := err.Error()
-	for _, prefix := range []string{porcelain.ErrUsage.Error() + ": ", porcelain.ErrRefused.Error() + ": ", errUsage.Error() + ": "} {
+	for _, prefix := range []string{porcelain.ErrUsage.Error() + ": ", porcelain.ErrRefused.Error() + ": "} {
 		msg = strings.TrimPrefix(msg, prefix)
 	}
-	a.say("git-secure: error: ", msg)
+	f.Printer().Say("error", "%s", msg)
 	return code
 }
-
-var errUsage = errors.New("usage")
-
-func usageErr(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
-}
-
-func (a *app) printProblems(f *verify.Failed) {
-	w := a.env.Stderr
-	for _, p := range f.Problems {
-		a.say("git-secure: error: ", p.Error())
-		if p.Hint != "" {
-			a.say("git-secure: hint: ", p.Hint)
-		}
-	}
-	fmt.Fprintf(w, "git-secure: verification FAILED (%d problem(s))\n", len(f.Problems))
-}
-
-// open opens the repository in the working directory once.
-func (a *app) open() (*porcelain.Repo, error) {
-	if a.repo != nil {
-		return a.repo, nil
-	}
-	dir := a.env.Dir
-	if d := a.env.Getenv("GIT_DIR"); d != "" {
-		if !filepath.IsAbs(d) {
-			d = filepath.Join(a.env.Dir, d)
-		}
-		// GIT_DIR=.git from the work tree's top: open the work tree itself
-		// (one process instead of several). Hooks and the remote helper
-		// go through openFromGit, which needs none.
-		if filepath.Clean(d) != filepath.Join(a.env.Dir, ".git") {
-			dir = d
-		}
-	}
-	g, err := gitrepo.Open(dir)
-	if err != nil {
-		return nil, openErr(dir, err)
-	}
-	a.repo = &porcelain.Repo{Git: g, Now: a.env.Now, AgentSocket: a.env.Getenv("SSH_AUTH_SOCK"), Home: a.env.Getenv("HOME")}
-	// Nearly every command reads the configuration: read it alongside what
-	// the command does first.
-	a.repo.Preload()
-	return a.repo, nil
-}
-
-// openFromGit opens the repository a hook or the remote helper runs in.
-// git starts them with GIT_DIR set, in the work tree (GIT_DIR=.git) or in
-// the git directory of a bare repository (GIT_DIR=.): then the repository
-// is known without asking git. Any other layout goes through open.
-func (a *app) openFromGit() (*porcelain.Repo, error) {
-	d := a.env.Getenv("GIT_DIR")
-	if a.repo != nil || d == "" || a.env.Getenv("GIT_WORK_TREE") != "" || a.env.Getenv("GIT_COMMON_DIR") != "" {
-		return a.open()
-	}
-	if !filepath.IsAbs(d) {
-		d = filepath.Join(a.env.Dir, d)
-	}
-	d = filepath.Clean(d)
-	workTree := ""
-	switch d {
-	case filepath.Join(a.env.Dir, ".git"):
-		workTree = filepath.Clean(a.env.Dir)
-	case filepath.Clean(a.env.Dir):
-	default:
-		return a.open()
-	}
-	g, err := gitrepo.OpenGitDir(d, workTree, os.Environ())
-	if err != nil {
-		return a.open()
-	}
-	a.repo = &porcelain.Repo{Git: g, Now: a.env.Now, AgentSocket: a.env.Getenv("SSH_AUTH_SOCK"), Home: a.env.Getenv("HOME")}
-	return a.repo, nil
-}
-
-// tracer returns a phase tracer on stderr when GIT_SECURE_TRACE is set.
-func (a *app) tracer(name string) *trace.Tracer {
-	if a.env.Getenv("GIT_SECURE_TRACE") == "" {
-		return nil
-	}
-	return trace.New(a.env.Stderr, name, a.start)
-}
-
-func (a *app) printJSON(v any) error {
-	enc := json.NewEncoder(a.env.Stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
-// out and info print human output: every string and error argument (which
-// may come from the repository) is escaped for the terminal.
-func (a *app) out(format string, args ...any) { display.Fprintf(a.env.Stdout, format, args...) }
-func (a *app) info(format string, args ...any) {
-	display.Fprintf(a.env.Stderr, format, args...)
-}
-
-var keyFlag = &cli.StringFlag{
-	Name:  "key",
-	Usage: "signing key `FILE`: a private key, or a public key whose private half is in ssh-agent (default: git config user.signingkey when gpg.format=ssh)",
-}
-
-var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "write one JSON document to stdout"}
 
 func (a *app) cliApp() *cli.App {
 	ca := &cli.App{
@@ -249,16 +144,16 @@ a command; git secure --help and git help secure open the manual page.`,
 		Commands: []*cli.Command{
 			a.initCommand(),
 			a.cloneCommand(),
-			a.verifyCommand(),
+			verifycmd.NewCmdVerify(a.f),
 			a.rslCommand(),
 			a.withFreshness(a.policyCommand()),
 			a.trustCommand(),
 			a.timestampCommand(),
 			a.attestCommand(),
 			a.explainCommand(),
-			a.hooksCommand(),
-			a.serverCommand(),
-			a.hookCommand(),
+			hookscmd.NewCmdHooks(a.f),
+			hookscmd.NewCmdServer(a.f),
+			hookscmd.NewCmdHook(a.f),
 			a.versionCommand(),
 			a.helpCommand(),
 			a.completionCommand(),

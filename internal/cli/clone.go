@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/git-secure/git-secure/internal/cli/hookscmd"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,49 +14,8 @@ import (
 
 	"github.com/git-secure/git-secure/internal/freshness"
 	"github.com/git-secure/git-secure/internal/gitrepo"
-	"github.com/git-secure/git-secure/internal/porcelain"
 	"github.com/git-secure/git-secure/internal/verify"
 )
-
-// rootKeyFlag and rootThresholdFlag pin the root of trust on the command
-// line (a new flag value each call: one command's parse never leaks into
-// another's). def says where the pin comes from without the flag.
-func rootKeyFlag(def string) cli.Flag {
-	return &cli.StringSliceFlag{Name: "root-key", Usage: "pin the root of trust to the root key with this `SHA256:...` fingerprint (repeatable; ssh-keygen -lf KEY.pub prints it): some root version of the log must be signed by the pinned keys themselves, every later one by its rotation's keys (default: " + def + ")"}
-}
-
-func rootThresholdFlag(def string) cli.Flag {
-	return &cli.IntFlag{Name: "root-threshold", Usage: "how many (`N`) of the pinned root keys must have signed that root version", DefaultText: def}
-}
-
-// rootPin returns the pin of a command: --root-key and --root-threshold,
-// else git config secure.rootKeys and secure.rootThreshold.
-func rootPin(c *cli.Context, r *porcelain.Repo) ([]string, int, error) {
-	var keys []string
-	var threshold int
-	if c.IsSet("root-key") {
-		keys = pinFlags(c.StringSlice("root-key")) // the configured pin is replaced, not read
-	} else {
-		var err error
-		if keys, threshold, err = r.PinnedRoot(); err != nil {
-			return nil, 0, err
-		}
-	}
-	if c.IsSet("root-threshold") {
-		threshold = c.Int("root-threshold")
-	}
-	return keys, threshold, nil
-}
-
-// pinFlags accepts each --root-key value as one fingerprint or several
-// separated by spaces (as secure.rootKeys has them).
-func pinFlags(vals []string) []string {
-	var out []string
-	for _, v := range vals {
-		out = append(out, strings.Fields(v)...)
-	}
-	return out
-}
 
 func (a *app) cloneCommand() *cli.Command {
 	return &cli.Command{
@@ -156,7 +116,7 @@ func (a *app) clone(url, dir string, keys []string, threshold int, requireFreshn
 		return fmt.Errorf("open the new clone %s: %w", dir, err)
 	}
 	defer g.Close()
-	in, err := a.repoInstaller(g)
+	in, err := hookscmd.RepoInstaller(g)
 	if err == nil {
 		err = in.Install()
 	}

@@ -3,21 +3,18 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
+	"github.com/git-secure/git-secure/internal/cli/hookscmd"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/theupdateframework/go-tuf/v2/metadata"
 	"github.com/urfave/cli/v2"
-	"golang.org/x/crypto/ssh"
 
-	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/hooks"
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/porcelain"
 	"github.com/git-secure/git-secure/internal/sign"
-	"github.com/git-secure/git-secure/internal/verify"
 )
 
 func (a *app) initCommand() *cli.Command {
@@ -40,7 +37,7 @@ the accepted starting point. Nothing is protected until you add rules.`,
 			}
 			var in *hooks.Installer
 			if !c.Bool("no-hooks") {
-				in = a.installHooksAfterInit(r)
+				in = hookscmd.InstallAfterInit(a.f)
 			}
 			if c.Bool("json") {
 				return a.printJSON(res)
@@ -48,7 +45,7 @@ the accepted starting point. Nothing is protected until you add rules.`,
 			a.out("Initialized git-secure with root and rules key %s.\n", res.Fingerprint)
 			a.out("Recorded %d entries: the policy and %d refs.\n", res.Entries, res.Entries-1)
 			if in != nil {
-				a.reportInstall(in)
+				hookscmd.ReportInstall(a.f, in)
 			}
 			a.out("\nNext:\n")
 			a.out("  git secure policy add-person NAME --key NAME.pub      # everyone who will sign\n")
@@ -58,177 +55,6 @@ the accepted starting point. Nothing is protected until you add rules.`,
 			return nil
 		},
 	}
-}
-
-func (a *app) verifyCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "verify",
-		Usage:     "replay the log from its first entry and check every change against the policy of its time",
-		ArgsUsage: "[REF...]",
-		Description: `Checks each entry's signature, that each policy change was signed by the required
-thresholds and only moves forward, that each change of a protected ref or file
-was signed or approved by enough distinct persons, and that the repository's
-refs are exactly what the log records. With REF arguments only those refs are
-checked (policy changes always are).
-
-Which refs are judged: in a bare repository, its own refs. In a clone with a
-work tree, what the remote served: the remote-tracking refs, mapped back
-through the remote's fetch refspecs (refs/remotes/origin/main is the remote's
-refs/heads/main), and the tags the log records (fetched tags land in
-refs/tags/, so a recorded tag is judged at its local value). Your own branches
-and tags (ahead, behind, new) are listed as local state and never fail; a tag
-the log never recorded is yours unless named as a REF argument. Without a
-remote, the repository's own refs are judged (a branch ahead of its entry is
-unpushed work). --json says which state was judged.
-
-Exit 0 when everything verifies, 1 when a check fails, 2 on usage errors.`,
-		Flags: []cli.Flag{jsonFlag, &cli.BoolFlag{Name: "full", Usage: "ignore the saved checkpoint and check every entry again"},
-			&cli.StringFlag{Name: "at", Usage: "with one REF: was `COMMIT` ever a verified state of REF? (exit 0 yes, 1 no)"},
-			&cli.BoolFlag{Name: "attest", Usage: "with one REF: after success, write a signed SLSA verification summary (in-toto, DSSE) of REF"},
-			&cli.StringFlag{Name: "out", Usage: "write the --attest summary to `FILE` (default stdout)"},
-			rootKeyFlag("git config secure.rootKeys, else trust on first use"), rootThresholdFlag("git config secure.rootThreshold, else all of them"),
-			&cli.StringFlag{Name: "remote", Usage: "in a clone with a work tree, judge what remote `NAME` served (default: the checked-out branch's upstream remote, else origin, else the only remote)"},
-			&cli.BoolFlag{Name: "allow-shallow", Usage: "accept a shallow clone: the checks that need history beyond its boundary are skipped, each named in a warning"},
-			keyFlag, freshnessFlags[0], freshnessFlags[1]},
-		Action: func(c *cli.Context) error {
-			r, err := a.open()
-			if err != nil {
-				return err
-			}
-			var refs []string
-			for _, name := range c.Args().Slice() {
-				full, err := r.FullRefName(name)
-				if err != nil {
-					return err
-				}
-				refs = append(refs, full)
-			}
-			if (c.IsSet("at") || c.Bool("attest")) && len(refs) != 1 {
-				return usageErr("--at and --attest need exactly one REF")
-			}
-			clone, err := judgedClone(r.Git, c.String("remote"))
-			if err != nil {
-				return err
-			}
-			// Without a remote a working repository's refs are the only
-			// state there is: judged, but a branch ahead of its entry is
-			// work nothing has served yet.
-			noRemote := clone == nil && r.Git.WorkTree() != ""
-			opts := verify.Options{Refs: refs, Now: a.env.Now(), Clone: clone, LocalAhead: noRemote, IgnoreMissingRefs: noRemote, AllowShallow: c.Bool("allow-shallow")}
-			if err := applyFreshnessFlags(c, r.Git, &opts); err != nil {
-				return err
-			}
-			if opts.RootKeys, opts.RootThreshold, err = rootPin(c, r); err != nil {
-				return err
-			}
-			prog := a.newProgress(!c.Bool("json"))
-			opts.Progress = prog.update
-			if a.env.Getenv("GIT_SECURE_TRACE") != "" {
-				opts.Trace = func(phase string, d time.Duration) {
-					a.info("git-secure: trace: %-13s %v\n", phase, d.Round(time.Millisecond))
-				}
-			}
-			start := time.Now()
-			res, err := verify.WithCheckpoint(r.Git, opts, c.Bool("full"))
-			prog.finish()
-			var failed *verify.Failed
-			if err != nil && !errors.As(err, &failed) {
-				return err
-			}
-			if failed == nil && c.IsSet("at") {
-				n, err := a.verifyAt(r, res, refs[0], c.String("at"))
-				if err != nil {
-					return err
-				}
-				if c.Bool("json") {
-					if err := a.printJSON(map[string]any{"ok": n != 0, "ref": refs[0], "commit": c.String("at"), "entry": n}); err != nil {
-						return err
-					}
-					if n == 0 {
-						return cli.Exit("", ExitFailed)
-					}
-					return nil
-				}
-				if n == 0 {
-					a.info("git-secure: %s was never a verified state of %s\n", c.String("at"), refs[0])
-					return cli.Exit("", ExitFailed)
-				}
-				a.out("%s was a verified state of %s: entry #%d\n", c.String("at"), refs[0], n)
-				return nil
-			}
-			if failed == nil && c.Bool("attest") {
-				return a.writeSummary(r, res, refs[0], c.String("key"), c.String("out"))
-			}
-			if c.Bool("json") {
-				out := newVerifyJSON(res, failed)
-				out.Seconds = time.Since(start).Seconds()
-				if jerr := a.printJSON(out); jerr != nil {
-					return jerr
-				}
-				if failed != nil {
-					return cli.Exit("", ExitFailed)
-				}
-				return nil
-			}
-			if res != nil {
-				for _, w := range res.Warnings {
-					a.info("git-secure: warning: %s\n", w)
-				}
-			}
-			if failed != nil {
-				return err
-			}
-			checked := ""
-			if res.Checked < res.Entries {
-				checked = fmt.Sprintf(" (%d new since the last verification; --full checks all)", res.Checked)
-			}
-			a.out("verified %d entries%s in %.2fs: policy root v%d, rules v%d (expires %s)\n", res.Entries, checked, time.Since(start).Seconds(), res.RootVersion, res.RulesVersion, res.PolicyExpires.Format("2006-01-02"))
-			a.out("judged: %s\n", res.Judged)
-			for _, s := range res.Refs {
-				mark := " "
-				if s.Protected {
-					mark = "*"
-				}
-				line := fmt.Sprintf("%s %-40s %s", mark, s.Ref, s.Target.String()[:12])
-				if s.Entry != 0 {
-					line += fmt.Sprintf("  entry #%d", s.Entry)
-				}
-				if s.Note != "" {
-					line += "  (" + s.Note + ")"
-				}
-				a.out("%s\n", line)
-			}
-			a.out("(* protected by a rule)\n")
-			a.printLocal(res)
-			return nil
-		},
-	}
-}
-
-type problemJSON struct {
-	Entry   uint64 `json:"entry,omitempty"`
-	EntryID string `json:"entryId,omitempty"`
-	Ref     string `json:"ref,omitempty"`
-	Rule    string `json:"rule,omitempty"`
-	Kind    string `json:"kind"`
-	Detail  string `json:"detail"`
-	Hint    string `json:"hint,omitempty"`
-}
-
-type verifyJSON struct {
-	OK bool `json:"ok"`
-	// Judged says which refs were compared with the log (verify.Result.Judged).
-	Judged   string         `json:"judged,omitempty"`
-	Result   *verify.Result `json:"result,omitempty"`
-	Problems []problemJSON  `json:"problems,omitempty"`
-	Seconds  float64        `json:"seconds"`
-}
-
-func hashOrEmpty(h gitrepo.Hash) string {
-	if h.IsZero() {
-		return ""
-	}
-	return h.String()
 }
 
 func (a *app) rslCommand() *cli.Command {
@@ -328,89 +154,6 @@ does this command before it signs. Then move the ref itself back, as the command
 			a.rslRepairCommand(),
 		},
 	}
-}
-
-func shortHash(h gitrepo.Hash) string {
-	if h.IsZero() {
-		return "(none)"
-	}
-	return h.String()[:12]
-}
-
-func readPublicKeys(paths []string) ([]ssh.PublicKey, error) {
-	var keys []ssh.PublicKey
-	for _, p := range paths {
-		pub, err := readPublicKey(p)
-		if err != nil {
-			return nil, err
-		}
-		keys = append(keys, pub)
-	}
-	return keys, nil
-}
-
-// readPublicKey reads a public key file, or the public half of a private
-// key file (FILE.pub next to it, or derived from an unencrypted key).
-func readPublicKey(path string) (ssh.PublicKey, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, usageErr("read key %s: %v", path, err)
-	}
-	if len(data) > 64<<10 {
-		return nil, usageErr("key file %s is too large", path)
-	}
-	// A key of a refused type or size (DSA, short RSA) is reported as such,
-	// from whichever of the three forms names it.
-	var refused *sign.UnsupportedKeyError
-	pub, _, err := sign.ParsePublicKey(data)
-	if err == nil {
-		return pub, nil
-	}
-	if errors.As(err, &refused) {
-		return nil, usageErr("key %s: %v", path, refused)
-	}
-	if pubData, err := os.ReadFile(path + ".pub"); err == nil {
-		pub, _, err := sign.ParsePublicKey(pubData)
-		if err == nil {
-			return pub, nil
-		}
-		if errors.As(err, &refused) {
-			return nil, usageErr("key %s.pub: %v", path, refused)
-		}
-	}
-	pub, err = sign.PublicKeyOfPrivate(data)
-	if err == nil {
-		return pub, nil
-	}
-	if errors.As(err, &refused) {
-		return nil, usageErr("key %s: %v", path, refused)
-	}
-	return nil, usageErr("%s is not an SSH public key (expected a line like \"ssh-ed25519 AAAA... name\")", path)
-}
-
-func (a *app) stage(desc string, edit porcelain.Edit) error {
-	r, err := a.open()
-	if err != nil {
-		return err
-	}
-	st, err := r.Stage(desc, edit)
-	if err != nil {
-		return err
-	}
-	a.out("staged: %s\n", desc)
-	return a.printStatus(st)
-}
-
-func (a *app) printStatus(st *porcelain.Staged) error {
-	statuses, err := st.Status()
-	if err != nil {
-		return err
-	}
-	a.out("signatures needed before git secure policy apply can put it in force:\n")
-	for _, s := range statuses {
-		a.out("  %s\n", s.String())
-	}
-	return nil
 }
 
 func (a *app) policyCommand() *cli.Command {
@@ -1046,66 +789,4 @@ func ruleSummary(r ruleJSON) string {
 		line += "; tree-bound approvals count"
 	}
 	return line
-}
-
-// newVerifyJSON is the --json document of a verification.
-func newVerifyJSON(res *verify.Result, failed *verify.Failed) verifyJSON {
-	out := verifyJSON{OK: failed == nil, Result: res}
-	if res != nil {
-		out.Judged = res.Judged
-	}
-	if failed != nil {
-		for _, p := range failed.Problems {
-			out.Problems = append(out.Problems, problemJSON{Entry: p.Entry, EntryID: hashOrEmpty(p.EntryID), Ref: p.Ref, Rule: p.Rule, Kind: p.Kind.Error(), Detail: p.Detail, Hint: p.Hint})
-		}
-	}
-	return out
-}
-
-// judgedClone returns what a verification of this repository judges: nil
-// (its own refs, strictly) for a bare repository or a clone without
-// remotes, else the state of the remote named, or of the default remote
-// (verify.ChooseRemote).
-func judgedClone(g *gitrepo.Repo, named string) (*verify.CloneState, error) {
-	if g.WorkTree() == "" {
-		if named != "" {
-			return nil, usageErr("--remote: a bare repository is judged by its own refs, which are what it serves")
-		}
-		return nil, nil
-	}
-	remote, err := verify.ChooseRemote(g, named)
-	if errors.Is(err, verify.ErrNoRemote) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, usageErr("%v", err)
-	}
-	st, err := verify.LoadCloneState(g, remote)
-	if err != nil {
-		return nil, usageErr("%v", err)
-	}
-	return st, nil
-}
-
-// printLocal lists a working clone's own refs that differ from the log:
-// information, never a failure.
-func (a *app) printLocal(res *verify.Result) {
-	if len(res.Local) == 0 {
-		return
-	}
-	a.out("local state (yours, not judged):\n")
-	for _, l := range res.Local {
-		line := fmt.Sprintf("  %-40s %s  %s", l.Ref, l.Target.String()[:12], l.State)
-		switch {
-		case l.State == "stale":
-			line += " (no fetch refspec maps it)"
-		case l.Recorded != nil && l.Recorded.IsZero():
-			line += fmt.Sprintf(" (the log records it deleted, entry #%d)", l.Entry)
-		case l.Recorded != nil:
-			line += fmt.Sprintf(" (the log records %s, entry #%d)", l.Recorded.String()[:12], l.Entry)
-		default:
-			line += " (the log has no entry for it)"
-		}
-		a.out("%s\n", line)
-	}
 }

@@ -8,6 +8,7 @@ package cli
 
 import (
 	"encoding/json"
+	"github.com/git-secure/git-secure/internal/cli/cmdutil"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -132,8 +133,8 @@ func TestDepthCLIPolicyCheck(t *testing.T) {
 		"entry #"+strconv.FormatUint(nFeat, 10), "refs/heads/feature, rule features", verify.ErrUnauthorized.Error(), "carol is not allowed")
 	r = h.Want(1, "policy", "check", "--json")
 	var out struct {
-		OK       bool          `json:"ok"`
-		Problems []problemJSON `json:"problems"`
+		OK       bool                  `json:"ok"`
+		Problems []cmdutil.ProblemJSON `json:"problems"`
 	}
 	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
 		t.Fatalf("policy check --json: %v\n%s", err, r)

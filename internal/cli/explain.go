@@ -3,15 +3,12 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
+	"github.com/git-secure/git-secure/internal/cli/cmdutil"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/git-secure/git-secure/internal/attest"
-	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/porcelain"
-	"github.com/git-secure/git-secure/internal/rsl"
 	"github.com/git-secure/git-secure/internal/verify"
 )
 
@@ -109,89 +106,6 @@ func orWord(s, w string) string {
 	return s
 }
 
-// verifyAt answers "was commit ever a verified state of ref".
-func (a *app) verifyAt(r *porcelain.Repo, res *verify.Result, ref, at string) (uint64, error) {
-	want, err := r.Git.ResolveRevision(at)
-	if err != nil {
-		if h, perr := gitrepo.ParseHash(at); perr == nil {
-			want = h // the commit may be gone locally; the log still knows it
-		} else {
-			return 0, usageErr("unknown commit %q", at)
-		}
-	}
-	skipped := map[uint64]bool{}
-	for _, n := range res.SkippedEntries {
-		skipped[n] = true
-	}
-	var found uint64
-	err = rsl.WalkBack(r.Git, res.Tip, func(rec *rsl.Record) (bool, error) {
-		e := rec.Entry
-		if e.Type == rsl.TypeAnnotation {
-			for _, s := range e.Skips {
-				skipped[s.Number] = true
-			}
-			return true, nil
-		}
-		if e.Ref != ref || skipped[e.Number] || e.New.IsZero() {
-			return true, nil
-		}
-		if e.New == want {
-			found = e.Number
-		} else if c, err := r.Git.PeelToCommit(e.New); err == nil && c == want {
-			found = e.Number
-		}
-		return found == 0, nil
-	})
-	return found, err
-}
-
-// writeSummary signs and writes a verification summary for ref.
-func (a *app) writeSummary(r *porcelain.Repo, res *verify.Result, ref, keyFile, out string) error {
-	var st *verify.RefStatus
-	for i := range res.Refs {
-		if res.Refs[i].Ref == ref {
-			st = &res.Refs[i]
-		}
-	}
-	if st == nil || st.Entry == 0 {
-		return usageErr("%s has no verified entry to attest", ref)
-	}
-	repoURI := "git+file://" + r.Git.GitDir()
-	if u, ok, _ := r.Git.Config("remote.origin.url"); ok {
-		repoURI = "git+" + u
-	}
-	policyCommit, _, err := r.Git.ResolveRef(rsl.PolicyRef)
-	if err != nil {
-		return err
-	}
-	sum := attest.Summary{Repository: repoURI, Ref: ref, Commit: st.Target, Entry: st.Entry, EntryID: st.EntryID,
-		RSLTip: res.Tip, PolicyCommit: policyCommit, RootVersion: res.RootVersion, RulesVersion: res.RulesVersion,
-		Verified: a.env.Now(), Version: Version}
-	stmt, err := sum.Statement()
-	if err != nil {
-		return err
-	}
-	s, err := r.LoadSigner(keyFile)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	env, err := attest.Sign(stmt, s)
-	if err != nil {
-		return err
-	}
-	env = append(env, '\n')
-	if out == "" || out == "-" {
-		_, err = a.env.Stdout.Write(env)
-		return err
-	}
-	if err := os.WriteFile(out, env, 0o644); err != nil {
-		return usageErr("write %s: %v", out, err)
-	}
-	a.info("git-secure: wrote a signed verification summary of %s at %s to %s\n", ref, st.Target.String()[:12], out)
-	return nil
-}
-
 func (a *app) policyCheck(c *cli.Context) error {
 	r, err := a.open()
 	if err != nil {
@@ -201,20 +115,20 @@ func (a *app) policyCheck(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	clone, err := judgedClone(r.Git, "")
+	opts, err := cmdutil.JudgedOptions(r.Git, "")
 	if err != nil {
 		return err
 	}
-	noRemote := clone == nil && r.Git.WorkTree() != ""
 	// What a staged policy would refuse in history, not whether the
 	// server's state is fresh.
-	res, err := verify.Verify(r.Git, verify.Options{Now: a.env.Now(), PolicyOverride: st.Policy, Clone: clone, LocalAhead: noRemote, IgnoreMissingRefs: noRemote, SkipFreshness: true})
+	opts.Now, opts.PolicyOverride, opts.SkipFreshness = a.env.Now(), st.Policy, true
+	res, err := verify.Verify(r.Git, opts)
 	var failed *verify.Failed
 	if err != nil && !errors.As(err, &failed) {
 		return err
 	}
 	if c.Bool("json") {
-		out := newVerifyJSON(res, failed)
+		out := cmdutil.NewVerifyJSON(res, failed)
 		if err := a.printJSON(out); err != nil {
 			return err
 		}

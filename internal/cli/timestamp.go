@@ -7,10 +7,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-secure/git-secure/internal/freshness"
-	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/porcelain"
-	"github.com/git-secure/git-secure/internal/verify"
 )
 
 // timestampCommand signs and shows freshness statements (TUF's timestamp
@@ -119,36 +117,6 @@ git secure timestamp.`,
 			},
 		},
 	}
-}
-
-// freshnessFlags are verify's flags about freshness.
-var freshnessFlags = []cli.Flag{
-	&cli.StringFlag{Name: "now", Usage: "judge freshness and expiry as of `TIME` (RFC 3339): an audit of a past state"},
-	&cli.BoolFlag{Name: "no-freshness", Usage: "do not judge the freshness statement the policy may require (an audit of history, not of what a server serves now)"},
-}
-
-// applyFreshnessFlags sets opts from verify's --now, --no-freshness and
-// --at (which judges history, not freshness), and from the clone's
-// freshness.RequireConfig.
-func applyFreshnessFlags(c *cli.Context, g *gitrepo.Repo, opts *verify.Options) error {
-	if c.IsSet("now") {
-		t, err := parseTimeFlag("now", c.String("now"))
-		if err != nil {
-			return err
-		}
-		opts.Now = t
-	}
-	opts.SkipFreshness = c.Bool("no-freshness") || c.IsSet("at")
-	opts.RequireFreshness = freshness.Required(g)
-	return nil
-}
-
-func parseTimeFlag(name, v string) (time.Time, error) {
-	t, err := time.Parse(time.RFC3339, v)
-	if err != nil {
-		return time.Time{}, usageErr("--%s %q: want an RFC 3339 time such as 2026-01-02T03:04:05Z", name, v)
-	}
-	return t.UTC(), nil
 }
 
 // freshJSON is the freshness setting in policy list --json.
