@@ -6,6 +6,9 @@ package cli
 
 import (
 	"errors"
+	"github.com/git-secure/git-secure/internal/cli/policycmd"
+	"github.com/git-secure/git-secure/internal/cli/rslcmd"
+	"github.com/git-secure/git-secure/internal/cli/trustcmd"
 	"github.com/git-secure/git-secure/internal/cli/verifycmd"
 	"os"
 	"path/filepath"
@@ -145,9 +148,9 @@ a command; git secure --help and git help secure open the manual page.`,
 			a.initCommand(),
 			a.cloneCommand(),
 			verifycmd.NewCmdVerify(a.f),
-			a.rslCommand(),
-			a.withFreshness(a.policyCommand()),
-			a.trustCommand(),
+			rslcmd.NewCmdRSL(a.f),
+			policycmd.NewCmdPolicy(a.f),
+			trustcmd.NewCmdTrust(a.f),
 			a.timestampCommand(),
 			a.attestCommand(),
 			a.explainCommand(),

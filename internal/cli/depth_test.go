@@ -9,6 +9,7 @@ package cli
 import (
 	"encoding/json"
 	"github.com/git-secure/git-secure/internal/cli/cmdutil"
+	"github.com/git-secure/git-secure/internal/cli/policycmd"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -85,7 +86,7 @@ func TestDepthCLITeamsAndExplain(t *testing.T) {
 	depthContains(t, "remove-person of a team member", r.Stderr, "carol is a member of team security")
 	h.Want(0, "policy", "apply", "--key", h.Priv("alice"))
 	r = h.Want(0, "policy", "list", "--json")
-	var pol policyJSON
+	var pol policycmd.PolicyJSON
 	if err := json.Unmarshal([]byte(r.Stdout), &pol); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"github.com/git-secure/git-secure/internal/cli/cmdutil"
 	"strings"
@@ -9,7 +8,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-secure/git-secure/internal/porcelain"
-	"github.com/git-secure/git-secure/internal/verify"
 )
 
 func (a *app) explainCommand() *cli.Command {
@@ -68,7 +66,7 @@ func (a *app) printExplanation(x *porcelain.Explanation) {
 		a.out("no rule protects %s: anyone in the policy may record it\n", x.Ref)
 	}
 	for _, r := range x.Rules {
-		a.out("rule %s %s\n", r.Name, ruleSummary(ruleJSON{Refs: r.Refs, Paths: r.Paths, Allow: r.Allow, Threshold: r.Threshold, Require: r.Require, TestsBy: r.TestsBy, EveryRef: r.EveryRef}))
+		a.out("rule %s %s\n", r.Name, cmdutil.RuleSummary(cmdutil.RuleJSON{Refs: r.Refs, Paths: r.Paths, Allow: r.Allow, Threshold: r.Threshold, Require: r.Require, TestsBy: r.TestsBy, EveryRef: r.EveryRef}))
 		switch {
 		case !r.Applies:
 			a.out("  does not apply to this update (no protected file changes)\n")
@@ -104,50 +102,4 @@ func orWord(s, w string) string {
 		return w
 	}
 	return s
-}
-
-func (a *app) policyCheck(c *cli.Context) error {
-	r, err := a.open()
-	if err != nil {
-		return err
-	}
-	st, err := r.LoadStaged()
-	if err != nil {
-		return err
-	}
-	opts, err := cmdutil.JudgedOptions(r.Git, "")
-	if err != nil {
-		return err
-	}
-	// What a staged policy would refuse in history, not whether the
-	// server's state is fresh.
-	opts.Now, opts.PolicyOverride, opts.SkipFreshness = a.env.Now(), st.Policy, true
-	res, err := verify.Verify(r.Git, opts)
-	var failed *verify.Failed
-	if err != nil && !errors.As(err, &failed) {
-		return err
-	}
-	if c.Bool("json") {
-		out := cmdutil.NewVerifyJSON(res, failed)
-		if err := a.printJSON(out); err != nil {
-			return err
-		}
-		if failed != nil {
-			return cli.Exit("", ExitFailed)
-		}
-		return nil
-	}
-	what := "the staged policy"
-	if st.Commit.IsZero() {
-		what = "the policy in force (nothing is staged)"
-	}
-	if failed == nil {
-		a.out("%s accepts all %d entries of the log's history\n", what, res.Entries)
-		return nil
-	}
-	a.out("%s would have refused %d past update(s):\n", what, len(failed.Problems))
-	for _, p := range failed.Problems {
-		a.out("  - %s\n", p.Error())
-	}
-	return cli.Exit("", ExitFailed)
 }

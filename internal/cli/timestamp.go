@@ -1,13 +1,11 @@
 package cli
 
 import (
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-secure/git-secure/internal/freshness"
-	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/porcelain"
 )
 
@@ -66,81 +64,4 @@ keeps it fresh when nobody pushes:
 			},
 		},
 	}
-}
-
-// withFreshness adds set-freshness and remove-freshness to the policy
-// command (kept here, with the rest of freshness).
-func (a *app) withFreshness(policyCmd *cli.Command) *cli.Command {
-	policyCmd.Subcommands = append(policyCmd.Subcommands, a.freshnessPolicyCommands()...)
-	return policyCmd
-}
-
-// freshnessPolicyCommands are the policy subcommands that set and remove
-// freshness: root changes, signed like any other.
-func (a *app) freshnessPolicyCommands() []*cli.Command {
-	return []*cli.Command{
-		{
-			Name:  "set-freshness",
-			Usage: "require a statement of the log tip no older than --max-age, signed by --key (an online key: the server's or a bot's)",
-			Description: `A root change (the root keys' threshold signs it). The freshness keys can only
-vouch for "the log tip was X at time T": they sign no entry, rule or root. See
-git secure timestamp.`,
-			Flags: []cli.Flag{
-				&cli.StringSliceFlag{Name: "key", Usage: "public key `FILE` of a freshness signer (repeatable)", Required: true},
-				&cli.IntFlag{Name: "threshold", Value: 1, Usage: "how many of the keys must sign a statement"},
-				&cli.DurationFlag{Name: "max-age", Usage: "the oldest a statement may be (e.g. 24h); whole seconds, 1m to 8784h", Required: true},
-			},
-			Action: func(c *cli.Context) error {
-				if c.NArg() != 0 {
-					return usageErr("set-freshness takes no arguments")
-				}
-				keys, err := readPublicKeys(c.StringSlice("key"))
-				if err != nil {
-					return err
-				}
-				n, age := c.Int("threshold"), c.Duration("max-age")
-				return a.stage("set freshness (max age "+age.String()+")", func(p, base *policy.Policy, now time.Time) error {
-					return p.SetFreshness(base, keys, n, age, now)
-				})
-			},
-		},
-		{
-			Name:  "remove-freshness",
-			Usage: "stop requiring freshness statements (a root change)",
-			Action: func(c *cli.Context) error {
-				if c.NArg() != 0 {
-					return usageErr("remove-freshness takes no arguments")
-				}
-				return a.stage("remove freshness", func(p, base *policy.Policy, now time.Time) error {
-					return p.RemoveFreshness(base, now)
-				})
-			},
-		},
-	}
-}
-
-// freshJSON is the freshness setting in policy list --json.
-type freshJSON struct {
-	Keys      []string `json:"keys"`
-	Threshold int      `json:"threshold"`
-	MaxAge    string   `json:"maxAge"`
-}
-
-func newFreshJSON(p *policy.Policy) *freshJSON {
-	f := p.Freshness()
-	if f == nil {
-		return nil
-	}
-	j := &freshJSON{Threshold: f.Threshold, MaxAge: f.MaxAge.String()}
-	for _, k := range f.Keys {
-		j.Keys = append(j.Keys, k.Fingerprint)
-	}
-	return j
-}
-
-func (a *app) printFreshness(j *freshJSON) {
-	if j == nil {
-		return
-	}
-	a.out("freshness: statements of the log tip at most %s old, signed by %d of %s\n", j.MaxAge, j.Threshold, strings.Join(j.Keys, ", "))
 }
