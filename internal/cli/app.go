@@ -6,8 +6,13 @@ package cli
 
 import (
 	"errors"
+	"github.com/git-secure/git-secure/internal/cli/attestcmd"
+	"github.com/git-secure/git-secure/internal/cli/clonecmd"
+	"github.com/git-secure/git-secure/internal/cli/explaincmd"
+	"github.com/git-secure/git-secure/internal/cli/initcmd"
 	"github.com/git-secure/git-secure/internal/cli/policycmd"
 	"github.com/git-secure/git-secure/internal/cli/rslcmd"
+	"github.com/git-secure/git-secure/internal/cli/timestampcmd"
 	"github.com/git-secure/git-secure/internal/cli/trustcmd"
 	"github.com/git-secure/git-secure/internal/cli/verifycmd"
 	"os"
@@ -145,15 +150,15 @@ a command; git secure --help and git help secure open the manual page.`,
 		// became two patterns protecting other files.
 		DisableSliceFlagSeparator: true,
 		Commands: []*cli.Command{
-			a.initCommand(),
-			a.cloneCommand(),
+			initcmd.NewCmdInit(a.f),
+			clonecmd.NewCmdClone(a.f),
 			verifycmd.NewCmdVerify(a.f),
 			rslcmd.NewCmdRSL(a.f),
 			policycmd.NewCmdPolicy(a.f),
 			trustcmd.NewCmdTrust(a.f),
-			a.timestampCommand(),
-			a.attestCommand(),
-			a.explainCommand(),
+			timestampcmd.NewCmdTimestamp(a.f),
+			attestcmd.NewCmdAttest(a.f),
+			explaincmd.NewCmdExplain(a.f),
 			hookscmd.NewCmdHooks(a.f),
 			hookscmd.NewCmdServer(a.f),
 			hookscmd.NewCmdHook(a.f),

@@ -1,6 +1,13 @@
-package cli
+// Package timestampcmd is "git secure timestamp": sign freshness
+// statements of the log tip (TUF's timestamp role; see docs/format.md,
+// section Freshness). internal/porcelain signs.
+package timestampcmd
 
 import (
+	"context"
+	"github.com/git-secure/git-secure/internal/cli/cmdutil"
+	"github.com/git-secure/git-secure/internal/cli/factory"
+	"github.com/git-secure/git-secure/internal/report"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -9,9 +16,8 @@ import (
 	"github.com/git-secure/git-secure/internal/porcelain"
 )
 
-// timestampCommand signs and shows freshness statements (TUF's timestamp
-// role): see docs/format.md, section Freshness.
-func (a *app) timestampCommand() *cli.Command {
+// NewCmdTimestamp is "git secure timestamp sign".
+func NewCmdTimestamp(f *factory.Factory) *cli.Command {
 	return &cli.Command{
 		Name:  "timestamp",
 		Usage: "sign or show the freshness statement of the log tip (when the policy sets freshness)",
@@ -32,36 +38,51 @@ keeps it fresh when nobody pushes:
 					&cli.BoolFlag{Name: "allow-restored", Usage: "sign although the log does not contain the tip this signer last vouched for (its state file, beside the key or at git config secure.timestampState): the repository was restored from a backup on purpose"}},
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 0 {
-						return usageErr("timestamp sign takes no arguments")
+						return report.Usagef("timestamp sign takes no arguments")
 					}
-					r, err := a.open()
-					if err != nil {
-						return err
-					}
-					at := a.env.Now()
-					if c.IsSet("time") {
-						if at, err = parseTimeFlag("time", c.String("time")); err != nil {
-							return err
-						}
-					}
-					key := c.String("key")
-					if key == "" {
-						if v, ok, err := r.ConfigValue(porcelain.TimestampKeyConfig); err == nil && ok {
-							key = v
-						}
-					}
-					res, err := r.SignTimestamp(porcelain.TimestampOptions{KeyFile: key, At: at, AllowRestored: c.Bool("allow-restored")})
-					if err != nil {
-						return err
-					}
-					for _, w := range res.Warnings {
-						a.say("git-secure: warning: ", w)
-					}
-					sd := res.Signed
-					a.out("signed %s: log tip %s at %s, expires %s\n", freshness.Ref, sd.Tip, sd.Time.Format(time.RFC3339), sd.Expires.Format(time.RFC3339))
-					return nil
+					return runSign(c.Context, &SignOptions{F: f, Key: c.String("key"), Time: c.String("time"), AllowRestored: c.Bool("allow-restored")})
 				},
 			},
 		},
 	}
+}
+
+// SignOptions are the flags of timestamp sign.
+type SignOptions struct {
+	F    *factory.Factory
+	Key  string // default: git config secure.timestampKey
+	Time string // RFC 3339; default now
+	// AllowRestored signs although the log lost the tip this signer last
+	// vouched for.
+	AllowRestored bool
+}
+
+func runSign(_ context.Context, opts *SignOptions) error {
+	f := opts.F
+	r, err := f.Repo()
+	if err != nil {
+		return err
+	}
+	at := f.Now()
+	if opts.Time != "" {
+		if at, err = cmdutil.ParseTimeFlag("time", opts.Time); err != nil {
+			return err
+		}
+	}
+	key := opts.Key
+	if key == "" {
+		if v, ok, err := r.ConfigValue(porcelain.TimestampKeyConfig); err == nil && ok {
+			key = v
+		}
+	}
+	res, err := r.SignTimestamp(porcelain.TimestampOptions{KeyFile: key, At: at, AllowRestored: opts.AllowRestored})
+	if err != nil {
+		return err
+	}
+	for _, w := range res.Warnings {
+		f.Printer().Say("warning", "%s", w)
+	}
+	sd := res.Signed
+	f.Out("signed %s: log tip %s at %s, expires %s\n", freshness.Ref, sd.Tip, sd.Time.Format(time.RFC3339), sd.Expires.Format(time.RFC3339))
+	return nil
 }
