@@ -9,6 +9,7 @@ import (
 	"github.com/git-secure/git-secure/internal/cli/attestcmd"
 	"github.com/git-secure/git-secure/internal/cli/clonecmd"
 	"github.com/git-secure/git-secure/internal/cli/explaincmd"
+	"github.com/git-secure/git-secure/internal/cli/helpcmd"
 	"github.com/git-secure/git-secure/internal/cli/initcmd"
 	"github.com/git-secure/git-secure/internal/cli/policycmd"
 	"github.com/git-secure/git-secure/internal/cli/rslcmd"
@@ -42,17 +43,20 @@ const (
 // Env is everything the command line takes from its process.
 type Env = factory.Env
 
+// app builds the command tree of one run: every command gets the run's
+// Factory.
 type app struct {
-	f   *factory.Factory
-	env Env
+	f *factory.Factory
 }
+
+func newApp(f *factory.Factory) *app { return &app{f: f} }
 
 // Main runs the command line with args (args[0] is the program name) and
 // returns the exit code.
 func Main(args []string, env Env) int {
 	f := factory.New(env, Version)
 	defer f.Close()
-	a := &app{f: f, env: env}
+	a := newApp(f)
 	if filepath.Base(args[0]) == "git-remote-secure" {
 		return exit(f, hookscmd.RunRemoteHelper(f, args))
 	}
@@ -135,14 +139,14 @@ Exit codes: 0 verified/done, 1 a check failed or a change was refused,
 
 Help: git secure help COMMAND (or git secure COMMAND -h) prints the help of
 a command; git secure --help and git help secure open the manual page.`,
-		Writer:          a.env.Stdout,
-		ErrWriter:       a.env.Stderr,
+		Writer:          a.f.Stdout,
+		ErrWriter:       a.f.Stderr,
 		ExitErrHandler:  func(*cli.Context, error) {},
 		HideHelpCommand: true,
 		HideVersion:     true, // --version is ours: urfave/cli's would also take -v
 		// The help command "help" would keep urfave/cli from adding -h/--help.
 		Flags:                  []cli.Flag{&cli.BoolFlag{Name: "version", Usage: "print git-secure's version"}, cli.HelpFlag},
-		Action:                 a.rootAction,
+		Action:                 helpcmd.RootAction(a.f),
 		Suggest:                true, // "Did you mean --json?" for a mistyped flag
 		UseShortOptionHandling: true,
 		// A repeatable flag takes each value whole: split at commas, a key
@@ -162,29 +166,18 @@ a command; git secure --help and git help secure open the manual page.`,
 			hookscmd.NewCmdHooks(a.f),
 			hookscmd.NewCmdServer(a.f),
 			hookscmd.NewCmdHook(a.f),
-			a.versionCommand(),
-			a.helpCommand(),
-			a.completionCommand(),
-			a.manCommand(),
+			helpcmd.NewCmdVersion(a.f),
+			helpcmd.NewCmdHelp(a.f, a.cliApp),
+			helpcmd.NewCmdCompletion(a.f),
+			helpcmd.NewCmdMan(a.f),
 		},
 	}
-	a.setGroupActions("git secure", ca.Commands)
+	helpcmd.SetGroupActions(a.f, "git secure", ca.Commands)
 	return ca
 }
 
 // Version is set at build time with -ldflags "-X .../internal/cli.Version=...".
 var Version = "dev"
-
-func (a *app) versionCommand() *cli.Command {
-	return &cli.Command{
-		Name:  "version",
-		Usage: "print git-secure's version",
-		Action: func(c *cli.Context) error {
-			a.out("git-secure version %s\n", Version)
-			return nil
-		},
-	}
-}
 
 // Run is the process entry point used by main.
 func Run() int {
