@@ -1,21 +1,15 @@
-// Package cli is git-secure's command line: flag parsing, output for people
-// (stderr for diagnostics, stdout for results) and for machines (--json),
-// and the mapping of errors to exit codes. All work is done by
-// internal/porcelain and internal/verify.
+// Package cli is git-secure's command line: the command tree, flags that
+// may follow arguments, and the one place errors become exit codes (Main).
+// Each command lives in its own package under internal/cli (verifycmd,
+// policycmd, rslcmd, ...) with an Options struct, a NewCmd constructor and
+// a run function; factory hands them the process's streams and the
+// repository, cmdutil holds what several share, and internal/report prints
+// errors and verification problems as the server hook and the remote
+// helper do. All work is done by internal/porcelain and internal/verify.
 package cli
 
 import (
 	"errors"
-	"github.com/git-secure/git-secure/internal/cli/attestcmd"
-	"github.com/git-secure/git-secure/internal/cli/clonecmd"
-	"github.com/git-secure/git-secure/internal/cli/explaincmd"
-	"github.com/git-secure/git-secure/internal/cli/helpcmd"
-	"github.com/git-secure/git-secure/internal/cli/initcmd"
-	"github.com/git-secure/git-secure/internal/cli/policycmd"
-	"github.com/git-secure/git-secure/internal/cli/rslcmd"
-	"github.com/git-secure/git-secure/internal/cli/timestampcmd"
-	"github.com/git-secure/git-secure/internal/cli/trustcmd"
-	"github.com/git-secure/git-secure/internal/cli/verifycmd"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -24,8 +18,18 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-secure/git-secure/internal/cli/attestcmd"
+	"github.com/git-secure/git-secure/internal/cli/clonecmd"
+	"github.com/git-secure/git-secure/internal/cli/explaincmd"
 	"github.com/git-secure/git-secure/internal/cli/factory"
+	"github.com/git-secure/git-secure/internal/cli/helpcmd"
 	"github.com/git-secure/git-secure/internal/cli/hookscmd"
+	"github.com/git-secure/git-secure/internal/cli/initcmd"
+	"github.com/git-secure/git-secure/internal/cli/policycmd"
+	"github.com/git-secure/git-secure/internal/cli/rslcmd"
+	"github.com/git-secure/git-secure/internal/cli/timestampcmd"
+	"github.com/git-secure/git-secure/internal/cli/trustcmd"
+	"github.com/git-secure/git-secure/internal/cli/verifycmd"
 	"github.com/git-secure/git-secure/internal/display"
 	"github.com/git-secure/git-secure/internal/porcelain"
 	"github.com/git-secure/git-secure/internal/report"
@@ -62,9 +66,9 @@ func Main(args []string, env Env) int {
 	}
 	if path := env.Getenv("GIT_SECURE_CPUPROFILE"); path != "" {
 		// For performance reports: a CPU profile of this one command.
-		if f, err := os.Create(path); err == nil {
-			defer f.Close()
-			if pprof.StartCPUProfile(f) == nil {
+		if prof, err := os.Create(path); err == nil {
+			defer prof.Close()
+			if pprof.StartCPUProfile(prof) == nil {
 				defer pprof.StopCPUProfile()
 			}
 		}

@@ -8,8 +8,6 @@ package cli
 
 import (
 	"encoding/json"
-	"github.com/git-secure/git-secure/internal/cli/cmdutil"
-	"github.com/git-secure/git-secure/internal/cli/policycmd"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,6 +18,8 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/git-secure/git-secure/internal/attest"
+	"github.com/git-secure/git-secure/internal/cli/cmdutil"
+	"github.com/git-secure/git-secure/internal/cli/policycmd"
 	"github.com/git-secure/git-secure/internal/sign"
 	"github.com/git-secure/git-secure/internal/verify"
 )

@@ -2,11 +2,11 @@ package cli
 
 import (
 	"encoding/json"
-	"github.com/git-secure/git-secure/internal/cli/rslcmd"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/git-secure/git-secure/internal/cli/rslcmd"
 	"github.com/git-secure/git-secure/internal/display"
 )
 

@@ -8,8 +8,6 @@ package cli
 import (
 	"bytes"
 	"errors"
-	"github.com/git-secure/git-secure/internal/cli/factory"
-	"github.com/git-secure/git-secure/internal/cli/helpcmd"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +17,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-secure/git-secure/internal/cli/factory"
+	"github.com/git-secure/git-secure/internal/cli/helpcmd"
 	"github.com/git-secure/git-secure/internal/testing/testutil"
 )
 

@@ -2,13 +2,13 @@ package attestcmd
 
 import (
 	"context"
-	"github.com/git-secure/git-secure/internal/cli/cmdutil"
-	"github.com/git-secure/git-secure/internal/cli/factory"
-	"github.com/git-secure/git-secure/internal/report"
 	"strings"
 
+	"github.com/git-secure/git-secure/internal/cli/cmdutil"
+	"github.com/git-secure/git-secure/internal/cli/factory"
 	"github.com/git-secure/git-secure/internal/display"
 	"github.com/git-secure/git-secure/internal/porcelain"
+	"github.com/git-secure/git-secure/internal/report"
 )
 
 // approveRemote is the remote whose log an approval of ref must build on:

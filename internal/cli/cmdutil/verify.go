@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"errors"
 
+	"github.com/git-secure/git-secure/internal/cli/factory"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/report"
 	"github.com/git-secure/git-secure/internal/verify"
@@ -90,4 +91,16 @@ func Failed(err error) (failed *verify.Failed, ok bool) {
 		return failed, true
 	}
 	return nil, false
+}
+
+// PrintVerifyJSON writes out on stdout; the error sets exit 1 when out
+// records a failed verification.
+func PrintVerifyJSON(f *factory.Factory, out VerifyJSON) error {
+	if err := f.PrintJSON(out); err != nil {
+		return err
+	}
+	if !out.OK {
+		return report.Exit(report.ExitFailed)
+	}
+	return nil
 }

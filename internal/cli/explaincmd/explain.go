@@ -6,14 +6,14 @@ package explaincmd
 import (
 	"context"
 	"fmt"
-	"github.com/git-secure/git-secure/internal/cli/cmdutil"
-	"github.com/git-secure/git-secure/internal/cli/factory"
-	"github.com/git-secure/git-secure/internal/report"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-secure/git-secure/internal/cli/cmdutil"
+	"github.com/git-secure/git-secure/internal/cli/factory"
 	"github.com/git-secure/git-secure/internal/porcelain"
+	"github.com/git-secure/git-secure/internal/report"
 )
 
 // Options are the argument and flags of explain.

@@ -8,13 +8,14 @@ package helpcmd
 import (
 	"context"
 	"fmt"
-	"github.com/git-secure/git-secure/internal/cli/factory"
-	"github.com/git-secure/git-secure/internal/report"
 	"io"
 	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/git-secure/git-secure/internal/cli/factory"
+	"github.com/git-secure/git-secure/internal/report"
 )
 
 // NewCmdCompletion is "git secure completion bash|zsh".

@@ -9,12 +9,13 @@ package helpcmd
 import (
 	"context"
 	"fmt"
-	"github.com/git-secure/git-secure/internal/cli/factory"
-	"github.com/git-secure/git-secure/internal/report"
 	"io"
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/git-secure/git-secure/internal/cli/factory"
+	"github.com/git-secure/git-secure/internal/report"
 )
 
 // RootAction is the action of the application, run when no command

@@ -11,13 +11,14 @@ package helpcmd
 import (
 	"context"
 	"fmt"
-	"github.com/git-secure/git-secure/internal/cli/factory"
-	"github.com/git-secure/git-secure/internal/report"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/git-secure/git-secure/internal/cli/factory"
+	"github.com/git-secure/git-secure/internal/report"
 )
 
 // NewCmdMan is the hidden "git secure man --dir DIR" the Makefile runs.

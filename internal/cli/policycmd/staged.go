@@ -113,13 +113,7 @@ func runCheck(_ context.Context, opts *StagedOptions) error {
 		return err
 	}
 	if opts.JSON {
-		if err := f.PrintJSON(cmdutil.NewVerifyJSON(res, failed)); err != nil {
-			return err
-		}
-		if failed != nil {
-			return report.Exit(report.ExitFailed)
-		}
-		return nil
+		return cmdutil.PrintVerifyJSON(f, cmdutil.NewVerifyJSON(res, failed))
 	}
 	what := "the staged policy"
 	if st.Commit.IsZero() {

@@ -16,7 +16,9 @@ func TestRunRecordSkipLog(t *testing.T) {
 	ctx := context.Background()
 	for name, run := range map[string]func() error{
 		"record": func() error { return runRecord(ctx, &RecordOptions{F: r.F(), Ref: "main", Key: r.Priv("alice")}) },
-		"skip":   func() error { return runSkip(ctx, &SkipOptions{F: r.F(), Entries: []string{"#2"}, Reason: "r", Key: r.Priv("alice")}) },
+		"skip": func() error {
+			return runSkip(ctx, &SkipOptions{F: r.F(), Entries: []string{"#2"}, Reason: "r", Key: r.Priv("alice")})
+		},
 	} {
 		if e, ok := report.As(run()); !ok || e.Code != report.ExitUsage || e.Msg != factory.NotSetUp {
 			t.Errorf("%s before init: %v, want %q", name, e, factory.NotSetUp)

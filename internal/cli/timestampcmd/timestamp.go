@@ -5,15 +5,15 @@ package timestampcmd
 
 import (
 	"context"
-	"github.com/git-secure/git-secure/internal/cli/cmdutil"
-	"github.com/git-secure/git-secure/internal/cli/factory"
-	"github.com/git-secure/git-secure/internal/report"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-secure/git-secure/internal/cli/cmdutil"
+	"github.com/git-secure/git-secure/internal/cli/factory"
 	"github.com/git-secure/git-secure/internal/freshness"
 	"github.com/git-secure/git-secure/internal/porcelain"
+	"github.com/git-secure/git-secure/internal/report"
 )
 
 // NewCmdTimestamp is "git secure timestamp sign".

@@ -2,10 +2,11 @@ package verifycmd
 
 import (
 	"fmt"
-	"github.com/git-secure/git-secure/internal/cli/factory"
 	"io"
 	"sync"
 	"time"
+
+	"github.com/git-secure/git-secure/internal/cli/factory"
 )
 
 // progress shows "verifying entries done/total (pct%)" on one terminal line

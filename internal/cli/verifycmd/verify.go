@@ -124,13 +124,7 @@ func runVerify(_ context.Context, opts *Options) error {
 	case opts.JSON:
 		out := cmdutil.NewVerifyJSON(res, failed)
 		out.Seconds = time.Since(start).Seconds()
-		if err := f.PrintJSON(out); err != nil {
-			return err
-		}
-		if failed != nil {
-			return report.Exit(report.ExitFailed)
-		}
-		return nil
+		return cmdutil.PrintVerifyJSON(f, out)
 	}
 	if res != nil {
 		for _, w := range res.Warnings {

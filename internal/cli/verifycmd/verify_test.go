@@ -3,10 +3,10 @@ package verifycmd
 import (
 	"context"
 	"errors"
-	"github.com/git-secure/git-secure/internal/cli/cmdutil"
 	"strings"
 	"testing"
 
+	"github.com/git-secure/git-secure/internal/cli/cmdutil"
 	"github.com/git-secure/git-secure/internal/report"
 	"github.com/git-secure/git-secure/internal/testing/clitest"
 	"github.com/git-secure/git-secure/internal/verify"
