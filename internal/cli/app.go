@@ -1,14 +1,15 @@
-// Package cli is git-secure's command line: flag parsing, output for people
-// (stderr for diagnostics, stdout for results) and for machines (--json),
-// and the mapping of errors to exit codes. All work is done by
-// internal/porcelain and internal/verify.
+// Package cli is git-secure's command line: the command tree, flags that
+// may follow arguments, and the one place errors become exit codes (Main).
+// Each command lives in its own package under internal/cli (verifycmd,
+// policycmd, rslcmd, ...) with an Options struct, a NewCmd constructor and
+// a run function; factory hands them the process's streams and the
+// repository, cmdutil holds what several share, and internal/report prints
+// errors and verification problems as the server hook and the remote
+// helper do. All work is done by internal/porcelain and internal/verify.
 package cli
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -17,73 +18,85 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-secure/git-secure/internal/cli/attestcmd"
+	"github.com/git-secure/git-secure/internal/cli/clonecmd"
+	"github.com/git-secure/git-secure/internal/cli/explaincmd"
+	"github.com/git-secure/git-secure/internal/cli/factory"
+	"github.com/git-secure/git-secure/internal/cli/helpcmd"
+	"github.com/git-secure/git-secure/internal/cli/hookscmd"
+	"github.com/git-secure/git-secure/internal/cli/initcmd"
+	"github.com/git-secure/git-secure/internal/cli/policycmd"
+	"github.com/git-secure/git-secure/internal/cli/rslcmd"
+	"github.com/git-secure/git-secure/internal/cli/timestampcmd"
+	"github.com/git-secure/git-secure/internal/cli/trustcmd"
+	"github.com/git-secure/git-secure/internal/cli/verifycmd"
 	"github.com/git-secure/git-secure/internal/display"
-	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/porcelain"
-	"github.com/git-secure/git-secure/internal/trace"
+	"github.com/git-secure/git-secure/internal/report"
 	"github.com/git-secure/git-secure/internal/verify"
 )
 
-// Exit codes, fixed: other tools rely on them.
+// Exit codes, fixed: other tools rely on them (see internal/report).
 const (
-	ExitOK          = 0
-	ExitFailed      = 1 // a check failed: verification, a refused update or policy change
-	ExitUsage       = 2 // usage or environment error
-	ExitInterrupted = 130
+	ExitOK          = report.ExitOK
+	ExitFailed      = report.ExitFailed
+	ExitUsage       = report.ExitUsage
+	ExitInterrupted = report.ExitInterrupted
 )
 
 // Env is everything the command line takes from its process.
-type Env struct {
-	Stdin          io.Reader
-	Stdout, Stderr io.Writer
-	Getenv         func(string) string
-	Now            func() time.Time
-	Dir            string
+type Env = factory.Env
+
+// app builds the command tree of one run: every command gets the run's
+// Factory.
+type app struct {
+	f *factory.Factory
 }
 
-type app struct {
-	env   Env
-	repo  *porcelain.Repo
-	start time.Time
-}
+func newApp(f *factory.Factory) *app { return &app{f: f} }
 
 // Main runs the command line with args (args[0] is the program name) and
 // returns the exit code.
 func Main(args []string, env Env) int {
-	a := &app{env: env, start: time.Now()}
-	defer func() {
-		if a.repo != nil {
-			a.repo.Git.Close()
-		}
-	}()
+	f := factory.New(env, Version)
+	defer f.Close()
+	a := newApp(f)
 	if filepath.Base(args[0]) == "git-remote-secure" {
-		return a.runRemoteHelper(args)
+		return exit(f, hookscmd.RunRemoteHelper(f, args))
 	}
 	if path := env.Getenv("GIT_SECURE_CPUPROFILE"); path != "" {
 		// For performance reports: a CPU profile of this one command.
-		if f, err := os.Create(path); err == nil {
-			defer f.Close()
-			if pprof.StartCPUProfile(f) == nil {
+		if prof, err := os.Create(path); err == nil {
+			defer prof.Close()
+			if pprof.StartCPUProfile(prof) == nil {
 				defer pprof.StopCPUProfile()
 			}
 		}
 	}
 	ca := a.cliApp()
 	err := ca.Run(reorderArgs(ca, args))
-	return a.exit(err)
+	return exit(f, err)
 }
 
-func (a *app) exit(err error) int {
+// exit prints err for the user and returns its exit code: the one place
+// errors become exit codes.
+func exit(f *factory.Factory, err error) int {
 	if err == nil {
 		return ExitOK
 	}
 	var failed *verify.Failed
 	var exitErr cli.ExitCoder
+	if e, ok := report.As(err); ok {
+		if e.Msg != "" || e.Hint != "" {
+			f.Printer().Error(&report.Error{Msg: err.Error(), Hint: e.Hint})
+		}
+		return e.Code
+	}
 	code := ExitUsage
 	switch {
 	case errors.As(err, &exitErr):
 		if msg := err.Error(); msg != "" {
-			display.Fprintf(a.env.Stderr, "git-secure: error: %s\n", msg)
+			display.Fprintf(f.Stderr, "git-secure: error: %s\n", msg)
 		}
 		switch c := exitErr.ExitCode(); c {
 		case ExitOK, ExitFailed, ExitUsage, ExitInterrupted:
@@ -91,122 +104,20 @@ func (a *app) exit(err error) int {
 		}
 		return ExitUsage // urfave/cli's own codes (unknown command: 3) are usage errors
 	case errors.As(err, &failed):
-		a.printProblems(failed)
+		f.Printer().Failed(failed)
 		return ExitFailed
 	case errors.Is(err, porcelain.ErrRefused), errors.Is(err, verify.ErrThreshold):
 		code = ExitFailed
-	case errors.Is(err, porcelain.ErrUsage), errors.Is(err, errUsage):
+	case errors.Is(err, porcelain.ErrUsage):
 		code = ExitUsage
 	}
 	msg := err.Error()
-	for _, prefix := range []string{porcelain.ErrUsage.Error() + ": ", porcelain.ErrRefused.Error() + ": ", errUsage.Error() + ": "} {
+	for _, prefix := range []string{porcelain.ErrUsage.Error() + ": ", porcelain.ErrRefused.Error() + ": "} {
 		msg = strings.TrimPrefix(msg, prefix)
 	}
-	a.say("git-secure: error: ", msg)
+	f.Printer().Say("error", "%s", msg)
 	return code
 }
-
-var errUsage = errors.New("usage")
-
-func usageErr(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
-}
-
-func (a *app) printProblems(f *verify.Failed) {
-	w := a.env.Stderr
-	for _, p := range f.Problems {
-		a.say("git-secure: error: ", p.Error())
-		if p.Hint != "" {
-			a.say("git-secure: hint: ", p.Hint)
-		}
-	}
-	fmt.Fprintf(w, "git-secure: verification FAILED (%d problem(s))\n", len(f.Problems))
-}
-
-// open opens the repository in the working directory once.
-func (a *app) open() (*porcelain.Repo, error) {
-	if a.repo != nil {
-		return a.repo, nil
-	}
-	dir := a.env.Dir
-	if d := a.env.Getenv("GIT_DIR"); d != "" {
-		if !filepath.IsAbs(d) {
-			d = filepath.Join(a.env.Dir, d)
-		}
-		// GIT_DIR=.git from the work tree's top: open the work tree itself
-		// (one process instead of several). Hooks and the remote helper
-		// go through openFromGit, which needs none.
-		if filepath.Clean(d) != filepath.Join(a.env.Dir, ".git") {
-			dir = d
-		}
-	}
-	g, err := gitrepo.Open(dir)
-	if err != nil {
-		return nil, openErr(dir, err)
-	}
-	a.repo = &porcelain.Repo{Git: g, Now: a.env.Now, AgentSocket: a.env.Getenv("SSH_AUTH_SOCK"), Home: a.env.Getenv("HOME")}
-	// Nearly every command reads the configuration: read it alongside what
-	// the command does first.
-	a.repo.Preload()
-	return a.repo, nil
-}
-
-// openFromGit opens the repository a hook or the remote helper runs in.
-// git starts them with GIT_DIR set, in the work tree (GIT_DIR=.git) or in
-// the git directory of a bare repository (GIT_DIR=.): then the repository
-// is known without asking git. Any other layout goes through open.
-func (a *app) openFromGit() (*porcelain.Repo, error) {
-	d := a.env.Getenv("GIT_DIR")
-	if a.repo != nil || d == "" || a.env.Getenv("GIT_WORK_TREE") != "" || a.env.Getenv("GIT_COMMON_DIR") != "" {
-		return a.open()
-	}
-	if !filepath.IsAbs(d) {
-		d = filepath.Join(a.env.Dir, d)
-	}
-	d = filepath.Clean(d)
-	workTree := ""
-	switch d {
-	case filepath.Join(a.env.Dir, ".git"):
-		workTree = filepath.Clean(a.env.Dir)
-	case filepath.Clean(a.env.Dir):
-	default:
-		return a.open()
-	}
-	g, err := gitrepo.OpenGitDir(d, workTree, os.Environ())
-	if err != nil {
-		return a.open()
-	}
-	a.repo = &porcelain.Repo{Git: g, Now: a.env.Now, AgentSocket: a.env.Getenv("SSH_AUTH_SOCK"), Home: a.env.Getenv("HOME")}
-	return a.repo, nil
-}
-
-// tracer returns a phase tracer on stderr when GIT_SECURE_TRACE is set.
-func (a *app) tracer(name string) *trace.Tracer {
-	if a.env.Getenv("GIT_SECURE_TRACE") == "" {
-		return nil
-	}
-	return trace.New(a.env.Stderr, name, a.start)
-}
-
-func (a *app) printJSON(v any) error {
-	enc := json.NewEncoder(a.env.Stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
-// out and info print human output: every string and error argument (which
-// may come from the repository) is escaped for the terminal.
-func (a *app) out(format string, args ...any) { display.Fprintf(a.env.Stdout, format, args...) }
-func (a *app) info(format string, args ...any) {
-	display.Fprintf(a.env.Stderr, format, args...)
-}
-
-var keyFlag = &cli.StringFlag{
-	Name:  "key",
-	Usage: "signing key `FILE`: a private key, or a public key whose private half is in ssh-agent (default: git config user.signingkey when gpg.format=ssh)",
-}
-
-var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "write one JSON document to stdout"}
 
 func (a *app) cliApp() *cli.App {
 	ca := &cli.App{
@@ -232,14 +143,14 @@ Exit codes: 0 verified/done, 1 a check failed or a change was refused,
 
 Help: git secure help COMMAND (or git secure COMMAND -h) prints the help of
 a command; git secure --help and git help secure open the manual page.`,
-		Writer:          a.env.Stdout,
-		ErrWriter:       a.env.Stderr,
+		Writer:          a.f.Stdout,
+		ErrWriter:       a.f.Stderr,
 		ExitErrHandler:  func(*cli.Context, error) {},
 		HideHelpCommand: true,
 		HideVersion:     true, // --version is ours: urfave/cli's would also take -v
 		// The help command "help" would keep urfave/cli from adding -h/--help.
 		Flags:                  []cli.Flag{&cli.BoolFlag{Name: "version", Usage: "print git-secure's version"}, cli.HelpFlag},
-		Action:                 a.rootAction,
+		Action:                 helpcmd.RootAction(a.f),
 		Suggest:                true, // "Did you mean --json?" for a mistyped flag
 		UseShortOptionHandling: true,
 		// A repeatable flag takes each value whole: split at commas, a key
@@ -247,41 +158,30 @@ a command; git secure --help and git help secure open the manual page.`,
 		// became two patterns protecting other files.
 		DisableSliceFlagSeparator: true,
 		Commands: []*cli.Command{
-			a.initCommand(),
-			a.cloneCommand(),
-			a.verifyCommand(),
-			a.rslCommand(),
-			a.withFreshness(a.policyCommand()),
-			a.trustCommand(),
-			a.timestampCommand(),
-			a.attestCommand(),
-			a.explainCommand(),
-			a.hooksCommand(),
-			a.serverCommand(),
-			a.hookCommand(),
-			a.versionCommand(),
-			a.helpCommand(),
-			a.completionCommand(),
-			a.manCommand(),
+			initcmd.NewCmdInit(a.f),
+			clonecmd.NewCmdClone(a.f),
+			verifycmd.NewCmdVerify(a.f),
+			rslcmd.NewCmdRSL(a.f),
+			policycmd.NewCmdPolicy(a.f),
+			trustcmd.NewCmdTrust(a.f),
+			timestampcmd.NewCmdTimestamp(a.f),
+			attestcmd.NewCmdAttest(a.f),
+			explaincmd.NewCmdExplain(a.f),
+			hookscmd.NewCmdHooks(a.f),
+			hookscmd.NewCmdServer(a.f),
+			hookscmd.NewCmdHook(a.f),
+			helpcmd.NewCmdVersion(a.f),
+			helpcmd.NewCmdHelp(a.f, a.cliApp),
+			helpcmd.NewCmdCompletion(a.f),
+			helpcmd.NewCmdMan(a.f),
 		},
 	}
-	a.setGroupActions("git secure", ca.Commands)
+	helpcmd.SetGroupActions(a.f, "git secure", ca.Commands)
 	return ca
 }
 
 // Version is set at build time with -ldflags "-X .../internal/cli.Version=...".
 var Version = "dev"
-
-func (a *app) versionCommand() *cli.Command {
-	return &cli.Command{
-		Name:  "version",
-		Usage: "print git-secure's version",
-		Action: func(c *cli.Context) error {
-			a.out("git-secure version %s\n", Version)
-			return nil
-		},
-	}
-}
 
 // Run is the process entry point used by main.
 func Run() int {

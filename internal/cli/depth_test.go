@@ -18,6 +18,8 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/git-secure/git-secure/internal/attest"
+	"github.com/git-secure/git-secure/internal/cli/cmdutil"
+	"github.com/git-secure/git-secure/internal/cli/policycmd"
 	"github.com/git-secure/git-secure/internal/sign"
 	"github.com/git-secure/git-secure/internal/verify"
 )
@@ -84,7 +86,7 @@ func TestDepthCLITeamsAndExplain(t *testing.T) {
 	depthContains(t, "remove-person of a team member", r.Stderr, "carol is a member of team security")
 	h.Want(0, "policy", "apply", "--key", h.Priv("alice"))
 	r = h.Want(0, "policy", "list", "--json")
-	var pol policyJSON
+	var pol policycmd.PolicyJSON
 	if err := json.Unmarshal([]byte(r.Stdout), &pol); err != nil {
 		t.Fatal(err)
 	}
@@ -132,8 +134,8 @@ func TestDepthCLIPolicyCheck(t *testing.T) {
 		"entry #"+strconv.FormatUint(nFeat, 10), "refs/heads/feature, rule features", verify.ErrUnauthorized.Error(), "carol is not allowed")
 	r = h.Want(1, "policy", "check", "--json")
 	var out struct {
-		OK       bool          `json:"ok"`
-		Problems []problemJSON `json:"problems"`
+		OK       bool                  `json:"ok"`
+		Problems []cmdutil.ProblemJSON `json:"problems"`
 	}
 	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
 		t.Fatalf("policy check --json: %v\n%s", err, r)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/git-secure/git-secure/internal/cli/rslcmd"
 	"github.com/git-secure/git-secure/internal/display"
 )
 
@@ -72,11 +73,11 @@ func TestCLIRepositoryTextIsEscaped(t *testing.T) {
 
 	// --json stays JSON, with the exact strings.
 	js := h.Want(0, "rsl", "log", "--json")
-	var entries []entryJSON
+	var entries []rslcmd.EntryJSON
 	if err := json.Unmarshal([]byte(js.Stdout), &entries); err != nil {
 		t.Fatalf("rsl log --json: %v\n%s", err, js.Stdout)
 	}
-	if e := entries[0]; e.Person != "bob" || e.SignerStatus != signerPerson || e.Committer != "alice <alice@example.com\x1b[8m>" {
+	if e := entries[0]; e.Person != "bob" || e.SignerStatus != rslcmd.SignerPerson || e.Committer != "alice <alice@example.com\x1b[8m>" {
 		t.Errorf("rsl log --json newest entry: %+v", e)
 	}
 	if entries[1].Ref != rlo || entries[2].Ref != c1 {

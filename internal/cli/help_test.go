@@ -17,6 +17,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-secure/git-secure/internal/cli/factory"
+	"github.com/git-secure/git-secure/internal/cli/helpcmd"
 	"github.com/git-secure/git-secure/internal/testing/testutil"
 )
 
@@ -134,42 +136,14 @@ func TestMistypedCommand(t *testing.T) {
 	}
 }
 
-func TestSuggest(t *testing.T) {
-	cmds := []*cli.Command{{Name: "verify"}, {Name: "version"}, {Name: "policy"}, {Name: "hook", Hidden: true}, {Name: "init"}}
-	for _, tc := range []struct {
-		typo string
-		want string
-	}{
-		{"verfy", "verify"},
-		{"verison", "version"},
-		{"ver", "verify version"}, // a prefix: both
-		{"plicy", "policy"},
-		{"hok", ""}, // hidden commands are never suggested
-		{"int", "init"},
-		{"xyzzy", ""},
-	} {
-		if got := strings.Join(suggest(tc.typo, cmds), " "); got != tc.want {
-			t.Errorf("suggest(%q) = %q, want %q", tc.typo, got, tc.want)
-		}
-	}
-	for _, tc := range []struct {
-		a, b string
-		d    int
-	}{{"", "abc", 3}, {"verify", "verify", 0}, {"verfy", "verify", 1}, {"vreify", "verify", 1}, {"kitten", "sitting", 3}} {
-		if d := levenshtein(tc.a, tc.b); d != tc.d {
-			t.Errorf("levenshtein(%q, %q) = %d, want %d", tc.a, tc.b, d, tc.d)
-		}
-	}
-}
-
 // commandPaths lists every visible command path: "verify", "policy add-rule".
 func commandPaths(t *testing.T) [][]string {
 	t.Helper()
-	a := &app{env: Env{Getenv: func(string) string { return "" }}}
+	a := newApp(factory.New(Env{Getenv: func(string) string { return "" }}, Version))
 	var out [][]string
 	var walk func(path []string, cmds []*cli.Command)
 	walk = func(path []string, cmds []*cli.Command) {
-		for _, c := range visibleCommands(cmds) {
+		for _, c := range helpcmd.VisibleCommands(cmds) {
 			p := append(append([]string(nil), path...), c.Name)
 			out = append(out, p)
 			walk(p, c.Subcommands)
@@ -197,8 +171,8 @@ func TestManPages(t *testing.T) {
 	paths := commandPaths(t)
 	files := []string{"git-secure.1"}
 	for _, p := range paths {
-		files = append(files, manName(p)+".1")
-		if len(p) == 1 && !strings.Contains(string(root), `.B `+roff(p[0])+"\n") {
+		files = append(files, helpcmd.ManName(p)+".1")
+		if len(p) == 1 && !strings.Contains(string(root), `.B `+helpcmd.Roff(p[0])+"\n") {
 			t.Errorf("git-secure.1 does not list %s", p[0])
 		}
 	}
@@ -216,7 +190,7 @@ func TestManPages(t *testing.T) {
 			t.Fatal(err)
 		}
 		name := strings.TrimSuffix(f, ".1")
-		for _, w := range []string{".TH " + roff(strings.ToUpper(name)) + " 1 ", ".SH NAME\n" + roff(name) + ` \- `, ".SH SYNOPSIS\n", ".SH DESCRIPTION\n", ".SH \"SEE ALSO\"\n"} {
+		for _, w := range []string{".TH " + helpcmd.Roff(strings.ToUpper(name)) + " 1 ", ".SH NAME\n" + helpcmd.Roff(name) + ` \- `, ".SH SYNOPSIS\n", ".SH DESCRIPTION\n", ".SH \"SEE ALSO\"\n"} {
 			if !strings.Contains(string(page), w) {
 				t.Errorf("%s: no %q", f, w)
 			}
@@ -304,7 +278,7 @@ const gitBashCompletion = "/usr/share/bash-completion/completions/git"
 func TestCompletionBash(t *testing.T) {
 	r := wantHelp(t, ExitOK, "completion", "bash")
 	for _, p := range commandPaths(t) {
-		if !strings.Contains(r.Stdout, "\""+completionPath(strings.Join(p, " "))+"\")") {
+		if !strings.Contains(r.Stdout, "\""+helpcmd.CompletionPath(strings.Join(p, " "))+"\")") {
 			t.Errorf("no case for %v", p)
 		}
 	}
@@ -395,7 +369,7 @@ func TestCompletionZsh(t *testing.T) {
 	}
 	for _, p := range commandPaths(t) {
 		leaf := p[len(p)-1]
-		if !strings.Contains(r.Stdout, "("+zshQuote(completionPath(strings.Join(p, " ")))+")") || !strings.Contains(r.Stdout, "'"+leaf+":") {
+		if !strings.Contains(r.Stdout, "("+helpcmd.ZshQuote(helpcmd.CompletionPath(strings.Join(p, " ")))+")") || !strings.Contains(r.Stdout, "'"+leaf+":") {
 			t.Errorf("%v missing", p)
 		}
 	}

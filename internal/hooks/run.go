@@ -18,6 +18,7 @@ import (
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/porcelain"
+	"github.com/git-secure/git-secure/internal/report"
 	"github.com/git-secure/git-secure/internal/rsl"
 	"github.com/git-secure/git-secure/internal/sign"
 	"github.com/git-secure/git-secure/internal/trace"
@@ -349,10 +350,7 @@ func (c *Context) judgePush(failed *verify.Failed, st *pushState) error {
 			c.say("hint: send it in the same push as the log (git push origin %s); git-remote-secure (git secure hooks install) adds every recorded ref the server lacks by itself", p.Ref)
 			continue
 		}
-		c.say("rejected: %s", p.Error())
-		if p.Hint != "" {
-			c.say("hint: %s", p.Hint)
-		}
+		report.Printer{W: c.Stderr}.Problem("rejected", p, p.Hint)
 		if errors.Is(p, verify.ErrUnrecorded) && st.pushed[p.Ref] {
 			unrecorded = true
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/git-secure/git-secure/internal/freshness"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/report"
 	"github.com/git-secure/git-secure/internal/rsl"
 	"github.com/git-secure/git-secure/internal/verify"
 )
@@ -206,12 +207,7 @@ func (h *Helper) judgeProblems(err error, remoteTip gitrepo.Hash) error {
 	if !h.refetched && onlyUnrecorded(failed) {
 		return errRefetch
 	}
-	for _, p := range failed.Problems {
-		h.logf("error: %s", p.Error())
-		if hint := h.problemHint(p, remoteTip); hint != "" {
-			h.logf("hint: %s", hint)
-		}
-	}
+	report.Printer{W: h.Err, Wrap: h.Wrap}.Problems("error", failed, func(p *verify.Problem) string { return h.problemHint(p, remoteTip) })
 	if h.Mode == "warn" {
 		h.logf("warning: the remote's state does NOT verify (%d problem(s)); continuing because secure.verifyOnFetch=warn", len(failed.Problems))
 		return nil

@@ -1,13 +1,12 @@
-package cli
+package verifycmd
 
 import (
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
 
-	"golang.org/x/term"
+	"github.com/git-secure/git-secure/internal/cli/factory"
 )
 
 // progress shows "verifying entries done/total (pct%)" on one terminal line
@@ -27,12 +26,8 @@ type progress struct {
 	width int       // length of the last line written, to clear it
 }
 
-func (a *app) newProgress(enabled bool) *progress {
-	p := &progress{w: a.env.Stderr, start: time.Now(), now: time.Now}
-	if f, ok := a.env.Stderr.(*os.File); ok && enabled {
-		p.tty = term.IsTerminal(int(f.Fd()))
-	}
-	return p
+func newProgress(f *factory.Factory, enabled bool) *progress {
+	return &progress{w: f.Stderr, start: time.Now(), now: time.Now, tty: enabled && f.StderrTerminal()}
 }
 
 const (

@@ -1,20 +1,23 @@
-package cli
+package rslcmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/git-secure/git-secure/internal/cli/cmdutil"
+	"github.com/git-secure/git-secure/internal/cli/factory"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
-	"github.com/git-secure/git-secure/internal/porcelain"
 	"github.com/git-secure/git-secure/internal/rsl"
 	"github.com/git-secure/git-secure/internal/sign"
 	"github.com/git-secure/git-secure/internal/verify"
 )
 
-type entryJSON struct {
+// EntryJSON is one entry in rsl log --json.
+type EntryJSON struct {
 	Number uint64   `json:"number"`
 	ID     string   `json:"id"`
 	Type   string   `json:"type"`
@@ -38,19 +41,19 @@ type entryJSON struct {
 	Time      time.Time `json:"time"`
 }
 
-// Signer status values of entryJSON.SignerStatus.
+// Signer status values of EntryJSON.SignerStatus.
 const (
-	signerPerson    = "person"
-	signerPolicyKey = "policy key"
-	signerUnknown   = "unknown key"
-	signerBad       = "bad signature"
+	SignerPerson    = "person"
+	SignerPolicyKey = "policy key"
+	SignerUnknown   = "unknown key"
+	SignerBad       = "bad signature"
 )
 
 // logItem is one entry rsl log shows, with its signer once the policy in
 // force at the entry is known.
 type logItem struct {
 	rec      *rsl.Record
-	j        entryJSON
+	j        EntryJSON
 	resolved bool
 	// tries counts the policies tried: a policy entry may be signed under
 	// its own policy or the one before it, any other entry only under the
@@ -58,10 +61,15 @@ type logItem struct {
 	tries int
 }
 
-// rslLog shows the log, newest first. Each entry names the person the
+// runLog shows the log, newest first. Each entry names the person the
 // policy in force at that entry names for the key that verifiably signed
 // it, never the commit's committer field, which the signer writes freely.
-func (a *app) rslLog(r *porcelain.Repo, asJSON bool, max int) error {
+func runLog(_ context.Context, opts *LogOptions) error {
+	f, asJSON, max := opts.F, opts.JSON, opts.MaxCount
+	r, err := f.Repo()
+	if err != nil {
+		return err
+	}
 	tip, ok, err := r.Git.ResolveRef(rsl.Ref)
 	if err != nil {
 		return err
@@ -92,26 +100,26 @@ func (a *app) rslLog(r *porcelain.Repo, asJSON bool, max int) error {
 	}
 	for _, it := range pending { // no policy at or before them: nothing vouches for the key
 		if !it.resolved {
-			it.j.SignerStatus = signerUnknown
+			it.j.SignerStatus = SignerUnknown
 		}
 	}
 	if asJSON {
-		entries := make([]entryJSON, 0, len(items))
+		entries := make([]EntryJSON, 0, len(items))
 		for _, it := range items {
 			entries = append(entries, it.j)
 		}
-		return a.printJSON(entries)
+		return f.PrintJSON(entries)
 	}
 	for _, it := range items {
-		a.printLogEntry(it)
+		printLogEntry(f, it)
 	}
 	return nil
 }
 
-func logEntryJSON(rec *rsl.Record) entryJSON {
+func logEntryJSON(rec *rsl.Record) EntryJSON {
 	e := rec.Entry
 	fp, _ := sign.SignatureFingerprint(rec.Commit.Signature)
-	j := entryJSON{Number: e.Number, ID: rec.ID.String(), Type: string(e.Type), Ref: e.Ref, Reason: e.Reason, Signer: fp,
+	j := EntryJSON{Number: e.Number, ID: rec.ID.String(), Type: string(e.Type), Ref: e.Ref, Reason: e.Reason, Signer: fp,
 		Committer: rec.Commit.Committer.Name + " <" + rec.Commit.Committer.Email + ">", Time: rec.Commit.Committer.When}
 	if e.Type == rsl.TypeRef {
 		j.Old, j.New = e.Old.String(), e.New.String()
@@ -146,16 +154,16 @@ func resolveSigners(pending []*logItem, pol *policy.Policy) []*logItem {
 		switch {
 		case err == nil:
 			fp := sign.Fingerprint(key)
-			it.j.Signer, it.j.SignerStatus = fp, signerPolicyKey
+			it.j.Signer, it.j.SignerStatus = fp, SignerPolicyKey
 			if p, ok := pol.PersonByFingerprint(fp); ok {
-				it.j.Person, it.j.SignerStatus = p.Name, signerPerson
+				it.j.Person, it.j.SignerStatus = p.Name, SignerPerson
 			}
 			it.resolved = true
 		case errors.Is(err, sign.ErrUnknownKey):
-			it.j.SignerStatus = signerUnknown
+			it.j.SignerStatus = SignerUnknown
 			it.resolved = !it.rec.Entry.IsPolicy() || it.tries >= 2
 		default:
-			it.j.SignerStatus = signerBad
+			it.j.SignerStatus = SignerBad
 			it.resolved = true
 		}
 		if !it.resolved {
@@ -165,31 +173,31 @@ func resolveSigners(pending []*logItem, pol *policy.Policy) []*logItem {
 	return rest
 }
 
-func (a *app) printLogEntry(it *logItem) {
+func printLogEntry(f *factory.Factory, it *logItem) {
 	e, j := it.rec.Entry, it.j
 	title := e.Title()
-	a.out("#%-5d %s %s  %s\n", e.Number, it.rec.ID.String()[:12], j.Time.UTC().Format("2006-01-02 15:04"), title[strings.Index(title, ": ")+2:])
+	f.Out("#%-5d %s %s  %s\n", e.Number, it.rec.ID.String()[:12], j.Time.UTC().Format("2006-01-02 15:04"), title[strings.Index(title, ": ")+2:])
 	by := signedBy(j)
 	if e.Type == rsl.TypeRef {
-		a.out("       %s -> %s  %s\n", shortHash(e.Old), shortHash(e.New), by)
+		f.Out("       %s -> %s  %s\n", cmdutil.ShortHash(e.Old), cmdutil.ShortHash(e.New), by)
 	} else {
-		a.out("       reason: %s  %s\n", e.Reason, by)
+		f.Out("       reason: %s  %s\n", e.Reason, by)
 	}
 }
 
 // signedBy describes an entry's signer for people: the policy's person for
 // the verified key, or why there is none.
-func signedBy(j entryJSON) string {
+func signedBy(j EntryJSON) string {
 	key := j.Signer
 	if key == "" {
 		key = "no key"
 	}
 	switch j.SignerStatus {
-	case signerPerson:
+	case SignerPerson:
 		return fmt.Sprintf("by %s (%s)", j.Person, key)
-	case signerPolicyKey:
+	case SignerPolicyKey:
 		return fmt.Sprintf("by a root or rules key (%s)", key)
-	case signerBad:
+	case SignerBad:
 		return fmt.Sprintf("signature does NOT verify (%s)", key)
 	default:
 		return fmt.Sprintf("signed by %s, a key the policy in force does not know", key)

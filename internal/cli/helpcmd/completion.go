@@ -1,4 +1,4 @@
-package cli
+package helpcmd
 
 // Shell completion for bash and zsh, generated from the command
 // definitions. git's bash completion calls _git_secure for
@@ -6,15 +6,20 @@ package cli
 // _git calls _git-secure; both scripts also complete "git-secure <TAB>".
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/git-secure/git-secure/internal/cli/factory"
+	"github.com/git-secure/git-secure/internal/report"
 )
 
-func (a *app) completionCommand() *cli.Command {
+// NewCmdCompletion is "git secure completion bash|zsh".
+func NewCmdCompletion(f *factory.Factory) *cli.Command {
 	return &cli.Command{
 		Name:      "completion",
 		Usage:     "print the shell completion script for bash or zsh",
@@ -25,21 +30,33 @@ Otherwise load them from your shell's start-up file:
    bash (~/.bashrc):  source <(git secure completion bash)
    zsh (~/.zshrc, after compinit):  source <(git secure completion zsh)`,
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return usageErr("completion: name the shell: git secure completion bash|zsh")
-			}
-			nodes := completionNodes(c.App)
-			switch shell := c.Args().First(); shell {
-			case "bash":
-				writeBashCompletion(a.env.Stdout, nodes)
-			case "zsh":
-				writeZshCompletion(a.env.Stdout, nodes)
-			default:
-				return usageErr("completion: unknown shell %q: use bash or zsh", shell)
-			}
-			return nil
+			return runCompletion(c.Context, &CompletionOptions{F: f, App: c.App, Args: c.Args().Slice()})
 		},
 	}
+}
+
+// CompletionOptions are the shell to complete for and the App whose
+// commands it completes.
+type CompletionOptions struct {
+	F    *factory.Factory
+	App  *cli.App
+	Args []string // bash or zsh
+}
+
+func runCompletion(_ context.Context, opts *CompletionOptions) error {
+	if len(opts.Args) != 1 {
+		return report.Usagef("completion: name the shell: git secure completion bash|zsh")
+	}
+	nodes := completionNodes(opts.App)
+	switch shell := opts.Args[0]; shell {
+	case "bash":
+		writeBashCompletion(opts.F.Stdout, nodes)
+	case "zsh":
+		writeZshCompletion(opts.F.Stdout, nodes)
+	default:
+		return report.Usagef("completion: unknown shell %q: use bash or zsh", shell)
+	}
+	return nil
 }
 
 // completionNode is one command path ("" for git-secure itself, "policy",
@@ -52,12 +69,12 @@ type completionNode struct {
 }
 
 func completionNodes(app *cli.App) []completionNode {
-	nodes := []completionNode{{path: "", cmds: visibleCommands(app.Commands), flags: completionFlags(app.VisibleFlags())}}
+	nodes := []completionNode{{path: "", cmds: VisibleCommands(app.Commands), flags: completionFlags(app.VisibleFlags())}}
 	var walk func(path string, cmds []*cli.Command)
 	walk = func(path string, cmds []*cli.Command) {
-		for _, c := range visibleCommands(cmds) {
+		for _, c := range VisibleCommands(cmds) {
 			p := strings.TrimSpace(path + " " + c.Name)
-			nodes = append(nodes, completionNode{path: p, cmds: visibleCommands(c.Subcommands), flags: completionFlags(c.VisibleFlags()),
+			nodes = append(nodes, completionNode{path: p, cmds: VisibleCommands(c.Subcommands), flags: completionFlags(c.VisibleFlags()),
 				refs: strings.HasPrefix(strings.TrimLeft(c.ArgsUsage, "["), "REF")})
 			walk(p, c.Subcommands)
 		}
@@ -95,9 +112,9 @@ func completionFlags(flags []cli.Flag) []string {
 	return out
 }
 
-// completionPath is how the scripts spell a command path: "" for
+// CompletionPath is how the scripts spell a command path: "" for
 // git-secure itself, "/policy/add-rule" (command names have no "/").
-func completionPath(path string) string {
+func CompletionPath(path string) string {
 	if path == "" {
 		return ""
 	}
@@ -159,7 +176,7 @@ func writeBashCompletion(w io.Writer, nodes []completionNode) {
 	io.WriteString(w, bashCompletionHead)
 	var paths []string
 	for _, n := range nodes[1:] {
-		paths = append(paths, completionPath(n.path))
+		paths = append(paths, CompletionPath(n.path))
 	}
 	fmt.Fprintf(w, "\t\t%s) path=\"$path/$w\" ;;\n", strings.Join(paths, "|"))
 	io.WriteString(w, "\t\tesac\n\tdone\n\tlocal cmds=\"\" flags=\"\" refs=\"\"\n\tcase \"$path\" in\n")
@@ -168,7 +185,7 @@ func writeBashCompletion(w io.Writer, nodes []completionNode) {
 		if n.refs {
 			refs = "; refs=1"
 		}
-		fmt.Fprintf(w, "\t\"%s\") cmds=\"%s\"; flags=\"%s\"%s ;;\n", completionPath(n.path),
+		fmt.Fprintf(w, "\t\"%s\") cmds=\"%s\"; flags=\"%s\"%s ;;\n", CompletionPath(n.path),
 			strings.Join(commandNames(n.cmds), " "), strings.Join(n.flags, " "), refs)
 	}
 	io.WriteString(w, "\tesac\n")
@@ -207,20 +224,20 @@ func writeZshCompletion(w io.Writer, nodes []completionNode) {
 	io.WriteString(w, zshCompletionHead)
 	var paths []string
 	for _, n := range nodes[1:] {
-		paths = append(paths, completionPath(n.path))
+		paths = append(paths, CompletionPath(n.path))
 	}
 	fmt.Fprintf(w, "\t\t(%s) cmdpath=\"$cmdpath/$w\" ;;\n", strings.Join(paths, "|"))
 	io.WriteString(w, "\t\tesac\n\tdone\n\tcase \"$cmdpath\" in\n")
 	for _, n := range nodes {
 		var cmds []string
 		for _, c := range n.cmds {
-			cmds = append(cmds, zshQuote(c.Name+":"+c.Usage))
+			cmds = append(cmds, ZshQuote(c.Name+":"+c.Usage))
 		}
 		var flags []string
 		for _, f := range n.flags {
 			flags = append(flags, strings.TrimSuffix(f, "="))
 		}
-		fmt.Fprintf(w, "\t(%s) cmds=(%s); flags=(%s) ;;\n", zshQuote(completionPath(n.path)), strings.Join(cmds, " "), strings.Join(flags, " "))
+		fmt.Fprintf(w, "\t(%s) cmds=(%s); flags=(%s) ;;\n", ZshQuote(CompletionPath(n.path)), strings.Join(cmds, " "), strings.Join(flags, " "))
 	}
 	io.WriteString(w, `	esac
 	if [[ ${words[CURRENT]} == -* ]]; then
@@ -240,7 +257,7 @@ fi
 `)
 }
 
-// zshQuote quotes s for zsh in single quotes.
-func zshQuote(s string) string {
+// ZshQuote quotes s for zsh in single quotes.
+func ZshQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -1,4 +1,7 @@
-package cli
+// Package clonecmd is "git secure clone": git clone through
+// git-remote-secure with the root of trust pinned before the first fetch,
+// so that nothing unverified is ever checked out.
+package clonecmd
 
 import (
 	"context"
@@ -11,53 +14,17 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-secure/git-secure/internal/cli/cmdutil"
+	"github.com/git-secure/git-secure/internal/cli/factory"
+	"github.com/git-secure/git-secure/internal/cli/hookscmd"
 	"github.com/git-secure/git-secure/internal/freshness"
 	"github.com/git-secure/git-secure/internal/gitrepo"
-	"github.com/git-secure/git-secure/internal/porcelain"
+	"github.com/git-secure/git-secure/internal/report"
 	"github.com/git-secure/git-secure/internal/verify"
 )
 
-// rootKeyFlag and rootThresholdFlag pin the root of trust on the command
-// line (a new flag value each call: one command's parse never leaks into
-// another's). def says where the pin comes from without the flag.
-func rootKeyFlag(def string) cli.Flag {
-	return &cli.StringSliceFlag{Name: "root-key", Usage: "pin the root of trust to the root key with this `SHA256:...` fingerprint (repeatable; ssh-keygen -lf KEY.pub prints it): some root version of the log must be signed by the pinned keys themselves, every later one by its rotation's keys (default: " + def + ")"}
-}
-
-func rootThresholdFlag(def string) cli.Flag {
-	return &cli.IntFlag{Name: "root-threshold", Usage: "how many (`N`) of the pinned root keys must have signed that root version", DefaultText: def}
-}
-
-// rootPin returns the pin of a command: --root-key and --root-threshold,
-// else git config secure.rootKeys and secure.rootThreshold.
-func rootPin(c *cli.Context, r *porcelain.Repo) ([]string, int, error) {
-	var keys []string
-	var threshold int
-	if c.IsSet("root-key") {
-		keys = pinFlags(c.StringSlice("root-key")) // the configured pin is replaced, not read
-	} else {
-		var err error
-		if keys, threshold, err = r.PinnedRoot(); err != nil {
-			return nil, 0, err
-		}
-	}
-	if c.IsSet("root-threshold") {
-		threshold = c.Int("root-threshold")
-	}
-	return keys, threshold, nil
-}
-
-// pinFlags accepts each --root-key value as one fingerprint or several
-// separated by spaces (as secure.rootKeys has them).
-func pinFlags(vals []string) []string {
-	var out []string
-	for _, v := range vals {
-		out = append(out, strings.Fields(v)...)
-	}
-	return out
-}
-
-func (a *app) cloneCommand() *cli.Command {
+// NewCmdClone is "git secure clone URL [DIR]".
+func NewCmdClone(f *factory.Factory) *cli.Command {
 	return &cli.Command{
 		Name:      "clone",
 		Usage:     "clone a repository with its root of trust pinned before the first fetch, verified before anything is checked out",
@@ -96,34 +63,48 @@ Examples:
 
 Exit 0 cloned and verified, 1 refused (nothing left checked out), 2 usage or
 environment error (bad URL, no network, git-remote-secure not on PATH).`,
-		Flags: []cli.Flag{rootKeyFlag("none: the first policy is trusted on first use"), rootThresholdFlag("all of them"),
+		Flags: []cli.Flag{cmdutil.RootKeyFlag("none: the first policy is trusted on first use"), cmdutil.RootThresholdFlag("all of them"),
 			&cli.BoolFlag{Name: "require-freshness", Usage: "refuse, now and in every later fetch and verify, a state whose policy sets no freshness (git config secure.requireFreshness): for a project known to set it, so that a snapshot from before it did is not taken for the current state"}},
 		Action: func(c *cli.Context) error {
-			if c.NArg() < 1 || c.NArg() > 2 {
-				return usageErr("clone takes URL and an optional DIR")
-			}
-			url := c.Args().Get(0)
-			dir := c.Args().Get(1)
-			if dir == "" {
-				if dir = cloneDir(url); dir == "" {
-					return usageErr("cannot tell a directory name from %q: give DIR", url)
-				}
-			}
-			keys, threshold := pinFlags(c.StringSlice("root-key")), c.Int("root-threshold")
-			if err := verify.CheckPin(keys, threshold); err != nil {
-				return usageErr("%v", err)
-			}
-			return a.clone(url, dir, keys, threshold, c.Bool("require-freshness"))
+			return runClone(c.Context, &Options{F: f, Args: c.Args().Slice(), Pin: cmdutil.PinOf(c), RequireFreshness: c.Bool("require-freshness")})
 		},
 	}
 }
 
+// Options are the arguments and flags of clone.
+type Options struct {
+	F                *factory.Factory
+	Args             []string // URL [DIR]
+	Pin              cmdutil.Pin
+	RequireFreshness bool
+}
+
+func runClone(_ context.Context, opts *Options) error {
+	if len(opts.Args) < 1 || len(opts.Args) > 2 {
+		return report.Usagef("clone takes URL and an optional DIR")
+	}
+	url, dir := opts.Args[0], ""
+	if len(opts.Args) == 2 {
+		dir = opts.Args[1]
+	}
+	if dir == "" {
+		if dir = cloneDir(url); dir == "" {
+			return report.Usagef("cannot tell a directory name from %q: give DIR", url)
+		}
+	}
+	keys, threshold := opts.Pin.Keys, opts.Pin.Threshold
+	if err := verify.CheckPin(keys, threshold); err != nil {
+		return report.Usagef("%v", err)
+	}
+	return clone(opts.F, url, dir, keys, threshold, opts.RequireFreshness)
+}
+
 // clone runs git clone through the helper with the pin in the new clone's
 // configuration, then installs the hooks there.
-func (a *app) clone(url, dir string, keys []string, threshold int, requireFreshness bool) error {
+func clone(f *factory.Factory, url, dir string, keys []string, threshold int, requireFreshness bool) error {
 	dest := dir
 	if !filepath.IsAbs(dest) {
-		dest = filepath.Join(a.env.Dir, dest)
+		dest = filepath.Join(f.Dir, dest)
 	}
 	// "git -c" (not written to the clone) makes the helper refuse what does
 	// not verify even if the user's configuration says verifyOnFetch=warn:
@@ -139,7 +120,7 @@ func (a *app) clone(url, dir string, keys []string, threshold int, requireFreshn
 		args = append(args, "-c", freshness.RequireConfig+"=true")
 	}
 	args = append(args, "--", url, dest)
-	if err := gitrepo.RunGlobalTee(context.Background(), os.Environ(), a.env.Dir, a.env.Stderr, args...); err != nil {
+	if err := gitrepo.RunGlobalTee(context.Background(), os.Environ(), f.Dir, f.Stderr, args...); err != nil {
 		var ge *gitrepo.GitError
 		refused := errors.As(err, &ge) && strings.Contains(ge.Stderr, "git-secure: error:")
 		left := "git removed " + dir + ": nothing unverified is checked out"
@@ -147,7 +128,7 @@ func (a *app) clone(url, dir string, keys []string, threshold int, requireFreshn
 			left = dir + " is left behind UNVERIFIED: delete it"
 		}
 		if refused {
-			return cli.Exit(fmt.Sprintf("clone of %s refused: what the remote serves does not verify under the pin (see above); %s", url, left), ExitFailed)
+			return &report.Error{Code: report.ExitFailed, Msg: fmt.Sprintf("clone of %s refused: what the remote serves does not verify under the pin (see above); %s", url, left), Err: err}
 		}
 		return fmt.Errorf("clone of %s failed (see git's message above; git-remote-secure must be on PATH: make install puts it there); %s", url, left)
 	}
@@ -156,17 +137,17 @@ func (a *app) clone(url, dir string, keys []string, threshold int, requireFreshn
 		return fmt.Errorf("open the new clone %s: %w", dir, err)
 	}
 	defer g.Close()
-	in, err := a.repoInstaller(g)
+	in, err := hookscmd.RepoInstaller(g)
 	if err == nil {
 		err = in.Install()
 	}
 	if err != nil {
-		a.info("git-secure: warning: could not install hooks in %s: %v (cd %s && git secure hooks install)\n", dir, err, dir)
+		f.Info("git-secure: warning: could not install hooks in %s: %v (cd %s && git secure hooks install)\n", dir, err, dir)
 	}
 	if len(keys) > 0 {
-		a.out("cloned %s into %s, verified under the pinned root keys (%s) before checkout\n", url, dir, strings.Join(keys, " "))
+		f.Out("cloned %s into %s, verified under the pinned root keys (%s) before checkout\n", url, dir, strings.Join(keys, " "))
 	} else {
-		a.out("cloned %s into %s, verified under its first policy, trusted on first use\n", url, dir)
+		f.Out("cloned %s into %s, verified under its first policy, trusted on first use\n", url, dir)
 	}
 	return nil
 }

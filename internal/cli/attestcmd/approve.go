@@ -1,11 +1,14 @@
-package cli
+package attestcmd
 
 import (
 	"context"
 	"strings"
 
+	"github.com/git-secure/git-secure/internal/cli/cmdutil"
+	"github.com/git-secure/git-secure/internal/cli/factory"
 	"github.com/git-secure/git-secure/internal/display"
 	"github.com/git-secure/git-secure/internal/porcelain"
+	"github.com/git-secure/git-secure/internal/report"
 )
 
 // approveRemote is the remote whose log an approval of ref must build on:
@@ -42,10 +45,10 @@ func approveRemote(r *porcelain.Repo, ref string) (string, error) {
 // happen counts for nothing). A remote routed through git-remote-secure
 // verifies what it brings and moves refs/secure/* with it. When the fetch
 // fails the approval is refused, naming the fetch to run, or --no-fetch.
-func (a *app) refreshForApprove(r *porcelain.Repo, remote string) error {
-	a.info("git-secure: fetching from %s first, so the approval builds on its latest log (--no-fetch to skip)\n", remote)
-	if _, err := r.Git.RunTee(context.Background(), a.env.Stderr, "fetch", "--quiet", remote); err != nil {
-		return usageErr("cannot refresh from %s before approving, so the approval could build on an outdated log: run git fetch %s and approve again, or approve against the local log with --no-fetch", remote, remote)
+func refreshForApprove(f *factory.Factory, r *porcelain.Repo, remote string) error {
+	f.Info("git-secure: fetching from %s first, so the approval builds on its latest log (--no-fetch to skip)\n", remote)
+	if _, err := r.Git.RunTee(context.Background(), f.Stderr, "fetch", "--quiet", remote); err != nil {
+		return report.Usagef("cannot refresh from %s before approving, so the approval could build on an outdated log: run git fetch %s and approve again, or approve against the local log with --no-fetch", remote, remote)
 	}
 	return nil
 }
@@ -55,12 +58,12 @@ func (a *app) refreshForApprove(r *porcelain.Repo, remote string) error {
 // value does not contain the old one: only a force push would do it), or
 // the remote's branch (as last fetched) is neither the update's old value
 // (not pushed yet) nor its new one (pushed, approved afterwards).
-func (a *app) warnUnreachable(r *porcelain.Repo, remote string, res *porcelain.ApproveResult) {
+func warnUnreachable(f *factory.Factory, r *porcelain.Repo, remote string, res *porcelain.ApproveResult) {
 	if strings.HasPrefix(res.Ref, "refs/heads/") && !res.From.IsZero() && !res.To.IsZero() {
 		if ok, err := r.Git.IsAncestor(res.From, res.To); err == nil && !ok {
-			display.Fprintf(a.env.Stderr, "git-secure: warning: %s moved on to %s since %s was made (it does not contain it): this update is not a fast-forward, so only a force push could make it\n",
-				res.Ref, shortHash(res.From), shortHash(res.To))
-			display.Fprintf(a.env.Stderr, "git-secure: hint: ask for the commit to be rebased onto %s and approve that one\n", shortHash(res.From))
+			display.Fprintf(f.Stderr, "git-secure: warning: %s moved on to %s since %s was made (it does not contain it): this update is not a fast-forward, so only a force push could make it\n",
+				res.Ref, cmdutil.ShortHash(res.From), cmdutil.ShortHash(res.To))
+			display.Fprintf(f.Stderr, "git-secure: hint: ask for the commit to be rebased onto %s and approve that one\n", cmdutil.ShortHash(res.From))
 			return
 		}
 	}
@@ -72,26 +75,26 @@ func (a *app) warnUnreachable(r *porcelain.Repo, remote string, res *porcelain.A
 	if err != nil || !ok || at == res.From || at == res.To {
 		return
 	}
-	display.Fprintf(a.env.Stderr, "git-secure: warning: %s/%s is at %s now, not %s: the update this approves (%s -> %s) can no longer happen, so the approval will not count\n",
-		remote, name, shortHash(at), shortHash(res.From), shortHash(res.From), shortHash(res.To))
-	display.Fprintf(a.env.Stderr, "git-secure: hint: approve the update from where %s is now: git fetch %s && git secure attest approve %s --to %s\n",
-		res.Ref, remote, res.Ref, shortHash(res.To))
+	display.Fprintf(f.Stderr, "git-secure: warning: %s/%s is at %s now, not %s: the update this approves (%s -> %s) can no longer happen, so the approval will not count\n",
+		remote, name, cmdutil.ShortHash(at), cmdutil.ShortHash(res.From), cmdutil.ShortHash(res.From), cmdutil.ShortHash(res.To))
+	display.Fprintf(f.Stderr, "git-secure: hint: approve the update from where %s is now: git fetch %s && git secure attest approve %s --to %s\n",
+		res.Ref, remote, res.Ref, cmdutil.ShortHash(res.To))
 }
 
 // shareApproval says how the approval reaches the remote. A plain git push
 // sends it with the branch it pushes; but when that branch is behind its
 // upstream git refuses the push before anything is sent, so the person is
 // told to pull first (or to push the approvals alone).
-func (a *app) shareApproval(r *porcelain.Repo, remote string) {
+func shareApproval(f *factory.Factory, r *porcelain.Repo, remote string) {
 	if remote == "" {
 		remote = "origin"
 	}
 	alone := "git push " + remote + " refs/secure/attestations"
 	if branch, upstream, ok := behindUpstream(r); ok {
-		a.info("git-secure: share it with: git pull && git push (your %s is behind %s: git refuses to push it until you pull), or now alone: %s\n", branch, upstream, alone)
+		f.Info("git-secure: share it with: git pull && git push (your %s is behind %s: git refuses to push it until you pull), or now alone: %s\n", branch, upstream, alone)
 		return
 	}
-	a.info("git-secure: share it with: git push (it goes with your next push), or alone: %s\n", alone)
+	f.Info("git-secure: share it with: git push (it goes with your next push), or alone: %s\n", alone)
 }
 
 // behindUpstream reports whether the checked-out branch is strictly behind

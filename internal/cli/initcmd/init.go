@@ -1,0 +1,69 @@
+// Package initcmd is "git secure init": set a repository up with the
+// user's key as its root and rules key, record every branch and tag, and
+// install the hooks. internal/porcelain does the setting up.
+package initcmd
+
+import (
+	"context"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-secure/git-secure/internal/cli/cmdutil"
+	"github.com/git-secure/git-secure/internal/cli/factory"
+	"github.com/git-secure/git-secure/internal/cli/hookscmd"
+	"github.com/git-secure/git-secure/internal/hooks"
+)
+
+// Options are the flags of init.
+type Options struct {
+	F       *factory.Factory
+	Key     string
+	JSON    bool
+	NoHooks bool
+}
+
+// NewCmdInit is "git secure init".
+func NewCmdInit(f *factory.Factory) *cli.Command {
+	return &cli.Command{
+		Name:  "init",
+		Usage: "set this repository up: your key becomes the root and rules key, every branch and tag is recorded",
+		Description: `Writes the first policy (refs/secure/policy), with your key as the only root key
+and rules key (threshold 1), and starts the log (refs/secure/rsl) with one entry
+for the policy and one for every existing branch and tag. History before init is
+the accepted starting point. Nothing is protected until you add rules.`,
+		Flags: []cli.Flag{cmdutil.KeyFlag, cmdutil.JSONFlag, &cli.BoolFlag{Name: "no-hooks", Usage: "do not install the hooks and remote helper (git secure hooks install)"}},
+		Action: func(c *cli.Context) error {
+			return runInit(c.Context, &Options{F: f, Key: c.String("key"), JSON: c.Bool("json"), NoHooks: c.Bool("no-hooks")})
+		},
+	}
+}
+
+func runInit(_ context.Context, opts *Options) error {
+	f := opts.F
+	r, err := f.Repo()
+	if err != nil {
+		return err
+	}
+	res, err := r.Init(opts.Key)
+	if err != nil {
+		return err
+	}
+	var in *hooks.Installer
+	if !opts.NoHooks {
+		in = hookscmd.InstallAfterInit(f)
+	}
+	if opts.JSON {
+		return f.PrintJSON(res)
+	}
+	f.Out("Initialized git-secure with root and rules key %s.\n", res.Fingerprint)
+	f.Out("Recorded %d entries: the policy and %d refs.\n", res.Entries, res.Entries-1)
+	if in != nil {
+		hookscmd.ReportInstall(f, in)
+	}
+	f.Out("\nNext:\n")
+	f.Out("  git secure policy add-person NAME --key NAME.pub      # everyone who will sign\n")
+	f.Out("  git secure policy add-rule protect-main --ref refs/heads/main --allow NAME [--threshold N]\n")
+	f.Out("  git secure policy apply                               # sign and put the rules in force\n")
+	f.Out("  git secure verify                                     # anyone can check, from any clone\n")
+	return nil
+}

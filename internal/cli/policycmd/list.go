@@ -1,0 +1,189 @@
+package policycmd
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/theupdateframework/go-tuf/v2/metadata"
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-secure/git-secure/internal/cli/cmdutil"
+	"github.com/git-secure/git-secure/internal/cli/factory"
+	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/porcelain"
+)
+
+// ListOptions are the flags of policy list.
+type ListOptions struct {
+	F      *factory.Factory
+	JSON   bool
+	Staged bool // show the staged change instead of the policy in force
+}
+
+func newCmdList(f *factory.Factory) *cli.Command {
+	return &cli.Command{
+		Name:  "list",
+		Usage: "show the policy in force (and what is staged)",
+		Flags: []cli.Flag{cmdutil.JSONFlag, &cli.BoolFlag{Name: "staged", Usage: "show the staged change instead"}},
+		Action: func(c *cli.Context) error {
+			return runList(c.Context, &ListOptions{F: f, JSON: c.Bool("json"), Staged: c.Bool("staged")})
+		},
+	}
+}
+
+func runList(_ context.Context, opts *ListOptions) error {
+	r, err := opts.F.Repo()
+	if err != nil {
+		return err
+	}
+	st, err := r.LoadStaged()
+	if err != nil {
+		return err
+	}
+	p := st.Base
+	if opts.Staged {
+		p = st.Policy
+	}
+	j := newPolicyJSON(p, st)
+	if opts.JSON {
+		return opts.F.PrintJSON(j)
+	}
+	printPolicy(opts.F, j)
+	return nil
+}
+
+// PolicyJSON is the document policy list --json writes.
+type PolicyJSON struct {
+	RootVersion   int64              `json:"rootVersion"`
+	RulesVersion  int64              `json:"rulesVersion"`
+	RootExpires   time.Time          `json:"rootExpires"`
+	RulesExpires  time.Time          `json:"rulesExpires"`
+	RootKeys      []string           `json:"rootKeys"`
+	RootThreshold int                `json:"rootThreshold"`
+	RulesKeys     []string           `json:"rulesKeys"`
+	RulesThresh   int                `json:"rulesThreshold"`
+	Persons       []personJSON       `json:"persons"`
+	Teams         []teamJSON         `json:"teams"`
+	Rules         []cmdutil.RuleJSON `json:"rules"`
+	GlobalRules   []globalJSON       `json:"globalRules"`
+	Revoked       []revokeJSON       `json:"revokedKeys"`
+	Staged        bool               `json:"staged"`
+	Freshness     *freshJSON         `json:"freshness,omitempty"`
+}
+
+type teamJSON struct {
+	Name    string   `json:"name"`
+	Members []string `json:"members"`
+}
+
+type globalJSON struct {
+	Name       string   `json:"name"`
+	Type       string   `json:"type"`
+	Refs       []string `json:"refs,omitempty"`
+	MinPersons int      `json:"minPersons,omitempty"`
+}
+
+type revokeJSON struct {
+	Key       string `json:"key"`
+	FromEntry uint64 `json:"fromEntry"`
+}
+
+type personJSON struct {
+	Name string   `json:"name"`
+	Keys []string `json:"keys"`
+}
+
+// newPolicyJSON is policy list's document of p (st says whether a change
+// is staged).
+func newPolicyJSON(p *policy.Policy, st *porcelain.Staged) PolicyJSON {
+	j := PolicyJSON{RootVersion: p.Root.Signed.Version, RulesVersion: p.Targets.Signed.Version,
+		RootExpires: p.Root.Signed.Expires, RulesExpires: p.Targets.Signed.Expires, Staged: st.Changed(),
+		Persons: []personJSON{}, Rules: []cmdutil.RuleJSON{}, Teams: []teamJSON{}, GlobalRules: []globalJSON{}, Revoked: []revokeJSON{}}
+	for _, t := range p.Teams() {
+		j.Teams = append(j.Teams, teamJSON{Name: t.Name, Members: t.Members})
+	}
+	for _, g := range p.GlobalRules() {
+		j.GlobalRules = append(j.GlobalRules, globalJSON{Name: g.Name, Type: g.Type, Refs: g.Refs, MinPersons: g.N})
+	}
+	for _, r := range p.Revocations() {
+		j.Revoked = append(j.Revoked, revokeJSON{Key: r.Fingerprint, FromEntry: r.FromEntry})
+	}
+	rk, rt := p.RoleKeys(metadata.ROOT)
+	for _, k := range rk {
+		j.RootKeys = append(j.RootKeys, k.Fingerprint)
+	}
+	j.RootThreshold = rt
+	tk, tt := p.RoleKeys(metadata.TARGETS)
+	for _, k := range tk {
+		j.RulesKeys = append(j.RulesKeys, k.Fingerprint)
+	}
+	j.RulesThresh = tt
+	j.Freshness = newFreshJSON(p)
+	for _, person := range p.Persons() {
+		pj := personJSON{Name: person.Name}
+		for _, k := range person.Keys {
+			pj.Keys = append(pj.Keys, k.Fingerprint)
+		}
+		j.Persons = append(j.Persons, pj)
+	}
+	for _, r := range p.Rules() {
+		rj := cmdutil.RuleJSON{Name: r.Name, Refs: r.Refs, Paths: r.Paths, Allow: r.Allow, Threshold: r.Threshold, TestsBy: r.TestsBy, TreeApprovals: r.TreeApprovals, EveryRef: r.EveryRef}
+		for _, q := range r.Require {
+			rj.Require = append(rj.Require, q.String())
+		}
+		j.Rules = append(j.Rules, rj)
+	}
+	return j
+}
+
+// printPolicy prints policy list's document for people.
+func printPolicy(f *factory.Factory, j PolicyJSON) {
+	f.Out("root v%d (expires %s): threshold %d of %s\n", j.RootVersion, j.RootExpires.Format("2006-01-02"), j.RootThreshold, strings.Join(j.RootKeys, ", "))
+	f.Out("rules v%d (expires %s): signed by %d of %s\n", j.RulesVersion, j.RulesExpires.Format("2006-01-02"), j.RulesThresh, strings.Join(j.RulesKeys, ", "))
+	printFreshness(f, j.Freshness)
+	f.Out("\npersons:\n")
+	if len(j.Persons) == 0 {
+		f.Out("  (none: add with git secure policy add-person NAME --key FILE)\n")
+	}
+	for _, pj := range j.Persons {
+		f.Out("  %-16s %s\n", pj.Name, strings.Join(pj.Keys, ", "))
+	}
+	f.Out("\nrules:\n")
+	if len(j.Rules) == 0 {
+		f.Out("  (none: nothing is protected yet)\n")
+	}
+	for _, r := range j.Rules {
+		f.Out("  %-16s %s\n", r.Name, cmdutil.RuleSummary(r))
+	}
+	if len(j.Teams) > 0 {
+		f.Out("\nteams:\n")
+		for _, t := range j.Teams {
+			f.Out("  %-16s %s\n", t.Name, strings.Join(t.Members, ", "))
+		}
+	}
+	if len(j.GlobalRules) > 0 {
+		f.Out("\nglobal rules:\n")
+		for _, g := range j.GlobalRules {
+			scope := "every ref"
+			if len(g.Refs) > 0 {
+				scope = strings.Join(g.Refs, ", ")
+			}
+			what := "no force push or deletion"
+			if g.Type == policy.GlobalMinPersons {
+				what = fmt.Sprintf("at least %d persons per protected update", g.MinPersons)
+			}
+			f.Out("  %-16s %s: %s\n", g.Name, scope, what)
+		}
+	}
+	if len(j.Revoked) > 0 {
+		f.Out("\nrevoked keys:\n")
+		for _, r := range j.Revoked {
+			f.Out("  %s from entry #%d\n", r.Key, r.FromEntry)
+		}
+	}
+	if j.Staged {
+		f.Out("\na change is staged: see git secure policy list --staged; put it in force with git secure policy apply\n")
+	}
+}

@@ -1,0 +1,81 @@
+// Package policycmd is "git secure policy": persons, teams, rules, global
+// rules and freshness, each change staged on refs/secure/policy-staging,
+// then signed and put in force (sign, apply), listed, checked against the
+// log's history, or discarded. The work is done by internal/porcelain and
+// internal/policy.
+package policycmd
+
+import (
+	"context"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-secure/git-secure/internal/cli/cmdutil"
+	"github.com/git-secure/git-secure/internal/cli/factory"
+	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/report"
+)
+
+// NewCmdPolicy is "git secure policy ...".
+func NewCmdPolicy(f *factory.Factory) *cli.Command {
+	return &cli.Command{
+		Name:  "policy",
+		Usage: "persons, rules, and staged policy changes (sign, apply)",
+		Description: `Changes are staged on refs/secure/policy-staging; "policy sign" adds your
+signature, "policy apply" signs if needed and puts the change in force once the
+rules keys' threshold (and, for root changes, the root thresholds) are met.`,
+		Subcommands: []*cli.Command{
+			newCmdAddPerson(f),
+			newCmdRemove(f, "remove-person", "remove a person (refused while a rule allows them)", "remove person ", (*policy.Policy).RemovePerson),
+			newCmdAddRule(f),
+			newCmdAddTeam(f),
+			newCmdRemove(f, "remove-team", "remove a team no rule names", "remove team ", (*policy.Policy).RemoveTeam),
+			newCmdAddGlobalRule(f),
+			newCmdRemove(f, "remove-global-rule", "remove a global rule", "remove global rule ", (*policy.Policy).RemoveGlobalRule),
+			newCmdRemove(f, "remove-rule", "remove a rule", "remove rule ", (*policy.Policy).RemoveRule),
+			newCmdList(f),
+			newCmdSign(f),
+			newCmdApply(f),
+			newCmdRenew(f),
+			newCmdCheck(f),
+			newCmdDiscard(f),
+			newCmdSetFreshness(f),
+			newCmdRemoveFreshness(f),
+		},
+	}
+}
+
+// RemoveOptions name what a remove-* command removes.
+type RemoveOptions struct {
+	F *factory.Factory
+	// Command is the command's name, for its usage error.
+	Command string
+	Args    []string // NAME
+	// What describes the change, followed by the name ("remove rule ").
+	What   string
+	Remove func(p, base *policy.Policy, name string, now time.Time) error
+}
+
+// newCmdRemove is a command that removes one NAME (a person, team, rule
+// or global rule) from the policy.
+func newCmdRemove(f *factory.Factory, name, usage, what string, remove func(p, base *policy.Policy, name string, now time.Time) error) *cli.Command {
+	return &cli.Command{
+		Name:      name,
+		Usage:     usage,
+		ArgsUsage: "NAME",
+		Action: func(c *cli.Context) error {
+			return runRemove(c.Context, &RemoveOptions{F: f, Command: name, Args: c.Args().Slice(), What: what, Remove: remove})
+		},
+	}
+}
+
+func runRemove(_ context.Context, opts *RemoveOptions) error {
+	if len(opts.Args) != 1 {
+		return report.Usagef("%s takes exactly one NAME", opts.Command)
+	}
+	name := opts.Args[0]
+	return cmdutil.Stage(opts.F, opts.What+name, func(p, base *policy.Policy, now time.Time) error {
+		return opts.Remove(p, base, name, now)
+	})
+}

@@ -1,0 +1,59 @@
+package policycmd
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/report"
+	"github.com/git-secure/git-secure/internal/testing/clitest"
+)
+
+// TestRunPolicyEdits: stage persons and a rule through the run functions,
+// list the staged change as JSON, apply it, and check the history
+// against it (exit 1: it would have refused init's entries).
+func TestRunPolicyEdits(t *testing.T) {
+	r := clitest.New(t)
+	r.Init()
+	ctx := context.Background()
+	for _, name := range []string{"alice", "bob"} {
+		if err := runAddPerson(ctx, &AddPersonOptions{F: r.F(), Args: []string{name}, Keys: []string{r.Pub(name)}}); err != nil {
+			t.Fatal(err)
+		}
+		clitest.Contains(t, "add-person", r.Stdout.String(), "staged: add person "+name, "signatures needed before git secure policy apply")
+	}
+	if err := runAddRule(ctx, &AddRuleOptions{F: r.F(), Args: []string{"main"}, Refs: []string{"refs/heads/main"}, Allow: []string{"alice", "bob"}, Threshold: 0, ThresholdSet: true}); err == nil || err.Error() != "--threshold must be at least 1" {
+		t.Errorf("add-rule --threshold 0: %v", err)
+	}
+	if err := runAddRule(ctx, &AddRuleOptions{F: r.F(), Args: []string{"main"}, Refs: []string{"**"}, Allow: []string{"alice", "bob"}, Threshold: 2, ThresholdSet: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := runRemove(ctx, &RemoveOptions{F: r.F(), Command: "remove-rule", What: "remove rule ", Remove: (*policy.Policy).RemoveRule}); err == nil || err.Error() != "remove-rule takes exactly one NAME" {
+		t.Errorf("remove-rule without NAME: %v", err)
+	}
+
+	if err := runList(ctx, &ListOptions{F: r.F(), JSON: true, Staged: true}); err != nil {
+		t.Fatal(err)
+	}
+	var j PolicyJSON
+	if err := json.Unmarshal(r.Stdout.Bytes(), &j); err != nil {
+		t.Fatalf("policy list --json: %v\n%s", err, r.Stdout)
+	}
+	if !j.Staged || len(j.Persons) != 2 || len(j.Rules) != 1 || strings.Join(j.Rules[0].Refs, ",") != "refs/**" || j.Rules[0].Threshold != 2 {
+		t.Errorf("staged policy: %+v", j)
+	}
+
+	if err := runApply(ctx, &StagedOptions{F: r.F(), Key: r.Priv("alice")}); err != nil {
+		t.Fatalf("apply: %#v\n%s%s", err, r.Stdout, r.Stderr)
+	}
+	clitest.Contains(t, "apply", r.Stdout.String(), "policy applied: root v1, rules v2, recorded as entry #3")
+	// Under a rule for every ref signed by two, init's own entries
+	// (alice's alone) would have been refused.
+	err := runCheck(ctx, &StagedOptions{F: r.F()})
+	if e, ok := report.As(err); !ok || e.Code != report.ExitFailed {
+		t.Fatalf("policy check: %v, want exit 1", err)
+	}
+	clitest.Contains(t, "check", r.Stdout.String(), "the policy in force (nothing is staged) would have refused", "refs/heads/main")
+}

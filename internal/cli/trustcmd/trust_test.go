@@ -1,0 +1,35 @@
+package trustcmd
+
+import (
+	"context"
+	"testing"
+
+	"github.com/theupdateframework/go-tuf/v2/metadata"
+
+	"github.com/git-secure/git-secure/internal/report"
+	"github.com/git-secure/git-secure/internal/testing/clitest"
+)
+
+// TestRunTrust: a rules key and a threshold staged through the run
+// functions; a threshold that is not a number is a usage error.
+func TestRunTrust(t *testing.T) {
+	r := clitest.New(t)
+	r.Init()
+	ctx := context.Background()
+	if err := runRoleKey(ctx, &RoleKeyOptions{F: r.F(), Command: "add-rules-key", Args: []string{r.Pub("bob")}, Role: metadata.TARGETS, Add: true}); err != nil {
+		t.Fatal(err)
+	}
+	clitest.Contains(t, "add-rules-key", r.Stdout.String(), "staged: add-rules-key "+r.FP("bob"))
+	err := runThreshold(ctx, &ThresholdOptions{F: r.F(), Command: "set-rules-threshold", Args: []string{"two"}, Role: metadata.TARGETS})
+	if e, ok := report.As(err); !ok || e.Code != report.ExitUsage || e.Msg != `set-rules-threshold: "two" is not a number` {
+		t.Errorf("set-rules-threshold two: %v", err)
+	}
+	if err := runThreshold(ctx, &ThresholdOptions{F: r.F(), Command: "set-rules-threshold", Args: []string{"2"}, Role: metadata.TARGETS}); err != nil {
+		t.Fatal(err)
+	}
+	clitest.Contains(t, "set-rules-threshold", r.Stdout.String(), "staged: set-rules-threshold 2")
+	if err := runRevokeKey(ctx, &RevokeKeyOptions{F: r.F(), Args: []string{r.FP("carol")}, FromEntry: 2}); err != nil {
+		t.Fatal(err)
+	}
+	clitest.Contains(t, "revoke-key", r.Stdout.String(), "staged: revoke key "+r.FP("carol")+" from entry #2")
+}

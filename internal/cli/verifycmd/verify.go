@@ -1,0 +1,240 @@
+// Package verifycmd is "git secure verify": replay the log and check every
+// change against the policy of its time (internal/verify does it), print
+// what was judged, answer "was COMMIT ever a verified state of REF"
+// (--at) and sign a verification summary (--attest).
+package verifycmd
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-secure/git-secure/internal/cli/cmdutil"
+	"github.com/git-secure/git-secure/internal/cli/factory"
+	"github.com/git-secure/git-secure/internal/freshness"
+	"github.com/git-secure/git-secure/internal/porcelain"
+	"github.com/git-secure/git-secure/internal/report"
+	"github.com/git-secure/git-secure/internal/verify"
+)
+
+// Options are verify's arguments and flags.
+type Options struct {
+	F    *factory.Factory
+	Refs []string // as given: short names are resolved
+	JSON bool
+	Full bool
+	// At, with one ref: was this commit ever a verified state of it?
+	At     string
+	Attest bool
+	Out    string // where --attest writes its summary
+	Key    string
+	Pin    cmdutil.Pin
+	Remote string
+	// AllowShallow accepts a shallow clone.
+	AllowShallow bool
+	// Now, when not empty, is the RFC 3339 time freshness and expiry are
+	// judged at.
+	Now         string
+	NoFreshness bool
+}
+
+// freshnessFlags are verify's flags about freshness.
+var freshnessFlags = []cli.Flag{
+	&cli.StringFlag{Name: "now", Usage: "judge freshness and expiry as of `TIME` (RFC 3339): an audit of a past state"},
+	&cli.BoolFlag{Name: "no-freshness", Usage: "do not judge the freshness statement the policy may require (an audit of history, not of what a server serves now)"},
+}
+
+// NewCmdVerify is "git secure verify [REF...]".
+func NewCmdVerify(f *factory.Factory) *cli.Command {
+	return &cli.Command{
+		Name:      "verify",
+		Usage:     "replay the log from its first entry and check every change against the policy of its time",
+		ArgsUsage: "[REF...]",
+		Description: `Checks each entry's signature, that each policy change was signed by the required
+thresholds and only moves forward, that each change of a protected ref or file
+was signed or approved by enough distinct persons, and that the repository's
+refs are exactly what the log records. With REF arguments only those refs are
+checked (policy changes always are).
+
+Which refs are judged: in a bare repository, its own refs. In a clone with a
+work tree, what the remote served: the remote-tracking refs, mapped back
+through the remote's fetch refspecs (refs/remotes/origin/main is the remote's
+refs/heads/main), and the tags the log records (fetched tags land in
+refs/tags/, so a recorded tag is judged at its local value). Your own branches
+and tags (ahead, behind, new) are listed as local state and never fail; a tag
+the log never recorded is yours unless named as a REF argument. Without a
+remote, the repository's own refs are judged (a branch ahead of its entry is
+unpushed work). --json says which state was judged.
+
+Exit 0 when everything verifies, 1 when a check fails, 2 on usage errors.`,
+		Flags: []cli.Flag{cmdutil.JSONFlag, &cli.BoolFlag{Name: "full", Usage: "ignore the saved checkpoint and check every entry again"},
+			&cli.StringFlag{Name: "at", Usage: "with one REF: was `COMMIT` ever a verified state of REF? (exit 0 yes, 1 no)"},
+			&cli.BoolFlag{Name: "attest", Usage: "with one REF: after success, write a signed SLSA verification summary (in-toto, DSSE) of REF"},
+			&cli.StringFlag{Name: "out", Usage: "write the --attest summary to `FILE` (default stdout)"},
+			cmdutil.RootKeyFlag("git config secure.rootKeys, else trust on first use"), cmdutil.RootThresholdFlag("git config secure.rootThreshold, else all of them"),
+			&cli.StringFlag{Name: "remote", Usage: "in a clone with a work tree, judge what remote `NAME` served (default: the checked-out branch's upstream remote, else origin, else the only remote)"},
+			&cli.BoolFlag{Name: "allow-shallow", Usage: "accept a shallow clone: the checks that need history beyond its boundary are skipped, each named in a warning"},
+			cmdutil.KeyFlag, freshnessFlags[0], freshnessFlags[1]},
+		Action: func(c *cli.Context) error {
+			return runVerify(c.Context, &Options{F: f, Refs: c.Args().Slice(), JSON: c.Bool("json"), Full: c.Bool("full"),
+				At: c.String("at"), Attest: c.Bool("attest"), Out: c.String("out"), Key: c.String("key"), Pin: cmdutil.PinOf(c),
+				Remote: c.String("remote"), AllowShallow: c.Bool("allow-shallow"), Now: c.String("now"), NoFreshness: c.Bool("no-freshness")})
+		},
+	}
+}
+
+func runVerify(_ context.Context, opts *Options) error {
+	f := opts.F
+	r, err := f.Repo()
+	if err != nil {
+		return err
+	}
+	var refs []string
+	for _, name := range opts.Refs {
+		full, err := r.FullRefName(name)
+		if err != nil {
+			return err
+		}
+		refs = append(refs, full)
+	}
+	if (opts.At != "" || opts.Attest) && len(refs) != 1 {
+		return report.Usagef("--at and --attest need exactly one REF")
+	}
+	vo, err := options(opts, r)
+	if err != nil {
+		return err
+	}
+	vo.Refs = refs
+	prog := newProgress(f, !opts.JSON)
+	vo.Progress = prog.update
+	start := time.Now()
+	res, err := verify.WithCheckpoint(r.Git, vo, opts.Full)
+	prog.finish()
+	failed, ok := cmdutil.Failed(err)
+	if !ok {
+		return err
+	}
+	switch {
+	case failed == nil && opts.At != "":
+		return printAt(opts, r, res, refs[0])
+	case failed == nil && opts.Attest:
+		return writeSummary(f, r, res, refs[0], opts.Key, opts.Out)
+	case opts.JSON:
+		out := cmdutil.NewVerifyJSON(res, failed)
+		out.Seconds = time.Since(start).Seconds()
+		return cmdutil.PrintVerifyJSON(f, out)
+	}
+	if res != nil {
+		for _, w := range res.Warnings {
+			f.Info("git-secure: warning: %s\n", w)
+		}
+	}
+	if failed != nil {
+		return err
+	}
+	printResult(f, res, time.Since(start))
+	return nil
+}
+
+// options are the verification options of opts: the state judged, the
+// freshness flags, the root pin and the trace.
+func options(opts *Options, r *porcelain.Repo) (verify.Options, error) {
+	vo, err := cmdutil.JudgedOptions(r.Git, opts.Remote)
+	if err != nil {
+		return vo, err
+	}
+	vo.Now, vo.AllowShallow = opts.F.Now(), opts.AllowShallow
+	if opts.Now != "" {
+		if vo.Now, err = cmdutil.ParseTimeFlag("now", opts.Now); err != nil {
+			return vo, err
+		}
+	}
+	// --at judges history, not freshness.
+	vo.SkipFreshness = opts.NoFreshness || opts.At != ""
+	vo.RequireFreshness = freshness.Required(r.Git)
+	if vo.RootKeys, vo.RootThreshold, err = cmdutil.RootPin(opts.Pin, r); err != nil {
+		return vo, err
+	}
+	if opts.F.Getenv("GIT_SECURE_TRACE") != "" {
+		vo.Trace = func(phase string, d time.Duration) {
+			opts.F.Info("git-secure: trace: %-13s %v\n", phase, d.Round(time.Millisecond))
+		}
+	}
+	return vo, nil
+}
+
+// printAt answers --at: exit 0 when the commit was a verified state of
+// ref, 1 when it never was.
+func printAt(opts *Options, r *porcelain.Repo, res *verify.Result, ref string) error {
+	f := opts.F
+	n, err := verifiedAt(r, res, ref, opts.At)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		if err := f.PrintJSON(map[string]any{"ok": n != 0, "ref": ref, "commit": opts.At, "entry": n}); err != nil {
+			return err
+		}
+		if n == 0 {
+			return report.Exit(report.ExitFailed)
+		}
+		return nil
+	}
+	if n == 0 {
+		f.Info("git-secure: %s was never a verified state of %s\n", opts.At, ref)
+		return report.Exit(report.ExitFailed)
+	}
+	f.Out("%s was a verified state of %s: entry #%d\n", opts.At, ref, n)
+	return nil
+}
+
+// printResult prints a successful verification for people.
+func printResult(f *factory.Factory, res *verify.Result, took time.Duration) {
+	checked := ""
+	if res.Checked < res.Entries {
+		checked = fmt.Sprintf(" (%d new since the last verification; --full checks all)", res.Checked)
+	}
+	f.Out("verified %d entries%s in %.2fs: policy root v%d, rules v%d (expires %s)\n", res.Entries, checked, took.Seconds(), res.RootVersion, res.RulesVersion, res.PolicyExpires.Format("2006-01-02"))
+	f.Out("judged: %s\n", res.Judged)
+	for _, s := range res.Refs {
+		mark := " "
+		if s.Protected {
+			mark = "*"
+		}
+		line := fmt.Sprintf("%s %-40s %s", mark, s.Ref, s.Target.String()[:12])
+		if s.Entry != 0 {
+			line += fmt.Sprintf("  entry #%d", s.Entry)
+		}
+		if s.Note != "" {
+			line += "  (" + s.Note + ")"
+		}
+		f.Out("%s\n", line)
+	}
+	f.Out("(* protected by a rule)\n")
+	printLocal(f, res)
+}
+
+// printLocal lists a working clone's own refs that differ from the log:
+// information, never a failure.
+func printLocal(f *factory.Factory, res *verify.Result) {
+	if len(res.Local) == 0 {
+		return
+	}
+	f.Out("local state (yours, not judged):\n")
+	for _, l := range res.Local {
+		line := fmt.Sprintf("  %-40s %s  %s", l.Ref, l.Target.String()[:12], l.State)
+		switch {
+		case l.State == "stale":
+			line += " (no fetch refspec maps it)"
+		case l.Recorded != nil && l.Recorded.IsZero():
+			line += fmt.Sprintf(" (the log records it deleted, entry #%d)", l.Entry)
+		case l.Recorded != nil:
+			line += fmt.Sprintf(" (the log records %s, entry #%d)", l.Recorded.String()[:12], l.Entry)
+		default:
+			line += " (the log has no entry for it)"
+		}
+		f.Out("%s\n", line)
+	}
+}
