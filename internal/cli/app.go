@@ -208,6 +208,14 @@ var keyFlag = &cli.StringFlag{
 
 var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "write one JSON document to stdout"}
 
+// stagedCommitFlag names the staged change someone reviewed: a staged
+// change not made in this clone (a fetch brought it; anyone who can push
+// can stage one) is signed or applied only when named.
+var stagedCommitFlag = &cli.StringFlag{
+	Name:  "staged",
+	Usage: "the staged change's `COMMIT` (7 or more hex digits), after reviewing it with git secure policy list --staged: needed when the change was not made in this clone",
+}
+
 func (a *app) cliApp() *cli.App {
 	ca := &cli.App{
 		Name:     "git-secure",

@@ -608,6 +608,20 @@ moved or deleted. Examples:
 					p := st.Base
 					if c.Bool("staged") {
 						p = st.Policy
+						if !st.Commit.IsZero() && !c.Bool("json") {
+							// What would be signed, and whether this clone
+							// made it (policy sign and apply need --staged
+							// COMMIT for a change it did not make).
+							origin := "made in this clone"
+							if r.Foreign(st) {
+								origin = "not made in this clone: sign or apply it only with --staged " + st.Commit.String()[:12] + " once you checked every change"
+							}
+							a.out("staged change %s (%s):\n", st.Commit.String()[:12], origin)
+							for _, ch := range policy.Changes(st.Base, st.Policy) {
+								a.out("  %s\n", ch)
+							}
+							a.out("\n")
+						}
 					}
 					return a.listPolicy(p, st, c.Bool("json"))
 				},
@@ -615,13 +629,13 @@ moved or deleted. Examples:
 			{
 				Name:  "sign",
 				Usage: "add your signature to the staged change",
-				Flags: []cli.Flag{keyFlag},
+				Flags: []cli.Flag{keyFlag, stagedCommitFlag},
 				Action: func(c *cli.Context) error {
 					r, err := a.open()
 					if err != nil {
 						return err
 					}
-					st, err := r.SignStaged(c.String("key"))
+					st, err := r.SignReviewed(c.String("key"), c.String("staged"))
 					if err != nil {
 						return err
 					}
@@ -632,17 +646,17 @@ moved or deleted. Examples:
 			{
 				Name:  "apply",
 				Usage: "sign if needed and put the staged change in force when its thresholds are met",
-				Flags: []cli.Flag{keyFlag, jsonFlag},
+				Flags: []cli.Flag{keyFlag, jsonFlag, stagedCommitFlag},
 				Action: func(c *cli.Context) error {
 					r, err := a.open()
 					if err != nil {
 						return err
 					}
-					res, st, err := r.Apply(c.String("key"))
+					res, st, err := r.ApplyReviewed(c.String("key"), c.String("staged"))
 					if err != nil {
 						if errors.Is(err, porcelain.ErrThresholdPending) && st != nil {
 							a.printStatus(st)
-							a.info("git-secure: hint: each missing signer runs git secure policy sign (after fetching refs/secure/policy-staging), then anyone runs git secure policy apply\n")
+							a.info("git-secure: hint: each missing signer fetches refs/secure/policy-staging, reviews what it changes (git secure policy list --staged) and signs it with git secure policy sign --staged COMMIT (the staged commit list names), then anyone runs git secure policy apply (with --staged COMMIT where the change was not made in their clone)\n")
 						}
 						return err
 					}

@@ -10,6 +10,7 @@ import (
 	"github.com/git-secure/git-secure/internal/freshness"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/porcelain"
 	"github.com/git-secure/git-secure/internal/rsl"
 	"github.com/git-secure/git-secure/internal/verify"
 )
@@ -228,6 +229,11 @@ func (h *Helper) adopt(remote, local map[string]gitrepo.Hash) error {
 	for _, name := range secureRefs {
 		want, have := remote[name], local[name]
 		if want.IsZero() || want == have {
+			continue
+		}
+		if name == policy.StagingRef && porcelain.LoadStagedState(g.GitDir()).Discarded == want {
+			// Discarded here; the server keeps a staged change for ever
+			// (it only grows), so every fetch would bring it back.
 			continue
 		}
 		if name == attest.Ref || name == policy.StagingRef {
