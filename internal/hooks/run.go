@@ -313,6 +313,9 @@ func (c *Context) preReceive(input []byte) error {
 		}
 	}
 	c.Trace.Mark("log only grows")
+	if err := c.fastForwardsOnly(lines, proposed[policy.Ref]); err != nil {
+		return err
+	}
 	pin, pinThreshold, err := c.Repo.PinnedRoot()
 	if err != nil {
 		return err
@@ -479,7 +482,10 @@ func (c *Context) configInt(key string, def int) (int, error) {
 // make that state any worse, and clones keep refusing it until it is
 // repaired.
 func (c *Context) outOfStepBefore(p *verify.Problem, pushed map[string]bool, oldLog, newLog gitrepo.Hash) bool {
-	if p.Entry != 0 || !errors.Is(p, verify.ErrUnrecorded) || p.Ref == "" || p.Ref == rsl.PolicyRef || pushed[p.Ref] || pushed[policy.Ref] || oldLog.IsZero() {
+	// A ref a no-force-push global rule covers that went back past the
+	// hooks (ErrPolicyRule without an entry) is out of step the same way.
+	outOfStep := errors.Is(p, verify.ErrUnrecorded) || (errors.Is(p, verify.ErrPolicyRule) && p.Rule != "")
+	if p.Entry != 0 || !outOfStep || p.Ref == "" || p.Ref == rsl.PolicyRef || pushed[p.Ref] || pushed[policy.Ref] || oldLog.IsZero() {
 		return false
 	}
 	if oldLog == newLog {
@@ -660,6 +666,52 @@ func (c *Context) referenceTransaction(input []byte) error {
 		c.say("hint: git-secure's metadata changes only through git secure commands and plain git fetch/push of a remote with remote.<name>.vcs = secure (git secure hooks install sets it)")
 		c.say("hint: to restore it from a backup on purpose, run the command with GIT_SECURE_INTERNAL=1")
 		return ErrRejected
+	}
+	return nil
+}
+
+// fastForwardsOnly refuses a push that force-pushes or deletes a ref that
+// a no-force-push global rule covers and no rule protects, judged on the
+// push itself (polTip: the policy the push leaves in force). Such a ref
+// may move without an entry, so the log does not know every value it
+// held: verification catches a move away from the recorded value, but
+// only the push shows that a move from an unrecorded value drops commits.
+// Protected refs never move without an entry, whose check covers it.
+func (c *Context) fastForwardsOnly(lines []RefLine, polTip gitrepo.Hash) error {
+	if polTip.IsZero() {
+		return nil
+	}
+	var pol *policy.Policy
+	for _, l := range lines {
+		if l.Old.IsZero() || strings.HasPrefix(l.Ref, "refs/secure/") {
+			continue
+		}
+		if pol == nil {
+			var err error
+			if pol, err = policy.Load(c.Repo.Git, polTip); err != nil {
+				return nil // verification names what is wrong with it
+			}
+		}
+		if pol.Protected(l.Ref) {
+			continue
+		}
+		for _, g := range pol.GlobalRules() {
+			if g.Type != policy.GlobalNoForcePush || !g.CoversRef(l.Ref) {
+				continue
+			}
+			if !l.New.IsZero() {
+				if ok, err := c.Repo.Git.IsAncestor(l.Old, l.New); err == nil && ok {
+					break
+				}
+			}
+			verb := "force-pushes"
+			if l.New.IsZero() {
+				verb = "deletes"
+			}
+			c.say("rejected: this push %s %s (%s -> %s), but global rule %s lets it only fast-forward", verb, l.Ref, short(l.Old), shortOrNone(l.New), g.Name)
+			c.say("hint: merge or rebase onto %s instead of rewriting it, and push again", short(l.Old))
+			return ErrRejected
+		}
 	}
 	return nil
 }
