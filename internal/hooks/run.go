@@ -286,6 +286,21 @@ func (c *Context) preReceive(input []byte) error {
 			}
 			if !l.Old.IsZero() {
 				if ok, err := g.IsAncestor(l.Old, l.New); err != nil || !ok {
+					if l.Ref == policy.StagingRef {
+						// A co-signer's version never descends from the one
+						// they signed (its parent is the policy): replaced
+						// when no signature is lost.
+						why, err := porcelain.StagingReplaceable(g, l.Old, l.New, proposed[policy.Ref])
+						if err != nil {
+							return err
+						}
+						if why == "" {
+							continue
+						}
+						c.say("error: %s can only grow, or be replaced by a staged change of the policy in force that keeps every signature of the one it replaces: %s", l.Ref, why)
+						c.say("hint: fetch, review and sign the staged change (git secure policy list --staged; git secure policy sign --staged COMMIT), or wait until it is applied")
+						return ErrRejected
+					}
 					c.say("error: %s can only grow: %s does not extend %s", l.Ref, short(l.New), short(l.Old))
 					c.say("hint: fetch the remote's %s and build on it (git fetch)", l.Ref)
 					return ErrRejected
