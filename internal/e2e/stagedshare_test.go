@@ -54,7 +54,7 @@ func TestStagedChangeShared(t *testing.T) {
 	mallory.secure(mdir, "policy", "discard")
 	mallory.secure(mdir, "policy", "add-person", "mallory", "--key", mallory.key.Public)
 	r = mallory.run(mdir, "git", "push", url, "+refs/secure/policy-staging:refs/secure/policy-staging")
-	if r.code == 0 || !hasAll(r.stderr, "refs/secure/policy-staging can only grow, or be replaced", "is signed (", "the new one does not keep those signatures") {
+	if r.code == 0 || !hasAll(r.stderr, "refs/secure/policy-staging can only grow, or be replaced", "is signed by SHA256:", "the new one is not signed by them") {
 		t.Errorf("mallory replacing alice's signed staged change: want a refusal naming the signatures:\n%s", r)
 	}
 
@@ -86,5 +86,19 @@ func TestStagedChangeShared(t *testing.T) {
 	}
 	if got, want := srv.admin.rev(repo, "refs/secure/policy-staging"), alice.rev(dir, "refs/secure/policy-staging"); got != want {
 		t.Fatalf("the server's staged change is %s, want alice's second one %s", got, want)
+	}
+
+	// Signed by alice alone, it gives way to her own next signed change.
+	alice.secure(dir, "policy", "sign")
+	alice.git(dir, "push", "-q")
+	alice.secure(dir, "policy", "discard")
+	dave := newUser(t, "dave")
+	alice.secure(dir, "policy", "add-person", "dave", "--key", dave.key.Public)
+	alice.secure(dir, "policy", "sign")
+	if r := alice.run(dir, "git", "push"); r.code != 0 || !strings.Contains(r.stderr, "sent the staged policy") {
+		t.Fatalf("alice's push of a new signed change over her own signed one:\n%s", r)
+	}
+	if got, want := srv.admin.rev(repo, "refs/secure/policy-staging"), alice.rev(dir, "refs/secure/policy-staging"); got != want {
+		t.Fatalf("the server's staged change is %s, want alice's third one %s", got, want)
 	}
 }

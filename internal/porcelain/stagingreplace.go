@@ -26,8 +26,9 @@ import (
 //   - it is not a staged change of polTip (made on an older policy, or not
 //     a staged change at all): it can never be applied;
 //   - no key of the policy in force, nor of its own root, signed it;
-//   - next is the same change (same signed content) and keeps every
-//     signature old had.
+//   - every key that signed old also signed next: a co-signer's version
+//     of the same change, or the proposer's own new change in place of
+//     one only they had signed.
 //
 // next itself must be a staged change of polTip. It returns "" when old
 // may be replaced, else why not.
@@ -57,28 +58,20 @@ func StagingReplaceable(g *gitrepo.Repo, old, next, polTip gitrepo.Hash) (string
 	if len(oldSigned) == 0 {
 		return "", nil
 	}
-	same, err := sameContent(oldPol, nextPol)
+	nextSigned, err := signedBy(base, nextPol)
 	if err != nil {
-		return "", err
+		return "", nil
 	}
 	var dropped []string
-	if same {
-		nextSigned, err := signedBy(base, nextPol)
-		if err != nil {
-			return "", err
+	for _, s := range oldSigned {
+		if !slices.Contains(nextSigned, s) {
+			dropped = append(dropped, s)
 		}
-		for _, s := range oldSigned {
-			if !slices.Contains(nextSigned, s) {
-				dropped = append(dropped, s)
-			}
-		}
-		if len(dropped) == 0 {
-			return "", nil
-		}
-	} else {
-		dropped = oldSigned
 	}
-	return fmt.Sprintf("the staged change it holds (%s) is signed (%s), and the new one does not keep those signatures", old.String()[:12], strings.Join(dropped, ", ")), nil
+	if len(dropped) == 0 {
+		return "", nil
+	}
+	return fmt.Sprintf("the staged change it holds (%s) is signed by %s, and the new one is not signed by them", old.String()[:12], strings.Join(dropped, ", ")), nil
 }
 
 // stagedOn loads h as a staged change of polTip: a commit whose only
@@ -98,8 +91,8 @@ func stagedOn(g *gitrepo.Repo, h, polTip gitrepo.Hash) (*policy.Policy, string, 
 	return p, "", nil
 }
 
-// signedBy lists "role:fingerprint" for every valid signature on staged
-// by a key that counts for the change from base.
+// signedBy lists the fingerprints of the keys with a valid signature on
+// staged that counts for the change from base (in any role).
 func signedBy(base, staged *policy.Policy) ([]string, error) {
 	sts, err := verify.PolicyStatus(base, staged)
 	if err != nil {
@@ -108,7 +101,9 @@ func signedBy(base, staged *policy.Policy) ([]string, error) {
 	var out []string
 	for _, st := range sts {
 		for _, fp := range st.SignedBy {
-			out = append(out, st.Role+":"+fp)
+			if !slices.Contains(out, fp) {
+				out = append(out, fp)
+			}
 		}
 	}
 	return out, nil
