@@ -207,6 +207,9 @@ func (c *Context) preReceive(input []byte) error {
 		return err
 	}
 	c.Trace.Mark("log only grows")
+	if err := c.fastForwardsOnly(lines, st.proposed[policy.Ref]); err != nil {
+		return err
+	}
 	budget, err := c.pushBudget(st.oldLog, st.proposed[rsl.Ref])
 	if err != nil {
 		return err
@@ -286,7 +289,7 @@ func (c *Context) checkMetadataLines(lines []RefLine, proposed map[string]gitrep
 			// The staged policy collects co-signers' signatures: nobody
 			// may delete it or put another change in its place (the
 			// helper never does either).
-			if err := c.onlyGrows(l); err != nil {
+			if err := c.onlyGrows(l, proposed[policy.Ref]); err != nil {
 				return err
 			}
 			if l.Ref == attest.Ref {
@@ -314,20 +317,42 @@ func (c *Context) checkMetadataLines(lines []RefLine, proposed map[string]gitrep
 }
 
 // onlyGrows refuses the deletion of l.Ref, or a new value that does not
-// extend the old one.
-func (c *Context) onlyGrows(l RefLine) error {
+// extend the old one. The staged policy may also be replaced when no
+// signature is lost (polTip: the policy the push leaves in force): a
+// co-signer's version never descends from the one they signed (its
+// parent is the policy).
+func (c *Context) onlyGrows(l RefLine, polTip gitrepo.Hash) error {
 	if l.New.IsZero() {
 		c.say("error: %s cannot be deleted", l.Ref)
 		return ErrRejected
 	}
 	if !l.Old.IsZero() {
 		if ok, err := c.Repo.Git.IsAncestor(l.Old, l.New); err != nil || !ok {
+			if l.Ref == policy.StagingRef {
+				return c.stagingReplaced(l, polTip)
+			}
 			c.say("error: %s can only grow: %s does not extend %s", l.Ref, short(l.New), short(l.Old))
 			c.say("hint: fetch the remote's %s and build on it (git fetch)", l.Ref)
 			return ErrRejected
 		}
 	}
 	return nil
+}
+
+// stagingReplaced accepts a staged policy change that replaces another
+// without losing a signature, and refuses any other replacement, naming
+// why.
+func (c *Context) stagingReplaced(l RefLine, polTip gitrepo.Hash) error {
+	why, err := porcelain.StagingReplaceable(c.Repo.Git, l.Old, l.New, polTip)
+	if err != nil {
+		return err
+	}
+	if why == "" {
+		return nil
+	}
+	c.say("error: %s can only grow, or be replaced by a staged change of the policy in force that keeps every signature of the one it replaces: %s", l.Ref, why)
+	c.say("hint: fetch, review and sign the staged change (git secure policy list --staged; git secure policy sign --staged COMMIT), or wait until it is applied")
+	return ErrRejected
 }
 
 // judgePush reports the problems of a proposed state that does not
@@ -469,7 +494,10 @@ func (c *Context) configInt(key string, def int) (int, error) {
 // make that state any worse, and clones keep refusing it until it is
 // repaired.
 func (c *Context) outOfStepBefore(p *verify.Problem, pushed map[string]bool, oldLog, newLog gitrepo.Hash) bool {
-	if p.Entry != 0 || !errors.Is(p, verify.ErrUnrecorded) || p.Ref == "" || p.Ref == rsl.PolicyRef || pushed[p.Ref] || pushed[policy.Ref] || oldLog.IsZero() {
+	// A ref a no-force-push global rule covers that went back past the
+	// hooks (ErrPolicyRule without an entry) is out of step the same way.
+	outOfStep := errors.Is(p, verify.ErrUnrecorded) || (errors.Is(p, verify.ErrPolicyRule) && p.Rule != "")
+	if p.Entry != 0 || !outOfStep || p.Ref == "" || p.Ref == rsl.PolicyRef || pushed[p.Ref] || pushed[policy.Ref] || oldLog.IsZero() {
 		return false
 	}
 	if oldLog == newLog {
@@ -663,4 +691,50 @@ func (c *Context) referenceTransaction(input []byte) error {
 func (c *Context) sayMetadataHints() {
 	c.say("hint: git-secure's metadata changes only through git secure commands and plain git fetch/push of a remote with remote.<name>.vcs = secure (git secure hooks install sets it)")
 	c.say("hint: to restore it from a backup on purpose, run the command with GIT_SECURE_INTERNAL=1")
+}
+
+// fastForwardsOnly refuses a push that force-pushes or deletes a ref that
+// a no-force-push global rule covers and no rule protects, judged on the
+// push itself (polTip: the policy the push leaves in force). Such a ref
+// may move without an entry, so the log does not know every value it
+// held: verification catches a move away from the recorded value, but
+// only the push shows that a move from an unrecorded value drops commits.
+// Protected refs never move without an entry, whose check covers it.
+func (c *Context) fastForwardsOnly(lines []RefLine, polTip gitrepo.Hash) error {
+	if polTip.IsZero() {
+		return nil
+	}
+	var pol *policy.Policy
+	for _, l := range lines {
+		if l.Old.IsZero() || strings.HasPrefix(l.Ref, "refs/secure/") {
+			continue
+		}
+		if pol == nil {
+			var err error
+			if pol, err = policy.Load(c.Repo.Git, polTip); err != nil {
+				return nil // verification names what is wrong with it
+			}
+		}
+		if pol.Protected(l.Ref) {
+			continue
+		}
+		for _, g := range pol.GlobalRules() {
+			if g.Type != policy.GlobalNoForcePush || !g.CoversRef(l.Ref) {
+				continue
+			}
+			if !l.New.IsZero() {
+				if ok, err := c.Repo.Git.IsAncestor(l.Old, l.New); err == nil && ok {
+					break
+				}
+			}
+			verb := "force-pushes"
+			if l.New.IsZero() {
+				verb = "deletes"
+			}
+			c.say("rejected: this push %s %s (%s -> %s), but global rule %s lets it only fast-forward", verb, l.Ref, short(l.Old), shortOrNone(l.New), g.Name)
+			c.say("hint: merge or rebase onto %s instead of rewriting it, and push again", short(l.Old))
+			return ErrRejected
+		}
+	}
+	return nil
 }

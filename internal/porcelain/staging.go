@@ -86,6 +86,9 @@ func (r *Repo) saveStaged(st *Staged, message string) (gitrepo.Hash, error) {
 		return gitrepo.ZeroHash, err
 	}
 	st.Commit = h
+	if err := r.noteOwnStaged(h); err != nil {
+		return gitrepo.ZeroHash, err
+	}
 	return h, nil
 }
 
@@ -97,6 +100,9 @@ type Edit func(staged, base *policy.Policy, now time.Time) error
 func (r *Repo) Stage(description string, edit Edit) (*Staged, error) {
 	st, err := r.LoadStaged()
 	if err != nil {
+		return nil, err
+	}
+	if err := r.refuseForeignEdit(st); err != nil {
 		return nil, err
 	}
 	if err := edit(st.Policy, st.Base, r.Now()); err != nil {
@@ -117,7 +123,12 @@ func (r *Repo) Discard() error {
 	if err != nil || !ok {
 		return err
 	}
-	return r.Git.UpdateRefs([]gitrepo.RefUpdate{{Name: policy.StagingRef, Old: h}}, "git-secure: discard staged policy")
+	if err := r.Git.UpdateRefs([]gitrepo.RefUpdate{{Name: policy.StagingRef, Old: h}}, "git-secure: discard staged policy"); err != nil {
+		return err
+	}
+	// A fetch does not bring a discarded change back (see adopt in
+	// internal/remote): the server keeps a staged change forever.
+	return StagedState{Discarded: h}.save(r.Git.GitDir())
 }
 
 // Status returns the signature status of the staged change.
@@ -174,14 +185,23 @@ func signStaged(st *Staged, s sign.Signer) (bool, error) {
 	return signed, nil
 }
 
-// SignStaged signs the staged change with the user's key.
-func (r *Repo) SignStaged(keyFile string) (*Staged, error) {
+// SignStaged signs the staged change with the user's key: one made in
+// this clone (see SignReviewed).
+func (r *Repo) SignStaged(keyFile string) (*Staged, error) { return r.SignReviewed(keyFile, "") }
+
+// SignReviewed signs the staged change with the user's key. A change that
+// was not made in this clone is signed only when reviewed names its commit
+// (7 or more hex digits); otherwise it is refused with what it changes.
+func (r *Repo) SignReviewed(keyFile, reviewed string) (*Staged, error) {
 	st, err := r.LoadStaged()
 	if err != nil {
 		return nil, err
 	}
 	if st.Commit.IsZero() {
 		return nil, usage("nothing is staged: change the policy first (git secure policy add-person, add-rule, trust add-root-key, ...)")
+	}
+	if err := r.reviewedStaged(st, reviewed, "sign"); err != nil {
+		return nil, err
 	}
 	s, err := r.LoadSigner(keyFile)
 	if err != nil {
@@ -217,12 +237,21 @@ var ErrThresholdPending = errors.New("the staged policy change does not have eno
 // every threshold is met makes it the policy in force: the policy ref, its
 // RSL entry and the removal of the staging ref move in one transaction.
 func (r *Repo) Apply(keyFile string) (*ApplyResult, *Staged, error) {
+	return r.ApplyReviewed(keyFile, "")
+}
+
+// ApplyReviewed is Apply; a staged change that was not made in this clone
+// is signed and applied only when reviewed names its commit.
+func (r *Repo) ApplyReviewed(keyFile, reviewed string) (*ApplyResult, *Staged, error) {
 	st, err := r.LoadStaged()
 	if err != nil {
 		return nil, nil, err
 	}
 	if st.Commit.IsZero() {
 		return nil, nil, usage("nothing is staged: change the policy first (git secure policy add-person, add-rule, trust add-root-key, ...)")
+	}
+	if err := r.reviewedStaged(st, reviewed, "apply"); err != nil {
+		return nil, nil, err
 	}
 	s, err := r.LoadSigner(keyFile)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/git-secure/git-secure/internal/freshness"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/porcelain"
 	"github.com/git-secure/git-secure/internal/report"
 	"github.com/git-secure/git-secure/internal/rsl"
 	"github.com/git-secure/git-secure/internal/verify"
@@ -240,9 +241,22 @@ func (h *Helper) refuse(format string, args ...any) error {
 func (h *Helper) adopt(remote, local map[string]gitrepo.Hash) error {
 	g := h.Repo.Git
 	var updates []gitrepo.RefUpdate
+	var adoptedOwn gitrepo.Hash
 	for _, name := range secureRefs {
 		want, have := remote[name], local[name]
 		if want.IsZero() || want == have {
+			continue
+		}
+		if name == policy.StagingRef && porcelain.LoadStagedState(g.GitDir()).Discarded == want {
+			// Discarded here; the server keeps a staged change for ever
+			// (it only grows), so every fetch would bring it back.
+			continue
+		}
+		if name == policy.StagingRef && !have.IsZero() && porcelain.LoadStagedState(g.GitDir()).Own == have &&
+			porcelain.StagingAddsSignatures(g, have, want, remote[policy.Ref]) {
+			// A co-signer signed our change: take their version, ours still.
+			updates = append(updates, gitrepo.RefUpdate{Name: name, Old: have, New: want})
+			adoptedOwn = want
 			continue
 		}
 		if name == attest.Ref || name == policy.StagingRef {
@@ -263,6 +277,11 @@ func (h *Helper) adopt(remote, local map[string]gitrepo.Hash) error {
 	}
 	if err := g.UpdateRefs(updates, "git-secure: fetch from "+h.Remote); err != nil {
 		return fmt.Errorf("update local metadata: %w (another git-secure command ran at the same time; fetch again)", err)
+	}
+	if !adoptedOwn.IsZero() {
+		if err := h.Repo.NoteStagedAdopted(adoptedOwn); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -255,7 +255,10 @@ func (h *Helper) pendingMetadata(remote, local map[string]gitrepo.Hash) []string
 	var out []string
 	for _, name := range metadataRefs {
 		l, r := local[name], remote[name]
-		if l.IsZero() || l == r || (!r.IsZero() && !mustAncestor(h.Repo.Git, r, l)) {
+		if l.IsZero() || l == r {
+			continue
+		}
+		if !r.IsZero() && !mustAncestor(h.Repo.Git, r, l) && (name != policy.StagingRef || !h.replacesStaging(r, l, local[policy.Ref], false)) {
 			continue
 		}
 		out = append(out, name)

@@ -480,6 +480,12 @@ func (h *Helper) metadataSpecsFrom(tip gitrepo.Hash, locals map[string]gitrepo.H
 			continue
 		}
 		if r := remote[name]; !r.IsZero() && !mustAncestor(g, r, local) {
+			if name == policy.StagingRef && h.replacesStaging(r, local, locals[policy.Ref], true) {
+				// Our own staged change (or our signature on the remote's)
+				// in place of one that holds no signature it would lose:
+				// the server checks the same (porcelain.StagingReplaceable).
+				out = append(out, fmt.Sprintf("+%s:%s", local, name))
+			}
 			continue // the remote is ahead or diverged: nothing of ours to send
 		}
 		out = append(out, fmt.Sprintf("%s:%s", local, name))
@@ -785,4 +791,21 @@ func branchNonFF(failed map[string]string) bool {
 		}
 	}
 	return false
+}
+
+// replacesStaging reports whether the local staged change should replace
+// the remote's: it was made (or signed) in this clone, and the remote's
+// may be replaced without losing a signature.
+func (h *Helper) replacesStaging(remote, local, polTip gitrepo.Hash, say bool) bool {
+	if porcelain.LoadStagedState(h.Repo.Git.GitDir()).Own != local {
+		return false
+	}
+	why, err := porcelain.StagingReplaceable(h.Repo.Git, remote, local, polTip)
+	if err != nil || why != "" {
+		if err == nil && say {
+			h.logf("note: the remote's staged policy change is not replaced by yours: %s", why)
+		}
+		return false
+	}
+	return true
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/rsl"
 )
 
@@ -242,9 +243,42 @@ func (v *verifier) judge(ref string, have gitrepo.Hash, o observer) {
 				hint += "; " + RepairHint("REMOTE", ref, last.target)
 			}
 		}
-		v.report(ref, protected, hint, problem)
+		if g := v.forcePushed(ref, protected, recordedOK, last, class); g != nil {
+			v.fail(nil, ref, g.Name, ErrPolicyRule, fmt.Sprintf("restore %s to %s, the state the log records (entry #%d), or a commit that contains it", ref, short(last.target), last.number),
+				"%s: global rule %s lets %s only fast-forward", problem, g.Name, ref)
+		} else {
+			v.report(ref, protected, hint, problem)
+		}
 	}
 	v.res.Refs = append(v.res.Refs, st)
+}
+
+// forcePushed returns the no-force-push global rule that an unrecorded
+// move of ref breaks, if any. A ref that no rule protects may move without
+// an entry (a warning), but a global rule that says it only fast-forwards
+// holds all the same: without this, anyone with push access force-pushed
+// or deleted such a ref past the server (it only warned), and every clone
+// verified the result. Creating it, or moving it ahead of its recorded
+// value, breaks nothing. Protected refs fail on the move itself.
+func (v *verifier) forcePushed(ref string, protected, recordedOK bool, last recorded, class mismatchClass) *policy.GlobalRule {
+	if protected || !recordedOK || last.target.IsZero() || class == classAhead {
+		return nil
+	}
+	return v.noForcePush(ref)
+}
+
+// noForcePush returns the first no-force-push global rule of the policy
+// in force that covers ref, nil when none does.
+func (v *verifier) noForcePush(ref string) *policy.GlobalRule {
+	if v.finalPolicy == nil {
+		return nil
+	}
+	for _, g := range v.finalPolicy.GlobalRules() {
+		if g.Type == policy.GlobalNoForcePush && g.CoversRef(ref) {
+			return g
+		}
+	}
+	return nil
 }
 
 // judgeAbsent handles a ref the log records that the judged state lacks:
@@ -259,7 +293,11 @@ func (v *verifier) judgeAbsent(ref string, absent func(last recorded) (note, pro
 	note, problem, hint := absent(last)
 	st.Note = note
 	if problem != "" {
-		v.report(ref, protected, hint, problem)
+		if g := v.noForcePush(ref); g != nil && !protected {
+			v.fail(nil, ref, g.Name, ErrPolicyRule, hint, "%s: global rule %s lets %s only fast-forward, never be deleted", problem, g.Name, ref)
+		} else {
+			v.report(ref, protected, hint, problem)
+		}
 	}
 	v.res.Refs = append(v.res.Refs, st)
 }

@@ -158,7 +158,12 @@ func Decide(src Source, pol *policy.Policy, t Transition, in Inputs) (*Decision,
 	for _, r := range rules {
 		rd := RuleDecision{Rule: r}
 		if r.IsPathRule() {
-			if !t.CheckPaths || t.New.IsZero() {
+			// A deletion changes every file of the ref: a path rule
+			// applies when the deleted tree holds a file it protects
+			// (before, it never applied, so anyone in the policy deleted
+			// a ref that only a path rule covers, and recreated it
+			// without the protected files).
+			if !t.CheckPaths {
 				continue
 			}
 			if t.AllPaths {
@@ -252,10 +257,30 @@ func changedFiles(src Source, t Transition, targets []gitrepo.Hash) ([]string, e
 	if !t.DiffBase.IsZero() {
 		base = t.DiffBase
 	}
+	if t.New.IsZero() {
+		return deletedFiles(src, base)
+	}
 	if base.IsZero() {
 		return changedSinceBase(src, t.New, targets)
 	}
 	return changedBetween(src, base, t.New)
+}
+
+// deletedFiles lists every file of old's tree: what deleting a ref at old
+// removes from it.
+func deletedFiles(src Source, old gitrepo.Hash) ([]string, error) {
+	if old.IsZero() {
+		return nil, nil
+	}
+	ot, err := treeOf(src, old)
+	if err != nil {
+		return nil, err
+	}
+	paths, err := src.ChangedPaths(ot, gitrepo.ZeroHash)
+	if err != nil {
+		return nil, fmt.Errorf("%w: files of %s: %v", ErrBadObject, short(old), err)
+	}
+	return paths, nil
 }
 
 // unmetRequirements assigns distinct persons to requirement slots (a

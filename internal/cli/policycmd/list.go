@@ -45,6 +45,9 @@ func runList(_ context.Context, opts *ListOptions) error {
 	p := st.Base
 	if opts.Staged {
 		p = st.Policy
+		if !st.Commit.IsZero() && !opts.JSON {
+			printStagedOrigin(opts.F, r, st)
+		}
 	}
 	j := newPolicyJSON(p, st)
 	if opts.JSON {
@@ -52,6 +55,21 @@ func runList(_ context.Context, opts *ListOptions) error {
 	}
 	printPolicy(opts.F, j)
 	return nil
+}
+
+// printStagedOrigin says what would be signed, and whether this clone
+// made it (policy sign and apply need --staged COMMIT for a change it did
+// not make).
+func printStagedOrigin(f *factory.Factory, r *porcelain.Repo, st *porcelain.Staged) {
+	origin := "made in this clone"
+	if r.Foreign(st) {
+		origin = "not made in this clone: sign or apply it only with --staged " + st.Commit.String()[:12] + " once you checked every change"
+	}
+	f.Out("staged change %s (%s):\n", st.Commit.String()[:12], origin)
+	for _, ch := range policy.Changes(st.Base, st.Policy) {
+		f.Out("  %s\n", ch)
+	}
+	f.Out("\n")
 }
 
 // PolicyJSON is the document policy list --json writes.

@@ -19,15 +19,26 @@ type StagedOptions struct {
 	F    *factory.Factory
 	Key  string
 	JSON bool
+	// Staged is the staged commit the user reviewed (--staged COMMIT):
+	// needed to sign or apply a change this clone did not make.
+	Staged string
+}
+
+// stagedCommitFlag names the staged change someone reviewed: a staged
+// change not made in this clone (a fetch brought it; anyone who can push
+// can stage one) is signed or applied only when named.
+var stagedCommitFlag = &cli.StringFlag{
+	Name:  "staged",
+	Usage: "the staged change's `COMMIT` (7 or more hex digits), after reviewing it with git secure policy list --staged: needed when the change was not made in this clone",
 }
 
 func newCmdSign(f *factory.Factory) *cli.Command {
 	return &cli.Command{
 		Name:  "sign",
 		Usage: "add your signature to the staged change",
-		Flags: []cli.Flag{cmdutil.KeyFlag},
+		Flags: []cli.Flag{cmdutil.KeyFlag, stagedCommitFlag},
 		Action: func(c *cli.Context) error {
-			return runSign(c.Context, &StagedOptions{F: f, Key: c.String("key")})
+			return runSign(c.Context, &StagedOptions{F: f, Key: c.String("key"), Staged: c.String("staged")})
 		},
 	}
 }
@@ -37,7 +48,7 @@ func runSign(_ context.Context, opts *StagedOptions) error {
 	if err != nil {
 		return err
 	}
-	st, err := r.SignStaged(opts.Key)
+	st, err := r.SignReviewed(opts.Key, opts.Staged)
 	if err != nil {
 		return err
 	}
@@ -49,9 +60,9 @@ func newCmdApply(f *factory.Factory) *cli.Command {
 	return &cli.Command{
 		Name:  "apply",
 		Usage: "sign if needed and put the staged change in force when its thresholds are met",
-		Flags: []cli.Flag{cmdutil.KeyFlag, cmdutil.JSONFlag},
+		Flags: []cli.Flag{cmdutil.KeyFlag, cmdutil.JSONFlag, stagedCommitFlag},
 		Action: func(c *cli.Context) error {
-			return runApply(c.Context, &StagedOptions{F: f, Key: c.String("key"), JSON: c.Bool("json")})
+			return runApply(c.Context, &StagedOptions{F: f, Key: c.String("key"), JSON: c.Bool("json"), Staged: c.String("staged")})
 		},
 	}
 }
@@ -62,11 +73,11 @@ func runApply(_ context.Context, opts *StagedOptions) error {
 	if err != nil {
 		return err
 	}
-	res, st, err := r.Apply(opts.Key)
+	res, st, err := r.ApplyReviewed(opts.Key, opts.Staged)
 	if err != nil {
 		if errors.Is(err, porcelain.ErrThresholdPending) && st != nil {
 			cmdutil.PrintStatus(f, st)
-			f.Info("git-secure: hint: each missing signer runs git secure policy sign (after fetching refs/secure/policy-staging), then anyone runs git secure policy apply\n")
+			f.Info("git-secure: hint: each missing signer fetches refs/secure/policy-staging, reviews what it changes (git secure policy list --staged) and signs it with git secure policy sign --staged COMMIT (the staged commit list names), then anyone runs git secure policy apply (with --staged COMMIT where the change was not made in their clone)\n")
 		}
 		return err
 	}

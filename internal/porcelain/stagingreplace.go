@@ -1,0 +1,157 @@
+package porcelain
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/verify"
+)
+
+// StagingReplaceable decides whether a remote's staged policy change old
+// may be replaced by next, a staged change of the policy commit polTip
+// (the policy in force once the push lands), when next does not descend
+// from old. Every staged commit's parent is the policy it changes, so a
+// co-signer's signed version never descends from the version they signed,
+// and a server that only let the staged change grow kept the first one
+// pushed for ever: no later change (nor any signature on it) could be
+// shared, and a pusher without a key who planted one blocked the workflow
+// for good. What the rule protects is co-signatures, so old may go when
+// it holds none worth keeping:
+//
+//   - it is not a staged change of polTip (made on an older policy, or not
+//     a staged change at all): it can never be applied;
+//   - no key of the policy in force, nor of its own root, signed it;
+//   - every key that signed old also signed next: a co-signer's version
+//     of the same change, or the proposer's own new change in place of
+//     one only they had signed.
+//
+// next itself must be a staged change of polTip. It returns "" when old
+// may be replaced, else why not.
+func StagingReplaceable(g *gitrepo.Repo, old, next, polTip gitrepo.Hash) (string, error) {
+	if polTip.IsZero() {
+		return "there is no policy in force", nil
+	}
+	nextPol, why, err := stagedOn(g, next, polTip)
+	if err != nil || why != "" {
+		return "the new one " + why, err
+	}
+	oldPol, why, err := stagedOn(g, old, polTip)
+	if err != nil {
+		return "", err
+	}
+	if why != "" {
+		return "", nil // obsolete or not a staged change: nothing to keep
+	}
+	base, err := policy.Load(g, polTip)
+	if err != nil {
+		return "", fmt.Errorf("load the policy in force %s: %w", polTip, err)
+	}
+	oldSigned, err := signedBy(base, oldPol)
+	if err != nil {
+		return "", nil // not a change that could be applied
+	}
+	if len(oldSigned) == 0 {
+		return "", nil
+	}
+	nextSigned, err := signedBy(base, nextPol)
+	if err != nil {
+		return "", nil
+	}
+	var dropped []string
+	for _, s := range oldSigned {
+		if !slices.Contains(nextSigned, s) {
+			dropped = append(dropped, s)
+		}
+	}
+	if len(dropped) == 0 {
+		return "", nil
+	}
+	return fmt.Sprintf("the staged change it holds (%s) is signed by %s, and the new one is not signed by them", old.String()[:12], strings.Join(dropped, ", ")), nil
+}
+
+// stagedOn loads h as a staged change of polTip: a commit whose only
+// parent is polTip and whose tree is a policy. why says what it is not.
+func stagedOn(g *gitrepo.Repo, h, polTip gitrepo.Hash) (*policy.Policy, string, error) {
+	c, err := g.ReadCommit(h)
+	if err != nil {
+		return nil, fmt.Sprintf("(%s) cannot be read as a commit", h.String()[:12]), nil
+	}
+	if len(c.Parents) != 1 || c.Parents[0] != polTip {
+		return nil, fmt.Sprintf("(%s) is not a staged change of the policy in force (%s)", h.String()[:12], polTip.String()[:12]), nil
+	}
+	p, err := policy.Load(g, h)
+	if err != nil {
+		return nil, fmt.Sprintf("(%s) is not a policy: %v", h.String()[:12], err), nil
+	}
+	return p, "", nil
+}
+
+// signedBy lists the fingerprints of the keys with a valid signature on
+// staged that counts for the change from base (in any role).
+func signedBy(base, staged *policy.Policy) ([]string, error) {
+	sts, err := verify.PolicyStatus(base, staged)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, st := range sts {
+		for _, fp := range st.SignedBy {
+			if !slices.Contains(out, fp) {
+				out = append(out, fp)
+			}
+		}
+	}
+	return out, nil
+}
+
+func sameContent(a, b *policy.Policy) (bool, error) {
+	a1, err1 := json.Marshal(a.Root.Signed)
+	a2, err2 := json.Marshal(a.Targets.Signed)
+	b1, err3 := json.Marshal(b.Root.Signed)
+	b2, err4 := json.Marshal(b.Targets.Signed)
+	for _, err := range []error{err1, err2, err3, err4} {
+		if err != nil {
+			return false, err
+		}
+	}
+	return bytes.Equal(a1, b1) && bytes.Equal(a2, b2), nil
+}
+
+// StagingAddsSignatures reports whether next is the staged change have of
+// polTip with every signature have holds and more: a co-signer's version of
+// it, which a fetch takes in place of the local one.
+func StagingAddsSignatures(g *gitrepo.Repo, have, next, polTip gitrepo.Hash) bool {
+	a, why1, err1 := stagedOn(g, have, polTip)
+	b, why2, err2 := stagedOn(g, next, polTip)
+	if err1 != nil || err2 != nil || why1 != "" || why2 != "" {
+		return false
+	}
+	if same, err := sameContent(a, b); err != nil || !same {
+		return false
+	}
+	base, err := policy.Load(g, polTip)
+	if err != nil {
+		return false
+	}
+	sa, err1 := signedBy(base, a)
+	sb, err2 := signedBy(base, b)
+	if err1 != nil || err2 != nil || len(sb) <= len(sa) {
+		return false
+	}
+	for _, s := range sa {
+		if !slices.Contains(sb, s) {
+			return false
+		}
+	}
+	return true
+}
+
+// NoteStagedAdopted records that a fetch replaced the clone's own staged
+// change by a co-signed version of it (StagingAddsSignatures): still the
+// clone's own change.
+func (r *Repo) NoteStagedAdopted(h gitrepo.Hash) error { return r.noteOwnStaged(h) }

@@ -1,0 +1,104 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestStagedChangeShared: a staged policy change travels through an
+// enforcing server between co-signers, and a pusher without a key cannot
+// block that. Every staged commit's parent is the policy it changes, so a
+// co-signer's signed version never descends from the one they signed; the
+// server used to let refs/secure/policy-staging only grow, so the first
+// staged change pushed stayed for ever: bob's signature, and every later
+// change, never left the clone ("Everything up-to-date"), and a staged
+// change planted by anyone blocked the workflow for good. Now the server
+// takes a replacement that loses no signature (an obsolete change, an
+// unsigned one, the same change with more signatures) and refuses one
+// that would drop co-signatures, naming them.
+func TestStagedChangeShared(t *testing.T) {
+	srv := startServer(t, trHTTP)
+	repo, url := srv.newRepo("share.git", true)
+	alice, bob, mallory := newUser(t, "alice"), newUser(t, "bob"), newUser(t, "mallory")
+	dir := benchRepo(t, alice, "one", url, true)
+
+	// A planted, unsigned staged change on the current policy does not
+	// block anyone: alice's signed change replaces it.
+	mdir := mallory.path("m")
+	mallory.git(mallory.sb.Home, "clone", "-q", url, mdir)
+	mallory.configure(mdir)
+	mallory.git(mdir, "fetch", "-q", "origin", "refs/secure/*:refs/secure/*")
+	mallory.secure(mdir, "policy", "add-person", "mallory", "--key", mallory.key.Public)
+	if r := mallory.run(mdir, "git", "push", url, "refs/secure/policy-staging:refs/secure/policy-staging"); r.code != 0 {
+		t.Fatalf("mallory plants a staged change:\n%s", r)
+	}
+	alice.git(dir, "fetch", "-q")
+	alice.secure(dir, "policy", "discard")
+	alice.secure(dir, "trust", "add-rules-key", bob.key.Public)
+	alice.secure(dir, "trust", "set-rules-threshold", "2")
+	if r := alice.run(dir, "git", "secure", "policy", "apply"); r.code != 1 || !strings.Contains(r.stderr, "does not have enough signatures yet") {
+		t.Fatalf("apply with bob's signature missing: want it pending:\n%s", r)
+	}
+	r := alice.run(dir, "git", "push")
+	if r.code != 0 || !strings.Contains(r.stderr, "sent the staged policy") {
+		t.Fatalf("alice's push of her staged change over mallory's unsigned one:\n%s", r)
+	}
+	proposal := alice.rev(dir, "refs/secure/policy-staging")
+	if got := srv.admin.rev(repo, "refs/secure/policy-staging"); got != proposal {
+		t.Fatalf("the server's staged change is %s, want alice's %s", got, proposal)
+	}
+
+	// Now it carries alice's signature: mallory cannot put another change
+	// in its place.
+	mallory.git(mdir, "fetch", "-q", "origin", "+refs/secure/*:refs/secure/*")
+	mallory.secure(mdir, "policy", "discard")
+	mallory.secure(mdir, "policy", "add-person", "mallory", "--key", mallory.key.Public)
+	r = mallory.run(mdir, "git", "push", url, "+refs/secure/policy-staging:refs/secure/policy-staging")
+	if r.code == 0 || !hasAll(r.stderr, "refs/secure/policy-staging can only grow, or be replaced", "is signed by SHA256:", "the new one is not signed by them") {
+		t.Errorf("mallory replacing alice's signed staged change: want a refusal naming the signatures:\n%s", r)
+	}
+
+	// bob reviews and signs it; his version replaces alice's on the
+	// server, alice's fetch takes it, and her apply puts it in force.
+	bdir := bob.path("b")
+	bob.secure(bob.sb.Home, "clone", url, bdir)
+	bob.configure(bdir)
+	bob.secure(bdir, "policy", "sign", "--staged", proposal[:12])
+	// (bob is a rules key, not a person: a plain git push stops at main,
+	// which he may not move; he sends the staged change by name.)
+	if r := bob.run(bdir, "git", "push", "origin", "+refs/secure/policy-staging:refs/secure/policy-staging"); r.code != 0 {
+		t.Fatalf("bob's push of his signature:\n%s", r)
+	}
+	alice.git(dir, "fetch", "-q")
+	if got, want := alice.rev(dir, "refs/secure/policy-staging"), srv.admin.rev(repo, "refs/secure/policy-staging"); got != want {
+		t.Fatalf("alice's fetch did not take bob's signed version (%s, server %s)", got, want)
+	}
+	alice.secure(dir, "policy", "apply")
+	alice.git(dir, "push", "-q")
+	srv.admin.secure(repo, "verify")
+
+	// The applied change stays on the server (it is never deleted); the
+	// next change replaces it, as it is obsolete.
+	carol := newUser(t, "carol")
+	alice.secure(dir, "policy", "add-person", "carol", "--key", carol.key.Public)
+	if r := alice.run(dir, "git", "push"); r.code != 0 || !strings.Contains(r.stderr, "sent the staged policy") {
+		t.Fatalf("alice's push of a second staged change:\n%s", r)
+	}
+	if got, want := srv.admin.rev(repo, "refs/secure/policy-staging"), alice.rev(dir, "refs/secure/policy-staging"); got != want {
+		t.Fatalf("the server's staged change is %s, want alice's second one %s", got, want)
+	}
+
+	// Signed by alice alone, it gives way to her own next signed change.
+	alice.secure(dir, "policy", "sign")
+	alice.git(dir, "push", "-q")
+	alice.secure(dir, "policy", "discard")
+	dave := newUser(t, "dave")
+	alice.secure(dir, "policy", "add-person", "dave", "--key", dave.key.Public)
+	alice.secure(dir, "policy", "sign")
+	if r := alice.run(dir, "git", "push"); r.code != 0 || !strings.Contains(r.stderr, "sent the staged policy") {
+		t.Fatalf("alice's push of a new signed change over her own signed one:\n%s", r)
+	}
+	if got, want := srv.admin.rev(repo, "refs/secure/policy-staging"), alice.rev(dir, "refs/secure/policy-staging"); got != want {
+		t.Fatalf("the server's staged change is %s, want alice's third one %s", got, want)
+	}
+}
