@@ -25,11 +25,11 @@ import (
 	"time"
 
 	"github.com/git-secure/git-secure/internal/attest"
-	"github.com/git-secure/git-secure/internal/testing/benchrepo"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/rsl"
 	"github.com/git-secure/git-secure/internal/sign"
+	"github.com/git-secure/git-secure/internal/testing/benchrepo"
 	"github.com/git-secure/git-secure/internal/verify"
 )
 

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-secure/git-secure/internal/testing/benchrepo"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/rsl"
 	"github.com/git-secure/git-secure/internal/sign"
+	"github.com/git-secure/git-secure/internal/testing/benchrepo"
 	"github.com/git-secure/git-secure/internal/verify"
 )
 
