@@ -52,15 +52,7 @@ func TestPrePushInput(t *testing.T) {
 		{"unprotected branch", "refs/heads/main " + main.String() + " refs/heads/main " + z + "\n", ""},
 	} {
 		err, said := runHook(r, "pre-push", tc.input, "plain", "/srv/plain.git")
-		if tc.want == "" {
-			if err != nil {
-				t.Errorf("%s: err = %v, said %q; want it let through", tc.name, err, said)
-			}
-			continue
-		}
-		if !errors.Is(err, ErrRejected) || !strings.Contains(said, tc.want) {
-			t.Errorf("%s: err = %v, said %q; want a refusal saying %q", tc.name, err, said, tc.want)
-		}
+		checkRefusal(t, tc.name, err, said, tc.want)
 	}
 }
 
@@ -78,14 +70,21 @@ func TestClientTransactionInput(t *testing.T) {
 		{"the log moved", z + " " + strings.Repeat("a", 40) + " refs/secure/rsl\n", "refusing to change refs/secure/rsl outside git-secure"},
 	} {
 		err, said := runHook(r, "reference-transaction", tc.input, "prepared")
-		if tc.want == "" {
-			if err != nil {
-				t.Errorf("%s: err = %v, said %q; want it let through", tc.name, err, said)
-			}
-			continue
+		checkRefusal(t, tc.name, err, said, tc.want)
+	}
+}
+
+// checkRefusal checks a hook's answer: a refusal saying want, or (want
+// "") none.
+func checkRefusal(t *testing.T, name string, err error, said, want string) {
+	t.Helper()
+	if want == "" {
+		if err != nil {
+			t.Errorf("%s: err = %v, said %q; want it let through", name, err, said)
 		}
-		if !errors.Is(err, ErrRejected) || !strings.Contains(said, tc.want) {
-			t.Errorf("%s: err = %v, said %q; want a refusal saying %q", tc.name, err, said, tc.want)
-		}
+		return
+	}
+	if !errors.Is(err, ErrRejected) || !strings.Contains(said, want) {
+		t.Errorf("%s: err = %v, said %q; want a refusal saying %q", name, err, said, want)
 	}
 }
