@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -284,9 +285,15 @@ func (a *app) bareDir(c *cli.Context) (string, error) {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(a.env.Dir, p)
 	}
+	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+		return "", usageErr("%s does not exist: create the server's repository first (git init --bare %s), then run this again", p, p)
+	}
 	g, err := gitrepo.OpenWithEnv(p, os.Environ())
+	if errors.Is(err, gitrepo.ErrNotRepository) {
+		return "", usageErr("%s is not a git repository: create the server's repository there first (git init --bare %s), then run this again", p, p)
+	}
 	if err != nil {
-		return "", usageErr("%s is not a git repository: %v", p, err)
+		return "", openErr(p, err)
 	}
 	defer g.Close()
 	if g.WorkTree() != "" {

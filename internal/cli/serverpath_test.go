@@ -1,0 +1,35 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Found following the README as a stranger: "git secure server install
+// /srv/git/my-project.git" on a path that does not exist yet printed
+// gitrepo internals (a git command line, "exit status -1", "chdir") and
+// no way forward. It names the path and the command that creates it; a
+// directory that is not a repository says the same.
+func TestServerInstallPathErrors(t *testing.T) {
+	h := NewCLIHarness(t)
+	missing := filepath.Join(h.S.Home, "srv", "project.git")
+	empty := filepath.Join(h.S.Home, "empty.git")
+	h.S.Run(h.S.Home, "mkdir", empty)
+	for _, tc := range []struct{ name, path string }{
+		{"missing", missing},
+		{"empty directory", empty},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := h.Want(2, "server", "install", tc.path)
+			if !strings.Contains(r.Stderr, "git init --bare "+tc.path) {
+				t.Errorf("the error does not say how to create the repository:\n%s", r)
+			}
+			for _, leak := range []string{"gitrepo", "rev-parse", "exit status", "chdir"} {
+				if strings.Contains(r.Stderr, leak) {
+					t.Errorf("the error leaks %q:\n%s", leak, r)
+				}
+			}
+		})
+	}
+}
