@@ -67,8 +67,11 @@ type Helper struct {
 	// pushSync is set while a push brings the remote's metadata in: a
 	// stale freshness statement is then only warned about (freshness.go).
 	pushSync bool
-	// forPush is the listing "list for-push" just made, used once.
-	forPush map[string]gitrepo.Hash
+	// forPush is the listing "list for-push" just made, used once;
+	// forPushRemembered says it came from memory (state.go), not from
+	// the remote.
+	forPush           map[string]gitrepo.Hash
+	forPushRemembered bool
 	// localSnap is the local refs/secure/* and refs/heads/* read while
 	// "list for-push" talked to the remote, used once by the push.
 	localSnap map[string]gitrepo.Hash
@@ -598,8 +601,10 @@ func (h *Helper) list(forPush bool) error {
 	if forPush {
 		h.snapshotAsync(true)
 		refs, head := map[string]gitrepo.Hash(nil), ""
+		h.forPushRemembered = false
 		if st, ok := h.rememberedListing(); ok {
 			refs, head = st.Refs, st.Head
+			h.forPushRemembered = true
 			h.Trace.Mark("list for-push (remembered)")
 		} else {
 			var err error

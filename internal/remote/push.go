@@ -200,6 +200,7 @@ func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
 		}
 		return h.runPush(specs, h.metadataSpecs(localTip))
 	}
+	refreshed := false
 	for attempt := 1; ; attempt++ {
 		if attempt > 1 {
 			if local, err = h.localSecure(); err != nil {
@@ -209,10 +210,23 @@ func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
 		}
 		localTip = local[rsl.Ref]
 		prepared, err := h.Repo.Prepare(localTip, pol, signer, changes)
+		h.Trace.Mark("record entries")
+		// Approvals missing here may be on the remote already.
+		short := errors.Is(err, porcelain.ErrNotAllowed) || (err == nil && len(prepared.Pending) > 0)
+		if short && !refreshed {
+			refreshed = true
+			if moved, serr := h.metadataMovedSinceListing(local); serr != nil {
+				return failAll(specs, "git-secure: "+serr.Error())
+			} else if moved {
+				if pol, _, err = h.Repo.CurrentPolicy(); err != nil {
+					return failAll(specs, err.Error())
+				}
+				continue // record again, counting what the remote holds
+			}
+		}
 		if err != nil {
 			return failAll(specs, "git-secure: "+strings.TrimPrefix(err.Error(), "refused: "))
 		}
-		h.Trace.Mark("record entries")
 		extra := h.metadataSpecsFrom(prepared.Tip, local)
 		unpublished, err := h.unpublished(prepared.Tip, specs)
 		if err != nil {
@@ -646,4 +660,40 @@ func branchNonFF(failed map[string]string) bool {
 		}
 	}
 	return false
+}
+
+// metadataMovedSinceListing is asked when an entry about to be pushed
+// lacks approvals (or its signer may make it only with approvals, which
+// Prepare refuses as not allowed). A remembered listing predates whatever others pushed
+// since this clone's last contact, and approvals move no log entry, so
+// the server may hold approvals that the local store lacks: the push
+// would land (the server counts them) while saying approvals are
+// missing, and leave a local log whose newest entry does not verify here.
+// When the listing came from memory, it asks the remote and, if its
+// metadata differs from local, brings it in verified (true: record
+// again).
+func (h *Helper) metadataMovedSinceListing(local map[string]gitrepo.Hash) (bool, error) {
+	if !h.forPushRemembered {
+		return false, nil
+	}
+	h.forPushRemembered = false
+	refs, _, err := h.lsRemote()
+	if err != nil {
+		return false, nil // the server judges the push; its answer says what is missing
+	}
+	moved := false
+	for _, name := range secureRefs {
+		if r := refs[name]; !r.IsZero() && r != local[name] {
+			moved = true
+		}
+	}
+	h.Trace.Mark("ask the remote for approvals")
+	if !moved {
+		return false, nil
+	}
+	h.forPush = refs
+	if err := h.syncForPush(); err != nil {
+		return false, err
+	}
+	return true, nil
 }
