@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -44,5 +45,59 @@ func TestPushFetchesApprovalsMadeSinceLastContact(t *testing.T) {
 	if r := bob.run(bdir, "git", "secure", "explain", "main"); r.code != 0 || !strings.Contains(r.stdout, "counted: alice, bob") {
 		t.Errorf("bob's explain right after his accepted push:\n%s", r)
 	}
+}
+
+// Found adopting git-secure on a GitHub mirror (1 123 refs/pull/N/head):
+// git secure init records branches and tags only, and verify never judges
+// a forge's refs unless a rule names them, but pushing the mirror's
+// refs/pull/* through the helper signed one log entry per ref: 1 123
+// entries, a push 9 times slower than plain git's, and a log every clone
+// replays for refs nobody protects. A forge ref the log never recorded
+// and no rule names is pushed without an entry; one a rule names is
+// recorded.
+func TestPushForgeRefsWithoutEntries(t *testing.T) {
+	srv := startServer(t, trFile)
+	repo, url := srv.newRepo("mirror.git", true)
+	u := newUser(t, "alice")
+	dir := benchRepo(t, u, "mirror", url, true)
+	head := u.rev(dir, "HEAD")
+	for i := 1; i <= 5; i++ {
+		u.git(dir, "update-ref", fmt.Sprintf("refs/pull/%d/head", i), head+strings.Repeat("~", i%3))
+	}
+	before := u.rev(dir, "refs/secure/rsl")
+	r := u.run(dir, "git", "push", "origin", "refs/pull/*:refs/pull/*")
+	if r.code != 0 {
+		t.Fatalf("push of the forge refs:\n%s", r)
+	}
+	if got := srv.admin.run(repo, "git", "for-each-ref", "refs/pull/").stdout; len(strings.Fields(got)) != 3*5 {
+		t.Fatalf("the server holds these forge refs:\n%s", got)
+	}
+	if got := srv.admin.rev(repo, "refs/secure/rsl"); got != before {
+		t.Errorf("pushing forge refs no rule names recorded log entries:\n%s", u.run(dir, "git", "secure", "rsl", "log"))
+	}
+	if strings.Contains(r.stderr, "recorded refs/pull") {
+		t.Errorf("the push says it recorded forge refs:\n%s", r)
+	}
+	for _, who := range []struct {
+		u   *user
+		dir string
+	}{{srv.admin, repo}, {u, dir}} {
+		if r := who.u.run(who.dir, "git", "secure", "verify"); r.code != 0 || strings.Contains(r.stderr, "refs/pull") {
+			t.Errorf("verify after pushing forge refs:\n%s", r)
+		}
+	}
+
+	// A rule that names the namespace makes a forge ref recorded, as any
+	// protected ref (one that covers none of the unrecorded ones: those
+	// would have to be recorded at reviewed commits first).
+	u.secure(dir, "policy", "add-rule", "pulls", "--ref", "refs/pull/9/**", "--allow", u.name)
+	u.secure(dir, "policy", "apply")
+	u.git(dir, "push", "-q")
+	u.git(dir, "update-ref", "refs/pull/9/head", head)
+	r = u.run(dir, "git", "push", "origin", "refs/pull/9/head")
+	if r.code != 0 || !strings.Contains(r.stderr, "recorded refs/pull/9/head") {
+		t.Fatalf("a forge ref a rule names is recorded:\n%s", r)
+	}
+	srv.admin.secure(repo, "verify")
 }
 

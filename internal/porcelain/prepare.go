@@ -68,6 +68,9 @@ func (r *Repo) Prepare(base gitrepo.Hash, pol *policy.Policy, s sign.Signer, cha
 		if old == c.New {
 			continue
 		}
+		if last == nil && unrecordedForgeRef(pol, c.Ref) {
+			continue
+		}
 		pending, err := r.precheck(pol, base, c.Ref, old, c.New, fp)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrNotAllowed, err)
@@ -83,4 +86,15 @@ func (r *Repo) Prepare(base gitrepo.Hash, pol *policy.Policy, s sign.Signer, cha
 		p.Entries = append(p.Entries, e)
 	}
 	return p, nil
+}
+
+// unrecordedForgeRef reports whether ref, which the log never recorded,
+// lies in a forge's namespace (refs/pull/*, ...) that no rule names: as
+// git secure init does, it is pushed without an entry. Verification never
+// judges such a ref, and a GitHub mirror holds hundreds of them: signing
+// an entry for each made the first push of a mirror many times slower
+// than plain git's and every clone replay them.
+func unrecordedForgeRef(pol *policy.Policy, ref string) bool {
+	_, forge := policy.ForgePrefix(ref)
+	return forge && !pol.Protected(ref)
 }
