@@ -101,3 +101,50 @@ func TestPushForgeRefsWithoutEntries(t *testing.T) {
 	srv.admin.secure(repo, "verify")
 }
 
+// Found adopting git-secure: a push refused because a folder rule does not
+// name the pusher said who could approve, but not how: nothing of the
+// push reached the server, so the approver has no commit to fetch. The
+// threshold refusal's hand-off (publish a review branch, approve, push
+// again) is printed for it too, and following it lands the change.
+func TestFolderRefusalSaysHowToHandOff(t *testing.T) {
+	srv := startServer(t, trFile)
+	repo, url := srv.newRepo("folder.git", true)
+	alice, bob := newUser(t, "alice"), newUser(t, "bob")
+	adir := alice.sb.InitRepo("project", 2)
+	alice.configure(adir)
+	alice.secure(adir, "init")
+	alice.secure(adir, "policy", "add-person", "alice", "--key", alice.key.Public)
+	alice.secure(adir, "policy", "add-person", "bob", "--key", bob.key.Public)
+	alice.secure(adir, "policy", "add-rule", "protect-main", "--ref", "refs/heads/main", "--allow", "alice", "--allow", "bob")
+	alice.secure(adir, "policy", "add-rule", "security", "--path", "security/**", "--allow", "alice")
+	alice.secure(adir, "policy", "apply")
+	alice.git(adir, "remote", "add", "origin", url)
+	alice.git(adir, "push", "-q", "-u", "origin", "main")
+	bdir := bob.path("project")
+	bob.secure(bob.sb.Home, "clone", url, bdir)
+	bob.configure(bdir)
+
+	change := commitFile(t, bob, bdir, "security/policy.txt", "stricter\n")
+	r := bob.run(bdir, "git", "push")
+	if r.code == 0 {
+		t.Fatalf("bob changed security/ on main without alice:\n%s", r)
+	}
+	review := "git push origin " + change[:12] + ":refs/heads/review/main-" + change[:12]
+	for _, want := range []string{"security", "alice", review, "git secure attest approve refs/heads/main --to " + change[:12]} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("the refusal does not say %q:\n%s", want, r)
+		}
+	}
+	bob.git(bdir, strings.Fields(review)[1:]...)
+	alice.git(adir, "fetch", "-q")
+	alice.secure(adir, "attest", "approve", "refs/heads/main", "--to", change[:12])
+	alice.git(adir, "push", "-q")
+	if r := bob.run(bdir, "git", "push"); r.code != 0 {
+		t.Fatalf("bob's push after alice's approval:\n%s", r)
+	}
+	if got := srv.admin.rev(repo, "refs/heads/main"); got != change {
+		t.Fatalf("server main = %s, want %s", got, change)
+	}
+	srv.admin.secure(repo, "verify")
+	bob.secure(bdir, "verify")
+}

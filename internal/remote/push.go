@@ -225,6 +225,9 @@ func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
 			}
 		}
 		if err != nil {
+			if errors.Is(err, porcelain.ErrNotAllowed) {
+				h.sayReviewRefused(changes, err.Error())
+			}
 			return failAll(specs, "git-secure: "+strings.TrimPrefix(err.Error(), "refused: "))
 		}
 		extra := h.metadataSpecsFrom(prepared.Tip, local)
