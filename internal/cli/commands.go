@@ -52,7 +52,12 @@ the accepted starting point. Nothing is protected until you add rules.`,
 			}
 			a.out("\nNext:\n")
 			a.out("  git secure policy add-person NAME --key NAME.pub      # everyone who will sign\n")
-			a.out("  git secure policy add-rule protect-main --ref refs/heads/main --allow NAME [--threshold N]\n")
+			branch := "refs/heads/main"
+			if t, err := r.Git.SymbolicRef("HEAD"); err == nil && strings.HasPrefix(t, "refs/heads/") {
+				branch = t // the project's own branch: master, trunk, ...
+			}
+			rule := "protect-" + strings.ReplaceAll(strings.TrimPrefix(branch, "refs/heads/"), "/", "-")
+			a.out("  git secure policy add-rule %s --ref %s --allow NAME [--threshold N]\n", rule, branch)
 			a.out("  git secure policy apply                               # sign and put the rules in force\n")
 			a.out("  git secure verify                                     # anyone can check, from any clone\n")
 			return nil

@@ -33,3 +33,19 @@ func TestServerInstallPathErrors(t *testing.T) {
 		})
 	}
 }
+
+// Found adopting git-secure on a real project whose branch is master:
+// init's "Next:" lines told to protect refs/heads/main, a branch the
+// project does not have; copied as printed, the rule protects nothing.
+// They name the checked-out branch.
+func TestInitNextNamesTheBranch(t *testing.T) {
+	h := NewCLIHarness(t)
+	h.S.Git(h.Dir, "branch", "-m", "main", "master")
+	r := h.Want(0, "init", "--key", h.Priv("alice"), "--no-hooks")
+	if !strings.Contains(r.Stdout, "git secure policy add-rule protect-master --ref refs/heads/master --allow NAME") {
+		t.Errorf("init's next steps do not name the project's branch:\n%s", r)
+	}
+	if strings.Contains(r.Stdout, "refs/heads/main") {
+		t.Errorf("init's next steps name refs/heads/main, which this repository lacks:\n%s", r)
+	}
+}
