@@ -49,3 +49,23 @@ func TestInitNextNamesTheBranch(t *testing.T) {
 		t.Errorf("init's next steps name refs/heads/main, which this repository lacks:\n%s", r)
 	}
 }
+
+// Found adopting git-secure: in a copy of a clone (cp -a, or a clone
+// moved to another directory), core.hooksPath still names the original's
+// .git/secure/hooks, and git secure hooks uninstall said "hooks removed"
+// while leaving it: the copy went on running the other clone's hooks.
+func TestHooksUninstallInACopy(t *testing.T) {
+	h := NewCLIHarness(t)
+	h.Want(0, "init", "--key", h.Priv("alice"))
+	orig := h.Dir
+	cp := filepath.Join(h.S.Home, "copy")
+	h.S.Run(h.S.Home, "cp", "-a", orig, cp)
+	h.Dir = cp
+	h.Want(0, "hooks", "uninstall")
+	if out := h.S.Run(cp, "sh", "-c", "git config core.hooksPath || true"); strings.TrimSpace(out) != "" {
+		t.Errorf("after hooks uninstall in the copy, core.hooksPath is still %q", strings.TrimSpace(out))
+	}
+	if out := h.S.Run(orig, "git", "config", "core.hooksPath"); !strings.Contains(out, filepath.Join(orig, ".git", "secure", "hooks")) {
+		t.Errorf("the original lost its hooks: core.hooksPath = %q", out)
+	}
+}
