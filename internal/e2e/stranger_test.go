@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -147,4 +148,30 @@ func TestFolderRefusalSaysHowToHandOff(t *testing.T) {
 	}
 	srv.admin.secure(repo, "verify")
 	bob.secure(bdir, "verify")
+}
+
+// Found following the README: a push of a protected ref whose signing key
+// could not be loaded was refused with "... needs a signed log entry, but
+// usage: sign: private key not available: ...". The refusal names the
+// key problem and the way out, without the error's kind markers.
+func TestPushWithoutKeySaysWhy(t *testing.T) {
+	srv := startServer(t, trFile)
+	_, url := srv.newRepo("nokey.git", true)
+	u := newUser(t, "alice")
+	dir := benchRepo(t, u, "repo", url, true)
+	// The public key alone: no agent, no private key file beside it.
+	pub := filepath.Join(u.sb.Home, "only.pub")
+	u.must(dir, "cp", u.key.Public, pub)
+	u.git(dir, "config", "user.signingkey", pub)
+	u.commit(dir, "f.txt", "1\n")
+	r := u.run(dir, "git", "push", "origin", "main")
+	if r.code == 0 {
+		t.Fatalf("a push of a protected ref without a usable key was accepted:\n%s", r)
+	}
+	if !contains(r.stderr, "is protected and needs a signed log entry, but private key not available", "ssh-agent", "private key file") {
+		t.Errorf("the refusal does not say what is wrong and what to do:\n%s", r)
+	}
+	if strings.Contains(r.stderr, "usage:") {
+		t.Errorf("the refusal shows the error's kind marker:\n%s", r)
+	}
 }

@@ -53,7 +53,7 @@ func (h *Helper) dryRunPolicy(specs []pushSpec) map[string]string {
 	signer, err := h.Repo.LoadSigner("")
 	if err != nil {
 		return protectedFail(pol, changes, func(ref string) string {
-			return fmt.Sprintf("git-secure: would be refused: %s is protected and needs a signed log entry, but %v", ref, err)
+			return fmt.Sprintf("git-secure: would be refused: %s is protected and needs a signed log entry, but %s", ref, keyProblem(err))
 		})
 	}
 	defer signer.Close()

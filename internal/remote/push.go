@@ -185,7 +185,7 @@ func (h *Helper) pushSpecs(specs []pushSpec) map[string]string {
 	if err != nil {
 		for _, c := range changes {
 			if pol.Protected(c.Ref) {
-				return failAll(specs, fmt.Sprintf("git-secure: %s is protected and needs a signed log entry, but %v", c.Ref, err))
+				return failAll(specs, fmt.Sprintf("git-secure: %s is protected and needs a signed log entry, but %s", c.Ref, keyProblem(err)))
 			}
 		}
 		h.logf("note: no signing key configured; pushing without log entries (only unprotected refs)")
@@ -699,4 +699,13 @@ func (h *Helper) metadataMovedSinceListing(local map[string]gitrepo.Hash) (bool,
 		return false, err
 	}
 	return true, nil
+}
+
+// keyProblem says why no signing key could be loaded, without the
+// "usage: " and "sign: " that mark the error's kind for exit codes: in a
+// refusal they read as garbage ("but usage: sign: private key not
+// available").
+func keyProblem(err error) string {
+	msg := strings.TrimPrefix(err.Error(), porcelain.ErrUsage.Error()+": ")
+	return strings.TrimPrefix(msg, "sign: ")
 }
