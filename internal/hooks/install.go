@@ -215,7 +215,7 @@ func (in *Installer) Install() error {
 	if err != nil {
 		return err
 	}
-	if set && filepath.Clean(cur) == filepath.Clean(in.HooksDir) {
+	if set && (filepath.Clean(cur) == filepath.Clean(in.HooksDir) || in.copiedHooksPath(cur)) {
 		if err := in.writeScripts(true); err != nil {
 			return err
 		}
@@ -358,7 +358,7 @@ func (in *Installer) Uninstall() error {
 	if err != nil {
 		return err
 	}
-	if set && filepath.Clean(cur) == filepath.Clean(in.HooksDir) {
+	if set && (filepath.Clean(cur) == filepath.Clean(in.HooksDir) || in.copiedHooksPath(cur)) {
 		if prev, ok, err := in.ConfigGet(keyPrevHooksPath); err != nil {
 			return err
 		} else if ok {
@@ -391,6 +391,21 @@ func (in *Installer) Uninstall() error {
 		}
 	}
 	return os.RemoveAll(in.HooksDir)
+}
+
+// copiedHooksPath reports whether core.hooksPath value cur is the hook
+// directory git-secure installed in another clone (.../secure/hooks) while
+// this configuration says git-secure installed it here: the clone was
+// copied or moved, and the path still names where it was installed.
+func (in *Installer) copiedHooksPath(cur string) bool {
+	if in.Global {
+		return false
+	}
+	if v, ok, err := in.ConfigGet(keyInstalled); err != nil || !ok || v != "true" {
+		return false
+	}
+	clean := filepath.Clean(cur)
+	return filepath.Base(clean) == "hooks" && filepath.Base(filepath.Dir(clean)) == "secure"
 }
 
 // InstallServer turns a bare repository into an enforcing server: its

@@ -76,6 +76,9 @@ func (r *Repo) Prepare(base gitrepo.Hash, pol *policy.Policy, s sign.Signer, cha
 		if last != nil {
 			old = last.Entry.New
 		}
+		if last == nil && unrecordedForgeRef(pol, c.Ref) {
+			continue
+		}
 		if old != c.New {
 			moves = append(moves, verify.Transition{Ref: c.Ref, Old: old, New: c.New, CheckPaths: true})
 		}
@@ -178,4 +181,15 @@ func Retry(attempt func(n int) (lost bool, err error)) (bool, error) {
 			return lost, err
 		}
 	}
+}
+
+// unrecordedForgeRef reports whether ref, which the log never recorded,
+// lies in a forge's namespace (refs/pull/*, ...) that no rule names: as
+// git secure init does, it is pushed without an entry. Verification never
+// judges such a ref, and a GitHub mirror holds hundreds of them: signing
+// an entry for each made the first push of a mirror many times slower
+// than plain git's and every clone replay them.
+func unrecordedForgeRef(pol *policy.Policy, ref string) bool {
+	_, forge := policy.ForgePrefix(ref)
+	return forge && !pol.Protected(ref)
 }

@@ -34,7 +34,7 @@ func (h *Helper) dryRunPolicy(specs []pushSpec) map[string]string {
 	pol, changes := plan.pol, changesOf(specs)
 	if plan.keyErr != nil {
 		return protectedFail(pol, changes, func(ref string) string {
-			return fmt.Sprintf("git-secure: would be refused: %s is protected and needs a signed log entry, but %v", ref, plan.keyErr)
+			return fmt.Sprintf("git-secure: would be refused: %s is protected and needs a signed log entry, but %s", ref, keyProblem(plan.keyErr))
 		})
 	}
 	if fp := sign.Fingerprint(plan.signer.PublicKey()); !keyInPolicy(pol, fp) {

@@ -63,8 +63,11 @@ type Helper struct {
 	remote map[string]gitrepo.Hash
 	// refetched is set once a fetch was repeated to rule out a race.
 	refetched bool
-	// forPush is the listing "list for-push" just made, used once.
-	forPush map[string]gitrepo.Hash
+	// forPush is the listing "list for-push" just made, used once;
+	// forPushRemembered says it came from memory (state.go), not from
+	// the remote.
+	forPush           map[string]gitrepo.Hash
+	forPushRemembered bool
 	// localSnap is the local refs/secure/* and refs/heads/* read while
 	// "list for-push" talked to the remote, used once by the push.
 	localSnap map[string]gitrepo.Hash
@@ -585,8 +588,10 @@ func (h *Helper) list(forPush bool) error {
 	if forPush {
 		h.snapshotAsync(true)
 		refs, head := map[string]gitrepo.Hash(nil), ""
+		h.forPushRemembered = false
 		if st, ok := h.rememberedListing(); ok {
 			refs, head = st.Refs, st.Head
+			h.forPushRemembered = true
 			h.Trace.Mark("list for-push (remembered)")
 		} else {
 			var err error

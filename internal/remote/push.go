@@ -236,6 +236,11 @@ func (h *Helper) replan(plan *pushPlan) error {
 	if err := h.syncForPush(); err != nil {
 		return fmt.Errorf("git-secure: %w", err)
 	}
+	return h.reload(plan)
+}
+
+// reload reads the local metadata and the policy again (after a sync).
+func (h *Helper) reload(plan *pushPlan) error {
 	local, err := h.localSecure()
 	if err != nil {
 		return err
@@ -271,7 +276,7 @@ func (h *Helper) pushSpecs(specs []pushSpec) pushResult {
 	if plan.keyErr != nil {
 		for _, c := range specs {
 			if plan.pol.Protected(c.Ref) {
-				return pushResult{failed: failAll(specs, fmt.Sprintf("git-secure: %s is protected and needs a signed log entry, but %v", c.Ref, plan.keyErr))}
+				return pushResult{failed: failAll(specs, fmt.Sprintf("git-secure: %s is protected and needs a signed log entry, but %s", c.Ref, keyProblem(plan.keyErr)))}
 			}
 		}
 		h.logf("note: no signing key configured; pushing without log entries (only unprotected refs)")
@@ -301,6 +306,7 @@ func keyInPolicy(pol *policy.Policy, fp string) bool {
 func (h *Helper) recordAndSend(plan *pushPlan) pushResult {
 	var out pushResult
 	var last *noiseFilter // the stderr of the last git push
+	refreshed := false    // the remote was asked for approvals once
 	lost, _ := porcelain.Retry(func(n int) (bool, error) {
 		if n > 1 {
 			last.Discard() // the refusal of an attempt that is retried
@@ -310,8 +316,11 @@ func (h *Helper) recordAndSend(plan *pushPlan) pushResult {
 				return false, nil
 			}
 		}
-		batch, err := h.preparePush(plan)
+		batch, err := h.preparePushCounting(plan, &refreshed)
 		if err != nil {
+			if errors.Is(err, porcelain.ErrNotAllowed) {
+				h.sayReviewRefused(changesOf(plan.specs), err.Error())
+			}
 			out = pushResult{failed: failAll(plan.specs, "git-secure: "+strings.TrimPrefix(err.Error(), "refused: "))}
 			return false, nil
 		}
@@ -357,6 +366,30 @@ func (h *Helper) preparePush(plan *pushPlan) (*pushBatch, error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// preparePushCounting is preparePush, once more after bringing the
+// remote's metadata in when the entries lack approvals (or the signer may
+// make them only with approvals) and the listing came from memory: the
+// server may hold approvals the local store lacks (metadataMovedSinceListing).
+func (h *Helper) preparePushCounting(plan *pushPlan, refreshed *bool) (*pushBatch, error) {
+	batch, err := h.preparePush(plan)
+	short := errors.Is(err, porcelain.ErrNotAllowed) || (err == nil && len(batch.Pending) > 0)
+	if !short || *refreshed {
+		return batch, err
+	}
+	*refreshed = true
+	moved, serr := h.metadataMovedSinceListing(plan.local)
+	if serr != nil {
+		return nil, serr
+	}
+	if !moved {
+		return batch, err
+	}
+	if err := h.reload(plan); err != nil {
+		return nil, err
+	}
+	return h.preparePush(plan) // record again, counting what the remote holds
 }
 
 // sendPush runs the atomic push of one attempt. A push refused while the
@@ -808,4 +841,49 @@ func (h *Helper) replacesStaging(remote, local, polTip gitrepo.Hash, say bool) b
 		return false
 	}
 	return true
+}
+
+// metadataMovedSinceListing is asked when an entry about to be pushed
+// lacks approvals (or its signer may make it only with approvals, which
+// Prepare refuses as not allowed). A remembered listing predates whatever others pushed
+// since this clone's last contact, and approvals move no log entry, so
+// the server may hold approvals that the local store lacks: the push
+// would land (the server counts them) while saying approvals are
+// missing, and leave a local log whose newest entry does not verify here.
+// When the listing came from memory, it asks the remote and, if its
+// metadata differs from local, brings it in verified (true: record
+// again).
+func (h *Helper) metadataMovedSinceListing(local map[string]gitrepo.Hash) (bool, error) {
+	if !h.forPushRemembered {
+		return false, nil
+	}
+	h.forPushRemembered = false
+	refs, _, err := h.lsRemote()
+	if err != nil {
+		return false, nil // the server judges the push; its answer says what is missing
+	}
+	moved := false
+	for _, name := range secureRefs {
+		if r := refs[name]; !r.IsZero() && r != local[name] {
+			moved = true
+		}
+	}
+	h.Trace.Mark("ask the remote for approvals")
+	if !moved {
+		return false, nil
+	}
+	h.forPush = refs
+	if err := h.syncForPush(); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// keyProblem says why no signing key could be loaded, without the
+// "usage: " and "sign: " that mark the error's kind for exit codes: in a
+// refusal they read as garbage ("but usage: sign: private key not
+// available").
+func keyProblem(err error) string {
+	msg := strings.TrimPrefix(err.Error(), porcelain.ErrUsage.Error()+": ")
+	return strings.TrimPrefix(msg, "sign: ")
 }

@@ -30,6 +30,27 @@ func (h *Helper) sayReview(prepared *porcelain.Prepared, failed map[string]strin
 			waiting = append(waiting, e)
 		}
 	}
+	h.sayHandOff(waiting)
+}
+
+// sayReviewRefused is sayReview for a push refused before anything was
+// sent because the signer may not make a change without someone else's
+// approval (a folder or tag rule that does not name them): the refusal
+// says who can approve, but nobody can approve a commit they cannot
+// fetch. msg is the refusal; changes whose ref it offers to approve get
+// the hand-off.
+func (h *Helper) sayReviewRefused(changes []porcelain.RefChange, msg string) {
+	var waiting []*rsl.Entry
+	for _, c := range changes {
+		if !c.New.IsZero() && strings.Contains(msg, "git secure attest approve "+c.Ref+" ") {
+			waiting = append(waiting, &rsl.Entry{Ref: c.Ref, New: c.New})
+		}
+	}
+	h.sayHandOff(waiting)
+}
+
+// sayHandOff prints the review hand-off for the refused updates waiting.
+func (h *Helper) sayHandOff(waiting []*rsl.Entry) {
 	if len(waiting) == 0 {
 		return
 	}

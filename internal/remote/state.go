@@ -95,7 +95,10 @@ func parseState(data []byte, wantURL string) (*remoteState, error) {
 			st.Head = head
 		default:
 			hexHash, name, ok := strings.Cut(text, " ")
-			if !ok || gitrepo.ValidRefName(name) != nil {
+			// HEAD is the one name outside refs/ that ls-remote lists (a
+			// server whose HEAD points at a branch): without it no listing
+			// of an ordinary server would ever be used.
+			if !ok || (name != "HEAD" && gitrepo.ValidRefName(name) != nil) {
 				return nil, fmt.Errorf("bad line %d", line)
 			}
 			hash, err := gitrepo.ParseHash(hexHash)

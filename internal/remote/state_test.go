@@ -10,7 +10,10 @@ import (
 func TestStateRoundTrip(t *testing.T) {
 	h1 := gitrepo.Hash{1, 2, 3}
 	h2 := gitrepo.Hash{9}
-	st := &remoteState{Head: "refs/heads/main", Refs: map[string]gitrepo.Hash{"refs/heads/main": h1, "refs/secure/rsl": h2}}
+	// A server's listing names HEAD when it points at a branch (ls-remote
+	// lists it): a listing with HEAD must be remembered too, or no push to
+	// an ordinary server ever answers from memory.
+	st := &remoteState{Head: "refs/heads/main", Refs: map[string]gitrepo.Hash{"HEAD": h1, "refs/heads/main": h1, "refs/secure/rsl": h2}}
 	url := "https://user:secret@example.com/repo.git"
 	data := st.encode(url)
 	if strings.Contains(string(data), "secret") {
@@ -20,7 +23,7 @@ func TestStateRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Head != st.Head || len(got.Refs) != 2 || got.Refs["refs/heads/main"] != h1 || got.Refs["refs/secure/rsl"] != h2 {
+	if got.Head != st.Head || len(got.Refs) != 3 || got.Refs["HEAD"] != h1 || got.Refs["refs/heads/main"] != h1 || got.Refs["refs/secure/rsl"] != h2 {
 		t.Fatalf("round trip: %+v", got)
 	}
 	if _, err := parseState(data, "https://example.com/other.git"); err == nil {
@@ -39,6 +42,7 @@ func TestParseStateRejects(t *testing.T) {
 		{"bad hash", key + "head \n" + "xyz refs/heads/main\n"},
 		{"zero hash", key + "head \n" + strings.Repeat("0", 40) + " refs/heads/main\n"},
 		{"bad ref name", key + "head \n" + main + " refs/heads/a..b\n"},
+		{"other top-level name", key + "head \n" + main + " FETCH_HEAD\n"},
 		{"no separator", key + "head \n" + main + "\n"},
 		{"long line", key + "head \n" + main + " refs/heads/" + strings.Repeat("x", 70000) + "\n"},
 	} {

@@ -154,7 +154,45 @@ func loadPath(spec KeySpec, p string) (Signer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sign: load key %s: %w", path, err)
 	}
-	return agentSignerFor(spec, pub, path)
+	s, err := agentSignerFor(spec, pub, path)
+	if err == nil || !errors.Is(err, ErrKeyUnavailable) {
+		return s, err
+	}
+	// As ssh-keygen -Y sign (and so git commit -S) does: a public key
+	// file whose key the agent does not hold is signed with the private
+	// key file beside it, the same path without ".pub".
+	if priv, ok := strings.CutSuffix(path, ".pub"); ok {
+		if s, perr := besideKey(spec, priv, pub); s != nil || perr != nil {
+			return s, perr
+		}
+	}
+	return nil, fmt.Errorf("%w; or set user.signingkey (or --key) to the private key file", err)
+}
+
+// besideKey loads the private key file priv when it holds pub's private
+// half. It returns nil and no error when there is no such file or it holds
+// another key, so that the caller reports the missing agent key.
+func besideKey(spec KeySpec, priv string, pub ssh.PublicKey) (Signer, error) {
+	b, err := readKeyFile(priv)
+	if err != nil || !bytes.Contains(b, []byte("PRIVATE KEY-----")) {
+		return nil, nil
+	}
+	s, err := ssh.ParsePrivateKey(b)
+	var pme *ssh.PassphraseMissingError
+	if errors.As(err, &pme) {
+		if pme.PublicKey != nil && !bytes.Equal(pme.PublicKey.Marshal(), pub.Marshal()) {
+			return nil, nil
+		}
+		return encryptedKey(spec, priv, pub)
+	}
+	if err != nil || !bytes.Equal(s.PublicKey().Marshal(), pub.Marshal()) {
+		return nil, nil
+	}
+	as, ok := s.(ssh.AlgorithmSigner)
+	if !ok {
+		return nil, fmt.Errorf("sign: load key %s: %w: signer cannot choose a signature algorithm", priv, ErrUnsupportedKey)
+	}
+	return &keySigner{s: as, pub: pub}, nil
 }
 
 // encryptedKey handles a passphrase-protected private key file at path whose
@@ -181,7 +219,7 @@ func agentSignerFor(spec KeySpec, pub ssh.PublicKey, source string) (Signer, err
 		return nil, fmt.Errorf("sign: key %s (%s): %w", fp, source, err)
 	}
 	if spec.AgentSocket == "" {
-		return nil, fmt.Errorf("%w: the private key of %s (%s) must be in ssh-agent, but there is no agent (SSH_AUTH_SOCK is not set)", ErrKeyUnavailable, fp, source)
+		return nil, fmt.Errorf("%w: the private key of %s (%s) must be in ssh-agent, but there is no agent (SSH_AUTH_SOCK is not set): start one and add the key (eval \"$(ssh-agent)\" && ssh-add)", ErrKeyUnavailable, fp, source)
 	}
 	sock, err := expandHome(spec.AgentSocket, spec.Home)
 	if err != nil {

@@ -199,6 +199,11 @@ func TestLoadSignerAgentKeyMissing(t *testing.T) {
 	loaded := s.NewKey("loaded", "ed25519")
 	missing := s.NewKey("missing", "ed25519")
 	s.AddToAgent(loaded)
+	// A .pub with its private key file beside it signs with that file
+	// (TestLoadSignerPublicBesidePrivate); here the private key is nowhere.
+	if err := os.Remove(missing.Private); err != nil {
+		t.Fatal(err)
+	}
 	fp := sign.Fingerprint(pubOf(t, missing))
 	for name, spec := range map[string]sign.KeySpec{
 		"pub file":   {File: missing.Public, AgentSocket: sock},
@@ -303,5 +308,69 @@ func TestAgentSignerConcurrent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// Found adopting git-secure: README's "git config user.signingkey
+// ~/.ssh/id_ed25519.pub" without an agent made every push of a protected
+// ref fail ("must be in ssh-agent"), although git commit -S signs with the
+// same setting: ssh-keygen -Y sign uses the private key file beside the
+// .pub when no agent holds the key. git-secure does the same, and never
+// with a private key file that holds another key.
+func TestLoadSignerPublicBesidePrivate(t *testing.T) {
+	s := testutil.NewSandbox(t)
+	sock := s.StartAgent()
+	other := s.NewKey("other", "ed25519")
+	s.AddToAgent(other)
+	for _, typ := range keyTypes {
+		k := s.NewKey("beside-"+typ, typ)
+		for name, spec := range map[string]sign.KeySpec{
+			"no agent":              {File: k.Public},
+			"agent without the key": {File: k.Public, AgentSocket: sock},
+			"user.signingkey":       {SigningKey: k.Public},
+		} {
+			t.Run(typ+"/"+name, func(t *testing.T) {
+				sg, err := sign.LoadSigner(spec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer sg.Close()
+				signVerify(t, sg, pubOf(t, k))
+			})
+		}
+	}
+
+	// The file beside holds another key: never used; the error names the
+	// key wanted, the agent and the way out.
+	k := s.NewKey("swapped", "ed25519")
+	data, err := os.ReadFile(other.Private)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(k.Private, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fp := sign.Fingerprint(pubOf(t, k))
+	_, err = sign.LoadSigner(sign.KeySpec{File: k.Public})
+	if !errors.Is(err, sign.ErrKeyUnavailable) {
+		t.Fatalf("a .pub beside another key's private file: err = %v, want ErrKeyUnavailable", err)
+	}
+	for _, want := range []string{fp, "ssh-agent", "ssh-add", "private key file"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+
+	// A passphrase-protected private key beside: the error says to add it
+	// to ssh-agent.
+	dir := filepath.Join(s.Home, "enc")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "enc")
+	s.Run(dir, "ssh-keygen", "-q", "-t", "ed25519", "-N", "secret", "-C", "enc", "-f", p)
+	_, err = sign.LoadSigner(sign.KeySpec{File: p + ".pub"})
+	if !errors.Is(err, sign.ErrKeyUnavailable) || !strings.Contains(err.Error(), "passphrase") || !strings.Contains(err.Error(), "ssh-add "+p) {
+		t.Fatalf("a .pub beside a passphrase-protected key: %v", err)
 	}
 }

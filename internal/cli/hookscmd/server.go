@@ -2,6 +2,8 @@ package hookscmd
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -78,9 +80,15 @@ func bareDir(opts *ServerOptions) (string, error) {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(opts.F.Dir, p)
 	}
+	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+		return "", report.Usagef("%s does not exist: create the server's repository first (git init --bare %s), then run this again", p, p)
+	}
 	g, err := gitrepo.OpenWithEnv(p, os.Environ())
+	if errors.Is(err, gitrepo.ErrNotRepository) {
+		return "", report.Usagef("%s is not a git repository: create the server's repository there first (git init --bare %s), then run this again", p, p)
+	}
 	if err != nil {
-		return "", report.Usagef("%s is not a git repository: %v", p, err)
+		return "", factory.OpenErr(p, err)
 	}
 	defer g.Close()
 	if g.WorkTree() != "" {

@@ -5,6 +5,7 @@ package initcmd
 
 import (
 	"context"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -62,7 +63,12 @@ func runInit(_ context.Context, opts *Options) error {
 	}
 	f.Out("\nNext:\n")
 	f.Out("  git secure policy add-person NAME --key NAME.pub      # everyone who will sign\n")
-	f.Out("  git secure policy add-rule protect-main --ref refs/heads/main --allow NAME [--threshold N]\n")
+	branch := "refs/heads/main"
+	if t, err := r.Git.SymbolicRef("HEAD"); err == nil && strings.HasPrefix(t, "refs/heads/") {
+		branch = t // the project's own branch: master, trunk, ...
+	}
+	rule := "protect-" + strings.ReplaceAll(strings.TrimPrefix(branch, "refs/heads/"), "/", "-")
+	f.Out("  git secure policy add-rule %s --ref %s --allow NAME [--threshold N]\n", rule, branch)
 	f.Out("  git secure policy apply                               # sign and put the rules in force\n")
 	f.Out("  git secure verify                                     # anyone can check, from any clone\n")
 	return nil

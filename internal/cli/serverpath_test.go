@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Found following the README as a stranger: "git secure server install
+// /srv/git/my-project.git" on a path that does not exist yet printed
+// gitrepo internals (a git command line, "exit status -1", "chdir") and
+// no way forward. It names the path and the command that creates it; a
+// directory that is not a repository says the same.
+func TestServerInstallPathErrors(t *testing.T) {
+	h := NewCLIHarness(t)
+	missing := filepath.Join(h.S.Home, "srv", "project.git")
+	empty := filepath.Join(h.S.Home, "empty.git")
+	h.S.Run(h.S.Home, "mkdir", empty)
+	for _, tc := range []struct{ name, path string }{
+		{"missing", missing},
+		{"empty directory", empty},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := h.Want(2, "server", "install", tc.path)
+			if !strings.Contains(r.Stderr, "git init --bare "+tc.path) {
+				t.Errorf("the error does not say how to create the repository:\n%s", r)
+			}
+			for _, leak := range []string{"gitrepo", "rev-parse", "exit status", "chdir"} {
+				if strings.Contains(r.Stderr, leak) {
+					t.Errorf("the error leaks %q:\n%s", leak, r)
+				}
+			}
+		})
+	}
+}
+
+// Found adopting git-secure on a real project whose branch is master:
+// init's "Next:" lines told to protect refs/heads/main, a branch the
+// project does not have; copied as printed, the rule protects nothing.
+// They name the checked-out branch.
+func TestInitNextNamesTheBranch(t *testing.T) {
+	h := NewCLIHarness(t)
+	h.S.Git(h.Dir, "branch", "-m", "main", "master")
+	r := h.Want(0, "init", "--key", h.Priv("alice"), "--no-hooks")
+	if !strings.Contains(r.Stdout, "git secure policy add-rule protect-master --ref refs/heads/master --allow NAME") {
+		t.Errorf("init's next steps do not name the project's branch:\n%s", r)
+	}
+	if strings.Contains(r.Stdout, "refs/heads/main") {
+		t.Errorf("init's next steps name refs/heads/main, which this repository lacks:\n%s", r)
+	}
+}
+
+// Found adopting git-secure: in a copy of a clone (cp -a, or a clone
+// moved to another directory), core.hooksPath still names the original's
+// .git/secure/hooks, and git secure hooks uninstall said "hooks removed"
+// while leaving it: the copy went on running the other clone's hooks.
+func TestHooksUninstallInACopy(t *testing.T) {
+	h := NewCLIHarness(t)
+	h.Want(0, "init", "--key", h.Priv("alice"))
+	orig := h.Dir
+	cp := filepath.Join(h.S.Home, "copy")
+	h.S.Run(h.S.Home, "cp", "-a", orig, cp)
+	h.Dir = cp
+	h.Want(0, "hooks", "uninstall")
+	if out := h.S.Run(cp, "sh", "-c", "git config core.hooksPath || true"); strings.TrimSpace(out) != "" {
+		t.Errorf("after hooks uninstall in the copy, core.hooksPath is still %q", strings.TrimSpace(out))
+	}
+	if out := h.S.Run(orig, "git", "config", "core.hooksPath"); !strings.Contains(out, filepath.Join(orig, ".git", "secure", "hooks")) {
+		t.Errorf("the original lost its hooks: core.hooksPath = %q", out)
+	}
+}
