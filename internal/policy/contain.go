@@ -29,10 +29,10 @@ func WithinAny(outers []string, pattern string) bool {
 type tokKind uint8
 
 const (
-	tokLit tokKind = iota
-	tokOne         // ?
-	tokStar        // *
-	tokAny         // **
+	tokLit  tokKind = iota
+	tokOne          // ?
+	tokStar         // *
+	tokAny          // **
 )
 
 type tok struct {

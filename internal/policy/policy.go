@@ -188,10 +188,10 @@ type Policy struct {
 	byFP    map[string]*Key    // every key: root, targets and persons
 	ownerFP map[string]*Person // person keys only
 
-	personKeys  map[string]*Key        // person keys by TUF key ID
-	delegations []*Delegation          // targets.json's delegations, in order
-	files       map[string]*RuleFile   // rule files by name
-	nodes       []*node                // every delegation in the TUF search order
+	personKeys  map[string]*Key      // person keys by TUF key ID
+	delegations []*Delegation        // targets.json's delegations, in order
+	files       map[string]*RuleFile // rule files by name
+	nodes       []*node              // every delegation in the TUF search order
 }
 
 // Persons returns the persons, sorted by name.
