@@ -483,7 +483,8 @@ func (p *Policy) judgeRuleFile(n *node, f *RuleFile) {
 // when they restrict whole refs) reach beyond the namespace chain, or ""
 // when they stay inside it.
 func outsideNamespace(chain []*Delegation, refs, paths []string, whole bool) string {
-	for _, d := range chain {
+	for i := len(chain) - 1; i >= 0; i-- { // the nearest namespace first
+		d := chain[i]
 		if len(d.Refs) > 0 {
 			if len(refs) == 0 {
 				return fmt.Sprintf("covers refs beyond %s's %s (name refs inside it with --ref)", d.Name, strings.Join(d.Refs, " "))
