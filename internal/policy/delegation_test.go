@@ -402,4 +402,3 @@ func FuzzParseDelegated(f *testing.F) {
 		}
 	})
 }
-
