@@ -177,6 +177,13 @@ func Decide(src Source, pol *policy.Policy, t Transition, in Inputs) (*Decision,
 				}
 			}
 		}
+		if r.Untrusted != "" {
+			// A delegation whose rule file counts for nothing: no
+			// signature meets it (fail closed).
+			rd.Unmet = []string{"rule file " + r.File + " counts for nothing: " + r.Untrusted}
+			d.Rules = append(d.Rules, rd)
+			continue
+		}
 		ruleSet, rulePersons := set, d.Persons
 		if r.TreeApprovals && len(in.TreeApprovers) > 0 {
 			ruleSet = map[string]bool{}
@@ -442,6 +449,11 @@ func (d *Decision) Failures() []Failure {
 
 func describeRule(rd RuleDecision, signer string) string {
 	var b strings.Builder
+	if rd.Rule.Untrusted != "" {
+		b.WriteString(strings.Join(rd.Unmet, "; "))
+		describePaths(&b, rd)
+		return b.String()
+	}
 	who := "nobody allowed"
 	if len(rd.Signed) > 0 {
 		who = strings.Join(rd.Signed, ", ")
@@ -458,6 +470,12 @@ func describeRule(rd RuleDecision, signer string) string {
 	} else if len(rd.Signed) == 0 || !contains(rd.Signed, signer) {
 		fmt.Fprintf(&b, "; signer %s is not allowed by this rule", signer)
 	}
+	describePaths(&b, rd)
+	return b.String()
+}
+
+// describePaths adds the protected files a rule decision is about.
+func describePaths(b *strings.Builder, rd RuleDecision) {
 	if rd.AllPaths {
 		b.WriteString("; the states it moves between are not all in the repository, so every path the rule protects counts as changed")
 	}
@@ -470,12 +488,11 @@ func describeRule(rd RuleDecision, signer string) string {
 		for i, p := range shown {
 			show[i] = policy.ShowPath(p)
 		}
-		fmt.Fprintf(&b, "; protected files changed: %s", strings.Join(show, ", "))
+		fmt.Fprintf(b, "; protected files changed: %s", strings.Join(show, ", "))
 		if len(rd.Paths) > 5 {
-			fmt.Fprintf(&b, " and %d more", len(rd.Paths)-5)
+			fmt.Fprintf(b, " and %d more", len(rd.Paths)-5)
 		}
 	}
-	return b.String()
 }
 
 func contains(xs []string, x string) bool {
@@ -488,6 +505,9 @@ func contains(xs []string, x string) bool {
 }
 
 func approveHint(rd RuleDecision, t Transition) string {
+	if rd.Rule.Untrusted != "" {
+		return fmt.Sprintf("the signers of rule file %s sign it (git secure policy sign --file %s, then git secure policy apply), or the file above it removes the delegation", rd.Rule.File, rd.Rule.File)
+	}
 	if len(rd.Candidate) == 0 {
 		return "no allowed person is left to approve: the rule's threshold cannot be met"
 	}
