@@ -480,6 +480,7 @@ moved or deleted. Examples:
 					&cli.StringSliceFlag{Name: "require", Usage: "`GROUP=N`: N distinct persons of GROUP (a person or team:NAME) must sign or approve, every --require at once (repeatable)"},
 					&cli.StringSliceFlag{Name: "require-tests-by", Usage: "`GROUP` (person or team:NAME) that must have attested a passing test run on the new tree (git secure attest run)"},
 					&cli.BoolFlag{Name: "tree-approvals", Usage: "let approvals bound to the new tree count (git secure attest approve --tree): they survive a rebase or amend that keeps the tree"},
+					fileFlag,
 				},
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {
@@ -496,8 +497,9 @@ moved or deleted. Examples:
 					if c.IsSet("threshold") && rule.Threshold < 1 {
 						return usageErr("--threshold must be at least 1")
 					}
+					file := c.String("file")
 					return a.stage("add rule "+rule.Name, func(p, base *policy.Policy, now time.Time) error {
-						if err := p.AddRule(base, rule, now); err != nil {
+						if err := p.AddRuleIn(base, file, rule, now); err != nil {
 							return err
 						}
 						if len(rule.Refs) == 0 && !p.HasRefPatterns() {
@@ -582,20 +584,21 @@ moved or deleted. Examples:
 				Name:      "remove-rule",
 				Usage:     "remove a rule",
 				ArgsUsage: "NAME",
+				Flags:     []cli.Flag{fileFlag},
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {
 						return usageErr("remove-rule takes exactly one NAME")
 					}
-					name := c.Args().First()
+					name, file := c.Args().First(), c.String("file")
 					return a.stage("remove rule "+name, func(p, base *policy.Policy, now time.Time) error {
-						return p.RemoveRule(base, name, now)
+						return p.RemoveRuleIn(base, file, name, now)
 					})
 				},
 			},
 			{
 				Name:  "list",
 				Usage: "show the policy in force (and what is staged)",
-				Flags: []cli.Flag{jsonFlag, &cli.BoolFlag{Name: "staged", Usage: "show the staged change instead"}},
+				Flags: []cli.Flag{jsonFlag, &cli.BoolFlag{Name: "staged", Usage: "show the staged change instead"}, fileFlag},
 				Action: func(c *cli.Context) error {
 					r, err := a.open()
 					if err != nil {
@@ -609,19 +612,22 @@ moved or deleted. Examples:
 					if c.Bool("staged") {
 						p = st.Policy
 					}
+					if c.IsSet("file") {
+						return a.listRuleFile(p, st, c.String("file"), c.Bool("json"))
+					}
 					return a.listPolicy(p, st, c.Bool("json"))
 				},
 			},
 			{
 				Name:  "sign",
 				Usage: "add your signature to the staged change",
-				Flags: []cli.Flag{keyFlag},
+				Flags: []cli.Flag{keyFlag, fileFlag},
 				Action: func(c *cli.Context) error {
 					r, err := a.open()
 					if err != nil {
 						return err
 					}
-					st, err := r.SignStaged(c.String("key"))
+					st, err := r.SignStagedFile(c.String("key"), c.String("file"))
 					if err != nil {
 						return err
 					}
@@ -632,13 +638,13 @@ moved or deleted. Examples:
 			{
 				Name:  "apply",
 				Usage: "sign if needed and put the staged change in force when its thresholds are met",
-				Flags: []cli.Flag{keyFlag, jsonFlag},
+				Flags: []cli.Flag{keyFlag, jsonFlag, fileFlag},
 				Action: func(c *cli.Context) error {
 					r, err := a.open()
 					if err != nil {
 						return err
 					}
-					res, st, err := r.Apply(c.String("key"))
+					res, st, err := r.ApplyFile(c.String("key"), c.String("file"))
 					if err != nil {
 						if errors.Is(err, porcelain.ErrThresholdPending) && st != nil {
 							a.printStatus(st)
@@ -653,6 +659,8 @@ moved or deleted. Examples:
 					return nil
 				},
 			},
+			a.delegateCommands()[0],
+			a.delegateCommands()[1],
 			{
 				Name:  "renew",
 				Usage: "stage a new version of the rules (and with --root the root) that expires a year from now",
@@ -701,6 +709,8 @@ type policyJSON struct {
 	Revoked       []revokeJSON `json:"revokedKeys"`
 	Staged        bool         `json:"staged"`
 	Freshness     *freshJSON   `json:"freshness,omitempty"`
+	// Delegations are the rule files, in search order.
+	Delegations []delegationJSON `json:"delegations,omitempty"`
 }
 
 type teamJSON struct {
@@ -778,6 +788,9 @@ func (a *app) listPolicy(p *policy.Policy, st *porcelain.Staged, asJSON bool) er
 		}
 		j.Rules = append(j.Rules, rj)
 	}
+	if ds := delegationsJSON(p); len(ds) > 0 {
+		j.Delegations = ds
+	}
 	if asJSON {
 		return a.printJSON(j)
 	}
@@ -798,6 +811,7 @@ func (a *app) listPolicy(p *policy.Policy, st *porcelain.Staged, asJSON bool) er
 	for _, r := range j.Rules {
 		a.out("  %-16s %s\n", r.Name, ruleSummary(r))
 	}
+	a.printDelegations(p, "")
 	if len(j.Teams) > 0 {
 		a.out("\nteams:\n")
 		for _, t := range j.Teams {

@@ -72,6 +72,12 @@ func (a *app) printExplanation(x *porcelain.Explanation) {
 	}
 	for _, r := range x.Rules {
 		a.out("rule %s %s\n", r.Name, ruleSummary(ruleJSON{Refs: r.Refs, Paths: r.Paths, Allow: r.Allow, Threshold: r.Threshold, Require: r.Require, TestsBy: r.TestsBy, EveryRef: r.EveryRef}))
+		if len(r.Chain) > 0 {
+			a.out("  delegated: %s\n", strings.Join(append([]string{"rules keys"}, r.Chain...), " -> "))
+		}
+		if r.Untrusted != "" {
+			a.out("  rule file counts for nothing: %s\n", r.Untrusted)
+		}
 		switch {
 		case !r.Applies:
 			a.out("  does not apply to this update (no protected file changes)\n")

@@ -129,12 +129,16 @@ func (st *Staged) Status() ([]verify.RoleStatus, error) {
 func (st *Staged) Changed() bool {
 	a, b, _ := st.Policy.Encode()
 	c, d, _ := st.Base.Encode()
-	return st.Commit != (gitrepo.Hash{}) && (string(a) != string(c) || string(b) != string(d))
+	return st.Commit != (gitrepo.Hash{}) && (string(a) != string(c) || string(b) != string(d) || !sameRuleFiles(st.Policy, st.Base, false))
 }
 
 // signStaged adds s's signatures to every metadata file of the change that
-// its key may sign. It reports whether it signed anything.
-func signStaged(st *Staged, s sign.Signer) (bool, error) {
+// its key may sign (only to rule file `only` when it is set). It reports
+// whether it signed anything.
+func signStaged(st *Staged, s sign.Signer, only string) (bool, error) {
+	if only != "" {
+		return signRuleFiles(st, s, only)
+	}
 	fp := sign.Fingerprint(s.PublicKey())
 	inRole := func(p *policy.Policy, role string) bool {
 		keys, _ := p.RoleKeys(role)
@@ -171,11 +175,16 @@ func signStaged(st *Staged, s sign.Signer) (bool, error) {
 		}
 		signed = true
 	}
-	return signed, nil
+	files, err := signRuleFiles(st, s, "")
+	return signed || files, err
 }
 
 // SignStaged signs the staged change with the user's key.
-func (r *Repo) SignStaged(keyFile string) (*Staged, error) {
+func (r *Repo) SignStaged(keyFile string) (*Staged, error) { return r.SignStagedFile(keyFile, "") }
+
+// SignStagedFile signs the staged change with the user's key: only the
+// named rule file when file is set.
+func (r *Repo) SignStagedFile(keyFile, file string) (*Staged, error) {
 	st, err := r.LoadStaged()
 	if err != nil {
 		return nil, err
@@ -188,12 +197,12 @@ func (r *Repo) SignStaged(keyFile string) (*Staged, error) {
 		return nil, err
 	}
 	defer s.Close()
-	ok, err := signStaged(st, s)
+	ok, err := signStaged(st, s, file)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return nil, fmt.Errorf("%w: your key %s is neither a root key nor a rules key of this policy, so its signature would not count", ErrRefused, sign.Fingerprint(s.PublicKey()))
+		return nil, fmt.Errorf("%w: your key %s is neither a root key nor a rules key of this policy, nor the key of a signer of a changed rule file, so its signature would not count", ErrRefused, sign.Fingerprint(s.PublicKey()))
 	}
 	if _, err := r.saveStaged(st, "git-secure policy (staged): signed by "+sign.Fingerprint(s.PublicKey())); err != nil {
 		return nil, err
@@ -216,7 +225,10 @@ var ErrThresholdPending = errors.New("the staged policy change does not have eno
 // Apply signs the staged change with the user's key where it may, and when
 // every threshold is met makes it the policy in force: the policy ref, its
 // RSL entry and the removal of the staging ref move in one transaction.
-func (r *Repo) Apply(keyFile string) (*ApplyResult, *Staged, error) {
+func (r *Repo) Apply(keyFile string) (*ApplyResult, *Staged, error) { return r.ApplyFile(keyFile, "") }
+
+// ApplyFile is Apply signing only the named rule file when file is set.
+func (r *Repo) ApplyFile(keyFile, file string) (*ApplyResult, *Staged, error) {
 	st, err := r.LoadStaged()
 	if err != nil {
 		return nil, nil, err
@@ -229,7 +241,7 @@ func (r *Repo) Apply(keyFile string) (*ApplyResult, *Staged, error) {
 		return nil, nil, err
 	}
 	defer s.Close()
-	if _, err := signStaged(st, s); err != nil {
+	if _, err := signStaged(st, s, file); err != nil {
 		return nil, nil, err
 	}
 	now := r.Now()
@@ -312,5 +324,5 @@ func (r *Repo) stagedWasApplied(c *gitrepo.Commit, current *policy.Policy) bool 
 	a2, err2 := json.Marshal(staged.Targets.Signed)
 	b1, err3 := json.Marshal(current.Root.Signed)
 	b2, err4 := json.Marshal(current.Targets.Signed)
-	return errors.Join(err1, err2, err3, err4) == nil && bytes.Equal(a1, b1) && bytes.Equal(a2, b2)
+	return errors.Join(err1, err2, err3, err4) == nil && bytes.Equal(a1, b1) && bytes.Equal(a2, b2) && sameRuleFiles(staged, current, true)
 }
