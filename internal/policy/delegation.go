@@ -338,7 +338,7 @@ func (p *Policy) decodeRuleFile(name string, data []byte) (*RuleFile, error) {
 // search order.
 func (p *Policy) indexRuleFiles(raw map[string][]byte) error {
 	p.files = map[string]*RuleFile{}
-	p.nodes = nil
+	p.nodes, p.rulesFor = nil, nil
 	if len(raw) > MaxRuleFiles {
 		return fmt.Errorf("%w: more than %d rule files", ErrMalformed, MaxRuleFiles)
 	}
@@ -387,6 +387,9 @@ func (p *Policy) indexRuleFiles(raw map[string][]byte) error {
 	}
 	if err := walk(p.delegations, nil, false); err != nil {
 		return err
+	}
+	if len(p.nodes) > 0 {
+		p.rulesFor = &rulesCache{byRef: map[string][]*Rule{}}
 	}
 	for name := range p.files {
 		if !delegated[name] {

@@ -1,5 +1,10 @@
 package policy
 
+import (
+	"slices"
+	"sync"
+)
+
 // Which rules govern an item (a ref, or a file on a ref): targets.json's
 // rules always; then TUF's search over the delegations, pre-order, in the
 // order each file lists them: a delegation whose namespace (and every
@@ -11,6 +16,34 @@ package policy
 // (they add up; none replaces another): a rule file can add requirements
 // inside its namespace and never remove one that targets.json or another
 // file sets.
+
+// rulesCache keeps RulesFor's answers for a policy with rule files, where
+// walking the delegations costs more than matching a few rules: verify
+// asks several times per entry, for few distinct refs. Safe for
+// concurrent readers of one Policy.
+type rulesCache struct {
+	mu    sync.Mutex
+	byRef map[string][]*Rule
+}
+
+// maxCachedRefs bounds the cache (a log may name many refs).
+const maxCachedRefs = 4096
+
+func (c *rulesCache) get(ref string) ([]*Rule, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rs, ok := c.byRef[ref]
+	return slices.Clone(rs), ok
+}
+
+func (c *rulesCache) put(ref string, rs []*Rule) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.byRef) >= maxCachedRefs {
+		clear(c.byRef)
+	}
+	c.byRef[ref] = rs
+}
 
 // ruleScope clips a rule of a rule file to its namespace, for one ref.
 type ruleScope struct {

@@ -192,6 +192,7 @@ type Policy struct {
 	delegations []*Delegation        // targets.json's delegations, in order
 	files       map[string]*RuleFile // rule files by name
 	nodes       []*node              // every delegation in the TUF search order
+	rulesFor    *rulesCache          // RulesFor's answers by ref (rule files only)
 }
 
 // Persons returns the persons, sorted by name.
@@ -323,6 +324,18 @@ func (p *Policy) HasRefPatterns() bool {
 // delegation search reaches for ref (delegatedRulesFor), each clipped to
 // its namespace.
 func (p *Policy) RulesFor(ref string) []*Rule {
+	if p.rulesFor != nil {
+		if rs, ok := p.rulesFor.get(ref); ok {
+			return rs
+		}
+		rs := p.rulesForUncached(ref)
+		p.rulesFor.put(ref, rs)
+		return slices.Clone(rs)
+	}
+	return p.rulesForUncached(ref)
+}
+
+func (p *Policy) rulesForUncached(ref string) []*Rule {
 	known, named := false, false
 	once := func() bool {
 		if !known {

@@ -235,6 +235,15 @@ type changeCache struct {
 	done  bool
 	paths []string
 	err   error
+	// byTargets keeps a new ref's changed files per set of recorded
+	// targets: rules that cover the same refs (many, with rule files)
+	// share one merge base and one diff.
+	byTargets map[string]changed
+}
+
+type changed struct {
+	paths []string
+	err   error
 }
 
 func (c *changeCache) files(r *policy.Rule) ([]string, error) {
@@ -245,6 +254,21 @@ func (c *changeCache) files(r *policy.Rule) ([]string, error) {
 	var targets []gitrepo.Hash
 	if newRef && c.in.RecordedTargets != nil {
 		targets = c.in.RecordedTargets(r)
+	}
+	if newRef {
+		var key strings.Builder
+		for _, h := range targets {
+			key.WriteString(h.String())
+		}
+		if x, ok := c.byTargets[key.String()]; ok {
+			return x.paths, x.err
+		}
+		paths, err := changedFiles(c.src, c.t, targets)
+		if c.byTargets == nil {
+			c.byTargets = map[string]changed{}
+		}
+		c.byTargets[key.String()] = changed{paths, err}
+		return paths, err
 	}
 	c.paths, c.err = changedFiles(c.src, c.t, targets)
 	c.done = true
