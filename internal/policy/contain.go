@@ -18,12 +18,25 @@ func Within(outer, pattern string) bool {
 	if outer == pattern || outer == "**" || Match(outer, pattern) && !strings.ContainsAny(pattern, "*?") {
 		return true
 	}
-	return within(outer, pattern) || within(asciiLower(outer), asciiLower(pattern))
+	return within(outer, pattern)
 }
 
-// WithinAny reports whether pattern is within one of outers.
-func WithinAny(outers []string, pattern string) bool {
-	return slices.ContainsFunc(outers, func(o string) bool { return Within(o, pattern) })
+// WithinFold is Within for path patterns, which match with ASCII case
+// folded (and more, see MatchFold): a pattern inside outer once both are
+// folded is inside.
+func WithinFold(outer, pattern string) bool {
+	return Within(outer, pattern) || within(asciiLower(outer), asciiLower(pattern))
+}
+
+// withinAny reports whether pattern is within one of outers (fold: as
+// path patterns).
+func withinAny(outers []string, pattern string, fold bool) bool {
+	return slices.ContainsFunc(outers, func(o string) bool {
+		if fold {
+			return WithinFold(o, pattern)
+		}
+		return Within(o, pattern)
+	})
 }
 
 type tokKind uint8

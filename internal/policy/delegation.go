@@ -493,7 +493,7 @@ func outsideNamespace(chain []*Delegation, refs, paths []string, whole bool) str
 				return fmt.Sprintf("covers refs beyond %s's %s (name refs inside it with --ref)", d.Name, strings.Join(d.Refs, " "))
 			}
 			for _, r := range refs {
-				if !WithinAny(d.Refs, r) {
+				if !withinAny(d.Refs, r, false) {
 					return fmt.Sprintf("covers %s, beyond %s's refs %s", r, d.Name, strings.Join(d.Refs, " "))
 				}
 			}
@@ -503,7 +503,7 @@ func outsideNamespace(chain []*Delegation, refs, paths []string, whole bool) str
 				return fmt.Sprintf("restricts whole refs, beyond %s's paths %s (add --path patterns inside them)", d.Name, strings.Join(d.Paths, " "))
 			}
 			for _, x := range paths {
-				if !WithinAny(d.Paths, x) {
+				if !withinAny(d.Paths, x, true) {
 					return fmt.Sprintf("covers %s, beyond %s's paths %s", x, d.Name, strings.Join(d.Paths, " "))
 				}
 			}

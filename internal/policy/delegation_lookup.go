@@ -93,7 +93,8 @@ func (p *Policy) delegatedRulesFor(ref string, out []*Rule, named func() bool) [
 		scope := &ruleScope{n: n, ref: ref}
 		pathScoped := chainHasPaths(n.chain)
 		if n.file.Untrusted != "" {
-			r := &Rule{Name: n.d.Name, File: n.d.Name, Chain: chain, Untrusted: n.file.Untrusted, Threshold: 1, scope: scope}
+			// Named for the file, which no rule name can spell.
+			r := &Rule{Name: RulesDir + "/" + n.d.Name + ".json", File: n.d.Name, Chain: chain, Untrusted: n.file.Untrusted, Threshold: 1, scope: scope}
 			if pathScoped {
 				// A path rule: only an update that changes a file of
 				// the namespace fails.

@@ -348,12 +348,15 @@ func TestWithin(t *testing.T) {
 		{"refs/heads/release/*", "refs/heads/release/**", false},
 		{"refs/heads/**", "refs/heads/release/*", true},
 		{"**", "anything/**", true},
-		{"src/Crypto/**", "src/crypto/x", true}, // ASCII case folded, as checkouts do
 	}
 	for _, tc := range cases {
 		if got := Within(tc.outer, tc.pat); got != tc.want {
 			t.Errorf("Within(%q, %q) = %v, want %v", tc.outer, tc.pat, got, tc.want)
 		}
+	}
+	// Paths match with ASCII case folded, as checkouts do; refs do not.
+	if !WithinFold("src/Crypto/**", "src/crypto/x") || Within("refs/heads/main", "refs/heads/MAIN") {
+		t.Error("WithinFold folds paths, Within does not fold refs")
 	}
 }
 

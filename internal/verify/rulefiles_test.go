@@ -109,7 +109,7 @@ func TestDecideUntrustedRuleFile(t *testing.T) {
 	d, err := Decide(nil, p, Transition{Ref: "refs/heads/release/1", New: one, Signer: "rel"}, Inputs{})
 	mustOK(t, err)
 	fs := d.Failures()
-	if d.Satisfied() || len(fs) != 1 || fs[0].Rule != "release" ||
+	if d.Satisfied() || len(fs) != 1 || fs[0].Rule != "rules/release.json" ||
 		!strings.Contains(fs[0].Detail, "rule file release counts for nothing: signed by 0 of the 1 persons its delegation release requires") ||
 		!strings.Contains(fs[0].Detail, "not signed by rel") || !strings.Contains(fs[0].Hint, "git secure policy sign --file release") {
 		t.Fatalf("failures %+v", fs)
