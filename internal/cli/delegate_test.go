@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/policy"
 )
 
 // TestCLIDelegate: delegate, sign --file, apply, list --json and --file,
@@ -34,6 +38,14 @@ func TestCLIDelegate(t *testing.T) {
 	}
 	h.Want(0, "policy", "add-rule", "aes", "--file", "sec", "--ref", "refs/heads/main", "--path", "src/crypto/aes/**", "--allow", "carol")
 	h.Want(0, "policy", "apply", "--file", "sec", "--key", h.Priv("bob"))
+	// A widened file staged by hand (not through add-rule) is refused
+	// at apply, naming the rule and the namespace.
+	h.Want(0, "policy", "add-rule", "other", "--file", "sec", "--ref", "refs/heads/main", "--path", "src/crypto/rsa/**", "--allow", "carol")
+	widenStaged(t, h.Dir, "sec")
+	if r := h.Want(1, "policy", "apply", "--file", "sec", "--key", h.Priv("bob")); !strings.Contains(r.Stderr, "rule file sec reaches beyond its delegation: rule grab covers src/**, beyond sec's paths src/crypto/**") {
+		t.Errorf("apply of a widened file:\n%s", r)
+	}
+	h.Want(0, "policy", "discard")
 	r = h.Want(0, "policy", "list", "--json")
 	var pol struct {
 		Rules       []struct{ Name string } `json:"rules"`
@@ -80,5 +92,49 @@ func TestCLIDelegate(t *testing.T) {
 	r = h.Want(0, "policy", "list", "--json")
 	if strings.Contains(r.Stdout, `"delegations"`) {
 		t.Errorf("delegations still listed:\n%s", r.Stdout)
+	}
+}
+
+// widenStaged adds to rule file name of the staged change a rule on src/**
+// by hand, keeping the staged commit's parent.
+func widenStaged(t *testing.T, dir, name string) {
+	t.Helper()
+	g, err := gitrepo.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	h, ok, err := g.ResolveRef(policy.StagingRef)
+	if err != nil || !ok {
+		t.Fatalf("no staged change: %v", err)
+	}
+	c, err := g.ReadCommit(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	staged, err := policy.Load(g, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, targets, err := staged.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := staged.EncodeRuleFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	grab := []byte(`"roles":[{"keyids":[],"name":"grab","paths":["git:refs/heads/main","file:src/**"],"terminating":false,"threshold":1,"x-git-secure-allow":["carol"]},`)
+	files[name] = bytes.Replace(files[name], []byte(`"roles":[`), grab, 1)
+	p, err := policy.ParseFiles(root, targets, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nh, err := policy.Save(g, p, c.Parents[0], c.Author, "widened by hand")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.UpdateRefs([]gitrepo.RefUpdate{{Name: policy.StagingRef, Old: h, New: nh}}, "test: widen"); err != nil {
+		t.Fatal(err)
 	}
 }

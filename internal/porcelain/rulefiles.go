@@ -90,3 +90,26 @@ func sameRuleFiles(a, b *policy.Policy, signedOnly bool) bool {
 	}
 	return true
 }
+
+// checkInsideNamespaces refuses a change that brings into a rule file (new
+// or changed) a rule or delegation beyond its delegation's namespace:
+// verification would ignore it there, so applying it can only mislead.
+// A file left unchanged is not judged (narrowing a delegation must stay
+// possible; verification warns about what its file then loses).
+func checkInsideNamespaces(st *Staged) error {
+	for _, f := range st.Policy.RuleFiles() {
+		if len(f.Outside) == 0 {
+			continue
+		}
+		if old, ok := st.Base.RuleFile(f.Name); ok && old.Meta != nil && f.Meta != nil {
+			a, err1 := json.Marshal(old.Meta.Signed)
+			b, err2 := json.Marshal(f.Meta.Signed)
+			if err1 == nil && err2 == nil && bytes.Equal(a, b) {
+				continue
+			}
+		}
+		return fmt.Errorf("%w: rule file %s reaches beyond its delegation: %s (a rule file governs only its namespace; see git secure policy list --staged --file %s)",
+			ErrRefused, f.Name, strings.Join(f.Outside, "; "), f.Name)
+	}
+	return nil
+}

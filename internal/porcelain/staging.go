@@ -244,6 +244,9 @@ func (r *Repo) ApplyFile(keyFile, file string) (*ApplyResult, *Staged, error) {
 	if _, err := signStaged(st, s, file); err != nil {
 		return nil, nil, err
 	}
+	if err := checkInsideNamespaces(st); err != nil {
+		return nil, st, err
+	}
 	now := r.Now()
 	if err := verify.CheckPolicy(st.Base, st.Policy, now); err != nil {
 		// Keep the signature just added so the next signer builds on it.
