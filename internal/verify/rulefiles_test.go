@@ -115,3 +115,63 @@ func TestDecideUntrustedRuleFile(t *testing.T) {
 		t.Fatalf("failures %+v", fs)
 	}
 }
+
+// TestDecideDelegationPrecedence: a terminating delegation listed first
+// decides alone for the refs it matches; listed after a non-terminating
+// one, both files' rules must be met; other refs are governed by the
+// later delegation either way.
+func TestDecideDelegationPrecedence(t *testing.T) {
+	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	rootPub, rootSig := ruleFileKey(t, "root")
+	bobPub, bobSig := ruleFileKey(t, "bob")
+	carolPub, carolSig := ruleFileKey(t, "carol")
+	build := func(releaseFirst bool) *policy.Policy {
+		p, err := policy.New(rootPub, now)
+		mustOK(t, err)
+		mustOK(t, p.AddPerson(nil, "bob", []ssh.PublicKey{bobPub}, now))
+		mustOK(t, p.AddPerson(nil, "carol", []ssh.PublicKey{carolPub}, now))
+		release := policy.Delegation{Name: "release", Refs: []string{"refs/heads/release/*"}, Signers: []string{"bob"}, Terminating: true}
+		heads := policy.Delegation{Name: "heads", Refs: []string{"refs/heads/**"}, Signers: []string{"carol"}}
+		order := []policy.Delegation{heads, release}
+		if releaseFirst {
+			order = []policy.Delegation{release, heads}
+		}
+		for _, d := range order {
+			mustOK(t, p.Delegate(nil, "", d, now))
+		}
+		mustOK(t, p.AddRuleIn(nil, "release", policy.Rule{Name: "r", Refs: []string{"refs/heads/release/*"}, Allow: []string{"bob"}}, now))
+		mustOK(t, p.AddRuleIn(nil, "heads", policy.Rule{Name: "h", Refs: []string{"refs/heads/**"}, Allow: []string{"carol"}}, now))
+		mustOK(t, p.SignTargets(rootSig))
+		mustOK(t, p.SignRuleFile("release", bobSig))
+		mustOK(t, p.SignRuleFile("heads", carolSig))
+		return p
+	}
+	one := gitrepo.Hash{1}
+	for _, tc := range []struct {
+		name         string
+		releaseFirst bool
+		ref, signer  string
+		approvers    []string
+		ok           bool
+		failing      string
+	}{
+		{"terminating first: bob alone", true, "refs/heads/release/1", "bob", nil, true, ""},
+		{"terminating first: carol is not enough", true, "refs/heads/release/1", "carol", nil, false, "release:r"},
+		{"terminating last: bob alone is not enough", false, "refs/heads/release/1", "bob", nil, false, "heads:h"},
+		{"terminating last: bob and carol", false, "refs/heads/release/1", "bob", []string{"carol"}, true, ""},
+		{"other refs: the later delegation governs", true, "refs/heads/main", "bob", nil, false, "heads:h"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := Decide(nil, build(tc.releaseFirst), Transition{Ref: tc.ref, New: one, Signer: tc.signer}, Inputs{Approvers: tc.approvers})
+			mustOK(t, err)
+			if d.Satisfied() != tc.ok {
+				t.Fatalf("satisfied %v, want %v: %+v", d.Satisfied(), tc.ok, d.Failures())
+			}
+			if !tc.ok {
+				if fs := d.Failures(); len(fs) != 1 || fs[0].Rule != tc.failing {
+					t.Fatalf("failures %+v, want only %s", fs, tc.failing)
+				}
+			}
+		})
+	}
+}
