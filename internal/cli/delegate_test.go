@@ -81,6 +81,15 @@ func TestCLIDelegate(t *testing.T) {
 	if r := h.Want(2, "policy", "list", "--file", "nope"); !strings.Contains(r.Stderr, "no rule file named nope") {
 		t.Errorf("list --file nope:\n%s", r)
 	}
+	// Bob removes his rule alone too.
+	if r := h.Want(2, "policy", "remove-rule", "nope", "--file", "sec"); !strings.Contains(r.Stderr, "rule file sec has no rule named nope") {
+		t.Errorf("remove-rule nope:\n%s", r)
+	}
+	h.Want(0, "policy", "remove-rule", "aes", "--file", "sec")
+	h.Want(0, "policy", "apply", "--file", "sec", "--key", h.Priv("bob"))
+	if r := h.Want(0, "policy", "list", "--file", "sec"); !strings.Contains(r.Stdout, "v3 signed by bob") || !strings.Contains(r.Stdout, "(no rules)") {
+		t.Errorf("after remove-rule --file:\n%s", r)
+	}
 	// Removing a person a delegation names is refused; the delegation goes
 	// with the rules keys' signature.
 	if r := h.Want(2, "policy", "remove-person", "bob"); !strings.Contains(r.Stderr, "delegation sec names bob") {
