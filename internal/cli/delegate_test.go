@@ -41,8 +41,14 @@ func TestCLIDelegate(t *testing.T) {
 	// A widened file staged by hand (not through add-rule) is refused
 	// at apply, naming the rule and the namespace.
 	h.Want(0, "policy", "add-rule", "other", "--file", "sec", "--ref", "refs/heads/main", "--path", "src/crypto/rsa/**", "--allow", "carol")
-	widenStaged(t, h.Dir, "sec")
-	if r := h.Want(1, "policy", "apply", "--file", "sec", "--key", h.Priv("bob")); !strings.Contains(r.Stderr, "rule file sec reaches beyond its delegation: rule grab covers src/**, beyond sec's paths src/crypto/**") {
+	widened := widenStaged(t, h.Dir, "sec")
+	// Staged by hand, the change is not this clone's: it is refused until
+	// named, and the refusal shows the widened rule.
+	if r := h.Want(1, "policy", "apply", "--file", "sec", "--key", h.Priv("bob")); !strings.Contains(r.Stderr, "adds rule grab in rule file sec (ref refs/heads/main, path src/**, 1 of carol)") ||
+		!strings.Contains(r.Stderr, "--staged "+widened[:12]) {
+		t.Errorf("apply of a foreign widened file without --staged:\n%s", r)
+	}
+	if r := h.Want(1, "policy", "apply", "--file", "sec", "--staged", widened, "--key", h.Priv("bob")); !strings.Contains(r.Stderr, "rule file sec reaches beyond its delegation: rule grab covers src/**, beyond sec's paths src/crypto/**") {
 		t.Errorf("apply of a widened file:\n%s", r)
 	}
 	h.Want(0, "policy", "discard")
@@ -105,8 +111,9 @@ func TestCLIDelegate(t *testing.T) {
 }
 
 // widenStaged adds to rule file name of the staged change a rule on src/**
-// by hand, keeping the staged commit's parent.
-func widenStaged(t *testing.T, dir, name string) {
+// by hand, keeping the staged commit's parent, and returns the new staged
+// commit.
+func widenStaged(t *testing.T, dir, name string) string {
 	t.Helper()
 	g, err := gitrepo.Open(dir)
 	if err != nil {
@@ -146,4 +153,5 @@ func widenStaged(t *testing.T, dir, name string) {
 	if err := g.UpdateRefs([]gitrepo.RefUpdate{{Name: policy.StagingRef, Old: h, New: nh}}, "test: widen"); err != nil {
 		t.Fatal(err)
 	}
+	return nh.String()
 }
