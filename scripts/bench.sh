@@ -57,6 +57,8 @@ repo_dir() { awk -v n="$1" '$1 == n { print $6 }' "$OUT/generate.txt"; }
 log "2/6 go test -bench BenchmarkVerify (count $COUNT) and BenchmarkVerifyPhases"
 GIT_SECURE_BENCH_SIZES=$sizes_csv go test -run '^$' -bench '^BenchmarkVerify$' -count "$COUNT" ./internal/verify | tee "$OUT/verify.txt"
 GIT_SECURE_BENCH_SIZES=$sizes_csv go test -run '^$' -bench '^BenchmarkVerifyPhases$' -count 1 ./internal/verify | tee "$OUT/phases.txt"
+# Rule files (delegations): the same verification with 100 rule files.
+GIT_SECURE_BENCH_SIZES=$rec_base go test -run '^$' -bench '^BenchmarkVerifyRuleFiles$' -count 1 ./internal/verify | tee "$OUT/rulefiles.txt"
 
 log "3/6 CPU profile of the $largest-entry verification"
 GIT_SECURE_BENCH_SIZES=$largest go test -run '^$' -bench '^BenchmarkVerify$' -benchtime 2x -count 1 \
@@ -279,6 +281,12 @@ for tr in file git-daemon http-backend; do
   push_ratios="$push_ratios $tr $(num '%.2f' "$pr")x $(pass "$pr <= 2");"
 done
 echo
+echo "5. Rule files (BenchmarkVerifyRuleFiles, $rec_base entries, ns/entry): the bench policy; with one path rule on main and release; with 100 rule files"
+for v in rulefiles=0 rulefiles=0+pathrule rulefiles=100; do
+  printf '  %-26s %10s us/entry\n' "$v" "$(num '%.0f' "$(metric "$OUT/rulefiles.txt" "BenchmarkVerifyRuleFiles/entries=$rec_base/$v" ns/entry)/1e3")"
+done
+printf '  %-26s %10s ms (per policy entry)\n' "decode 100 rule files" "$(num '%.1f' "$(metric "$OUT/rulefiles.txt" "BenchmarkVerifyRuleFiles/entries=$rec_base/load-100" ns/op)/1e6")"
+echo
 echo "Targets"
 v_big=$(num '%.2f' "$tb/1e9")
 echo "  verify $big entries < 2 s:                  ${v_big} s   $(pass "$tb < 2e9")"
@@ -296,7 +304,7 @@ echo "    git-secure:                               1 000 entries verify $(num '
 echo
 echo "  commit with hooks <= 1.5x a plain commit:    $(num '%.2f' "$ch_ns/$cp_ns")x $(pass "$ch_ns <= 1.5 * $cp_ns")"
 echo "  push through the helper <= 2x a plain push: $push_ratios"
-echo "Raw go test output (benchstat input): $OUT/{verify,phases,record,readcommits,hooks}.txt"
+echo "Raw go test output (benchstat input): $OUT/{verify,phases,rulefiles,record,readcommits,hooks}.txt"
 echo "Total time: $(($(date +%s) - T0)) s"
 } | tee "$OUT/summary.txt"
 echo

@@ -54,39 +54,15 @@ func (p *Policy) rebuildTargets(persons []*Person, rules []*Rule) error {
 		rawPersons[person.Name] = ids
 		byName[person.Name] = person
 	}
-	roles := make([]metadata.DelegatedRole, 0, len(rules))
+	roles := make([]metadata.DelegatedRole, 0, len(rules)+len(p.delegations))
 	for _, r := range rules {
-		var pats []string
-		for _, x := range r.Refs {
-			pats = append(pats, rolePrefixRef+x)
-		}
-		for _, x := range r.Paths {
-			pats = append(pats, rolePrefixPath+x)
-		}
-		fields := map[string]any{fieldAllow: anyList(r.Allow)}
-		if len(r.Require) > 0 {
-			var reqs []string
-			for _, q := range r.Require {
-				reqs = append(reqs, q.String())
-			}
-			fields[fieldRequire] = anyList(reqs)
-		}
-		if len(r.TestsBy) > 0 {
-			fields[fieldTests] = anyList(r.TestsBy)
-		}
-		if r.TreeApprovals {
-			fields[fieldTrees] = "true"
-		}
-		if len(r.Refs) == 0 && len(r.Paths) > 0 && !r.EveryRef {
-			fields[fieldScope] = scopeProtected
-		}
-		roles = append(roles, metadata.DelegatedRole{
-			Name: r.Name, KeyIDs: p.ruleKeyIDsFrom(byName, r), Threshold: r.Threshold, Paths: pats,
-			UnrecognizedFields: fields,
-		})
+		roles = append(roles, p.ruleRole(byName, r))
+	}
+	for _, d := range p.delegations {
+		roles = append(roles, delegationRole(d, p.ruleKeyIDsFrom(byName, &Rule{Allow: d.Signers})))
 	}
 	p.Targets.Signed.Delegations = &metadata.Delegations{Keys: keys, Roles: roles}
-	top := map[string]any{fieldFormat: Format, fieldPersons: rawPersons}
+	top := map[string]any{fieldFormat: p.targetsFormat(), fieldPersons: rawPersons}
 	if len(p.teams) > 0 {
 		teams := map[string]any{}
 		for _, t := range p.teams {
@@ -118,16 +94,46 @@ func (p *Policy) rebuildTargets(persons []*Person, rules []*Rule) error {
 	p.Targets.Signed.UnrecognizedFields = top
 	// Round-trip through the encoder so the indexes see exactly what a
 	// reader of the stored bytes will see.
-	r, t, err := p.Encode()
-	if err != nil {
-		return err
-	}
-	q, err := Parse(r, t)
+	q, err := p.Clone()
 	if err != nil {
 		return err
 	}
 	*p = *q
 	return nil
+}
+
+// ruleRole is the stored form of r; byName (persons being written) gives
+// the keyids, nil for a rule file's rule (no keyids).
+func (p *Policy) ruleRole(byName map[string]*Person, r *Rule) metadata.DelegatedRole {
+	var pats []string
+	for _, x := range r.Refs {
+		pats = append(pats, rolePrefixRef+x)
+	}
+	for _, x := range r.Paths {
+		pats = append(pats, rolePrefixPath+x)
+	}
+	fields := map[string]any{fieldAllow: anyList(r.Allow)}
+	if len(r.Require) > 0 {
+		var reqs []string
+		for _, q := range r.Require {
+			reqs = append(reqs, q.String())
+		}
+		fields[fieldRequire] = anyList(reqs)
+	}
+	if len(r.TestsBy) > 0 {
+		fields[fieldTests] = anyList(r.TestsBy)
+	}
+	if r.TreeApprovals {
+		fields[fieldTrees] = "true"
+	}
+	if len(r.Refs) == 0 && len(r.Paths) > 0 && !r.EveryRef {
+		fields[fieldScope] = scopeProtected
+	}
+	var ids []string
+	if byName != nil {
+		ids = p.ruleKeyIDsFrom(byName, r)
+	}
+	return metadata.DelegatedRole{Name: r.Name, KeyIDs: ids, Threshold: r.Threshold, Paths: pats, UnrecognizedFields: fields}
 }
 
 // AddPerson adds a person with one or more keys. A key may belong to one
@@ -182,6 +188,9 @@ func (p *Policy) RemovePerson(base *Policy, name string, now time.Time) error {
 			return invalid("%s is a member of team %s: change the team first", name, t.Name)
 		}
 	}
+	if use := p.groupUse(name); use != "" {
+		return invalid("%s names %s: remove or change it first", use, name)
+	}
 	persons := slices.DeleteFunc(slices.Clone(p.persons), func(x *Person) bool { return x.Name == name })
 	if err := p.rebuildTargets(persons, p.rules); err != nil {
 		return err
@@ -190,56 +199,16 @@ func (p *Policy) RemovePerson(base *Policy, name string, now time.Time) error {
 	return nil
 }
 
-// AddRule appends a rule.
+// AddRule appends a rule to targets.json.
 func (p *Policy) AddRule(base *Policy, r Rule, now time.Time) error {
-	if !validName(r.Name) {
-		return invalid("rule name %q: use letters, digits, '.', '_' or '-' (at most 64)", r.Name)
-	}
 	if _, ok := p.Rule(r.Name); ok {
 		return invalid("rule %s already exists", r.Name)
 	}
-	if len(r.Refs)+len(r.Paths) == 0 {
-		return invalid("rule %s needs at least one --ref or --path pattern", r.Name)
+	if slices.ContainsFunc(p.delegations, func(d *Delegation) bool { return d.Name == r.Name }) {
+		return invalid("%s already names a delegation of targets.json", r.Name)
 	}
-	if r.EveryRef {
-		// Only older stored rules carry it; a new one says --ref '**'.
-		return invalid("rule %s: a path rule for every ref is written --ref '**'", r.Name)
-	}
-	for _, pat := range r.Refs {
-		if err := ValidRefPattern(pat); err != nil {
-			return invalid("%v", err)
-		}
-	}
-	for _, pat := range r.Paths {
-		if err := ValidPathPattern(pat); err != nil {
-			return invalid("%v", err)
-		}
-	}
-	if len(r.Allow) == 0 && len(r.Require) == 0 {
-		return invalid("rule %s needs at least one --allow PERSON (or team:NAME) or --require GROUP=N", r.Name)
-	}
-	for _, g := range append(append(slices.Clone(r.Allow), r.TestsBy...), requireGroups(r.Require)...) {
-		if _, ok := p.Members(g); !ok {
-			if strings.HasPrefix(g, teamPrefix) {
-				return invalid("rule %s: unknown team %s (add it with git secure policy add-team)", r.Name, strings.TrimPrefix(g, teamPrefix))
-			}
-			return invalid("rule %s: unknown person %s (add it with git secure policy add-person)", r.Name, g)
-		}
-	}
-	if len(r.Allow) == 0 {
-		// --require alone: the groups it names are the allowed persons.
-		r.Allow = requireGroups(r.Require)
-		if r.Threshold == 0 {
-			for _, q := range r.Require {
-				r.Threshold += q.N
-			}
-		}
-	}
-	if r.Threshold == 0 {
-		r.Threshold = 1
-	}
-	if err := p.checkRuleGroups(&r); err != nil {
-		return invalid("rule %s: %v", r.Name, err)
+	if err := p.checkNewRule(&r); err != nil {
+		return err
 	}
 	rule := r
 	rules := append(slices.Clone(p.rules), &rule)
@@ -477,6 +446,9 @@ func (p *Policy) RemoveTeam(base *Policy, name string, now time.Time) error {
 		if slices.Contains(r.Allow, g) || slices.Contains(r.TestsBy, g) || slices.Contains(requireGroups(r.Require), g) {
 			return invalid("rule %s names team %s: remove or change the rule first", r.Name, name)
 		}
+	}
+	if use := p.groupUse(g); use != "" {
+		return invalid("%s names team %s: remove or change it first", use, name)
 	}
 	p.teams = slices.DeleteFunc(slices.Clone(p.teams), func(t *Team) bool { return t.Name == name })
 	if err := p.rebuildTargets(p.persons, p.rules); err != nil {

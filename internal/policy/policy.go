@@ -119,6 +119,17 @@ type Rule struct {
 	// keeps the meaning it was signed with and covers every ref, as
 	// --ref '**' does. New rules never set it.
 	EveryRef bool
+
+	// File is the rule file that holds the rule ("" for targets.json).
+	File string
+	// Chain names the delegations from targets.json down to File: the
+	// chain that decided that the rule governs (see RulesFor).
+	Chain []string
+	// Untrusted, on a rule RulesFor makes for a delegation whose rule file
+	// counts for nothing, says why: the rule is never met (fail closed).
+	Untrusted string
+	// scope clips a delegated rule to its namespace (RulesFor).
+	scope *ruleScope
 }
 
 // IsPathRule reports whether r protects files (rather than whole refs).
@@ -149,6 +160,12 @@ func (r *Rule) coversByPattern(ref string) bool {
 // what it points to. Only the literal leading components count, so a
 // pattern such as **/secret.txt covers no directories.
 func (r *Rule) CoversPath(path string) bool {
+	if r.scope != nil && !r.scope.coversPath(path) {
+		return false
+	}
+	if r.Untrusted != "" {
+		return true // the whole namespace, which scope checked
+	}
 	key := FoldPath(path)
 	for _, p := range r.Paths {
 		if matchFoldKey(p, path, key) || protectsDirectory(FoldPath(p), key) {
@@ -170,12 +187,19 @@ type Policy struct {
 	revoked []Revocation
 	byFP    map[string]*Key    // every key: root, targets and persons
 	ownerFP map[string]*Person // person keys only
+
+	personKeys  map[string]*Key      // person keys by TUF key ID
+	delegations []*Delegation        // targets.json's delegations, in order
+	files       map[string]*RuleFile // rule files by name
+	nodes       []*node              // every delegation in the TUF search order
+	rulesFor    *rulesCache          // RulesFor's answers by ref (rule files only)
 }
 
 // Persons returns the persons, sorted by name.
 func (p *Policy) Persons() []*Person { return p.persons }
 
-// Rules returns the rules in order.
+// Rules returns the rules of targets.json in order (see RuleFile for the
+// rules of a rule file, RulesFor for the rules that govern a ref).
 func (p *Policy) Rules() []*Rule { return p.rules }
 
 // Person returns the named person.
@@ -257,7 +281,12 @@ func (p *Policy) Covers(r *Rule, ref string) bool {
 // covers is Covers with the "covered by some rule's ref pattern" answer
 // computed at most once per ref by the caller.
 func (p *Policy) covers(r *Rule, ref string, named func() bool) bool {
+	if r.scope != nil && !chainRefs(r.scope.n.chain, ref) {
+		return false
+	}
 	switch {
+	case r.Untrusted != "":
+		return true // the namespace, which scope checked
 	case len(r.Refs) > 0:
 		return r.coversByPattern(ref)
 	case !r.IsPathRule():
@@ -291,8 +320,22 @@ func (p *Policy) HasRefPatterns() bool {
 }
 
 // RulesFor returns the rules that cover updates of ref (Covers), in
-// policy order.
+// policy order: targets.json's rules, then the rules of the rule files the
+// delegation search reaches for ref (delegatedRulesFor), each clipped to
+// its namespace.
 func (p *Policy) RulesFor(ref string) []*Rule {
+	if p.rulesFor != nil {
+		if rs, ok := p.rulesFor.get(ref); ok {
+			return rs
+		}
+		rs := p.rulesForUncached(ref)
+		p.rulesFor.put(ref, rs)
+		return slices.Clone(rs)
+	}
+	return p.rulesForUncached(ref)
+}
+
+func (p *Policy) rulesForUncached(ref string) []*Rule {
 	known, named := false, false
 	once := func() bool {
 		if !known {
@@ -306,7 +349,7 @@ func (p *Policy) RulesFor(ref string) []*Rule {
 			out = append(out, r)
 		}
 	}
-	return out
+	return p.delegatedRulesFor(ref, out, once)
 }
 
 // Protected reports whether any rule covers ref.
@@ -332,7 +375,7 @@ func New(rootKey ssh.PublicKey, now time.Time) (*Policy, error) {
 	targets.Signed.Delegations = &metadata.Delegations{Keys: map[string]*metadata.Key{}, Roles: []metadata.DelegatedRole{}}
 	targets.Signed.UnrecognizedFields = map[string]any{fieldFormat: Format, fieldPersons: map[string]any{}}
 	p := &Policy{Root: root, Targets: targets}
-	if err := p.index(); err != nil {
+	if err := p.index(nil); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -342,8 +385,18 @@ func expiry(now time.Time) time.Time { return now.Add(DefaultLifetime).UTC().Tru
 
 // Parse decodes root.json and targets.json strictly: bounded size, no
 // duplicate keys, canonical bytes (re-encoding gives the input), and a
-// consistent structure. It checks no signature.
+// consistent structure. It checks no signature of root or targets. A
+// policy that delegates to rule files is read with ParseFiles: without
+// them each delegated namespace fails closed.
 func Parse(rootJSON, targetsJSON []byte) (*Policy, error) {
+	return ParseFiles(rootJSON, targetsJSON, nil)
+}
+
+// ParseFiles is Parse with the rule files (rules/NAME.json by NAME). Each
+// is decoded as strictly; its signatures are checked against its
+// delegation (a rule file with too few counts for nothing: RuleFile.
+// Untrusted), since which rules govern a ref depends on it.
+func ParseFiles(rootJSON, targetsJSON []byte, ruleFiles map[string][]byte) (*Policy, error) {
 	root, err := decode[metadata.RootType](RootFile, rootJSON)
 	if err != nil {
 		return nil, err
@@ -353,7 +406,7 @@ func Parse(rootJSON, targetsJSON []byte) (*Policy, error) {
 		return nil, err
 	}
 	p := &Policy{Root: root, Targets: targets}
-	if err := p.index(); err != nil {
+	if err := p.index(ruleFiles); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -402,7 +455,11 @@ func (p *Policy) Clone() (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Parse(r, t)
+	files, err := p.EncodeRuleFiles()
+	if err != nil {
+		return nil, err
+	}
+	return ParseFiles(r, t, files)
 }
 
 func newKey(k *metadata.Key) (*Key, error) {
@@ -466,7 +523,7 @@ func stringList(v any) ([]string, bool) {
 }
 
 // index validates the structure and builds the lookup tables.
-func (p *Policy) index() error {
+func (p *Policy) index(ruleFiles map[string][]byte) error {
 	rs := &p.Root.Signed
 	if rs.Type != metadata.ROOT || p.Targets.Signed.Type != metadata.TARGETS {
 		return fmt.Errorf("%w: wrong metadata types", ErrMalformed)
@@ -514,8 +571,9 @@ func (p *Policy) index() error {
 	if len(ts.Targets) != 0 || ts.Delegations == nil || ts.Delegations.SuccinctRoles != nil || len(ts.Delegations.UnrecognizedFields) != 0 {
 		return fmt.Errorf("%w: targets.json must hold no targets and plain delegations", ErrMalformed)
 	}
-	if f, _ := ts.UnrecognizedFields[fieldFormat].(string); f != Format {
-		return fmt.Errorf("%w: targets.json: %s must be %q", ErrMalformed, fieldFormat, Format)
+	targetsFormat, _ := ts.UnrecognizedFields[fieldFormat].(string)
+	if targetsFormat != Format && targetsFormat != FormatDelegated {
+		return fmt.Errorf("%w: targets.json: %s must be %q or %q", ErrMalformed, fieldFormat, Format, FormatDelegated)
 	}
 	for k := range ts.UnrecognizedFields {
 		if k != fieldFormat && k != fieldPersons && k != fieldTeams && k != fieldGlobal && k != fieldRevoked {
@@ -535,6 +593,7 @@ func (p *Policy) index() error {
 	}
 	p.persons = nil
 	p.ownerFP = map[string]*Person{}
+	p.personKeys = personKeys
 	ownerID := map[string]string{}
 	for name, v := range rawPersons {
 		if !validName(name) {
@@ -576,10 +635,23 @@ func (p *Policy) index() error {
 	if len(ts.Delegations.Roles) > MaxRules {
 		return fmt.Errorf("%w: more than %d rules", ErrMalformed, MaxRules)
 	}
-	p.rules = nil
+	p.rules, p.delegations = nil, nil
 	names := map[string]bool{}
 	for i := range ts.Delegations.Roles {
-		r, err := p.decodeRule(&ts.Delegations.Roles[i])
+		role := &ts.Delegations.Roles[i]
+		if _, isDeleg := role.UnrecognizedFields[fieldSigners]; isDeleg {
+			d, err := p.decodeDelegation("", role, false)
+			if err != nil {
+				return err
+			}
+			if names[d.Name] {
+				return fmt.Errorf("%w: %s defined twice", ErrMalformed, d.Name)
+			}
+			names[d.Name] = true
+			p.delegations = append(p.delegations, d)
+			continue
+		}
+		r, err := p.decodeRule(role)
 		if err != nil {
 			return err
 		}
@@ -588,6 +660,18 @@ func (p *Policy) index() error {
 		}
 		names[r.Name] = true
 		p.rules = append(p.rules, r)
+	}
+	// One stored form: git-secure-policy/2 exactly when targets.json
+	// delegates (a reader of /1 then refuses it instead of ignoring the
+	// delegated namespaces).
+	if want := p.targetsFormat(); targetsFormat != want {
+		return fmt.Errorf("%w: targets.json: %s must be %q", ErrMalformed, fieldFormat, want)
+	}
+	if len(p.delegations) == 0 && len(ruleFiles) > 0 {
+		return fmt.Errorf("%w: rule files without a delegation", ErrMalformed)
+	}
+	if err := p.indexRuleFiles(ruleFiles); err != nil {
+		return err
 	}
 
 	// A key only the timestamp role uses vouches for freshness and
@@ -605,6 +689,20 @@ func (p *Policy) index() error {
 }
 
 func (p *Policy) decodeRule(d *metadata.DelegatedRole) (*Rule, error) {
+	return p.decodeRuleIn(d, false)
+}
+
+// targetsFormat is the format targets.json is written in.
+func (p *Policy) targetsFormat() string {
+	if len(p.delegations) > 0 {
+		return FormatDelegated
+	}
+	return Format
+}
+
+// decodeRuleIn decodes a rule of targets.json, or of a rule file (inFile:
+// keyids empty, persons checked when the file is judged).
+func (p *Policy) decodeRuleIn(d *metadata.DelegatedRole, inFile bool) (*Rule, error) {
 	if !validName(d.Name) {
 		return nil, fmt.Errorf("%w: bad rule name %q", ErrMalformed, d.Name)
 	}
@@ -673,6 +771,18 @@ func (p *Policy) decodeRule(d *metadata.DelegatedRole) (*Rule, error) {
 		if err := ValidPathPattern(pat); err != nil {
 			return nil, fail("%v", err)
 		}
+	}
+	if inFile {
+		if len(d.KeyIDs) != 0 {
+			return nil, fail("keyids must be empty in a rule file (persons are named)")
+		}
+		if r.Threshold < 1 {
+			return nil, fail("threshold %d", r.Threshold)
+		}
+		if r.EveryRef {
+			return nil, fail("a path rule without ref patterns needs %s", fieldScope)
+		}
+		return r, nil
 	}
 	if err := p.checkRuleGroups(r); err != nil {
 		return nil, fail("%v", err)

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
@@ -15,7 +16,8 @@ type Reader interface {
 }
 
 // Load reads and parses the policy held by commit h. The commit's tree must
-// hold exactly root.json and targets.json as regular files.
+// hold exactly root.json and targets.json as regular files, and, when
+// targets.json delegates, a directory rules/ of rule files NAME.json.
 func Load(r Reader, h gitrepo.Hash) (*Policy, error) {
 	c, err := r.ReadCommit(h)
 	if err != nil {
@@ -25,8 +27,20 @@ func Load(r Reader, h gitrepo.Hash) (*Policy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("policy: read tree of %s: %w", h, err)
 	}
+	var ruleFiles map[string][]byte
+	if len(entries) == 3 {
+		for i, e := range entries {
+			if e.Name == RulesDir && e.Mode == 0o040000 {
+				if ruleFiles, err = loadRuleFiles(r, h, e.Hash); err != nil {
+					return nil, err
+				}
+				entries = append(entries[:i:i], entries[i+1:]...)
+				break
+			}
+		}
+	}
 	if len(entries) != 2 {
-		return nil, fmt.Errorf("%w: policy commit %s must hold exactly %s and %s", ErrMalformed, h, RootFile, TargetsFile)
+		return nil, fmt.Errorf("%w: policy commit %s must hold exactly %s and %s (and %s/)", ErrMalformed, h, RootFile, TargetsFile, RulesDir)
 	}
 	files := map[string][]byte{}
 	for _, e := range entries {
@@ -42,11 +56,39 @@ func Load(r Reader, h gitrepo.Hash) (*Policy, error) {
 		}
 		files[e.Name] = data
 	}
-	p, err := Parse(files[RootFile], files[TargetsFile])
+	p, err := ParseFiles(files[RootFile], files[TargetsFile], ruleFiles)
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", h, err)
 	}
 	return p, nil
+}
+
+// loadRuleFiles reads the rule files of policy commit h from tree t: only
+// regular files NAME.json, at most MaxRuleFiles, each at most MaxFileSize.
+func loadRuleFiles(r Reader, h, t gitrepo.Hash) (map[string][]byte, error) {
+	entries, err := r.ReadTree(t)
+	if err != nil {
+		return nil, fmt.Errorf("policy: read %s/ of %s: %w", RulesDir, h, err)
+	}
+	if len(entries) == 0 || len(entries) > MaxRuleFiles {
+		return nil, fmt.Errorf("%w: policy commit %s: %s/ must hold 1 to %d rule files", ErrMalformed, h, RulesDir, MaxRuleFiles)
+	}
+	out := make(map[string][]byte, len(entries))
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name, ".json")
+		if e.Mode != 0o100644 || !ok || !validName(name) {
+			return nil, fmt.Errorf("%w: policy commit %s holds unexpected %s/%s", ErrMalformed, h, RulesDir, e.Name)
+		}
+		typ, data, err := r.ReadObject(e.Hash, MaxFileSize)
+		if err != nil {
+			return nil, fmt.Errorf("policy: read %s/%s of %s: %w", RulesDir, e.Name, h, err)
+		}
+		if typ != "blob" {
+			return nil, fmt.Errorf("%w: %s/%s of %s is a %s", ErrMalformed, RulesDir, e.Name, h, typ)
+		}
+		out[name] = data
+	}
+	return out, nil
 }
 
 // Writer stores objects; *gitrepo.Repo satisfies it.
@@ -70,10 +112,35 @@ func Save(w Writer, p *Policy, parent gitrepo.Hash, who gitrepo.Ident, message s
 	if err != nil {
 		return gitrepo.ZeroHash, fmt.Errorf("policy: write %s: %w", TargetsFile, err)
 	}
-	tree, err := w.WriteTree([]gitrepo.TreeEntry{
+	entries := []gitrepo.TreeEntry{
 		{Mode: 0o100644, Name: RootFile, Hash: rh},
 		{Mode: 0o100644, Name: TargetsFile, Hash: th},
-	})
+	}
+	ruleFiles, err := p.EncodeRuleFiles()
+	if err != nil {
+		return gitrepo.ZeroHash, err
+	}
+	if len(ruleFiles) > 0 {
+		names := make([]string, 0, len(ruleFiles))
+		for name := range ruleFiles {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		var sub []gitrepo.TreeEntry
+		for _, name := range names {
+			bh, err := w.WriteObject("blob", ruleFiles[name])
+			if err != nil {
+				return gitrepo.ZeroHash, fmt.Errorf("policy: write %s/%s.json: %w", RulesDir, name, err)
+			}
+			sub = append(sub, gitrepo.TreeEntry{Mode: 0o100644, Name: name + ".json", Hash: bh})
+		}
+		sh, err := w.WriteTree(sub)
+		if err != nil {
+			return gitrepo.ZeroHash, fmt.Errorf("policy: write %s/: %w", RulesDir, err)
+		}
+		entries = append(entries, gitrepo.TreeEntry{Mode: 0o040000, Name: RulesDir, Hash: sh})
+	}
+	tree, err := w.WriteTree(entries)
 	if err != nil {
 		return gitrepo.ZeroHash, fmt.Errorf("policy: write tree: %w", err)
 	}

@@ -45,6 +45,12 @@ type ExplainedRule struct {
 	Applies  bool     `json:"applies"`          // to the update explained (path rules only when protected files change)
 	Signed   []string `json:"signed,omitempty"` // persons counted
 	Files    []string `json:"files,omitempty"`  // protected files the update changes
+	// Chain names the delegations from the top-level rules down to the
+	// rule file that holds the rule (empty for a top-level rule).
+	Chain []string `json:"chain,omitempty"`
+	// Untrusted says why the rule file of a delegation counts for nothing
+	// (the rule then fails every update in its namespace).
+	Untrusted string `json:"untrusted,omitempty"`
 }
 
 // ExplainedFailure is one unmet requirement with what to do about it.
@@ -96,7 +102,8 @@ func (r *Repo) Explain(name, keyFile string) (*Explanation, error) {
 		applied[rd.Rule.Name] = rd
 	}
 	for _, rule := range pol.RulesFor(ref) {
-		er := ExplainedRule{Name: rule.Name, Refs: rule.Refs, Paths: rule.Paths, Allow: rule.Allow, Threshold: rule.Threshold, TestsBy: rule.TestsBy, EveryRef: rule.EveryRef}
+		er := ExplainedRule{Name: rule.Name, Refs: rule.Refs, Paths: rule.Paths, Allow: rule.Allow, Threshold: rule.Threshold, TestsBy: rule.TestsBy, EveryRef: rule.EveryRef,
+			Chain: rule.Chain, Untrusted: rule.Untrusted}
 		for _, q := range rule.Require {
 			er.Require = append(er.Require, q.String())
 		}

@@ -140,12 +140,16 @@ func (st *Staged) Status() ([]verify.RoleStatus, error) {
 func (st *Staged) Changed() bool {
 	a, b, _ := st.Policy.Encode()
 	c, d, _ := st.Base.Encode()
-	return st.Commit != (gitrepo.Hash{}) && (string(a) != string(c) || string(b) != string(d))
+	return st.Commit != (gitrepo.Hash{}) && (string(a) != string(c) || string(b) != string(d) || !sameRuleFiles(st.Policy, st.Base, false))
 }
 
 // signStaged adds s's signatures to every metadata file of the change that
-// its key may sign. It reports whether it signed anything.
-func signStaged(st *Staged, s sign.Signer) (bool, error) {
+// its key may sign (only to rule file `only` when it is set). It reports
+// whether it signed anything.
+func signStaged(st *Staged, s sign.Signer, only string) (bool, error) {
+	if only != "" {
+		return signRuleFiles(st, s, only)
+	}
 	fp := sign.Fingerprint(s.PublicKey())
 	inRole := func(p *policy.Policy, role string) bool {
 		keys, _ := p.RoleKeys(role)
@@ -182,17 +186,25 @@ func signStaged(st *Staged, s sign.Signer) (bool, error) {
 		}
 		signed = true
 	}
-	return signed, nil
+	files, err := signRuleFiles(st, s, "")
+	return signed || files, err
 }
 
 // SignStaged signs the staged change with the user's key: one made in
 // this clone (see SignReviewed).
-func (r *Repo) SignStaged(keyFile string) (*Staged, error) { return r.SignReviewed(keyFile, "") }
+func (r *Repo) SignStaged(keyFile string) (*Staged, error) { return r.SignReviewed(keyFile, "", "") }
 
-// SignReviewed signs the staged change with the user's key. A change that
-// was not made in this clone is signed only when reviewed names its commit
-// (7 or more hex digits); otherwise it is refused with what it changes.
-func (r *Repo) SignReviewed(keyFile, reviewed string) (*Staged, error) {
+// SignStagedFile signs only the named rule file of a staged change made in
+// this clone.
+func (r *Repo) SignStagedFile(keyFile, file string) (*Staged, error) {
+	return r.SignReviewed(keyFile, "", file)
+}
+
+// SignReviewed signs the staged change with the user's key: only the named
+// rule file when file is set. A change that was not made in this clone is
+// signed only when reviewed names its commit (7 or more hex digits);
+// otherwise it is refused with what it changes.
+func (r *Repo) SignReviewed(keyFile, reviewed, file string) (*Staged, error) {
 	st, err := r.LoadStaged()
 	if err != nil {
 		return nil, err
@@ -208,12 +220,12 @@ func (r *Repo) SignReviewed(keyFile, reviewed string) (*Staged, error) {
 		return nil, err
 	}
 	defer s.Close()
-	ok, err := signStaged(st, s)
+	ok, err := signStaged(st, s, file)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return nil, fmt.Errorf("%w: your key %s is neither a root key nor a rules key of this policy, so its signature would not count", ErrRefused, sign.Fingerprint(s.PublicKey()))
+		return nil, fmt.Errorf("%w: your key %s is neither a root key nor a rules key of this policy, nor the key of a signer of a changed rule file, so its signature would not count", ErrRefused, sign.Fingerprint(s.PublicKey()))
 	}
 	if _, err := r.saveStaged(st, "git-secure policy (staged): signed by "+sign.Fingerprint(s.PublicKey())); err != nil {
 		return nil, err
@@ -237,12 +249,18 @@ var ErrThresholdPending = errors.New("the staged policy change does not have eno
 // every threshold is met makes it the policy in force: the policy ref, its
 // RSL entry and the removal of the staging ref move in one transaction.
 func (r *Repo) Apply(keyFile string) (*ApplyResult, *Staged, error) {
-	return r.ApplyReviewed(keyFile, "")
+	return r.ApplyReviewed(keyFile, "", "")
 }
 
-// ApplyReviewed is Apply; a staged change that was not made in this clone
-// is signed and applied only when reviewed names its commit.
-func (r *Repo) ApplyReviewed(keyFile, reviewed string) (*ApplyResult, *Staged, error) {
+// ApplyFile is Apply signing only the named rule file when file is set.
+func (r *Repo) ApplyFile(keyFile, file string) (*ApplyResult, *Staged, error) {
+	return r.ApplyReviewed(keyFile, "", file)
+}
+
+// ApplyReviewed is Apply (signing only the named rule file when file is
+// set); a staged change that was not made in this clone is signed and
+// applied only when reviewed names its commit.
+func (r *Repo) ApplyReviewed(keyFile, reviewed, file string) (*ApplyResult, *Staged, error) {
 	st, err := r.LoadStaged()
 	if err != nil {
 		return nil, nil, err
@@ -258,8 +276,11 @@ func (r *Repo) ApplyReviewed(keyFile, reviewed string) (*ApplyResult, *Staged, e
 		return nil, nil, err
 	}
 	defer s.Close()
-	if _, err := signStaged(st, s); err != nil {
+	if _, err := signStaged(st, s, file); err != nil {
 		return nil, nil, err
+	}
+	if err := checkInsideNamespaces(st); err != nil {
+		return nil, st, err
 	}
 	now := r.Now()
 	if err := verify.CheckPolicy(st.Base, st.Policy, now); err != nil {
@@ -343,5 +364,5 @@ func (r *Repo) stagedWasApplied(c *gitrepo.Commit, current *policy.Policy) bool 
 	a2, err2 := json.Marshal(staged.Targets.Signed)
 	b1, err3 := json.Marshal(current.Root.Signed)
 	b2, err4 := json.Marshal(current.Targets.Signed)
-	return errors.Join(err1, err2, err3, err4) == nil && bytes.Equal(a1, b1) && bytes.Equal(a2, b2)
+	return errors.Join(err1, err2, err3, err4) == nil && bytes.Equal(a1, b1) && bytes.Equal(a2, b2) && sameRuleFiles(staged, current, true)
 }

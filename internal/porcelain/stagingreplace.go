@@ -109,6 +109,8 @@ func signedBy(base, staged *policy.Policy) ([]string, error) {
 	return out, nil
 }
 
+// sameContent reports whether a and b hold the same signed content
+// (signatures may differ).
 func sameContent(a, b *policy.Policy) (bool, error) {
 	a1, err1 := json.Marshal(a.Root.Signed)
 	a2, err2 := json.Marshal(a.Targets.Signed)
@@ -119,7 +121,9 @@ func sameContent(a, b *policy.Policy) (bool, error) {
 			return false, err
 		}
 	}
-	return bytes.Equal(a1, b1) && bytes.Equal(a2, b2), nil
+	// The rule files too: a version that changes a team's rule file is
+	// another change, however many signatures it carries.
+	return bytes.Equal(a1, b1) && bytes.Equal(a2, b2) && sameRuleFiles(a, b, true), nil
 }
 
 // StagingAddsSignatures reports whether next is the staged change have of

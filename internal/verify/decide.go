@@ -182,6 +182,13 @@ func Decide(src Source, pol *policy.Policy, t Transition, in Inputs) (*Decision,
 				}
 			}
 		}
+		if r.Untrusted != "" {
+			// A delegation whose rule file counts for nothing: no
+			// signature meets it (fail closed).
+			rd.Unmet = []string{"rule file " + r.File + " counts for nothing: " + r.Untrusted}
+			d.Rules = append(d.Rules, rd)
+			continue
+		}
 		ruleSet, rulePersons := set, d.Persons
 		if r.TreeApprovals && len(in.TreeApprovers) > 0 {
 			ruleSet = map[string]bool{}
@@ -233,6 +240,15 @@ type changeCache struct {
 	done  bool
 	paths []string
 	err   error
+	// byTargets keeps a new ref's changed files per set of recorded
+	// targets: rules that cover the same refs (many, with rule files)
+	// share one merge base and one diff.
+	byTargets map[string]changed
+}
+
+type changed struct {
+	paths []string
+	err   error
 }
 
 func (c *changeCache) files(r *policy.Rule) ([]string, error) {
@@ -243,6 +259,21 @@ func (c *changeCache) files(r *policy.Rule) ([]string, error) {
 	var targets []gitrepo.Hash
 	if newRef && c.in.RecordedTargets != nil {
 		targets = c.in.RecordedTargets(r)
+	}
+	if newRef {
+		var key strings.Builder
+		for _, h := range targets {
+			key.WriteString(h.String())
+		}
+		if x, ok := c.byTargets[key.String()]; ok {
+			return x.paths, x.err
+		}
+		paths, err := changedFiles(c.src, c.t, targets)
+		if c.byTargets == nil {
+			c.byTargets = map[string]changed{}
+		}
+		c.byTargets[key.String()] = changed{paths, err}
+		return paths, err
 	}
 	c.paths, c.err = changedFiles(c.src, c.t, targets)
 	c.done = true
@@ -467,6 +498,11 @@ func (d *Decision) Failures() []Failure {
 
 func describeRule(rd RuleDecision, signer string) string {
 	var b strings.Builder
+	if rd.Rule.Untrusted != "" {
+		b.WriteString(strings.Join(rd.Unmet, "; "))
+		describePaths(&b, rd)
+		return b.String()
+	}
 	who := "nobody allowed"
 	if len(rd.Signed) > 0 {
 		who = strings.Join(rd.Signed, ", ")
@@ -483,6 +519,12 @@ func describeRule(rd RuleDecision, signer string) string {
 	} else if len(rd.Signed) == 0 || !contains(rd.Signed, signer) {
 		fmt.Fprintf(&b, "; signer %s is not allowed by this rule", signer)
 	}
+	describePaths(&b, rd)
+	return b.String()
+}
+
+// describePaths adds the protected files a rule decision is about.
+func describePaths(b *strings.Builder, rd RuleDecision) {
 	if rd.AllPaths {
 		b.WriteString("; the states it moves between are not all in the repository, so every path the rule protects counts as changed")
 	}
@@ -495,12 +537,11 @@ func describeRule(rd RuleDecision, signer string) string {
 		for i, p := range shown {
 			show[i] = policy.ShowPath(p)
 		}
-		fmt.Fprintf(&b, "; protected files changed: %s", strings.Join(show, ", "))
+		fmt.Fprintf(b, "; protected files changed: %s", strings.Join(show, ", "))
 		if len(rd.Paths) > 5 {
-			fmt.Fprintf(&b, " and %d more", len(rd.Paths)-5)
+			fmt.Fprintf(b, " and %d more", len(rd.Paths)-5)
 		}
 	}
-	return b.String()
 }
 
 func contains(xs []string, x string) bool {
@@ -513,6 +554,9 @@ func contains(xs []string, x string) bool {
 }
 
 func approveHint(rd RuleDecision, t Transition) string {
+	if rd.Rule.Untrusted != "" {
+		return fmt.Sprintf("the signers of rule file %s sign it (git secure policy sign --file %s, then git secure policy apply), or the file above it removes the delegation", rd.Rule.File, rd.Rule.File)
+	}
 	if len(rd.Candidate) == 0 {
 		return "no allowed person is left to approve: the rule's threshold cannot be met"
 	}

@@ -137,7 +137,11 @@ func PolicyStatus(prev, next *policy.Policy) ([]RoleStatus, error) {
 		return nil, err
 	}
 	out = append(out, st)
-	return out, nil
+	files, err := ruleFileStatuses(prev, next)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, files...), nil
 }
 
 // CheckPolicy decides whether next may replace prev (nil for the first
@@ -172,6 +176,9 @@ func CheckPolicy(prev, next *policy.Policy, at time.Time) error {
 	if err := next.Root.VerifyDelegate(metadata.TARGETS, next.Targets); err != nil {
 		return fmt.Errorf("%w: rules: %v", ErrThreshold, err)
 	}
+	if err := checkRuleFiles(prev, next); err != nil {
+		return err
+	}
 	return CheckExpiry(next, at)
 }
 
@@ -183,7 +190,7 @@ func CheckExpiry(p *policy.Policy, at time.Time) error {
 	if p.Targets.Signed.IsExpired(at) {
 		return fmt.Errorf("%w: the rules metadata (version %d) expired on %s", ErrExpired, p.Targets.Signed.Version, p.Targets.Signed.Expires.Format(time.RFC3339))
 	}
-	return nil
+	return checkRuleFileExpiry(p, at)
 }
 
 func checkVersion[T metadata.Roles](what string, prev, next *metadata.Metadata[T], exact bool) error {

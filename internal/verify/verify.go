@@ -453,6 +453,10 @@ func (v *verifier) loadPolicies() error {
 		v.policies[i] = cur
 	}
 	v.finalPolicy, v.policyCommit = cur, curCommit
+	// Rules of rule files beyond their namespace are ignored there: say so.
+	for _, w := range cur.Warnings() {
+		v.res.Warnings = append(v.res.Warnings, "policy: "+w)
+	}
 	if !v.checkPin() {
 		return nil
 	}

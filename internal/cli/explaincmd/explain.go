@@ -89,6 +89,12 @@ func printExplanation(f *factory.Factory, x *porcelain.Explanation) {
 	}
 	for _, r := range x.Rules {
 		f.Out("rule %s %s\n", r.Name, cmdutil.RuleSummary(cmdutil.RuleJSON{Refs: r.Refs, Paths: r.Paths, Allow: r.Allow, Threshold: r.Threshold, Require: r.Require, TestsBy: r.TestsBy, EveryRef: r.EveryRef}))
+		if len(r.Chain) > 0 {
+			f.Out("  delegated: %s\n", strings.Join(append([]string{"rules keys"}, r.Chain...), " -> "))
+		}
+		if r.Untrusted != "" {
+			f.Out("  rule file counts for nothing: %s\n", r.Untrusted)
+		}
 		switch {
 		case !r.Applies:
 			f.Out("  does not apply to this update (no protected file changes)\n")

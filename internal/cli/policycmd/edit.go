@@ -59,6 +59,9 @@ type AddRuleOptions struct {
 	Threshold     int
 	ThresholdSet  bool
 	TreeApprovals bool
+	// File is the rule file to add the rule to (--file); empty for the
+	// top-level rules.
+	File string
 }
 
 func newCmdAddRule(f *factory.Factory) *cli.Command {
@@ -88,11 +91,12 @@ moved or deleted. Examples:
 			&cli.StringSliceFlag{Name: "require", Usage: "`GROUP=N`: N distinct persons of GROUP (a person or team:NAME) must sign or approve, every --require at once (repeatable)"},
 			&cli.StringSliceFlag{Name: "require-tests-by", Usage: "`GROUP` (person or team:NAME) that must have attested a passing test run on the new tree (git secure attest run)"},
 			&cli.BoolFlag{Name: "tree-approvals", Usage: "let approvals bound to the new tree count (git secure attest approve --tree): they survive a rebase or amend that keeps the tree"},
+			fileFlag,
 		},
 		Action: func(c *cli.Context) error {
 			return runAddRule(c.Context, &AddRuleOptions{F: f, Args: c.Args().Slice(), Refs: c.StringSlice("ref"), Paths: c.StringSlice("path"),
 				Allow: c.StringSlice("allow"), Require: c.StringSlice("require"), TestsBy: c.StringSlice("require-tests-by"),
-				Threshold: c.Int("threshold"), ThresholdSet: c.IsSet("threshold"), TreeApprovals: c.Bool("tree-approvals")})
+				Threshold: c.Int("threshold"), ThresholdSet: c.IsSet("threshold"), TreeApprovals: c.Bool("tree-approvals"), File: c.String("file")})
 		},
 	}
 }
@@ -114,7 +118,7 @@ func runAddRule(_ context.Context, opts *AddRuleOptions) error {
 		return report.Usagef("--threshold must be at least 1")
 	}
 	return cmdutil.Stage(f, "add rule "+rule.Name, func(p, base *policy.Policy, now time.Time) error {
-		if err := p.AddRule(base, rule, now); err != nil {
+		if err := p.AddRuleIn(base, opts.File, rule, now); err != nil {
 			return err
 		}
 		if len(rule.Refs) == 0 && !p.HasRefPatterns() {

@@ -20,15 +20,18 @@ type ListOptions struct {
 	F      *factory.Factory
 	JSON   bool
 	Staged bool // show the staged change instead of the policy in force
+	// File shows only that rule file (--file NAME).
+	File    string
+	FileSet bool
 }
 
 func newCmdList(f *factory.Factory) *cli.Command {
 	return &cli.Command{
 		Name:  "list",
 		Usage: "show the policy in force (and what is staged)",
-		Flags: []cli.Flag{cmdutil.JSONFlag, &cli.BoolFlag{Name: "staged", Usage: "show the staged change instead"}},
+		Flags: []cli.Flag{cmdutil.JSONFlag, &cli.BoolFlag{Name: "staged", Usage: "show the staged change instead"}, fileFlag},
 		Action: func(c *cli.Context) error {
-			return runList(c.Context, &ListOptions{F: f, JSON: c.Bool("json"), Staged: c.Bool("staged")})
+			return runList(c.Context, &ListOptions{F: f, JSON: c.Bool("json"), Staged: c.Bool("staged"), File: c.String("file"), FileSet: c.IsSet("file")})
 		},
 	}
 }
@@ -48,6 +51,9 @@ func runList(_ context.Context, opts *ListOptions) error {
 		if !st.Commit.IsZero() && !opts.JSON {
 			printStagedOrigin(opts.F, r, st)
 		}
+	}
+	if opts.FileSet {
+		return listRuleFile(opts.F, p, st, opts.File, opts.JSON)
 	}
 	j := newPolicyJSON(p, st)
 	if opts.JSON {
@@ -89,6 +95,8 @@ type PolicyJSON struct {
 	Revoked       []revokeJSON       `json:"revokedKeys"`
 	Staged        bool               `json:"staged"`
 	Freshness     *freshJSON         `json:"freshness,omitempty"`
+	// Delegations are the rule files, in search order.
+	Delegations []DelegationJSON `json:"delegations,omitempty"`
 }
 
 type teamJSON struct {
@@ -153,6 +161,9 @@ func newPolicyJSON(p *policy.Policy, st *porcelain.Staged) PolicyJSON {
 		}
 		j.Rules = append(j.Rules, rj)
 	}
+	if ds := newDelegationsJSON(p); len(ds) > 0 {
+		j.Delegations = ds
+	}
 	return j
 }
 
@@ -175,6 +186,7 @@ func printPolicy(f *factory.Factory, j PolicyJSON) {
 	for _, r := range j.Rules {
 		f.Out("  %-16s %s\n", r.Name, cmdutil.RuleSummary(r))
 	}
+	printDelegations(f, j.Delegations, "")
 	if len(j.Teams) > 0 {
 		f.Out("\nteams:\n")
 		for _, t := range j.Teams {

@@ -33,10 +33,12 @@ rules keys' threshold (and, for root changes, the root thresholds) are met.`,
 			newCmdRemove(f, "remove-team", "remove a team no rule names", "remove team ", (*policy.Policy).RemoveTeam),
 			newCmdAddGlobalRule(f),
 			newCmdRemove(f, "remove-global-rule", "remove a global rule", "remove global rule ", (*policy.Policy).RemoveGlobalRule),
-			newCmdRemove(f, "remove-rule", "remove a rule", "remove rule ", (*policy.Policy).RemoveRule),
+			newCmdRemoveRule(f),
 			newCmdList(f),
 			newCmdSign(f),
 			newCmdApply(f),
+			newCmdDelegate(f),
+			newCmdRemoveDelegation(f),
 			newCmdRenew(f),
 			newCmdCheck(f),
 			newCmdDiscard(f),
@@ -77,5 +79,36 @@ func runRemove(_ context.Context, opts *RemoveOptions) error {
 	name := opts.Args[0]
 	return cmdutil.Stage(opts.F, opts.What+name, func(p, base *policy.Policy, now time.Time) error {
 		return opts.Remove(p, base, name, now)
+	})
+}
+
+// RemoveRuleOptions are the arguments and flags of policy remove-rule.
+type RemoveRuleOptions struct {
+	F    *factory.Factory
+	Args []string // NAME
+	// File is the rule file holding the rule (--file); empty for the
+	// top-level rules.
+	File string
+}
+
+func newCmdRemoveRule(f *factory.Factory) *cli.Command {
+	return &cli.Command{
+		Name:      "remove-rule",
+		Usage:     "remove a rule",
+		ArgsUsage: "NAME",
+		Flags:     []cli.Flag{fileFlag},
+		Action: func(c *cli.Context) error {
+			return runRemoveRule(c.Context, &RemoveRuleOptions{F: f, Args: c.Args().Slice(), File: c.String("file")})
+		},
+	}
+}
+
+func runRemoveRule(_ context.Context, opts *RemoveRuleOptions) error {
+	if len(opts.Args) != 1 {
+		return report.Usagef("remove-rule takes exactly one NAME")
+	}
+	name, file := opts.Args[0], opts.File
+	return cmdutil.Stage(opts.F, "remove rule "+name, func(p, base *policy.Policy, now time.Time) error {
+		return p.RemoveRuleIn(base, file, name, now)
 	})
 }

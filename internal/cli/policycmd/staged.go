@@ -22,6 +22,8 @@ type StagedOptions struct {
 	// Staged is the staged commit the user reviewed (--staged COMMIT):
 	// needed to sign or apply a change this clone did not make.
 	Staged string
+	// File limits signing to one rule file (--file NAME).
+	File string
 }
 
 // stagedCommitFlag names the staged change someone reviewed: a staged
@@ -36,9 +38,9 @@ func newCmdSign(f *factory.Factory) *cli.Command {
 	return &cli.Command{
 		Name:  "sign",
 		Usage: "add your signature to the staged change",
-		Flags: []cli.Flag{cmdutil.KeyFlag, stagedCommitFlag},
+		Flags: []cli.Flag{cmdutil.KeyFlag, stagedCommitFlag, fileFlag},
 		Action: func(c *cli.Context) error {
-			return runSign(c.Context, &StagedOptions{F: f, Key: c.String("key"), Staged: c.String("staged")})
+			return runSign(c.Context, &StagedOptions{F: f, Key: c.String("key"), Staged: c.String("staged"), File: c.String("file")})
 		},
 	}
 }
@@ -48,7 +50,7 @@ func runSign(_ context.Context, opts *StagedOptions) error {
 	if err != nil {
 		return err
 	}
-	st, err := r.SignReviewed(opts.Key, opts.Staged)
+	st, err := r.SignReviewed(opts.Key, opts.Staged, opts.File)
 	if err != nil {
 		return err
 	}
@@ -60,9 +62,9 @@ func newCmdApply(f *factory.Factory) *cli.Command {
 	return &cli.Command{
 		Name:  "apply",
 		Usage: "sign if needed and put the staged change in force when its thresholds are met",
-		Flags: []cli.Flag{cmdutil.KeyFlag, cmdutil.JSONFlag, stagedCommitFlag},
+		Flags: []cli.Flag{cmdutil.KeyFlag, cmdutil.JSONFlag, stagedCommitFlag, fileFlag},
 		Action: func(c *cli.Context) error {
-			return runApply(c.Context, &StagedOptions{F: f, Key: c.String("key"), JSON: c.Bool("json"), Staged: c.String("staged")})
+			return runApply(c.Context, &StagedOptions{F: f, Key: c.String("key"), JSON: c.Bool("json"), Staged: c.String("staged"), File: c.String("file")})
 		},
 	}
 }
@@ -73,7 +75,7 @@ func runApply(_ context.Context, opts *StagedOptions) error {
 	if err != nil {
 		return err
 	}
-	res, st, err := r.ApplyReviewed(opts.Key, opts.Staged)
+	res, st, err := r.ApplyReviewed(opts.Key, opts.Staged, opts.File)
 	if err != nil {
 		if errors.Is(err, porcelain.ErrThresholdPending) && st != nil {
 			cmdutil.PrintStatus(f, st)

@@ -1,0 +1,147 @@
+package verify_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/sign"
+	"github.com/git-secure/git-secure/internal/testing/benchrepo"
+	"github.com/git-secure/git-secure/internal/verify"
+)
+
+// ruleFilesPolicy returns base with files rule files: four in five
+// delegated by targets.json (paths src/teamN/**, or refs
+// refs/heads/teamN/*), the rest one level below the first ones, each with
+// two rules (a path rule on main and release, and one on its own refs or
+// paths), every fifth top-level delegation terminating, all signed by
+// alice.
+func ruleFilesPolicy(b *testing.B, base *policy.Policy, files int) *policy.Policy {
+	b.Helper()
+	p, err := base.Clone()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts, err := sign.TUFSigner(benchrepo.Signer(benchrepo.Alice))
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := base.Targets.Signed.Expires.AddDate(-1, 0, 0)
+	top := files * 4 / 5
+	must := func(err error) {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := 0; i < files; i++ {
+		name := fmt.Sprintf("team%d", i)
+		d := policy.Delegation{Name: name, Signers: []string{benchrepo.Alice}, Threshold: 1}
+		parent := ""
+		if i >= top {
+			parent = fmt.Sprintf("team%d", i-top)
+		}
+		j := i
+		if parent != "" {
+			j = i - top
+		}
+		if j%2 == 0 {
+			d.Paths = []string{fmt.Sprintf("src/team%d/**", j)}
+		} else {
+			d.Refs = []string{fmt.Sprintf("refs/heads/team%d/*", j)}
+		}
+		d.Terminating = parent == "" && i%5 == 0
+		must(p.Delegate(base, parent, d, now))
+		refs := []string{benchrepo.MainRef, benchrepo.ReleaseRef}
+		paths := []string{fmt.Sprintf("src/team%d/**", j)}
+		if len(d.Refs) > 0 {
+			refs = d.Refs
+			paths = []string{"**"}
+		}
+		must(p.AddRuleIn(base, name, policy.Rule{Name: "code", Refs: refs, Paths: paths, Allow: []string{benchrepo.Alice}}, now))
+		if len(d.Refs) > 0 {
+			must(p.AddRuleIn(base, name, policy.Rule{Name: "branches", Refs: d.Refs, Allow: []string{benchrepo.Alice}}, now))
+		} else {
+			must(p.AddRuleIn(base, name, policy.Rule{Name: "keys", Refs: refs, Paths: []string{fmt.Sprintf("src/team%d/keys/*", j)}, Allow: []string{benchrepo.Alice, benchrepo.Bob}, Threshold: 1}, now))
+		}
+	}
+	must(p.SignTargets(ts))
+	for _, f := range p.RuleFiles() {
+		must(p.SignRuleFile(f.Name, ts))
+	}
+	for _, f := range p.RuleFiles() {
+		if f.Untrusted != "" {
+			b.Fatalf("rule file %s: %s", f.Name, f.Untrusted)
+		}
+	}
+	return p
+}
+
+// BenchmarkVerifyRuleFiles is BenchmarkVerify's whole-log verification
+// with the policy in force at every entry replaced (Options.
+// PolicyOverride) by: the bench policy (rulefiles=0); it plus one path rule
+// on main and release (rulefiles=0+pathrule: the diffs any path rule
+// needs); and it with 100 rule files whose path rules cover main and
+// release (rulefiles=100): the cost of walking the delegations for each
+// entry on top of those diffs. load-100 is decoding that policy and
+// checking the signatures of its 100 files (paid once per policy entry).
+func BenchmarkVerifyRuleFiles(b *testing.B) {
+	for _, n := range benchSizes(b) {
+		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
+			info, repo := openBench(b, n)
+			base, err := policy.Load(repo, info.Policy)
+			if err != nil {
+				b.Fatal(err)
+			}
+			// pathrule: no rule file, one top-level path rule on main and
+			// release: what the diffs the path rules need cost anyway.
+			withPath, err := base.Clone()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := withPath.AddRule(base, policy.Rule{Name: "src", Refs: []string{benchrepo.MainRef, benchrepo.ReleaseRef}, Paths: []string{"src/**"}, Allow: []string{benchrepo.Alice}}, base.Targets.Signed.Expires.AddDate(-1, 0, 0)); err != nil {
+				b.Fatal(err)
+			}
+			for _, v := range []struct {
+				name string
+				pol  *policy.Policy
+			}{{"rulefiles=0", base}, {"rulefiles=0+pathrule", withPath}, {"rulefiles=100", ruleFilesPolicy(b, base, 100)}} {
+				pol := v.pol
+				b.Run(v.name, func(b *testing.B) {
+					opts := verify.Options{Now: info.Now(), PolicyOverride: pol}
+					run := func() {
+						res, err := verify.Verify(repo, opts)
+						if err != nil {
+							b.Fatal(err)
+						}
+						if res.Entries != n {
+							b.Fatalf("verified %d entries, want %d", res.Entries, n)
+						}
+					}
+					run()
+					b.ReportAllocs()
+					for b.Loop() {
+						run()
+					}
+					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/entry")
+				})
+			}
+			p100 := ruleFilesPolicy(b, base, 100)
+			root, targets, err := p100.Encode()
+			if err != nil {
+				b.Fatal(err)
+			}
+			files, err := p100.EncodeRuleFiles()
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Run("load-100", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := policy.ParseFiles(root, targets, files); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+}
