@@ -56,7 +56,7 @@ func Main(args []string, env Env) int {
 			a.repo.Git.Close()
 		}
 	}()
-	if filepath.Base(args[0]) == "git-remote-secure" {
+	if isRemoteHelperName(args[0]) {
 		return a.runRemoteHelper(args)
 	}
 	if path := env.Getenv("GIT_SECURE_CPUPROFILE"); path != "" {
