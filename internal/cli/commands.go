@@ -89,8 +89,11 @@ Exit 0 when everything verifies, 1 when a check fails, 2 on usage errors.`,
 			rootKeyFlag("git config secure.rootKeys, else trust on first use"), rootThresholdFlag("git config secure.rootThreshold, else all of them"),
 			&cli.StringFlag{Name: "remote", Usage: "in a clone with a work tree, judge what remote `NAME` served (default: the checked-out branch's upstream remote, else origin, else the only remote)"},
 			&cli.BoolFlag{Name: "allow-shallow", Usage: "accept a shallow clone: the checks that need history beyond its boundary are skipped, each named in a warning"},
-			keyFlag, freshnessFlags[0], freshnessFlags[1]},
+			keyFlag, freshnessFlags[0], freshnessFlags[1], mergeableFlags[0], mergeableFlags[1], mergeableFlags[2]},
 		Action: func(c *cli.Context) error {
+			if c.Bool("mergeable") || c.IsSet("markdown") || c.IsSet("signer") {
+				return a.verifyMergeable(c)
+			}
 			r, err := a.open()
 			if err != nil {
 				return err
@@ -425,7 +428,7 @@ rules keys' threshold (and, for root changes, the root thresholds) are met.`,
 				Name:      "add-person",
 				Usage:     "add a person with one or more keys (all count as one person)",
 				ArgsUsage: "NAME",
-				Flags:     []cli.Flag{&cli.StringSliceFlag{Name: "key", Usage: "public key `FILE` (repeatable)", Required: true}},
+				Flags:     []cli.Flag{&cli.StringSliceFlag{Name: "key", Usage: "public key `FILE` (repeatable)", Required: true}, forgeAccountFlags[0], forgeAccountFlags[1]},
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {
 						return usageErr("add-person takes exactly one NAME")
@@ -435,9 +438,12 @@ rules keys' threshold (and, for root changes, the root thresholds) are met.`,
 						return err
 					}
 					name := c.Args().First()
-					return a.stage("add person "+name, func(p, base *policy.Policy, now time.Time) error {
+					if err := a.stage("add person "+name, func(p, base *policy.Policy, now time.Time) error {
 						return p.AddPerson(base, name, keys, now)
-					})
+					}); err != nil {
+						return err
+					}
+					return a.setForgeAccounts(c, name)
 				},
 			},
 			{
@@ -881,6 +887,7 @@ new root keys' threshold (git secure policy sign / apply).`,
 			roleCmd("add-rules-key", "add a key trusted to sign rules changes", metadata.TARGETS, true),
 			roleCmd("remove-rules-key", "remove a rules key", metadata.TARGETS, false),
 			thresholdCmd("set-rules-threshold", "set how many rules keys must sign a rules change", metadata.TARGETS),
+			a.forgeTrustCommands()[0], a.forgeTrustCommands()[1],
 			{
 				Name:      "revoke-key",
 				Usage:     "declare a key compromised from RSL entry N on: what it signed from there fails verification",

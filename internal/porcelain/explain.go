@@ -2,6 +2,7 @@ package porcelain
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/git-secure/git-secure/internal/attest"
 	"github.com/git-secure/git-secure/internal/gitrepo"
@@ -14,20 +15,23 @@ import (
 // Explanation says which rules apply to a ref and how far an update of it
 // is from satisfying them.
 type Explanation struct {
-	Ref       string             `json:"ref"`
-	Recorded  gitrepo.Hash       `json:"recorded"`        // latest entry's value
-	Current   gitrepo.Hash       `json:"current"`         // the ref's value here
-	Entry     uint64             `json:"entry,omitempty"` // latest entry
-	Pending   bool               `json:"pending"`         // Current is not recorded yet
-	Old       gitrepo.Hash       `json:"old"`             // the update explained
-	New       gitrepo.Hash       `json:"new"`
-	Signer    string             `json:"signer,omitempty"` // who signs (entry signer, or you)
-	Approved  []string           `json:"approvedBy"`       // valid approvals of that update
-	Notes     []string           `json:"notes,omitempty"`
-	Rules     []ExplainedRule    `json:"rules"`
-	Failures  []ExplainedFailure `json:"failures"`
-	Satisfied bool               `json:"satisfied"`
-	Protected bool               `json:"protected"`
+	Ref      string       `json:"ref"`
+	Recorded gitrepo.Hash `json:"recorded"`        // latest entry's value
+	Current  gitrepo.Hash `json:"current"`         // the ref's value here
+	Entry    uint64       `json:"entry,omitempty"` // latest entry
+	Pending  bool         `json:"pending"`         // Current is not recorded yet
+	Old      gitrepo.Hash `json:"old"`             // the update explained
+	New      gitrepo.Hash `json:"new"`
+	Signer   string       `json:"signer,omitempty"` // who signs (entry signer, or you)
+	Approved []string     `json:"approvedBy"`       // valid approvals of that update
+	// ViaForge says which approvals came through a forge bridge (a
+	// review on GitHub or GitLab recorded by a trusted forge app).
+	ViaForge  []verify.ForgeApproval `json:"viaForge,omitempty"`
+	Notes     []string               `json:"notes,omitempty"`
+	Rules     []ExplainedRule        `json:"rules"`
+	Failures  []ExplainedFailure     `json:"failures"`
+	Satisfied bool                   `json:"satisfied"`
+	Protected bool                   `json:"protected"`
 }
 
 // ExplainedRule is one rule that covers the ref.
@@ -112,16 +116,38 @@ func (r *Repo) Explain(name, keyFile string) (*Explanation, error) {
 			}
 		}
 	}
+	if err := r.evaluate(x, pol, rslTip); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// evaluate decides x's update (x.Ref from x.Old to x.New, signed by
+// x.Signer) under pol with the approvals stored here, and fills in the
+// rules, who counted and what is missing.
+func (r *Repo) evaluate(x *Explanation, pol *policy.Policy, rslTip gitrepo.Hash) error {
+	ref := x.Ref
 	x.Protected = pol.Protected(ref)
 	store, err := attest.OpenStore(r.Git)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	revoked := func(fp string) bool { return pol.RevokedFrom(fp) != 0 }
 	decide := func(store *attest.Store) (*verify.Decision, []string, []string, error) {
 		approvers, notes, err := verify.Approvers(store, pol, ref, x.Old, x.New, revoked)
 		if err != nil {
 			return nil, nil, nil, err
+		}
+		forgePersons, via, forgeNotes, err := verify.ForgeApprovers(store, pol, ref, x.Old, x.New, revoked)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		x.ViaForge = via
+		notes = append(notes, forgeNotes...)
+		for _, p := range forgePersons {
+			if !slices.Contains(approvers, p) {
+				approvers = append(approvers, p)
+			}
 		}
 		treeApprovers, err := r.treeApprovers(store, pol, ref, x.Old, x.New, revoked)
 		if err != nil {
@@ -140,18 +166,18 @@ func (r *Repo) Explain(name, keyFile string) (*Explanation, error) {
 	}
 	d, approved, notes, err := decide(store)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if !d.Satisfied() {
 		// As verification does: approvals a store commit dropped still
 		// count (the store is append-only).
 		view, dropped, err := store.WithHistory()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if dropped {
 			if d, approved, notes, err = decide(view); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
@@ -175,7 +201,7 @@ func (r *Repo) Explain(name, keyFile string) (*Explanation, error) {
 		x.Failures = append(x.Failures, ExplainedFailure{Rule: f.Rule, Kind: f.Kind.Error(), Detail: f.Detail, Next: f.Hint})
 	}
 	x.Satisfied = d.Satisfied()
-	return x, nil
+	return nil
 }
 
 // policyBefore returns the policy recorded by the newest policy entry

@@ -304,6 +304,11 @@ func (v *verifier) decide(rec *rsl.Record, pol *policy.Policy, t Transition, in 
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	var forgeNotes []string
+	if in.Approvers, forgeNotes, err = withForgeApprovers(store, pol, ref, old, new, v.revokedAt(rec.Entry.Number), in.Approvers); err != nil {
+		return nil, nil, nil, err
+	}
+	notes = append(notes, forgeNotes...)
 	if len(in.Approvers) > 0 {
 		counted = append(counted, key)
 	}
