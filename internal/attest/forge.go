@@ -184,3 +184,8 @@ func CheckForgeReviewFile(dir, name string, e *Envelope) (ForgeReview, error) {
 	}
 	return f, nil
 }
+
+func isForgeReview(statement []byte) bool {
+	_, err := ParseForgeReview(statement)
+	return err == nil
+}

@@ -67,6 +67,9 @@ func (a *app) printExplanation(x *porcelain.Explanation) {
 		signer = "(no person: pass --key, or set user.signingkey)"
 	}
 	a.out("signer: %s; approved by: %s\n", signer, orNone(x.Approved))
+	for _, v := range x.ViaForge {
+		a.out("  through the forge: %s\n", v)
+	}
 	if !x.Protected {
 		a.out("no rule protects %s: anyone in the policy may record it\n", x.Ref)
 	}

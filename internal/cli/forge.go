@@ -149,7 +149,7 @@ The token is read from $GITHUB_TOKEN.`,
 					a.out("  %s review %s by %s (%s): %s\n", in.Forge, l.Review, l.Account, l.Person, l.State)
 				}
 				for _, s := range res.Skipped {
-					a.out("  skipped %s\n", s)
+					a.out("  note: %s\n", s)
 				}
 				if len(res.Records) == 0 {
 					a.out("  no review to record\n")

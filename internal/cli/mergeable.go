@@ -78,6 +78,12 @@ func writeMergeableMarkdown(w io.Writer, x *porcelain.Explanation) error {
 		signer = "nobody (merge button)"
 	}
 	fmt.Fprintf(&b, "Signer: %s. Approved by: %s.\n\n", mdText(signer), mdText(orNone(x.Approved)))
+	for _, v := range x.ViaForge {
+		fmt.Fprintf(&b, "- through the forge: %s\n", mdText(v.String()))
+	}
+	if len(x.ViaForge) > 0 {
+		b.WriteString("\n")
+	}
 	failures := map[string][]porcelain.ExplainedFailure{}
 	for _, f := range x.Failures {
 		failures[f.Rule] = append(failures[f.Rule], f)

@@ -55,8 +55,8 @@ type ForgeRecordLine struct {
 // latest approving review of an account made on the current head is
 // recorded as approved; every other approving or dismissed review (made
 // stale by a push, dismissed, or followed by a request for changes) as
-// withdrawn. Reviews by accounts the policy maps to no person are skipped
-// (they could never count). The key must be a forge app of the policy in
+// withdrawn. Reviews by accounts the policy maps to no person
+// are recorded too (they never count). The key must be a forge app of the policy in
 // force.
 func (r *Repo) RecordForgeReviews(pr ForgePullRequest, keyFile string) (*ForgeRecorded, error) {
 	pol, _, err := r.CurrentPolicy()
@@ -146,10 +146,14 @@ func (r *Repo) RecordForgeReviews(pr ForgePullRequest, keyFile string) (*ForgeRe
 			continue
 		}
 		done[rv.ID] = true
-		person, ok := pol.PersonByForgeAccount(pr.Forge, rv.Account)
-		if !ok {
-			out.Skipped = append(out.Skipped, fmt.Sprintf("review %s by %s: the policy maps that %s account to no person", rv.ID, rv.Account, pr.Forge))
-			continue
+		// A review by an account the policy maps to no person is recorded
+		// all the same (it says what the forge said); verification never
+		// counts it.
+		personName := "(no person)"
+		if person, ok := pol.PersonByForgeAccount(pr.Forge, rv.Account); ok {
+			personName = person.Name
+		} else {
+			out.Skipped = append(out.Skipped, fmt.Sprintf("review %s by %s: the policy maps that %s account to no person, so it will not count", rv.ID, rv.Account, pr.Forge))
 		}
 		state := attest.ReviewWithdrawn
 		if effective[strings.ToLower(rv.Account)] == rv.ID {
@@ -164,11 +168,11 @@ func (r *Repo) RecordForgeReviews(pr ForgePullRequest, keyFile string) (*ForgeRe
 		if err != nil {
 			return nil, err
 		}
-		msg := fmt.Sprintf("git-secure: forge app %s records %s review %s by %s (%s) as %s: %s %s..%s", app.Name, pr.Forge, rv.ID, rv.Account, person.Name, state, ref, shortOrNone(from), shortOrNone(to))
+		msg := fmt.Sprintf("git-secure: forge app %s records %s review %s by %s (%s) as %s: %s %s..%s", app.Name, pr.Forge, rv.ID, rv.Account, personName, state, ref, shortOrNone(from), shortOrNone(to))
 		if out.Store, err = store.Add(dir+"/"+attest.ForgeReviewFile(signerFile, pr.Forge, rv.ID, state), env, who, msg); err != nil {
 			return nil, fmt.Errorf("forge: store review %s by %s: %w", rv.ID, rv.Account, err)
 		}
-		out.Records = append(out.Records, ForgeRecordLine{Person: person.Name, Account: rv.Account, Review: rv.ID, State: state})
+		out.Records = append(out.Records, ForgeRecordLine{Person: personName, Account: rv.Account, Review: rv.ID, State: state})
 	}
 	if out.Store.IsZero() {
 		out.Store = store.Tip()
