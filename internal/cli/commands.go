@@ -824,6 +824,7 @@ func (a *app) listPolicy(p *policy.Policy, st *porcelain.Staged, asJSON bool) er
 			a.out("  %-16s %s: %s\n", g.Name, scope, what)
 		}
 	}
+	a.printForgePolicy(p)
 	if len(j.Revoked) > 0 {
 		a.out("\nrevoked keys:\n")
 		for _, r := range j.Revoked {

@@ -164,3 +164,26 @@ The token is read from $GITHUB_TOKEN.`,
 // envErr makes a forge API failure an environment error (exit 2): the
 // check could not be made, which is not a check that failed.
 func envErr(err error) error { return usageErr("%v", err) }
+
+// printForgePolicy lists the forge apps the root trusts and the persons'
+// forge accounts (policy list).
+func (a *app) printForgePolicy(p *policy.Policy) {
+	if apps := p.ForgeApps(); len(apps) > 0 {
+		a.out("\nforge apps (record forge reviews as approvals):\n")
+		for _, app := range apps {
+			a.out("  %-16s %s\n", app.Name, app.Fingerprint)
+		}
+	}
+	header := false
+	for _, person := range p.Persons() {
+		for _, forge := range []string{"github", "gitlab"} {
+			if login := p.ForgeAccount(person.Name, forge); login != "" {
+				if !header {
+					a.out("\nforge accounts:\n")
+					header = true
+				}
+				a.out("  %-16s %s %s\n", person.Name, forge, login)
+			}
+		}
+	}
+}

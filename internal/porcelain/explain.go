@@ -2,7 +2,6 @@ package porcelain
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/git-secure/git-secure/internal/attest"
 	"github.com/git-secure/git-secure/internal/gitrepo"
@@ -138,17 +137,12 @@ func (r *Repo) evaluate(x *Explanation, pol *policy.Policy, rslTip gitrepo.Hash)
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		forgePersons, via, forgeNotes, err := verify.ForgeApprovers(store, pol, ref, x.Old, x.New, revoked)
+		// Approvers counts forge reviews too; this says which came so.
+		_, via, _, err := verify.ForgeApprovers(store, pol, ref, x.Old, x.New, revoked)
 		if err != nil {
 			return nil, nil, nil, err
 		}
 		x.ViaForge = via
-		notes = append(notes, forgeNotes...)
-		for _, p := range forgePersons {
-			if !slices.Contains(approvers, p) {
-				approvers = append(approvers, p)
-			}
-		}
 		treeApprovers, err := r.treeApprovers(store, pol, ref, x.Old, x.New, revoked)
 		if err != nil {
 			return nil, nil, nil, err

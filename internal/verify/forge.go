@@ -122,17 +122,17 @@ func forgeRecord(pol *policy.Policy, dir string, file attest.File, revoked func(
 	return f, app, nil
 }
 
-// withForgeApprovers adds the forge approvers of t to in.Approvers.
-func withForgeApprovers(store *attest.Store, pol *policy.Policy, ref string, old, new gitrepo.Hash, revoked func(string) bool, approvers []string) ([]string, []string, error) {
-	persons, _, notes, err := ForgeApprovers(store, pol, ref, old, new, revoked)
+// withForgeApprovers adds the forge approvers of the update to persons
+// (each person once) and their notes to notes.
+func withForgeApprovers(store *attest.Store, pol *policy.Policy, ref string, old, new gitrepo.Hash, revoked func(string) bool, persons, notes []string) ([]string, []string, error) {
+	forge, _, more, err := ForgeApprovers(store, pol, ref, old, new, revoked)
 	if err != nil {
 		return nil, nil, err
 	}
-	out := append([]string{}, approvers...)
-	for _, p := range persons {
-		if !contains(out, p) {
-			out = append(out, p)
+	for _, p := range forge {
+		if !contains(persons, p) {
+			persons = append(persons, p)
 		}
 	}
-	return out, notes, nil
+	return persons, append(notes, more...), nil
 }

@@ -99,7 +99,7 @@ func TestForgeReviewsCountAsApprovals(t *testing.T) {
 		d := ci.path(name)
 		ci.git(ci.sb.Home, "clone", "-q", url, d)
 		ci.git(d, "fetch", "-q", "origin", "+refs/secure/*:refs/secure/*")
-		return ci.run(d, "git", "secure", "verify", "--mergeable", "main", head)
+		return ci.run(d, "git", "secure", "verify", "--mergeable", "--signer", "alice", "main", head) // alice pushes the merge
 	}
 
 	// bob approves (as Bob-GH: logins are case-insensitive) and mallory,
