@@ -115,6 +115,10 @@ func (p *Policy) rebuildTargets(persons []*Person, rules []*Rule) error {
 		}
 		top[fieldRevoked] = rv
 	}
+	// Forge accounts are kept as they are (forge.go edits them).
+	if v, ok := p.Targets.Signed.UnrecognizedFields[fieldForgeAccounts]; ok {
+		top[fieldForgeAccounts] = v
+	}
 	p.Targets.Signed.UnrecognizedFields = top
 	// Round-trip through the encoder so the indexes see exactly what a
 	// reader of the stored bytes will see.
@@ -182,6 +186,7 @@ func (p *Policy) RemovePerson(base *Policy, name string, now time.Time) error {
 			return invalid("%s is a member of team %s: change the team first", name, t.Name)
 		}
 	}
+	p.dropForgeAccounts(name)
 	persons := slices.DeleteFunc(slices.Clone(p.persons), func(x *Person) bool { return x.Name == name })
 	if err := p.rebuildTargets(persons, p.rules); err != nil {
 		return err

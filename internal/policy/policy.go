@@ -170,6 +170,7 @@ type Policy struct {
 	revoked []Revocation
 	byFP    map[string]*Key    // every key: root, targets and persons
 	ownerFP map[string]*Person // person keys only
+	forge   *forgeIndex        // forge bridges and accounts (forge.go)
 }
 
 // Persons returns the persons, sorted by name.
@@ -518,7 +519,7 @@ func (p *Policy) index() error {
 		return fmt.Errorf("%w: targets.json: %s must be %q", ErrMalformed, fieldFormat, Format)
 	}
 	for k := range ts.UnrecognizedFields {
-		if k != fieldFormat && k != fieldPersons && k != fieldTeams && k != fieldGlobal && k != fieldRevoked {
+		if k != fieldFormat && k != fieldPersons && k != fieldTeams && k != fieldGlobal && k != fieldRevoked && k != fieldForgeAccounts {
 			return fmt.Errorf("%w: targets.json: unknown field %q", ErrMalformed, k)
 		}
 	}
@@ -600,6 +601,9 @@ func (p *Policy) index() error {
 	}
 	for _, k := range personKeys {
 		p.byFP[k.Fingerprint] = k
+	}
+	if err := p.decodeForge(rs, ts, rootKeys, personKeys); err != nil {
+		return err
 	}
 	return checkFreshnessKeysOwn(rs, rootKeys, personKeys)
 }
