@@ -18,7 +18,7 @@ TAGS      := urfave_cli_no_docs
 # than one the dynamic loader has to link: it starts on every push, twice.
 CGO       := CGO_ENABLED=0
 
-.PHONY: all build install uninstall test test-nofastpath test-short bench fuzz vet fmt clean stress
+.PHONY: all build install uninstall test test-nofastpath test-short bench fuzz vet fmt clean stress dist
 
 all: build
 
@@ -44,6 +44,9 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/git-secure $(DESTDIR)$(BINDIR)/git-remote-secure
 	rm -f $(DESTDIR)$(MANDIR)/man1/git-secure.1 $(DESTDIR)$(MANDIR)/man1/git-secure-*.1
 	rm -f $(DESTDIR)$(BASHCOMPDIR)/git-secure $(DESTDIR)$(ZSHCOMPDIR)/_git-secure
+
+dist: ## static binaries for linux, darwin, windows on amd64 and arm64, version from git, with SHA256SUMS (dist/)
+	VERSION=$(VERSION) GO=$(GO) TAGS='$(TAGS)' ./scripts/dist.sh dist
 
 vet:
 	$(GO) vet ./...
@@ -77,4 +80,4 @@ fuzz: ## run every fuzz target for $(FUZZTIME)
 	./scripts/fuzz.sh $(FUZZTIME)
 
 clean:
-	rm -rf bin .bench
+	rm -rf bin .bench dist

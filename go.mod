@@ -3,6 +3,7 @@ module github.com/git-secure/git-secure
 go 1.26.0
 
 require (
+	github.com/google/go-github/v75 v75.0.0
 	github.com/hiddeco/sshsig v0.2.0
 	github.com/in-toto/attestation v1.2.0
 	github.com/secure-systems-lab/go-securesystemslib v0.11.1
@@ -18,6 +19,7 @@ require (
 require (
 	github.com/cpuguy83/go-md2man/v2 v2.0.7 // indirect
 	github.com/google/go-containerregistry v0.20.7 // indirect
+	github.com/google/go-querystring v1.1.0 // indirect
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/russross/blackfriday/v2 v2.1.0 // indirect
 	github.com/sigstore/protobuf-specs v0.5.0 // indirect

@@ -146,10 +146,10 @@ func (e *Envelope) Marshal() ([]byte, error) {
 }
 
 // Sign wraps statement in a DSSE envelope signed by s and returns the
-// envelope JSON. The statement must be an approval or test-run statement
-// that ParseApproval or ParseTestRun accepts.
+// envelope JSON. The statement must be an approval, test-run, forge
+// review or verification summary statement its parser accepts.
 func Sign(statement []byte, s ssh.Signer) ([]byte, error) {
-	if _, err := ParseApproval(statement); err != nil && !isSummary(statement) {
+	if _, err := ParseApproval(statement); err != nil && !isSummary(statement) && !isForgeReview(statement) {
 		if _, err2 := ParseTestRun(statement); err2 != nil {
 			if bytes.Contains(statement, []byte(PredicateTestRun)) {
 				err = err2

@@ -153,6 +153,9 @@ func Describe(data []byte) string {
 		}
 		return fmt.Sprintf("approval of %s %s..%s signed by %s", a.Ref, shortHex(a.From), to, e.KeyID)
 	}
+	if f, err := ParseForgeReview(e.Payload); err == nil {
+		return fmt.Sprintf("forge review %s %s by %s (%s) of %s %s..%s signed by %s", f.Forge, f.Review, f.Account, f.State, f.Ref, shortHex(f.From), shortHex(f.To), e.KeyID)
+	}
 	if t, err := ParseTestRun(e.Payload); err == nil {
 		return fmt.Sprintf("test run on tree %s signed by %s", shortHex(t.Tree), e.KeyID)
 	}

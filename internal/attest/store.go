@@ -290,10 +290,15 @@ func checkAdd(path string, envelope []byte) error {
 	if err != nil {
 		return err
 	}
+	dir := parts[0] + "/" + parts[1]
+	if parts[0] == "forge-reviews" {
+		// One file per bridge, review and state, not per signer.
+		_, err := CheckForgeReviewFile(dir, parts[2], e)
+		return err
+	}
 	if err := CheckSignerFile(parts[2], e); err != nil {
 		return err
 	}
-	dir := parts[0] + "/" + parts[1]
 	switch parts[0] {
 	case "approvals":
 		if !isHexName(parts[1], 64) {

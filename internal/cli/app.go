@@ -11,7 +11,6 @@ package cli
 import (
 	"errors"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"strings"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"github.com/git-secure/git-secure/internal/cli/clonecmd"
 	"github.com/git-secure/git-secure/internal/cli/explaincmd"
 	"github.com/git-secure/git-secure/internal/cli/factory"
+	"github.com/git-secure/git-secure/internal/cli/forgecmd"
 	"github.com/git-secure/git-secure/internal/cli/helpcmd"
 	"github.com/git-secure/git-secure/internal/cli/hookscmd"
 	"github.com/git-secure/git-secure/internal/cli/initcmd"
@@ -61,7 +61,7 @@ func Main(args []string, env Env) int {
 	f := factory.New(env, Version)
 	defer f.Close()
 	a := newApp(f)
-	if filepath.Base(args[0]) == "git-remote-secure" {
+	if isRemoteHelperName(args[0]) {
 		return exit(f, hookscmd.RunRemoteHelper(f, args))
 	}
 	if path := env.Getenv("GIT_SECURE_CPUPROFILE"); path != "" {
@@ -167,6 +167,7 @@ a command; git secure --help and git help secure open the manual page.`,
 			timestampcmd.NewCmdTimestamp(a.f),
 			attestcmd.NewCmdAttest(a.f),
 			explaincmd.NewCmdExplain(a.f),
+			forgecmd.NewCmdForge(a.f),
 			hookscmd.NewCmdHooks(a.f),
 			hookscmd.NewCmdServer(a.f),
 			hookscmd.NewCmdHook(a.f),

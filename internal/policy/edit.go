@@ -91,6 +91,10 @@ func (p *Policy) rebuildTargets(persons []*Person, rules []*Rule) error {
 		}
 		top[fieldRevoked] = rv
 	}
+	// Forge accounts are kept as they are (forge.go edits them).
+	if v, ok := p.Targets.Signed.UnrecognizedFields[fieldForgeAccounts]; ok {
+		top[fieldForgeAccounts] = v
+	}
 	p.Targets.Signed.UnrecognizedFields = top
 	// Round-trip through the encoder so the indexes see exactly what a
 	// reader of the stored bytes will see.
@@ -191,6 +195,7 @@ func (p *Policy) RemovePerson(base *Policy, name string, now time.Time) error {
 	if use := p.groupUse(name); use != "" {
 		return invalid("%s names %s: remove or change it first", use, name)
 	}
+	p.dropForgeAccounts(name)
 	persons := slices.DeleteFunc(slices.Clone(p.persons), func(x *Person) bool { return x.Name == name })
 	if err := p.rebuildTargets(persons, p.rules); err != nil {
 		return err

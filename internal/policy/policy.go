@@ -193,6 +193,7 @@ type Policy struct {
 	files       map[string]*RuleFile // rule files by name
 	nodes       []*node              // every delegation in the TUF search order
 	rulesFor    *rulesCache          // RulesFor's answers by ref (rule files only)
+	forge       *forgeIndex          // forge bridges and accounts (forge.go)
 }
 
 // Persons returns the persons, sorted by name.
@@ -576,7 +577,7 @@ func (p *Policy) index(ruleFiles map[string][]byte) error {
 		return fmt.Errorf("%w: targets.json: %s must be %q or %q", ErrMalformed, fieldFormat, Format, FormatDelegated)
 	}
 	for k := range ts.UnrecognizedFields {
-		if k != fieldFormat && k != fieldPersons && k != fieldTeams && k != fieldGlobal && k != fieldRevoked {
+		if k != fieldFormat && k != fieldPersons && k != fieldTeams && k != fieldGlobal && k != fieldRevoked && k != fieldForgeAccounts {
 			return fmt.Errorf("%w: targets.json: unknown field %q", ErrMalformed, k)
 		}
 	}
@@ -684,6 +685,9 @@ func (p *Policy) index(ruleFiles map[string][]byte) error {
 	}
 	for _, k := range personKeys {
 		p.byFP[k.Fingerprint] = k
+	}
+	if err := p.decodeForge(rs, ts, rootKeys, personKeys); err != nil {
+		return err
 	}
 	return checkFreshnessKeysOwn(rs, rootKeys, personKeys)
 }

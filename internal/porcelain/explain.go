@@ -14,20 +14,23 @@ import (
 // Explanation says which rules apply to a ref and how far an update of it
 // is from satisfying them.
 type Explanation struct {
-	Ref       string             `json:"ref"`
-	Recorded  gitrepo.Hash       `json:"recorded"`        // latest entry's value
-	Current   gitrepo.Hash       `json:"current"`         // the ref's value here
-	Entry     uint64             `json:"entry,omitempty"` // latest entry
-	Pending   bool               `json:"pending"`         // Current is not recorded yet
-	Old       gitrepo.Hash       `json:"old"`             // the update explained
-	New       gitrepo.Hash       `json:"new"`
-	Signer    string             `json:"signer,omitempty"` // who signs (entry signer, or you)
-	Approved  []string           `json:"approvedBy"`       // valid approvals of that update
-	Notes     []string           `json:"notes,omitempty"`
-	Rules     []ExplainedRule    `json:"rules"`
-	Failures  []ExplainedFailure `json:"failures"`
-	Satisfied bool               `json:"satisfied"`
-	Protected bool               `json:"protected"`
+	Ref      string       `json:"ref"`
+	Recorded gitrepo.Hash `json:"recorded"`        // latest entry's value
+	Current  gitrepo.Hash `json:"current"`         // the ref's value here
+	Entry    uint64       `json:"entry,omitempty"` // latest entry
+	Pending  bool         `json:"pending"`         // Current is not recorded yet
+	Old      gitrepo.Hash `json:"old"`             // the update explained
+	New      gitrepo.Hash `json:"new"`
+	Signer   string       `json:"signer,omitempty"` // who signs (entry signer, or you)
+	Approved []string     `json:"approvedBy"`       // valid approvals of that update
+	// ViaForge says which approvals came through a forge bridge (a
+	// review on GitHub or GitLab recorded by a trusted forge app).
+	ViaForge  []verify.ForgeApproval `json:"viaForge,omitempty"`
+	Notes     []string               `json:"notes,omitempty"`
+	Rules     []ExplainedRule        `json:"rules"`
+	Failures  []ExplainedFailure     `json:"failures"`
+	Satisfied bool                   `json:"satisfied"`
+	Protected bool                   `json:"protected"`
 }
 
 // ExplainedRule is one rule that covers the ref.
@@ -92,10 +95,21 @@ func (r *Repo) Explain(name, keyFile string) (*Explanation, error) {
 	if pol, err = r.explainedUpdate(x, last, pol, keyFile); err != nil {
 		return nil, err
 	}
+	if err := r.evaluate(x, pol, rslTip); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// evaluate decides x's update (x.Ref from x.Old to x.New, signed by
+// x.Signer) under pol with the approvals stored here, and fills in the
+// rules, who counted and what is missing.
+func (r *Repo) evaluate(x *Explanation, pol *policy.Policy, rslTip gitrepo.Hash) error {
+	ref := x.Ref
 	x.Protected = pol.Protected(ref)
 	d, err := r.explainDecision(x, pol, rslTip)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	applied := map[string]verify.RuleDecision{}
 	for _, rd := range d.Rules {
@@ -116,7 +130,7 @@ func (r *Repo) Explain(name, keyFile string) (*Explanation, error) {
 		x.Failures = append(x.Failures, ExplainedFailure{Rule: f.Rule, Kind: f.Kind.Error(), Detail: f.Detail, Next: f.Hint})
 	}
 	x.Satisfied = d.Satisfied()
-	return x, nil
+	return nil
 }
 
 // explainedUpdate fills in the update x explains: the pending one, signed
@@ -172,6 +186,12 @@ func (r *Repo) explainDecision(x *Explanation, pol *policy.Policy, rslTip gitrep
 		if err != nil {
 			return nil, nil, nil, err
 		}
+		// Approvers counts forge reviews too; this says which came so.
+		_, via, _, err := verify.ForgeApprovers(store, pol, x.Ref, x.Old, x.New, revoked)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		x.ViaForge = via
 		in, err := r.decisionInputs(store, pol, rslTip, t, approvers)
 		if err != nil {
 			return nil, nil, nil, err

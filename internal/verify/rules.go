@@ -99,8 +99,9 @@ func changedSinceBase(src Source, new gitrepo.Hash, targets []gitrepo.Hash) ([]s
 }
 
 // Approvers returns the persons with a valid approval, under pol, of
-// exactly ref moving from old to new, and notes about approvals that did
-// not count.
+// exactly ref moving from old to new (their own, or a forge review a
+// trusted forge app recorded: ForgeApprovers), and notes about approvals
+// that did not count.
 func Approvers(store *attest.Store, pol *policy.Policy, ref string, old, new gitrepo.Hash, revoked func(fp string) bool) ([]string, []string, error) {
 	if store == nil {
 		return nil, nil, nil
@@ -122,7 +123,9 @@ func Approvers(store *attest.Store, pol *policy.Policy, ref string, old, new git
 		}
 		return nil
 	})
-	return persons, notes, nil
+	// Reviews on a forge, recorded by a forge app the policy trusts, are
+	// approvals of the persons their accounts map to (forge.go).
+	return withForgeApprovers(store, pol, ref, old, new, revoked, persons, notes)
 }
 
 // TreeApprovers returns the persons with a valid approval, under pol, of

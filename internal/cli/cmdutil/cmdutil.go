@@ -8,6 +8,7 @@ package cmdutil
 import (
 	"errors"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/crypto/ssh"
@@ -32,6 +33,22 @@ func ShortHash(h gitrepo.Hash) string {
 		return "(none)"
 	}
 	return h.String()[:12]
+}
+
+// OrNone joins names with commas, "nobody" for none.
+func OrNone(names []string) string {
+	if len(names) == 0 {
+		return "nobody"
+	}
+	return strings.Join(names, ", ")
+}
+
+// OrWord is s, or w when s is empty.
+func OrWord(s, w string) string {
+	if s == "" {
+		return w
+	}
+	return s
 }
 
 // HashOrEmpty is h in full, "" for the zero hash.

@@ -60,7 +60,7 @@ func runExplain(_ context.Context, opts *Options) error {
 			return err
 		}
 	} else {
-		printExplanation(f, x)
+		PrintExplanation(f, x)
 	}
 	if !x.Satisfied {
 		return report.Exit(report.ExitFailed)
@@ -68,7 +68,8 @@ func runExplain(_ context.Context, opts *Options) error {
 	return nil
 }
 
-func printExplanation(f *factory.Factory, x *porcelain.Explanation) {
+// PrintExplanation prints x for people (explain, verify --mergeable).
+func PrintExplanation(f *factory.Factory, x *porcelain.Explanation) {
 	state := fmt.Sprintf("recorded at %s (entry #%d)", cmdutil.ShortHash(x.Recorded), x.Entry)
 	if x.Entry == 0 {
 		state = "not recorded yet"
@@ -83,7 +84,10 @@ func printExplanation(f *factory.Factory, x *porcelain.Explanation) {
 	if signer == "" {
 		signer = "(no person: pass --key, or set user.signingkey)"
 	}
-	f.Out("signer: %s; approved by: %s\n", signer, orNone(x.Approved))
+	f.Out("signer: %s; approved by: %s\n", signer, cmdutil.OrNone(x.Approved))
+	for _, v := range x.ViaForge {
+		f.Out("  through the forge: %s\n", v)
+	}
 	if !x.Protected {
 		f.Out("no rule protects %s: anyone in the policy may record it\n", x.Ref)
 	}
@@ -99,7 +103,7 @@ func printExplanation(f *factory.Factory, x *porcelain.Explanation) {
 		case !r.Applies:
 			f.Out("  does not apply to this update (no protected file changes)\n")
 		default:
-			f.Out("  counted: %s\n", orNone(r.Signed))
+			f.Out("  counted: %s\n", cmdutil.OrNone(r.Signed))
 			if len(r.Files) > 0 {
 				f.Out("  protected files changed: %s\n", strings.Join(r.Files, ", "))
 			}
@@ -114,20 +118,6 @@ func printExplanation(f *factory.Factory, x *porcelain.Explanation) {
 	}
 	f.Out("result: NOT satisfied\n")
 	for _, fl := range x.Failures {
-		f.Out("  - %s: %s\n    next: %s\n", orWord(fl.Rule, "policy"), fl.Detail, fl.Next)
+		f.Out("  - %s: %s\n    next: %s\n", cmdutil.OrWord(fl.Rule, "policy"), fl.Detail, fl.Next)
 	}
-}
-
-func orNone(xs []string) string {
-	if len(xs) == 0 {
-		return "nobody"
-	}
-	return strings.Join(xs, ", ")
-}
-
-func orWord(s, w string) string {
-	if s == "" {
-		return w
-	}
-	return s
 }

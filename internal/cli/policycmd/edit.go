@@ -18,6 +18,8 @@ type AddPersonOptions struct {
 	F    *factory.Factory
 	Args []string // NAME
 	Keys []string // public key files
+	// GitHub and GitLab are the person's forge accounts ("" for none).
+	GitHub, GitLab string
 }
 
 func newCmdAddPerson(f *factory.Factory) *cli.Command {
@@ -25,9 +27,10 @@ func newCmdAddPerson(f *factory.Factory) *cli.Command {
 		Name:      "add-person",
 		Usage:     "add a person with one or more keys (all count as one person)",
 		ArgsUsage: "NAME",
-		Flags:     []cli.Flag{&cli.StringSliceFlag{Name: "key", Usage: "public key `FILE` (repeatable)", Required: true}},
+		Flags:     []cli.Flag{&cli.StringSliceFlag{Name: "key", Usage: "public key `FILE` (repeatable)", Required: true}, forgeAccountFlags[0], forgeAccountFlags[1]},
 		Action: func(c *cli.Context) error {
-			return runAddPerson(c.Context, &AddPersonOptions{F: f, Args: c.Args().Slice(), Keys: c.StringSlice("key")})
+			return runAddPerson(c.Context, &AddPersonOptions{F: f, Args: c.Args().Slice(), Keys: c.StringSlice("key"),
+				GitHub: c.String("github"), GitLab: c.String("gitlab")})
 		},
 	}
 }
@@ -41,9 +44,12 @@ func runAddPerson(_ context.Context, opts *AddPersonOptions) error {
 		return err
 	}
 	name := opts.Args[0]
-	return cmdutil.Stage(opts.F, "add person "+name, func(p, base *policy.Policy, now time.Time) error {
+	if err := cmdutil.Stage(opts.F, "add person "+name, func(p, base *policy.Policy, now time.Time) error {
 		return p.AddPerson(base, name, keys, now)
-	})
+	}); err != nil {
+		return err
+	}
+	return setForgeAccounts(opts.F, name, [][2]string{{"github", opts.GitHub}, {"gitlab", opts.GitLab}})
 }
 
 // AddRuleOptions are the arguments and flags of policy add-rule.

@@ -59,7 +59,7 @@ func runList(_ context.Context, opts *ListOptions) error {
 	if opts.JSON {
 		return opts.F.PrintJSON(j)
 	}
-	printPolicy(opts.F, j)
+	printPolicy(opts.F, j, p)
 	return nil
 }
 
@@ -167,8 +167,8 @@ func newPolicyJSON(p *policy.Policy, st *porcelain.Staged) PolicyJSON {
 	return j
 }
 
-// printPolicy prints policy list's document for people.
-func printPolicy(f *factory.Factory, j PolicyJSON) {
+// printPolicy prints policy list's document j of p for people.
+func printPolicy(f *factory.Factory, j PolicyJSON, p *policy.Policy) {
 	f.Out("root v%d (expires %s): threshold %d of %s\n", j.RootVersion, j.RootExpires.Format("2006-01-02"), j.RootThreshold, strings.Join(j.RootKeys, ", "))
 	f.Out("rules v%d (expires %s): signed by %d of %s\n", j.RulesVersion, j.RulesExpires.Format("2006-01-02"), j.RulesThresh, strings.Join(j.RulesKeys, ", "))
 	printFreshness(f, j.Freshness)
@@ -207,6 +207,7 @@ func printPolicy(f *factory.Factory, j PolicyJSON) {
 			f.Out("  %-16s %s: %s\n", g.Name, scope, what)
 		}
 	}
+	printForgePolicy(f, p)
 	if len(j.Revoked) > 0 {
 		f.Out("\nrevoked keys:\n")
 		for _, r := range j.Revoked {

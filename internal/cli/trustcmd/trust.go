@@ -1,7 +1,7 @@
 // Package trustcmd is "git secure trust": the root of trust (root keys,
-// rules keys and their thresholds) and key revocation, each a staged
-// policy change signed and applied like the others (git secure policy
-// sign, apply).
+// rules keys and their thresholds), the forge apps it trusts to record
+// forge reviews, and key revocation, each a staged policy change signed
+// and applied like the others (git secure policy sign, apply).
 package trustcmd
 
 import (
@@ -34,6 +34,8 @@ new root keys' threshold (git secure policy sign / apply).`,
 			newCmdRoleKey(f, "add-rules-key", "add a key trusted to sign rules changes", metadata.TARGETS, true),
 			newCmdRoleKey(f, "remove-rules-key", "remove a rules key", metadata.TARGETS, false),
 			newCmdThreshold(f, "set-rules-threshold", "set how many rules keys must sign a rules change", metadata.TARGETS),
+			newCmdAddForgeApp(f),
+			newCmdRemoveForgeApp(f),
 			newCmdRevokeKey(f),
 		},
 	}

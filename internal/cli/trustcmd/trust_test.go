@@ -33,3 +33,25 @@ func TestRunTrust(t *testing.T) {
 	}
 	clitest.Contains(t, "revoke-key", r.Stdout.String(), "staged: revoke key "+r.FP("carol")+" from entry #2")
 }
+
+// TestRunForgeApps: trusting a forge app and dropping it are staged root
+// changes named by the app and its key; each takes exactly one NAME.
+func TestRunForgeApps(t *testing.T) {
+	r := clitest.New(t)
+	r.Init()
+	ctx := context.Background()
+	if err := runAddForgeApp(ctx, &AddForgeAppOptions{F: r.F(), Key: r.Pub("carol")}); err == nil || err.Error() != "add-forge-app takes exactly one NAME" {
+		t.Errorf("add-forge-app without NAME: %v", err)
+	}
+	if err := runAddForgeApp(ctx, &AddForgeAppOptions{F: r.F(), Args: []string{"ci"}, Key: r.Pub("carol")}); err != nil {
+		t.Fatal(err)
+	}
+	clitest.Contains(t, "add-forge-app", r.Stdout.String(), "staged: add forge app ci "+r.FP("carol"))
+	if err := runRemoveForgeApp(ctx, &RemoveForgeAppOptions{F: r.F(), Args: []string{"ci", "x"}}); err == nil || err.Error() != "remove-forge-app takes exactly one NAME" {
+		t.Errorf("remove-forge-app ci x: %v", err)
+	}
+	if err := runRemoveForgeApp(ctx, &RemoveForgeAppOptions{F: r.F(), Args: []string{"ci"}}); err != nil {
+		t.Fatal(err)
+	}
+	clitest.Contains(t, "remove-forge-app", r.Stdout.String(), "staged: remove forge app ci")
+}

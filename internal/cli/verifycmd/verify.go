@@ -1,7 +1,9 @@
 // Package verifycmd is "git secure verify": replay the log and check every
 // change against the policy of its time (internal/verify does it), print
 // what was judged, answer "was COMMIT ever a verified state of REF"
-// (--at) and sign a verification summary (--attest).
+// (--at), sign a verification summary (--attest) and answer a pull
+// request's question, "would merging HEAD into BASE satisfy the policy,
+// and who must still approve?" (--mergeable).
 package verifycmd
 
 import (
@@ -76,8 +78,11 @@ Exit 0 when everything verifies, 1 when a check fails, 2 on usage errors.`,
 			cmdutil.RootKeyFlag("git config secure.rootKeys, else trust on first use"), cmdutil.RootThresholdFlag("git config secure.rootThreshold, else all of them"),
 			&cli.StringFlag{Name: "remote", Usage: "in a clone with a work tree, judge what remote `NAME` served (default: the checked-out branch's upstream remote, else origin, else the only remote)"},
 			&cli.BoolFlag{Name: "allow-shallow", Usage: "accept a shallow clone: the checks that need history beyond its boundary are skipped, each named in a warning"},
-			cmdutil.KeyFlag, freshnessFlags[0], freshnessFlags[1]},
+			cmdutil.KeyFlag, freshnessFlags[0], freshnessFlags[1], mergeableFlags[0], mergeableFlags[1], mergeableFlags[2]},
 		Action: func(c *cli.Context) error {
+			if mo, ok := wantsMergeable(f, c); ok {
+				return runMergeable(c.Context, mo)
+			}
 			return runVerify(c.Context, &Options{F: f, Refs: c.Args().Slice(), JSON: c.Bool("json"), Full: c.Bool("full"),
 				At: c.String("at"), Attest: c.Bool("attest"), Out: c.String("out"), Key: c.String("key"), Pin: cmdutil.PinOf(c),
 				Remote: c.String("remote"), AllowShallow: c.Bool("allow-shallow"), Now: c.String("now"), NoFreshness: c.Bool("no-freshness")})

@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# git-secure-ci.sh: the steps of the git-secure CI check, for GitHub
+# Actions (action.yml calls it) and GitLab CI (install/ci/gitlab-ci.yml), so
+# that a test can run exactly what CI runs.
+#
+#   git-secure-ci.sh install   put git-secure on PATH: a released binary
+#                              checked against SHA256SUMS, or built from
+#                              source when GIT_SECURE_BUILD=source
+#   git-secure-ci.sh fetch     make a CI clone (shallow, one ref) hold what
+#                              verification needs: full history, every
+#                              branch and tag, refs/secure/*
+#   git-secure-ci.sh verify    verify the server's state; on a pull or merge
+#                              request also answer "would merging this
+#                              satisfy the policy, who must still approve?"
+#                              and write it to the job summary
+#
+# Settings (environment):
+#   GIT_SECURE_VERSION      release to install (default: latest)
+#   GIT_SECURE_RELEASE_URL  where `make dist` output is published; the
+#                           binary is $URL/git-secure-OS-ARCH[.exe] and the
+#                           checksums $URL/SHA256SUMS (default: the GitHub
+#                           release of GIT_SECURE_REPOSITORY at the version)
+#   GIT_SECURE_REPOSITORY   owner/name of git-secure's own repository
+#   GIT_SECURE_BUILD        "source": build with Go from GIT_SECURE_SOURCE
+#                           (default: the action's own checkout)
+#   GIT_SECURE_REMOTE       the remote to verify (default: origin)
+#   GIT_SECURE_ROOT_KEYS    root key fingerprints to pin, space separated
+#                           (strongly advised: without them the first
+#                           policy is trusted on first use)
+#   GIT_SECURE_ROOT_THRESHOLD  how many of them must have signed
+#   GIT_SECURE_EVENT        push | pull_request (default: from the CI)
+#   GIT_SECURE_BASE         the pull request's base branch (default: from the CI)
+#   GIT_SECURE_HEAD         the commit that would land (default: from the CI:
+#                           GitHub's refs/pull/N/merge commit, GitLab's
+#                           merged-results commit or the MR head)
+#   GIT_SECURE_SUMMARY      file the Markdown summary is appended to
+#                           (default: $GITHUB_STEP_SUMMARY, else
+#                           git-secure-summary.md)
+# Exit codes are git-secure's: 0 verified, 1 a check failed, 2 usage or
+# environment error.
+set -euo pipefail
+
+say() { printf 'git-secure-ci: %s\n' "$*" >&2; }
+die() { say "error: $*"; exit 2; }
+
+remote=${GIT_SECURE_REMOTE:-origin}
+
+ci_event() {
+	if [ -n "${GIT_SECURE_EVENT:-}" ]; then echo "$GIT_SECURE_EVENT"; return; fi
+	case "${GITHUB_EVENT_NAME:-}" in
+	pull_request | pull_request_target | merge_group) echo pull_request; return ;;
+	esac
+	if [ "${CI_PIPELINE_SOURCE:-}" = merge_request_event ]; then echo pull_request; return; fi
+	echo push
+}
+
+ci_base() {
+	local b=${GIT_SECURE_BASE:-${GITHUB_BASE_REF:-${CI_MERGE_REQUEST_TARGET_BRANCH_NAME:-}}}
+	[ -n "$b" ] || die "no base branch: set GIT_SECURE_BASE (the branch the pull request merges into)"
+	echo "$b"
+}
+
+ci_head() {
+	echo "${GIT_SECURE_HEAD:-${GITHUB_SHA:-${CI_COMMIT_SHA:-$(git rev-parse HEAD)}}}"
+}
+
+summary_file() {
+	echo "${GIT_SECURE_SUMMARY:-${GITHUB_STEP_SUMMARY:-git-secure-summary.md}}"
+}
+
+os_arch() {
+	local os arch
+	case "$(uname -s)" in
+	Linux) os=linux ;;
+	Darwin) os=darwin ;;
+	MINGW* | MSYS* | CYGWIN* | Windows_NT) os=windows ;;
+	*) die "no git-secure release for $(uname -s): set GIT_SECURE_BUILD=source" ;;
+	esac
+	case "$(uname -m)" in
+	x86_64 | amd64) arch=amd64 ;;
+	aarch64 | arm64) arch=arm64 ;;
+	*) die "no git-secure release for $(uname -m): set GIT_SECURE_BUILD=source" ;;
+	esac
+	echo "$os-$arch"
+}
+
+sha256() {
+	if command -v sha256sum >/dev/null; then sha256sum "$1" | cut -d' ' -f1; else shasum -a 256 "$1" | cut -d' ' -f1; fi
+}
+
+cmd_install() {
+	local dir=${GIT_SECURE_INSTALL_DIR:-${RUNNER_TEMP:-${TMPDIR:-/tmp}}/git-secure-bin}
+	mkdir -p "$dir"
+	local ext=
+	if [ "${GIT_SECURE_BUILD:-release}" = source ]; then
+		local src=${GIT_SECURE_SOURCE:-${GITHUB_ACTION_PATH:-$(cd "$(dirname "$0")/../.." && pwd)}}
+		command -v go >/dev/null || die "GIT_SECURE_BUILD=source needs Go 1.26+ (actions/setup-go)"
+		local version
+		version=$(git -C "$src" describe --tags --always --dirty 2>/dev/null || echo dev)
+		say "building git-secure $version from $src"
+		(cd "$src" && CGO_ENABLED=0 go build -trimpath -tags urfave_cli_no_docs \
+			-ldflags "-s -w -X github.com/git-secure/git-secure/internal/cli.Version=$version" \
+			-o "$dir/git-secure" ./cmd/git-secure)
+	else
+		local target url name
+		target=$(os_arch)
+		[ "${target%-*}" = windows ] && ext=.exe
+		name="git-secure-$target$ext"
+		url=${GIT_SECURE_RELEASE_URL:-}
+		if [ -z "$url" ]; then
+			local repo=${GIT_SECURE_REPOSITORY:-git-secure/git-secure} v=${GIT_SECURE_VERSION:-latest}
+			if [ "$v" = latest ]; then
+				url="${GITHUB_SERVER_URL:-https://github.com}/$repo/releases/latest/download"
+			else
+				url="${GITHUB_SERVER_URL:-https://github.com}/$repo/releases/download/$v"
+			fi
+		fi
+		say "installing $name from $url"
+		curl -fsSL --retry 3 -o "$dir/SHA256SUMS" "$url/SHA256SUMS" || die "cannot download $url/SHA256SUMS"
+		curl -fsSL --retry 3 -o "$dir/$name" "$url/$name" || die "cannot download $url/$name"
+		local want got
+		want=$(awk -v n="$name" '$2 == n || $2 == "*" n { print $1 }' "$dir/SHA256SUMS")
+		got=$(sha256 "$dir/$name")
+		[ -n "$want" ] || die "$name is not listed in $url/SHA256SUMS"
+		[ "$want" = "$got" ] || die "$name does not match SHA256SUMS (want $want, got $got): refusing it"
+		mv "$dir/$name" "$dir/git-secure$ext"
+		chmod +x "$dir/git-secure$ext"
+	fi
+	# git runs "git-remote-secure" for secure:: remotes; on Windows it
+	# must be a copy (symbolic links need privileges there).
+	if [ -n "$ext" ]; then cp "$dir/git-secure$ext" "$dir/git-remote-secure$ext"; else ln -sf git-secure "$dir/git-remote-secure"; fi
+	if [ -n "${GITHUB_PATH:-}" ]; then echo "$dir" >>"$GITHUB_PATH"; fi
+	"$dir/git-secure$ext" --version >&2
+	echo "$dir"
+}
+
+cmd_fetch() {
+	git rev-parse --git-dir >/dev/null 2>&1 || die "not in a git repository: check the repository out first"
+	local url
+	url=$(git remote get-url "$remote" 2>/dev/null) || die "no remote $remote: set GIT_SECURE_REMOTE"
+	# actions/checkout fetches one commit at depth 1 and GitLab at depth 20:
+	# verification replays the whole log and checks the rules on every
+	# recorded update, so it needs the full history of every branch and
+	# tag the log records, and the log itself.
+	local args=(--no-tags --prune --force)
+	if [ "$(git rev-parse --is-shallow-repository)" = true ]; then args+=(--unshallow); fi
+	# The clone's fetch refspec decides what verify judges: every branch.
+	git config --replace-all "remote.$remote.fetch" "+refs/heads/*:refs/remotes/$remote/*"
+	say "fetching every branch, tag and refs/secure/* from $remote"
+	git -c protocol.version=2 fetch "${args[@]}" "$remote" \
+		"+refs/heads/*:refs/remotes/$remote/*" "+refs/tags/*:refs/tags/*" "+refs/secure/*:refs/secure/*"
+	git show-ref --verify --quiet refs/secure/rsl || { say "error: $remote has no refs/secure/rsl: it does not use git-secure (git secure init, then push)"; exit 1; }
+	# On a pull request CI checks out a commit that is on no branch (the
+	# forge's merge commit): keep it, it is what --mergeable judges.
+	: "${url:?}"
+}
+
+pin_args() {
+	local k
+	for k in ${GIT_SECURE_ROOT_KEYS:-}; do printf -- '--root-key\n%s\n' "$k"; done
+	if [ -n "${GIT_SECURE_ROOT_THRESHOLD:-}" ]; then printf -- '--root-threshold\n%s\n' "$GIT_SECURE_ROOT_THRESHOLD"; fi
+}
+
+cmd_verify() {
+	local summary event pins=() rc=0 out
+	summary=$(summary_file)
+	event=$(ci_event)
+	while IFS= read -r line; do pins+=("$line"); done < <(pin_args)
+	if [ ${#pins[@]} -eq 0 ]; then
+		say "warning: no root key pinned (GIT_SECURE_ROOT_KEYS): the first policy is trusted on first use"
+	fi
+	out=$(git secure verify --remote "$remote" ${pins[@]+"${pins[@]}"} 2>&1) || rc=$?
+	printf '%s\n' "$out" >&2
+	{
+		if [ $rc -eq 0 ]; then
+			printf '### git-secure: %s verified\n\n' "$remote"
+		else
+			printf '### git-secure: %s does NOT verify (exit %d)\n\n' "$remote" "$rc"
+		fi
+		printf '```\n%s\n```\n\n' "$(printf '%s' "$out" | sed 's/```/`` `/g')"
+	} >>"$summary"
+	if [ $rc -ne 0 ]; then return $rc; fi
+	if [ "$event" = pull_request ]; then
+		local base head
+		base=$(ci_base)
+		head=$(ci_head)
+		say "would merging $head into $base satisfy the policy?"
+		git secure verify --mergeable --markdown "$base" "$head" >>"$summary" || rc=$?
+		git secure verify --mergeable "$base" "$head" >&2 || true
+	fi
+	return $rc
+}
+
+case "${1:-}" in
+install) cmd_install ;;
+fetch) cmd_fetch ;;
+verify) cmd_verify ;;
+*) die "usage: $0 install|fetch|verify" ;;
+esac

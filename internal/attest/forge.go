@@ -1,0 +1,191 @@
+package attest
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/git-secure/git-secure/internal/gitrepo"
+)
+
+// PredicateForgeReview is the predicate type of a forge review recorded
+// by a forge bridge (a CI job holding a forge app key the root trusts):
+// "the forge says that Account reviewed pull request PullRequest, and the
+// review (State) approves, or no longer approves, moving Ref from From to
+// To". The bridge signs; the person is the one the policy maps Account to.
+const PredicateForgeReview = "https://git-secure.dev/attestation/forge-review/v1"
+
+// Review states. A withdrawn record (a review dismissed, made stale by a
+// push, or replaced by a request for changes) cancels the approving record
+// of the same review: the store is append-only, so withdrawal is a record
+// of its own.
+const (
+	ReviewApproved  = "approved"
+	ReviewWithdrawn = "withdrawn"
+)
+
+// Forges a review may come from.
+var Forges = []string{"github", "gitlab"}
+
+// forgeReviewDomain separates forge review directories and file names.
+const forgeReviewDomain = "git-secure-forge-review-v1"
+
+// ForgeReview is the predicate of a forge review statement.
+type ForgeReview struct {
+	Ref         string
+	From, To    gitrepo.Hash
+	Forge       string // "github" or "gitlab"
+	Account     string // the reviewer's login on the forge
+	Review      string // the forge's review id, decimal
+	PullRequest string // the pull or merge request number, decimal
+	State       string // ReviewApproved or ReviewWithdrawn
+}
+
+var (
+	decimalRe = regexp.MustCompile(`^[1-9][0-9]{0,18}$`)
+	// accountRe covers GitHub logins (letters, digits, '-') and GitLab
+	// usernames (also '_' and '.'), at most 255 bytes.
+	accountRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,254}$`)
+)
+
+// ValidForgeAccount reports whether login can be an account of forge.
+func ValidForgeAccount(forge, login string) error {
+	if !validForge(forge) {
+		return malformed("unknown forge %q (want one of %s)", forge, strings.Join(Forges, ", "))
+	}
+	if !accountRe.MatchString(login) || (forge == "github" && (len(login) > 39 || strings.ContainsAny(login, "_."))) {
+		return malformed("%q is not a %s account name", login, forge)
+	}
+	return nil
+}
+
+func validForge(f string) bool {
+	for _, x := range Forges {
+		if f == x {
+			return true
+		}
+	}
+	return false
+}
+
+func (f ForgeReview) validate() error {
+	if err := (Approval{Ref: f.Ref, From: f.From, To: f.To}).validate(); err != nil {
+		return err
+	}
+	if err := ValidForgeAccount(f.Forge, f.Account); err != nil {
+		return err
+	}
+	if !decimalRe.MatchString(f.Review) || !decimalRe.MatchString(f.PullRequest) {
+		return malformed("forge review and pull request must be decimal numbers")
+	}
+	if f.State != ReviewApproved && f.State != ReviewWithdrawn {
+		return malformed("forge review state %q is not %s or %s", f.State, ReviewApproved, ReviewWithdrawn)
+	}
+	return nil
+}
+
+// Statement returns the canonical in-toto Statement v1 JSON of f.
+func (f ForgeReview) Statement() ([]byte, error) {
+	if err := f.validate(); err != nil {
+		return nil, err
+	}
+	pred := map[string]any{
+		"formatVersion": FormatVersion,
+		"ref":           f.Ref,
+		"from":          hexOf(f.From),
+		"to":            hexOf(f.To),
+		"forge":         f.Forge,
+		"account":       f.Account,
+		"review":        f.Review,
+		"pullRequest":   f.PullRequest,
+		"state":         f.State,
+	}
+	return encodeStatement(f.Ref, "gitCommit", hexOf(f.To), PredicateForgeReview, pred)
+}
+
+// ParseForgeReview parses and strictly validates a forge review statement;
+// errors wrap ErrMalformed.
+func ParseForgeReview(statement []byte) (ForgeReview, error) {
+	var f ForgeReview
+	name, subj, pred, err := parseStatement(statement, PredicateForgeReview, "gitCommit")
+	if err != nil {
+		return f, err
+	}
+	if err := checkKeys(pred, "forge review predicate", []string{"formatVersion", "ref", "from", "to", "forge", "account", "review", "pullRequest", "state"}); err != nil {
+		return f, malformed("%v", err)
+	}
+	for key, dst := range map[string]*string{"ref": &f.Ref, "forge": &f.Forge, "account": &f.Account, "review": &f.Review, "pullRequest": &f.PullRequest, "state": &f.State} {
+		if *dst, err = asString(pred[key], "predicate "+key); err != nil {
+			return ForgeReview{}, malformed("%v", err)
+		}
+	}
+	if f.From, err = predHash(pred, "from"); err != nil {
+		return ForgeReview{}, err
+	}
+	if f.To, err = predHash(pred, "to"); err != nil {
+		return ForgeReview{}, err
+	}
+	if name != f.Ref || subj != f.To {
+		return ForgeReview{}, malformed("subject %s@%s does not match the predicate's %s to %s", name, hexOf(subj), f.Ref, hexOf(f.To))
+	}
+	if err := f.validate(); err != nil {
+		return ForgeReview{}, err
+	}
+	return f, nil
+}
+
+// ForgeReviewDir returns the store directory of forge reviews of ref
+// moving from from to to: "forge-reviews/" + hex(SHA-256(domain NUL ref
+// NUL from-hex NUL to-hex)). A verifier computes it from the update it
+// checks, as for approvals.
+func ForgeReviewDir(ref string, from, to gitrepo.Hash) string {
+	return "forge-reviews/" + hashParts(forgeReviewDomain, ref, hexOf(from), hexOf(to))
+}
+
+// ForgeReviewFile returns the file name of one forge review record:
+// hex(SHA-256(domain NUL "file" NUL signer-file NUL forge NUL review NUL
+// state)) + ".json", with signer-file the bridge key's SignerFile. Each
+// review and state has a file of its own, so a withdrawal never replaces
+// the approval it cancels (the store is append-only).
+func ForgeReviewFile(signerFile, forge, review, state string) string {
+	return hashParts(forgeReviewDomain, "file", signerFile, forge, review, state) + ".json"
+}
+
+func hashParts(parts ...string) string {
+	h := sha256.New()
+	for i, p := range parts {
+		if i > 0 {
+			h.Write([]byte{0})
+		}
+		h.Write([]byte(p))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// CheckForgeReviewFile checks a stored forge review record: its file name
+// belongs to its signer and statement, and it is in the directory of the
+// update it names. It returns the parsed statement.
+func CheckForgeReviewFile(dir, name string, e *Envelope) (ForgeReview, error) {
+	f, err := ParseForgeReview(e.Payload)
+	if err != nil {
+		return f, err
+	}
+	signer, err := signerFileForKeyID(e.KeyID)
+	if err != nil {
+		return f, err
+	}
+	if want := ForgeReviewFile(signer, f.Forge, f.Review, f.State); name != want {
+		return f, fmt.Errorf("%w: forge review stored as %q, belongs in %q", ErrMismatch, name, want)
+	}
+	if want := ForgeReviewDir(f.Ref, f.From, f.To); dir != want {
+		return f, fmt.Errorf("%w: forge review belongs in %s, not %s", ErrMismatch, want, dir)
+	}
+	return f, nil
+}
+
+func isForgeReview(statement []byte) bool {
+	_, err := ParseForgeReview(statement)
+	return err == nil
+}

@@ -1,0 +1,103 @@
+package attest
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/git-secure/git-secure/internal/gitrepo"
+)
+
+func testForgeReview() ForgeReview {
+	return ForgeReview{Ref: "refs/heads/main", From: gitrepo.Hash{1}, To: gitrepo.Hash{2}, Forge: "github", Account: "bob-gh", Review: "101", PullRequest: "7", State: ReviewApproved}
+}
+
+// A forge review statement round-trips, and every field is checked.
+func TestForgeReviewStatement(t *testing.T) {
+	f := testForgeReview()
+	st, err := f.Statement()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ParseForgeReview(st)
+	if err != nil || got != f {
+		t.Fatalf("ParseForgeReview = %+v, %v; want %+v", got, err, f)
+	}
+	if _, err := ParseApproval(st); err == nil {
+		t.Error("a forge review parses as a person's approval")
+	}
+	for name, edit := range map[string]func(*ForgeReview){
+		"state":        func(f *ForgeReview) { f.State = "APPROVED" },
+		"forge":        func(f *ForgeReview) { f.Forge = "gitea" },
+		"account":      func(f *ForgeReview) { f.Account = "bob gh" },
+		"review":       func(f *ForgeReview) { f.Review = "0101" },
+		"pull request": func(f *ForgeReview) { f.PullRequest = "-1" },
+		"same ends":    func(f *ForgeReview) { f.To = f.From },
+		"ref":          func(f *ForgeReview) { f.Ref = "main" },
+	} {
+		bad := testForgeReview()
+		edit(&bad)
+		if _, err := bad.Statement(); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: Statement() = %v, want ErrMalformed", name, err)
+		}
+	}
+	// Unknown predicate keys are refused.
+	extra := strings.Replace(string(st), `"state":"approved"`, `"state":"approved","person":"alice"`, 1)
+	if _, err := ParseForgeReview([]byte(extra)); !errors.Is(err, ErrMalformed) {
+		t.Errorf("extra key: %v", err)
+	}
+}
+
+// The store takes a forge review only at its own path: the directory of
+// the update it names, the file of its bridge, review and state; an
+// approval and a withdrawal of one review have two files.
+func TestStoreAddForgeReview(t *testing.T) {
+	_, _, repo := openRepo(t)
+	store, err := OpenStore(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bridge := seedSigner(t, 9)
+	sign := func(f ForgeReview) []byte {
+		st, err := f.Statement()
+		if err != nil {
+			t.Fatal(err)
+		}
+		env, err := Sign(st, bridge)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return env
+	}
+	f := testForgeReview()
+	dir := ForgeReviewDir(f.Ref, f.From, f.To)
+	sf := SignerFile(bridge.PublicKey())
+	who := gitrepo.Ident{Name: "ci", Email: "ci@example.com"}
+	approved := dir + "/" + ForgeReviewFile(sf, "github", "101", ReviewApproved)
+	if _, err := store.Add(approved, sign(f), who, "approved"); err != nil {
+		t.Fatal(err)
+	}
+	w := f
+	w.State = ReviewWithdrawn
+	withdrawn := dir + "/" + ForgeReviewFile(sf, "github", "101", ReviewWithdrawn)
+	if withdrawn == approved {
+		t.Fatal("approval and withdrawal share a file")
+	}
+	if _, err := store.Add(withdrawn, sign(w), who, "withdrawn"); err != nil {
+		t.Fatal(err)
+	}
+	files, err := store.Envelopes(dir)
+	if err != nil || len(files) != 2 {
+		t.Fatalf("Envelopes: %d files, %v", len(files), err)
+	}
+	for name, path := range map[string]string{
+		"withdrawal at the approval's file": approved,
+		"signer file":                       dir + "/" + sf,
+		"other update":                      ForgeReviewDir(f.Ref, f.From, gitrepo.Hash{3}) + "/" + ForgeReviewFile(sf, "github", "101", ReviewWithdrawn),
+		"other review":                      dir + "/" + ForgeReviewFile(sf, "github", "102", ReviewWithdrawn),
+	} {
+		if err := checkAdd(path, sign(w)); !errors.Is(err, ErrMismatch) {
+			t.Errorf("%s: checkAdd = %v, want ErrMismatch", name, err)
+		}
+	}
+}

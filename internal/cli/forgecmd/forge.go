@@ -1,0 +1,130 @@
+// Package forgecmd is "git secure forge": the bridge from a hosted forge
+// (GitHub) to the attestation store. CI runs it with a forge app key the
+// policy trusts (git secure trust add-forge-app) to record each review of
+// a pull request as an approval, or a withdrawal, of exactly the update
+// merging it makes. internal/forge/github reads the forge's API and
+// internal/porcelain signs and stores the records.
+package forgecmd
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-secure/git-secure/internal/cli/cmdutil"
+	"github.com/git-secure/git-secure/internal/cli/factory"
+	"github.com/git-secure/git-secure/internal/forge/github"
+	"github.com/git-secure/git-secure/internal/porcelain"
+	"github.com/git-secure/git-secure/internal/report"
+)
+
+// NewCmdForge is "git secure forge ...".
+func NewCmdForge(f *factory.Factory) *cli.Command {
+	return &cli.Command{
+		Name:        "forge",
+		Usage:       "hosted forges: record pull-request reviews as approvals (run by CI with a forge app key)",
+		Subcommands: []*cli.Command{newCmdRecordApprovals(f)},
+	}
+}
+
+// RecordApprovalsOptions are the flags of forge record-approvals.
+type RecordApprovalsOptions struct {
+	F  *factory.Factory
+	PR int
+	// Repo is OWNER/NAME on the forge; APIURL the REST API's root. Both
+	// default to the variables a GitHub Actions job has.
+	Repo   string
+	APIURL string
+	Key    string // the forge app's signing key
+	JSON   bool
+}
+
+func newCmdRecordApprovals(f *factory.Factory) *cli.Command {
+	return &cli.Command{
+		Name:  "record-approvals",
+		Usage: "record each review of a pull request as an approval (or withdrawal) of exactly the update merging it makes",
+		Description: `Reads the pull request and its reviews from the forge's API and signs, with the
+forge app key (--key; the policy must trust it: trust add-forge-app), one record
+per review: an approving review made on the current head as approved; a review
+dismissed, made stale by a push or followed by a request for changes as
+withdrawn. The update is the base branch from the value the log records to the
+head when it contains it, else to the forge's merge commit. Push the store
+afterwards: git push origin refs/secure/attestations.
+The token is read from $GITHUB_TOKEN.`,
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "pr", Usage: "pull request `NUMBER`", Required: true},
+			&cli.StringFlag{Name: "repo", Usage: "`OWNER/NAME` on the forge (default $GITHUB_REPOSITORY)"},
+			&cli.StringFlag{Name: "api-url", Usage: "the REST API `URL` (default $GITHUB_API_URL, else api.github.com; GitHub Enterprise: https://HOST/api/v3)"},
+			cmdutil.KeyFlag, cmdutil.JSONFlag,
+		},
+		Action: func(c *cli.Context) error {
+			return runRecordApprovals(c.Context, &RecordApprovalsOptions{F: f, PR: c.Int("pr"), Repo: c.String("repo"),
+				APIURL: c.String("api-url"), Key: c.String("key"), JSON: c.Bool("json")})
+		},
+	}
+}
+
+func runRecordApprovals(ctx context.Context, opts *RecordApprovalsOptions) error {
+	f := opts.F
+	repo := opts.Repo
+	if repo == "" {
+		repo = f.Getenv("GITHUB_REPOSITORY")
+	}
+	api := opts.APIURL
+	if api == "" {
+		api = f.Getenv("GITHUB_API_URL")
+	}
+	if opts.PR <= 0 {
+		return report.Usagef("--pr must be a pull request number")
+	}
+	gc, err := github.New(api, f.Getenv("GITHUB_TOKEN"), repo, nil)
+	if err != nil {
+		return report.Usagef("%v (pass --repo OWNER/NAME)", err)
+	}
+	r, err := f.Repo()
+	if err != nil {
+		return err
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	pr, err := gc.PullRequest(ctx, opts.PR)
+	if err != nil {
+		return envErr(err)
+	}
+	reviews, err := gc.Reviews(ctx, opts.PR)
+	if err != nil {
+		return envErr(err)
+	}
+	in := porcelain.ForgePullRequest{Forge: "github", Number: strconv.Itoa(pr.Number), BaseRef: pr.BaseRef, HeadSHA: pr.HeadSHA, MergeSHA: pr.MergeSHA}
+	for _, rv := range reviews {
+		in.Reviews = append(in.Reviews, porcelain.ForgeReviewEvent{ID: github.ReviewID(rv.ID), Account: rv.Login, State: rv.State, CommitID: rv.CommitID})
+	}
+	res, err := r.RecordForgeReviews(in, opts.Key)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return f.PrintJSON(res)
+	}
+	f.Out("%s %s..%s (forge app %s):\n", res.Ref, cmdutil.ShortHash(res.From), cmdutil.ShortHash(res.To), res.App)
+	for _, l := range res.Records {
+		f.Out("  %s review %s by %s (%s): %s\n", in.Forge, l.Review, l.Account, l.Person, l.State)
+	}
+	for _, s := range res.Skipped {
+		f.Out("  note: %s\n", s)
+	}
+	if len(res.Records) == 0 {
+		f.Out("  no review to record\n")
+	}
+	f.Out("next: git push origin refs/secure/attestations\n")
+	return nil
+}
+
+// envErr makes a forge API failure an environment error (exit 2): the
+// check could not be made, which is not a check that failed.
+func envErr(err error) error { return report.Usagef("%v", err) }

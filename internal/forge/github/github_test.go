@@ -1,0 +1,156 @@
+package github
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// replay serves recorded GitHub API answers: path (with query) -> status,
+// headers, body file or text.
+type replay map[string]answer
+
+type answer struct {
+	status int
+	header map[string]string
+	file   string
+	body   string
+}
+
+func (rp replay) server(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if got := r.Header.Get("Authorization"); got != "Bearer t0ken" {
+			http.Error(w, `{"message":"Bad credentials"}`, http.StatusUnauthorized)
+			return
+		}
+		a, ok := rp[r.URL.RequestURI()]
+		if !ok {
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprint(w, `{"message":"Not Found","documentation_url":"https://docs.github.com/rest"}`)
+			return
+		}
+		body := []byte(a.body)
+		if a.file != "" {
+			var err error
+			if body, err = os.ReadFile("testdata/" + a.file); err != nil {
+				t.Error(err)
+			}
+		}
+		for k, v := range a.header {
+			w.Header().Set(k, strings.ReplaceAll(v, "{URL}", "http://"+r.Host))
+		}
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		if a.status == 0 {
+			a.status = http.StatusOK
+		}
+		w.WriteHeader(a.status)
+		w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+var recorded = replay{
+	"/repos/acme/widget/pulls/7": {file: "pull-7.json"},
+	"/repos/acme/widget/pulls/7/reviews?per_page=100": {file: "reviews-7-page1.json", header: map[string]string{
+		"Link": `<{URL}/repos/acme/widget/pulls/7/reviews?page=2&per_page=100>; rel="next", <{URL}/repos/acme/widget/pulls/7/reviews?page=2&per_page=100>; rel="last"`}},
+	"/repos/acme/widget/pulls/7/reviews?page=2&per_page=100": {file: "reviews-7-page2.json"},
+}
+
+func TestPullRequestAndReviewsPaginated(t *testing.T) {
+	srv := recorded.server(t)
+	c, err := New(srv.URL, "t0ken", "acme/widget", srv.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := c.PullRequest(context.Background(), 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr.BaseRef != "main" || pr.HeadSHA != strings.Repeat("1", 40) || pr.MergeSHA != strings.Repeat("3", 40) || pr.State != "open" {
+		t.Fatalf("pull request: %+v", pr)
+	}
+	rs, err := c.Reviews(context.Background(), 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rs {
+		got = append(got, fmt.Sprintf("%d:%s:%s", r.ID, r.Login, r.State))
+	}
+	// Both pages, in submission order (page 2's dismissed review 504 was
+	// submitted before page 2's approval 503).
+	want := "501:bob-gh:APPROVED 502:carol-gh:COMMENTED 504:dave-gh:DISMISSED 503:bob-gh:APPROVED"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("reviews: %s\nwant:    %s", strings.Join(got, " "), want)
+	}
+}
+
+func TestAPIErrors(t *testing.T) {
+	reset := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name   string
+		replay replay
+		token  string
+		want   []string
+		rate   bool
+	}{
+		{"rate limit", replay{"/repos/acme/widget/pulls/7": {status: 403, body: `{"message":"API rate limit exceeded for installation ID 1.","documentation_url":"https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting"}`,
+			header: map[string]string{"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": fmt.Sprint(reset.Unix())}}},
+			"t0ken", []string{"rate limit exhausted", "limit of 5000 requests resets at 2026-12-05T10:00:00Z", "GITHUB_TOKEN"}, true},
+		{"secondary rate limit", replay{"/repos/acme/widget/pulls/7": {status: 403, body: `{"message":"You have exceeded a secondary rate limit.","documentation_url":"https://docs.github.com/rest/overview/resources-in-the-rest-api#secondary-rate-limits"}`,
+			header: map[string]string{"Retry-After": "60"}}},
+			"t0ken", []string{"secondary rate limit", "retry after 1m0s"}, true},
+		{"not found", replay{}, "t0ken", []string{"read pull request 7 of acme/widget: not found", "token without read access"}, false},
+		{"bad token", recorded, "wrong", []string{"401 Unauthorized", "pull-requests: read"}, false},
+		{"server error", replay{"/repos/acme/widget/pulls/7": {status: 502, body: `{"message":"Server Error"}`}}, "t0ken", []string{"502", "Server Error"}, false},
+		{"malformed head", replay{"/repos/acme/widget/pulls/7": {body: `{"number":7,"state":"open","head":{"sha":"xyz"},"base":{"ref":"main"}}`}}, "t0ken", []string{"malformed pull request"}, false},
+		{"other pull request", replay{"/repos/acme/widget/pulls/7": {body: `{"number":8,"state":"open","head":{"sha":"` + strings.Repeat("1", 40) + `"},"base":{"ref":"main"}}`}}, "t0ken", []string{"malformed pull request"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := tc.replay.server(t)
+			c, err := New(srv.URL, tc.token, "acme/widget", srv.Client())
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = c.PullRequest(context.Background(), 7)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			if errors.Is(err, ErrRateLimited) != tc.rate {
+				t.Errorf("errors.Is(err, ErrRateLimited) = %v, want %v", !tc.rate, tc.rate)
+			}
+		})
+	}
+}
+
+func TestMalformedReviewRefused(t *testing.T) {
+	srv := replay{"/repos/acme/widget/pulls/7/reviews?per_page=100": {body: `[{"id":1,"user":{"login":"bob-gh"},"state":"APPROVED","commit_id":"not-a-sha"}]`}}.server(t)
+	c, err := New(srv.URL, "t0ken", "acme/widget", srv.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Reviews(context.Background(), 7); err == nil || !strings.Contains(err.Error(), "malformed review") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestNewRefusesBadRepository(t *testing.T) {
+	for _, r := range []string{"", "acme", "acme/", "/widget", "acme/wid get", "a/b/c"} {
+		if _, err := New("", "", r, nil); err == nil {
+			t.Errorf("New accepted repository %q", r)
+		}
+	}
+}

@@ -1,0 +1,181 @@
+package porcelain
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/git-secure/git-secure/internal/attest"
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/sign"
+)
+
+// ForgePullRequest is what a forge said about a pull request, as the
+// bridge command read it (internal/forge/github); nothing in it is trusted
+// beyond "the forge said so", which is what a forge app's record attests.
+type ForgePullRequest struct {
+	Forge    string // "github" or "gitlab"
+	Number   string // decimal
+	BaseRef  string // branch name or full ref
+	HeadSHA  string
+	MergeSHA string // the forge's test merge commit, "" when none
+	Reviews  []ForgeReviewEvent
+}
+
+// ForgeReviewEvent is one review in submission order.
+type ForgeReviewEvent struct {
+	ID       string // decimal
+	Account  string
+	State    string // APPROVED, CHANGES_REQUESTED, COMMENTED, DISMISSED, PENDING
+	CommitID string
+}
+
+// ForgeRecorded is what RecordForgeReviews wrote.
+type ForgeRecorded struct {
+	Ref     string            `json:"ref"`
+	From    gitrepo.Hash      `json:"from"`
+	To      gitrepo.Hash      `json:"to"`
+	App     string            `json:"app"`
+	Records []ForgeRecordLine `json:"records"`
+	Skipped []string          `json:"skipped,omitempty"`
+	Store   gitrepo.Hash      `json:"store"`
+}
+
+// ForgeRecordLine is one record written (or already in the store).
+type ForgeRecordLine struct {
+	Person  string `json:"person"`
+	Account string `json:"account"`
+	Review  string `json:"review"`
+	State   string `json:"state"`
+}
+
+// RecordForgeReviews records, signed with the forge app key keyFile, each
+// review of pr as an approval of exactly the update merging it makes:
+// BaseRef from the value the log records to the head when the head
+// contains it (a fast-forward), else to the forge's merge commit. The
+// latest approving review of an account made on the current head is
+// recorded as approved; every other approving or dismissed review (made
+// stale by a push, dismissed, or followed by a request for changes) as
+// withdrawn. Reviews by accounts the policy maps to no person
+// are recorded too (they never count). The key must be a forge app of the policy in
+// force.
+func (r *Repo) RecordForgeReviews(pr ForgePullRequest, keyFile string) (*ForgeRecorded, error) {
+	pol, _, err := r.CurrentPolicy()
+	if err != nil {
+		return nil, err
+	}
+	s, err := r.LoadSigner(keyFile)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	fp := sign.Fingerprint(s.PublicKey())
+	app, ok := pol.ForgeAppByFingerprint(fp)
+	if !ok {
+		return nil, fmt.Errorf("%w: key %s is not a forge app of the policy in force, so its records would not count; a root key holder runs: git secure trust add-forge-app NAME --key BRIDGE.pub", ErrRefused, fp)
+	}
+	ref := pr.BaseRef
+	if !strings.HasPrefix(ref, "refs/") {
+		ref = "refs/heads/" + ref
+	}
+	if err := attest.ValidRef(ref); err != nil {
+		return nil, usage("base %q: %v", pr.BaseRef, err)
+	}
+	rslTip, _, err := r.tips()
+	if err != nil {
+		return nil, err
+	}
+	last, err := r.latestFor(rslTip, ref)
+	if err != nil {
+		return nil, err
+	}
+	var from gitrepo.Hash
+	if last != nil {
+		from = last.Entry.New
+	}
+	head, err := gitrepo.ParseHash(pr.HeadSHA)
+	if err != nil {
+		return nil, fmt.Errorf("forge: head %q: %v", pr.HeadSHA, err)
+	}
+	to := head
+	ff := from.IsZero()
+	if !ff {
+		if ok, err := r.Git.IsAncestor(from, head); err != nil {
+			return nil, usage("the pull request's head %s is not here: fetch it first (git fetch origin %s)", head.String()[:12], head)
+		} else {
+			ff = ok
+		}
+	}
+	if !ff {
+		if pr.MergeSHA == "" {
+			return nil, fmt.Errorf("%w: the head %s does not contain %s's recorded tip %s and the forge made no merge commit: update the pull request", ErrRefused, head.String()[:12], ref, from.String()[:12])
+		}
+		if to, err = gitrepo.ParseHash(pr.MergeSHA); err != nil {
+			return nil, fmt.Errorf("forge: merge commit %q: %v", pr.MergeSHA, err)
+		}
+	}
+	out := &ForgeRecorded{Ref: ref, From: from, To: to, App: app.Name, Records: []ForgeRecordLine{}}
+	// The effective approval of each account: its latest review that is
+	// not a comment, if that is an approval of the current head.
+	effective := map[string]string{} // lower(account) -> review id
+	for _, rv := range pr.Reviews {
+		key := strings.ToLower(rv.Account)
+		switch rv.State {
+		case "APPROVED":
+			if strings.EqualFold(rv.CommitID, pr.HeadSHA) {
+				effective[key] = rv.ID
+			} else {
+				delete(effective, key)
+			}
+		case "CHANGES_REQUESTED", "DISMISSED":
+			delete(effective, key)
+		}
+	}
+	who, err := r.Ident()
+	if err != nil {
+		return nil, err
+	}
+	store, err := attest.OpenStore(r.Git)
+	if err != nil {
+		return nil, err
+	}
+	signerFile := attest.SignerFile(s.PublicKey())
+	dir := attest.ForgeReviewDir(ref, from, to)
+	done := map[string]bool{}
+	for _, rv := range pr.Reviews {
+		if rv.State != "APPROVED" && rv.State != "DISMISSED" || done[rv.ID] {
+			continue
+		}
+		done[rv.ID] = true
+		// A review by an account the policy maps to no person is recorded
+		// all the same (it says what the forge said); verification never
+		// counts it.
+		personName := "(no person)"
+		if person, ok := pol.PersonByForgeAccount(pr.Forge, rv.Account); ok {
+			personName = person.Name
+		} else {
+			out.Skipped = append(out.Skipped, fmt.Sprintf("review %s by %s: the policy maps that %s account to no person, so it will not count", rv.ID, rv.Account, pr.Forge))
+		}
+		state := attest.ReviewWithdrawn
+		if effective[strings.ToLower(rv.Account)] == rv.ID {
+			state = attest.ReviewApproved
+		}
+		f := attest.ForgeReview{Ref: ref, From: from, To: to, Forge: pr.Forge, Account: rv.Account, Review: rv.ID, PullRequest: pr.Number, State: state}
+		stmt, err := f.Statement()
+		if err != nil {
+			return nil, fmt.Errorf("forge: review %s by %s: %w", rv.ID, rv.Account, err)
+		}
+		env, err := attest.Sign(stmt, s)
+		if err != nil {
+			return nil, err
+		}
+		msg := fmt.Sprintf("git-secure: forge app %s records %s review %s by %s (%s) as %s: %s %s..%s", app.Name, pr.Forge, rv.ID, rv.Account, personName, state, ref, shortOrNone(from), shortOrNone(to))
+		if out.Store, err = store.Add(dir+"/"+attest.ForgeReviewFile(signerFile, pr.Forge, rv.ID, state), env, who, msg); err != nil {
+			return nil, fmt.Errorf("forge: store review %s by %s: %w", rv.ID, rv.Account, err)
+		}
+		out.Records = append(out.Records, ForgeRecordLine{Person: personName, Account: rv.Account, Review: rv.ID, State: state})
+	}
+	if out.Store.IsZero() {
+		out.Store = store.Tip()
+	}
+	return out, nil
+}

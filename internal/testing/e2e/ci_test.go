@@ -1,0 +1,191 @@
+package e2e
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// ciScript is the script every step of action.yml and the GitLab template
+// runs.
+func ciScript(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs("../../../install/ci/git-secure-ci.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// checkoutLikeActions makes the clone actions/checkout makes by default:
+// git init, one commit fetched at depth 1, checked out, no tags, nothing
+// else. It returns the directory.
+func checkoutLikeActions(u *user, url, name, sha, ref string) string {
+	d := u.path(name)
+	u.git(u.sb.Home, "init", "-q", d)
+	u.git(d, "remote", "add", "origin", url)
+	u.git(d, "-c", "protocol.version=2", "fetch", "--no-tags", "--prune", "--no-recurse-submodules", "--depth=1", "origin", "+"+sha+":"+ref)
+	u.git(d, "checkout", "--progress", "--force", sha)
+	return d
+}
+
+// runCI runs one step of the CI script in dir with the CI's environment.
+func runCI(u *user, dir string, env []string, step string) result {
+	saved := u.sb.Extra
+	u.sb.Extra = append(append([]string{}, saved...), env...)
+	defer func() { u.sb.Extra = saved }()
+	return u.run(dir, "bash", ciScript(u.t.(*testing.T)), step)
+}
+
+// Issue 17 item 1: the CI check in a fresh depth-1 clone made the way
+// actions/checkout makes it: on push it fetches what verification needs
+// and passes; on a pull request it says whether merging is allowed and who
+// must still approve, in the job summary, and passes once they have; a
+// server-side move nobody recorded fails it.
+func TestCIActionShallowCheckout(t *testing.T) {
+	srv := startServer(t, trFile)
+	path, url := srv.newRepo("ci.git", true)
+	alice := newUser(t, "alice")
+	dir := benchRepo(t, alice, "work", url, true)
+	alice.secure(dir, "policy", "add-rule", "docs", "--ref", "refs/heads/main", "--path", "doc/**", "--allow", "alice")
+	alice.secure(dir, "policy", "apply")
+	if err := os.MkdirAll(filepath.Join(dir, "doc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	alice.commit(dir, "doc/f.txt", "a\n")
+	alice.git(dir, "push", "-q", "origin", "main")
+	ci := newUser(t, "ci")
+	main := strings.TrimSpace(srv.admin.git(path, "rev-parse", "refs/heads/main"))
+
+	// push: verify the server's state from a depth-1 checkout of main.
+	summary := ci.path("summary-push.md")
+	d := checkoutLikeActions(ci, url, "push", main, "refs/remotes/origin/main")
+	if got := ci.git(d, "rev-parse", "--is-shallow-repository"); got != "true" {
+		t.Fatalf("the checkout is not shallow: %s", got)
+	}
+	if r := runCI(ci, d, nil, "fetch"); r.code != 0 {
+		t.Fatalf("fetch step:\n%s", r)
+	}
+	env := []string{"GITHUB_EVENT_NAME=push", "GITHUB_SHA=" + main, "GITHUB_STEP_SUMMARY=" + summary}
+	if r := runCI(ci, d, env, "verify"); r.code != 0 || !strings.Contains(r.stderr, "verified") {
+		t.Fatalf("verify step on push:\n%s", r)
+	}
+	if s := readFile(t, summary); !strings.Contains(s, "### git-secure: origin verified") {
+		t.Fatalf("push summary:\n%s", s)
+	}
+
+	// pull_request: a change of doc/ on a review branch needs alice (rule
+	// docs, threshold 1), and a merge button signs as nobody.
+	w := dir
+	alice.git(w, "checkout", "-q", "-b", "review/doc")
+	head := alice.commit(w, "doc/f.txt", "from the pull request\n")
+	alice.git(w, "push", "-q", "origin", "HEAD:refs/heads/review/doc")
+
+	prEnv := func(summary string) []string {
+		return []string{"GITHUB_EVENT_NAME=pull_request", "GITHUB_BASE_REF=main", "GITHUB_SHA=" + head, "GITHUB_STEP_SUMMARY=" + summary}
+	}
+	summary = ci.path("summary-pr1.md")
+	d = checkoutLikeActions(ci, url, "pr1", head, "refs/remotes/pull/1/merge")
+	if r := runCI(ci, d, nil, "fetch"); r.code != 0 {
+		t.Fatalf("fetch step on a pull request:\n%s", r)
+	}
+	r := runCI(ci, d, prEnv(summary), "verify")
+	s := readFile(t, summary)
+	if r.code != 1 || !strings.Contains(r.stderr, "result: NOT satisfied") {
+		t.Fatalf("the pull request lacks alice's approval, the check must fail:\n%s\nsummary:\n%s", r, s)
+	}
+	for _, want := range []string{
+		"**not mergeable yet**", "| rule | needs | signed or approved | missing | to fix |",
+		"| docs |", "1 more needed", "`alice can approve with: git secure attest approve refs/heads/main --from ",
+		"--to " + head + "`", "Signer: nobody (merge button)",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the pull request summary does not say %q:\n%s", want, s)
+		}
+	}
+
+	// alice approves exactly that update; a fresh checkout passes.
+	alice.secure(w, "attest", "approve", "main", "--to", head)
+	alice.git(w, "push", "-q", "origin", "refs/secure/attestations")
+	summary = ci.path("summary-pr2.md")
+	d = checkoutLikeActions(ci, url, "pr2", head, "refs/remotes/pull/1/merge")
+	if r := runCI(ci, d, nil, "fetch"); r.code != 0 {
+		t.Fatalf("fetch step:\n%s", r)
+	}
+	if r := runCI(ci, d, prEnv(summary), "verify"); r.code != 0 {
+		t.Fatalf("approved pull request:\n%s\nsummary:\n%s", r, readFile(t, summary))
+	}
+	if s := readFile(t, summary); !strings.Contains(s, "**mergeable**") || !strings.Contains(s, "| docs |") || !strings.Contains(s, "alice") {
+		t.Fatalf("approved pull request summary:\n%s", s)
+	}
+
+	// The server moves main without an entry (an admin, or a merge button
+	// on a forge without the hook): a fresh checkout fails the check.
+	srv.admin.git(path, "-c", "core.hooksPath=/dev/null", "update-ref", "refs/heads/main", head)
+	summary = ci.path("summary-moved.md")
+	d = checkoutLikeActions(ci, url, "moved", head, "refs/remotes/origin/main")
+	if r := runCI(ci, d, nil, "fetch"); r.code != 0 {
+		t.Fatalf("fetch step:\n%s", r)
+	}
+	env = []string{"GITHUB_EVENT_NAME=push", "GITHUB_SHA=" + head, "GITHUB_STEP_SUMMARY=" + summary}
+	r = runCI(ci, d, env, "verify")
+	if s := readFile(t, summary); r.code != 1 || !strings.Contains(r.stderr, "refs/heads/main") || !strings.Contains(s, "does NOT verify (exit 1)") {
+		t.Fatalf("a server-side move nobody recorded must fail the check:\n%s\nsummary:\n%s", r, s)
+	}
+}
+
+// The install step takes a release binary only when it matches the
+// release's SHA256SUMS.
+func TestCIActionInstallRelease(t *testing.T) {
+	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
+		t.Skip("the install step runs under bash on linux and macOS runners")
+	}
+	bin, err := os.ReadFile(filepath.Join(binDir, "git-secure"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "git-secure-" + runtime.GOOS + "-" + runtime.GOARCH
+	sum := sha256.Sum256(bin)
+	files := map[string][]byte{name: bin, "SHA256SUMS": []byte(hex.EncodeToString(sum[:]) + "  " + name + "\n")}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		data, ok := files[strings.TrimPrefix(r.URL.Path, "/v1/")]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write(data)
+	}))
+	defer srv.Close()
+	ci := newUser(t, "ci")
+	into := ci.path("bin")
+	env := []string{"GIT_SECURE_RELEASE_URL=" + srv.URL + "/v1", "GIT_SECURE_INSTALL_DIR=" + into, "GITHUB_PATH=" + ci.path("github-path")}
+	r := runCI(ci, ci.sb.Home, env, "install")
+	if r.code != 0 || r.stdout != into || !strings.Contains(r.stderr, "git-secure version") {
+		t.Fatalf("install:\n%s", r)
+	}
+	if got := strings.TrimSpace(readFile(t, ci.path("github-path"))); got != into {
+		t.Fatalf("GITHUB_PATH has %q, want %q", got, into)
+	}
+	if l, err := os.Readlink(filepath.Join(into, "git-remote-secure")); err != nil || l != "git-secure" {
+		t.Fatalf("git-remote-secure is not git-secure: %q %v", l, err)
+	}
+
+	// A binary that does not match the checksums is refused.
+	files[name] = append(append([]byte{}, bin...), 0)
+	r = runCI(ci, ci.sb.Home, append(env, "GIT_SECURE_INSTALL_DIR="+ci.path("bin2")), "install")
+	if r.code != 2 || !strings.Contains(r.stderr, "does not match SHA256SUMS") {
+		t.Fatalf("a tampered binary must be refused:\n%s", r)
+	}
+	if _, err := os.Stat(filepath.Join(ci.path("bin2"), "git-secure")); err == nil {
+		t.Fatal("the tampered binary was installed")
+	}
+}

@@ -1,0 +1,138 @@
+package verify
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/git-secure/git-secure/internal/attest"
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/sign"
+)
+
+// ForgeApproval is one approval that came through a forge: a review
+// recorded by a bridge the policy trusts, counted for the person the
+// policy maps the reviewer's account to.
+type ForgeApproval struct {
+	Person      string `json:"person"`
+	Forge       string `json:"forge"`
+	Account     string `json:"account"`
+	Review      string `json:"review"`
+	PullRequest string `json:"pullRequest"`
+	App         string `json:"app"`
+}
+
+// String says where the approval came from, for messages.
+func (f ForgeApproval) String() string {
+	return fmt.Sprintf("%s via %s review %s by %s on pull request %s (recorded by forge app %s)", f.Person, f.Forge, f.Review, f.Account, f.PullRequest, f.App)
+}
+
+// ForgeApprovers returns the persons whose forge reviews approve exactly
+// ref moving from old to new under pol, how each came, and notes about
+// records that did not count. A record counts only when it is signed by a
+// forge app pol trusts (a root decision) with a key not revoked, names an
+// account pol maps to a person (a rules decision: the bridge reports the
+// account, never chooses the person), and its review was not withdrawn by
+// a record of the same bridge. Each person counts once, here and together
+// with their own approvals (Decide counts distinct persons).
+func ForgeApprovers(store *attest.Store, pol *policy.Policy, ref string, old, new gitrepo.Hash, revoked func(fp string) bool) ([]string, []ForgeApproval, []string, error) {
+	if store == nil || len(pol.ForgeApps()) == 0 {
+		return nil, nil, nil, nil
+	}
+	dir := attest.ForgeReviewDir(ref, old, new)
+	files, err := store.Envelopes(dir)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("verify: read forge reviews of %s %s..%s: %w", ref, short(old), short(new), err)
+	}
+	type recorded struct {
+		f   attest.ForgeReview
+		app *policy.ForgeApp
+	}
+	var approved []recorded
+	withdrawn := map[string]bool{}
+	var notes []string
+	ignored := 0
+	note := func(format string, args ...any) {
+		if ignored++; ignored <= maxNotes {
+			notes = append(notes, fmt.Sprintf(format, args...))
+		}
+	}
+	for _, file := range files {
+		f, app, err := forgeRecord(pol, dir, file, revoked)
+		if err != nil {
+			note("forge review %s ignored: %v", file.Name, err)
+			continue
+		}
+		if f.State == attest.ReviewWithdrawn {
+			withdrawn[app.Fingerprint+"\x00"+f.Forge+"\x00"+f.Review] = true
+			continue
+		}
+		approved = append(approved, recorded{f, app})
+	}
+	var persons []string
+	var via []ForgeApproval
+	seen := map[string]bool{}
+	for _, r := range approved {
+		if withdrawn[r.app.Fingerprint+"\x00"+r.f.Forge+"\x00"+r.f.Review] {
+			note("%s review %s by %s was withdrawn (dismissed, stale or changes requested)", r.f.Forge, r.f.Review, r.f.Account)
+			continue
+		}
+		p, ok := pol.PersonByForgeAccount(r.f.Forge, r.f.Account)
+		if !ok {
+			note("%s review %s by %s ignored: the policy maps that account to no person (git secure policy add-person NAME --key FILE --%s %s)", r.f.Forge, r.f.Review, r.f.Account, r.f.Forge, r.f.Account)
+			continue
+		}
+		if seen[p.Name] {
+			continue
+		}
+		seen[p.Name] = true
+		persons = append(persons, p.Name)
+		via = append(via, ForgeApproval{Person: p.Name, Forge: r.f.Forge, Account: r.f.Account, Review: r.f.Review, PullRequest: r.f.PullRequest, App: r.app.Name})
+	}
+	if ignored > maxNotes {
+		notes = append(notes, fmt.Sprintf("and %d more forge reviews ignored", ignored-maxNotes))
+	}
+	return persons, via, notes, nil
+}
+
+// forgeRecord verifies one stored forge review record: strict decoding, a
+// file named for its bridge, review and state, a signature by a trusted
+// forge app's key that is not revoked.
+func forgeRecord(pol *policy.Policy, dir string, file attest.File, revoked func(string) bool) (attest.ForgeReview, *policy.ForgeApp, error) {
+	env, err := attest.ParseEnvelope(file.Data)
+	if err != nil {
+		return attest.ForgeReview{}, nil, err
+	}
+	f, err := attest.CheckForgeReviewFile(dir, file.Name, env)
+	if err != nil {
+		return f, nil, err
+	}
+	key, err := env.Verify(pol.LookupForgeAppKey)
+	if err != nil {
+		return f, nil, fmt.Errorf("not signed by a forge app the policy trusts (git secure trust add-forge-app): %w", err)
+	}
+	fp := sign.Fingerprint(key)
+	if revoked != nil && revoked(fp) {
+		return f, nil, fmt.Errorf("signed by %s, a revoked key", fp)
+	}
+	app, ok := pol.ForgeAppByFingerprint(fp)
+	if !ok {
+		return f, nil, errors.New("signer is not a forge app of the policy")
+	}
+	return f, app, nil
+}
+
+// withForgeApprovers adds the forge approvers of the update to persons
+// (each person once) and their notes to notes.
+func withForgeApprovers(store *attest.Store, pol *policy.Policy, ref string, old, new gitrepo.Hash, revoked func(string) bool, persons, notes []string) ([]string, []string, error) {
+	forge, _, more, err := ForgeApprovers(store, pol, ref, old, new, revoked)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, p := range forge {
+		if !contains(persons, p) {
+			persons = append(persons, p)
+		}
+	}
+	return persons, append(notes, more...), nil
+}
