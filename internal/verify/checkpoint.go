@@ -167,8 +167,7 @@ func (v *verifier) startFrom(cp *Checkpoint) error {
 
 // checkpoint returns the state after a complete, successful verification.
 func (v *verifier) checkpoint() *Checkpoint {
-	last := v.records[len(v.records)-1]
-	cp := &Checkpoint{Version: CheckpointVersion, Entry: last.Entry.Number, EntryID: last.ID, RootPin: RootPin(v.opts.RootKeys, v.opts.RootThreshold),
+	cp := &Checkpoint{Version: CheckpointVersion, Entry: v.lastNum, EntryID: v.lastID, RootPin: RootPin(v.opts.RootKeys, v.opts.RootThreshold),
 		PolicyEntry: v.res.PolicyEntry, PolicyCommit: v.policyCommit, Refs: map[string]CheckpointRef{}}
 	for ref, st := range v.state {
 		if len(st) == 0 {
