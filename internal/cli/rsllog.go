@@ -70,6 +70,21 @@ func (a *app) rslLog(r *porcelain.Repo, asJSON bool, max int) error {
 		return verify.ErrNoLog
 	}
 	var items, pending []*logItem
+	printed := 0
+	// flush prints the entries whose signer is known, newest first, as
+	// soon as every newer one is printed: the first screen does not wait
+	// for the rest of the log.
+	flush := func() {
+		for ; !asJSON && printed < len(items) && items[printed].resolved; printed++ {
+			a.printLogEntry(items[printed])
+			items[printed] = nil
+		}
+	}
+	// A checkpoint (a complete verification up to its entry) knows the
+	// policy in force there: entries newer than it need not wait for the
+	// walk to reach the policy entry, which may be the log's first.
+	cp, _ := verify.LoadCheckpoint(verify.CheckpointPath(r.Git.GitDir()))
+	var cpPol *policy.Policy
 	policies := map[gitrepo.Hash]*policy.Policy{}
 	err = rsl.WalkBack(r.Git, tip, func(rec *rsl.Record) (bool, error) {
 		full := max > 0 && len(items) >= max
@@ -84,7 +99,19 @@ func (a *app) rslLog(r *porcelain.Repo, asJSON bool, max int) error {
 				return false, fmt.Errorf("rsl log: entry #%d: %w", rec.Entry.Number, err)
 			}
 			pending = resolveSigners(pending, pol)
+		} else {
+			if cp != nil && rec.Entry.Number == cp.Entry && rec.ID == cp.EntryID {
+				// The log holds the checkpoint's entry: from here down
+				// to its policy entry, its policy is the one in force.
+				cpPol, _ = loadPolicy(r.Git, policies, cp.PolicyCommit)
+			}
+			if cpPol != nil && rec.Entry.Number > cp.PolicyEntry && len(pending) > 0 {
+				// No policy entry between this one and the pending ones:
+				// the policy in force here is what they wait for.
+				pending = resolveSigners(pending, cpPol)
+			}
 		}
+		flush()
 		return !full || len(pending) > 0, nil
 	})
 	if err != nil {
@@ -93,6 +120,7 @@ func (a *app) rslLog(r *porcelain.Repo, asJSON bool, max int) error {
 	for _, it := range pending { // no policy at or before them: nothing vouches for the key
 		if !it.resolved {
 			it.j.SignerStatus = signerUnknown
+			it.resolved = true
 		}
 	}
 	if asJSON {
@@ -102,9 +130,7 @@ func (a *app) rslLog(r *porcelain.Repo, asJSON bool, max int) error {
 		}
 		return a.printJSON(entries)
 	}
-	for _, it := range items {
-		a.printLogEntry(it)
-	}
+	flush()
 	return nil
 }
 

@@ -22,7 +22,10 @@ import (
 // windowSize is how many entries one window holds. Windows in flight: the
 // one being read, the one whose signatures are checked and the one being
 // replayed.
-const windowSize = 512
+var windowSize = defaultWindowSize
+
+// defaultWindowSize is windowSize outside tests.
+const defaultWindowSize = 512
 
 // window is a run of consecutive entries, oldest first, with what the
 // policy step and the signature checks found for each.

@@ -356,12 +356,6 @@ func (v *verifier) checkSignature(w *window, i int) (string, error) {
 		}
 	}
 	key, err := sign.VerifySSHSig(rec.Commit.Signature, rec.Commit.SignedPayload(), sign.NamespaceGit, lookup)
-	if err == nil {
-		fp := sign.Fingerprint(key)
-		if from := w.revoked[fp]; from != 0 && from <= rec.Entry.Number {
-			return "", fmt.Errorf("signed by %s, a key revoked from entry #%d on", fp, from)
-		}
-	}
 	if err != nil {
 		if errors.Is(err, sign.ErrUnknownKey) {
 			fp, _ := sign.SignatureFingerprint(rec.Commit.Signature)
@@ -369,7 +363,11 @@ func (v *verifier) checkSignature(w *window, i int) (string, error) {
 		}
 		return "", err
 	}
-	return sign.Fingerprint(key), nil
+	fp := sign.Fingerprint(key)
+	if from := w.revoked[fp]; from != 0 && from <= rec.Entry.Number {
+		return "", fmt.Errorf("signed by %s, a key revoked from entry #%d on", fp, from)
+	}
+	return fp, nil
 }
 
 // replayWindow applies the window's entries to the recorded state in
