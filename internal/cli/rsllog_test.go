@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -57,4 +58,59 @@ func TestRSLLogFromCheckpoint(t *testing.T) {
 			t.Errorf("rsl log %s: every entry is signed by a known person:\n%s", n, without)
 		}
 	}
+}
+
+// TestVerifyAtFromIndex: verify --at answers for entries up to the
+// checkpoint from the index kept beside it (and for newer ones from the
+// log), the same as walking the log: an old state, a skipped one, a later
+// one; a tampered index is refused, a missing one falls back to the walk.
+func TestVerifyAtFromIndex(t *testing.T) {
+	h := NewCLIHarness(t)
+	depthCLISetup(h)
+	c1, n1 := depthRecord(h, "main", "alice", "one.txt")
+	c2, n2 := depthRecord(h, "main", "bob", "two.txt")
+	h.Want(0, "rsl", "skip", strconv.FormatUint(n2, 10), "--reason", "by mistake", "--key", h.Priv("alice"))
+	h.Git("reset", "-q", "--hard", c1)
+	c3, n3 := depthRecord(h, "main", "alice", "three.txt")
+	h.Want(0, "verify") // checkpoint and index up to here
+	gitDir := filepath.Join(h.Dir, ".git")
+	cp, err := verify.LoadCheckpoint(verify.CheckpointPath(gitDir))
+	if err != nil || cp == nil || cp.Index == nil || cp.Index.Records == 0 {
+		t.Fatalf("checkpoint %+v, %v: want one with an index", cp, err)
+	}
+	c4, n4 := depthRecord(h, "main", "bob", "four.txt") // after the checkpoint
+
+	check := func(what string) {
+		t.Helper()
+		for _, c := range []struct {
+			commit string
+			entry  uint64
+		}{{c1, n1}, {c3, n3}, {c4, n4}, {c2, 0}} {
+			r := h.Run("verify", "main", "--at", c.commit)
+			switch {
+			case c.entry == 0 && (r.Code != 1 || !strings.Contains(r.Stderr, "was never a verified state")):
+				t.Errorf("%s: verify --at of the skipped state:\n%s", what, r)
+			case c.entry != 0 && (r.Code != 0 || !strings.Contains(r.Stdout, "entry #"+strconv.FormatUint(c.entry, 10)+"\n")):
+				t.Errorf("%s: verify --at %s, want entry #%d:\n%s", what, c.commit, c.entry, r)
+			}
+		}
+	}
+	check("with the index")
+	index := verify.IndexPath(gitDir)
+	data, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)-1] ^= 1
+	if err := os.WriteFile(index, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := h.Run("verify", "main", "--at", c1)
+	if r.Code == 0 || !strings.Contains(r.Stderr, "does not match the checkpoint (tampered or damaged)") {
+		t.Errorf("verify --at with a tampered index:\n%s", r)
+	}
+	if err := os.Remove(index); err != nil {
+		t.Fatal(err)
+	}
+	check("without the index")
 }

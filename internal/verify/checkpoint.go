@@ -43,6 +43,9 @@ type Checkpoint struct {
 	// RootPin's form ("" for none): a checkpoint made under another pin is
 	// not used.
 	RootPin string `json:"rootPin,omitempty"`
+	// Index, when set, is the index of the entries up to Entry kept
+	// beside the checkpoint (index.go).
+	Index *CheckpointIndex `json:"index,omitempty"`
 }
 
 // CheckpointRef is a ref's latest recorded entry.
@@ -202,9 +205,12 @@ func WithCheckpoint(repo *gitrepo.Repo, opts Options, full bool) (*Result, error
 	if opts.Trace != nil {
 		opts.Trace("load checkpoint", time.Since(t0))
 	}
+	opts.index = newIndexWriter(IndexPath(repo.GitDir()), opts.Checkpoint)
 	res, err := Verify(repo, opts)
 	if err == nil && res != nil && res.Checkpoint != nil && res.Checkpoint != opts.Checkpoint {
+		res.Checkpoint.Index = opts.index.finish()
 		_ = res.Checkpoint.Save(path) // a cache: failing to save only costs time next run
 	}
+	opts.index.close()
 	return res, err
 }

@@ -85,6 +85,10 @@ type Options struct {
 	// (an object beyond its boundary is absent) become Result.Warnings
 	// naming each one, and no checkpoint is saved (see shallow.go).
 	AllowShallow bool
+
+	// index, set by WithCheckpoint, receives the index records of the
+	// entries replayed.
+	index *indexWriter
 }
 
 // RefStatus is the verified state of one ref.
@@ -243,6 +247,7 @@ func newVerifier(repo *gitrepo.Repo, tip gitrepo.Hash, opts Options, cp *Checkpo
 	if err != nil {
 		return nil, &Failed{Problems: []*Problem{unreadableLog(repo, err)}}
 	}
+	opts.index.begin(v.base)
 	v.res.Entries = int(v.base) + v.stream.total
 	v.res.Checked = v.stream.total
 	if len(opts.Refs) > 0 {

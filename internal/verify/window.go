@@ -388,6 +388,7 @@ func (v *verifier) replayWindow(w *window) error {
 			v.notePushed(v.prevRec)
 		}
 		v.prevRec = rec
+		v.opts.index.add(rec)
 		e := rec.Entry
 		if err := v.src.enter(e.Number); err != nil {
 			return &budgetError{rec: rec, err: err}
