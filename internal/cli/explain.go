@@ -157,7 +157,7 @@ func (a *app) verifyAt(r *porcelain.Repo, res *verify.Result, ref, at string) (u
 	if err != nil || found != 0 || !indexed {
 		return found, err
 	}
-	found, err = verify.RecordedAt(r.Git, cp, ref, skipped, match)
+	found, err = verify.RecordedAt(r.Git, cp, ref, skipped, want)
 	if errors.Is(err, verify.ErrNoIndex) {
 		return a.walkAt(r, cp, ref, skipped, match)
 	}

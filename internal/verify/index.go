@@ -209,12 +209,12 @@ func (x *indexWriter) close() {
 var ErrNoIndex = errors.New("verify: no index beside the checkpoint")
 
 // RecordedAt answers from the index of cp (the checkpoint saved in
-// gitDir, already found in the log) whether ref was recorded at a value
-// match accepts, in an entry at or before cp's that no later annotation
-// skips: the newest such entry's number, or 0. skipped holds the entries
-// that annotations after cp skip. The candidate entry is read from the
-// repository and must say what the index says.
-func RecordedAt(repo *gitrepo.Repo, cp *Checkpoint, ref string, skipped map[uint64]bool, match func(gitrepo.Hash) bool) (uint64, error) {
+// gitDir, already found in the log) whether ref was recorded at want (its
+// value, or a tag peeling to it), in an entry at or before cp's that no
+// later annotation skips: the newest such entry's number, or 0. skipped
+// holds the entries that annotations after cp skip. The entry found is
+// read from the repository and must say what the index says.
+func RecordedAt(repo *gitrepo.Repo, cp *Checkpoint, ref string, skipped map[uint64]bool, want gitrepo.Hash) (uint64, error) {
 	if cp == nil || cp.Index == nil {
 		return 0, ErrNoIndex
 	}
@@ -232,39 +232,78 @@ func RecordedAt(repo *gitrepo.Repo, cp *Checkpoint, ref string, skipped map[uint
 	if hex.EncodeToString(sum[:]) != cp.Index.SHA256 {
 		return 0, fmt.Errorf("verify: %s does not match the checkpoint (tampered or damaged): remove it and run git secure verify --full", IndexPath(repo.GitDir()))
 	}
-	refKey := sha256.Sum256([]byte(ref))
 	if skipped == nil {
 		skipped = map[uint64]bool{}
 	}
-	for off := size - indexRecordSize; off >= 0; off -= indexRecordSize {
+	// An annotation skips only earlier entries: every skip is known
+	// before the entries it skips are looked at, newest first.
+	for off := int64(0); off < size; off += indexRecordSize {
 		b := data[off : off+indexRecordSize]
-		n := binary.BigEndian.Uint64(b[0:8])
 		switch b[8] {
 		case indexSkip:
-			skipped[n] = true
-			continue
+			skipped[binary.BigEndian.Uint64(b[0:8])] = true
 		case indexRef:
 		default:
 			return 0, fmt.Errorf("verify: %s: unknown record kind %d", IndexPath(repo.GitDir()), b[8])
 		}
-		if !bytes.Equal(b[9:16], refKey[:7]) || skipped[n] {
-			continue
-		}
-		var id, target gitrepo.Hash
-		copy(id[:], b[16:36])
-		copy(target[:], b[36:56])
-		if target.IsZero() || !match(target) {
-			continue
-		}
-		c, err := repo.ReadCommit(id)
-		if err != nil {
-			return 0, fmt.Errorf("verify: index: read entry #%d %s: %w", n, id, err)
-		}
-		e, err := rsl.FromCommit(c)
-		if err != nil || e.Number != n || e.Ref != ref || e.New != target {
-			return 0, fmt.Errorf("verify: index: entry #%d %s is not what the index records", n, id)
-		}
-		return n, nil
 	}
-	return 0, nil
+	// The ref's recorded values, newest first, up to the newest equal
+	// to want; only the tags among the newer ones can peel to it.
+	refKey := sha256.Sum256([]byte(ref))
+	type cand struct {
+		n          uint64
+		id, target gitrepo.Hash
+	}
+	var newer []cand
+	var exact *cand
+	for off := size - indexRecordSize; off >= 0; off -= indexRecordSize {
+		b := data[off : off+indexRecordSize]
+		n := binary.BigEndian.Uint64(b[0:8])
+		if b[8] != indexRef || !bytes.Equal(b[9:16], refKey[:7]) || skipped[n] {
+			continue
+		}
+		c := cand{n: n}
+		copy(c.id[:], b[16:36])
+		copy(c.target[:], b[36:56])
+		if c.target.IsZero() {
+			continue
+		}
+		if c.target == want {
+			exact = &c
+			break
+		}
+		newer = append(newer, c)
+	}
+	found := exact
+	if len(newer) > 0 {
+		targets := make([]gitrepo.Hash, len(newer))
+		for i, c := range newer {
+			targets[i] = c.target
+		}
+		types, err := repo.ObjectTypes(targets)
+		if err != nil {
+			return 0, fmt.Errorf("verify: index: %w", err)
+		}
+		for i, c := range newer {
+			if types[i] != "tag" {
+				continue
+			}
+			if p, err := repo.PeelToCommit(c.target); err == nil && p == want {
+				found = &newer[i]
+				break
+			}
+		}
+	}
+	if found == nil {
+		return 0, nil
+	}
+	c, err := repo.ReadCommit(found.id)
+	if err != nil {
+		return 0, fmt.Errorf("verify: index: read entry #%d %s: %w", found.n, found.id, err)
+	}
+	e, err := rsl.FromCommit(c)
+	if err != nil || e.Number != found.n || e.Ref != ref || e.New != found.target {
+		return 0, fmt.Errorf("verify: index: entry #%d %s is not what the index records", found.n, found.id)
+	}
+	return found.n, nil
 }
