@@ -271,12 +271,12 @@ done <<'EOF'
 verify.(*verifier).checkSignature|entry signatures (2 goroutines)
 sign.VerifySSHSig|  of which SSHSIG checks
 crypto/ed25519.Verify|ed25519 (entries and approvals)
-verify.(*verifier).replay|replay: rules, approvals
+verify.(*verifier).replayWindow|replay: rules, approvals
 verify.Approvers|  of which approvals
 attest.(*Store).readDir|    of which store reads
 gitrepo.ParseTree|    of which tree parsing
 attest.(*Envelope).Verify|    of which envelope signatures
-rsl.ReadLog|reading the log
+gitrepo.(*Repo).ReadCommitsPipelined|reading the log (pipelined)
 gitrepo.(*catFile).read|  of which cat-file I/O
 gitrepo.ParseCommit|  of which commit parsing
 rsl.FromCommit|  of which entry decoding
