@@ -1,6 +1,11 @@
 package verify
 
 import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
@@ -16,6 +21,22 @@ type CheckpointStore interface {
 	Load() (*Checkpoint, error)
 	// Save replaces the saved checkpoint atomically.
 	Save(*Checkpoint) error
+	// AppendIndex opens the index kept beside the checkpoint (index.go)
+	// for writing after its first size bytes, dropping any bytes after
+	// them: a new index when size is 0, ErrNoIndex when the index holds
+	// fewer bytes (an append never continues a file that lost some).
+	AppendIndex(size int64) (IndexAppender, error)
+	// ReadIndex returns the first ci.Records records of the index once
+	// their SHA-256 is ci's: ErrNoIndex when the index is missing or
+	// shorter, an error naming it when the digest differs.
+	ReadIndex(ci *CheckpointIndex) ([]byte, error)
+}
+
+// IndexAppender receives the records appended to an index.
+type IndexAppender interface {
+	io.Writer
+	Sync() error
+	Close() error
 }
 
 // CheckpointFile is the checkpoint file of one git directory
@@ -33,6 +54,59 @@ func (f CheckpointFile) Load() (*Checkpoint, error) { return LoadCheckpoint(f.pa
 
 // Save writes cp to the file atomically.
 func (f CheckpointFile) Save(cp *Checkpoint) error { return cp.Save(f.path) }
+
+// indexPath is the index beside the checkpoint file (IndexPath).
+func (f CheckpointFile) indexPath() string {
+	return filepath.Join(filepath.Dir(f.path), "index")
+}
+
+// AppendIndex opens the index file after its first size bytes.
+func (f CheckpointFile) AppendIndex(size int64) (IndexAppender, error) {
+	path := f.indexPath()
+	flag := os.O_RDWR
+	if size == 0 {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return nil, err
+		}
+		flag |= os.O_CREATE
+	} else if st, err := os.Stat(path); err != nil || st.Size() < size {
+		return nil, ErrNoIndex
+	}
+	file, err := os.OpenFile(path, flag, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err = file.Truncate(size); err == nil {
+		_, err = file.Seek(size, io.SeekStart)
+	}
+	if err != nil {
+		file.Close()
+		return nil, err
+	}
+	return file, nil
+}
+
+// ReadIndex reads the records of the index file that ci vouches for.
+func (f CheckpointFile) ReadIndex(ci *CheckpointIndex) ([]byte, error) {
+	path := f.indexPath()
+	file, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, ErrNoIndex
+	}
+	if err != nil {
+		return nil, fmt.Errorf("verify: read %s: %w", path, err)
+	}
+	defer file.Close()
+	// The size is checked before the records are allocated.
+	if st, err := file.Stat(); err != nil || ci.Records > uint64(st.Size())/indexRecordSize {
+		return nil, ErrNoIndex
+	}
+	data, err := readIndexRecords(file, ci)
+	if errors.Is(err, errIndexDigest) {
+		return nil, fmt.Errorf("verify: %s %w", path, err)
+	}
+	return data, err
+}
 
 // IsEntry reports whether the checkpoint was made at entry number with
 // commit id (a walk of the log that reaches it may stop there).
