@@ -125,8 +125,6 @@ type header struct {
 	end   int    // offset just past the last line's '\n'
 }
 
-// splitHeaders splits raw into headers and the message. It requires the
-// blank line that separates them.
 // headerKey returns key as a string, without allocating for the usual ones.
 func headerKey(key []byte) string {
 	for _, k := range [...]string{"tree", "parent", "author", "committer", "gpgsig", "gpgsig-sha256", "encoding", "mergetag"} {
@@ -137,6 +135,8 @@ func headerKey(key []byte) string {
 	return string(key)
 }
 
+// splitHeaders splits raw into headers and the message. It requires the
+// blank line that separates them.
 func splitHeaders(raw []byte) ([]header, []byte, error) {
 	// A commit has a handful of headers: one allocation for all of them.
 	hs := make([]header, 0, 8)
