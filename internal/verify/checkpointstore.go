@@ -11,10 +11,11 @@ import (
 	"github.com/git-secure/git-secure/internal/gitrepo"
 )
 
-// CheckpointStore keeps a clone's verification checkpoint. It is the one
-// owner of the checkpoint's form: recording, the hooks and the remote
-// helper ask a Checkpoint it returns (IsEntry, Latest, Counted, Covers),
-// never the file.
+// CheckpointStore keeps a clone's verification checkpoint and the index
+// of recorded states beside it (index.go; verify --at reads it through
+// RecordedAt). It is the one owner of the checkpoint's form: recording,
+// the hooks and the remote helper ask a Checkpoint it returns (IsEntry,
+// Latest, Counted, Covers), never the file.
 type CheckpointStore interface {
 	// Load returns the saved checkpoint: nil without one, an error when
 	// it cannot be read (callers then verify everything).
@@ -26,10 +27,10 @@ type CheckpointStore interface {
 	// them: a new index when size is 0, ErrNoIndex when the index holds
 	// fewer bytes (an append never continues a file that lost some).
 	AppendIndex(size int64) (IndexAppender, error)
-	// ReadIndex returns the first ci.Records records of the index once
-	// their SHA-256 is ci's: ErrNoIndex when the index is missing or
-	// shorter, an error naming it when the digest differs.
-	ReadIndex(ci *CheckpointIndex) ([]byte, error)
+	// ReadIndex returns the first records of the index (ErrNoIndex when
+	// it is missing or holds fewer). RecordedAt checks their digest
+	// against the checkpoint's before using any.
+	ReadIndex(records uint64) ([]byte, error)
 }
 
 // IndexAppender receives the records appended to an index.
@@ -86,8 +87,8 @@ func (f CheckpointFile) AppendIndex(size int64) (IndexAppender, error) {
 	return file, nil
 }
 
-// ReadIndex reads the records of the index file that ci vouches for.
-func (f CheckpointFile) ReadIndex(ci *CheckpointIndex) ([]byte, error) {
+// ReadIndex reads the first records of the index file.
+func (f CheckpointFile) ReadIndex(records uint64) ([]byte, error) {
 	path := f.indexPath()
 	file, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -98,15 +99,18 @@ func (f CheckpointFile) ReadIndex(ci *CheckpointIndex) ([]byte, error) {
 	}
 	defer file.Close()
 	// The size is checked before the records are allocated.
-	if st, err := file.Stat(); err != nil || ci.Records > uint64(st.Size())/indexRecordSize {
+	if st, err := file.Stat(); err != nil || records > uint64(st.Size())/indexRecordSize {
 		return nil, ErrNoIndex
 	}
-	data, err := readIndexRecords(file, ci)
-	if errors.Is(err, errIndexDigest) {
-		return nil, fmt.Errorf("verify: %s %w", path, err)
+	data := make([]byte, records*indexRecordSize)
+	if _, err := io.ReadFull(file, data); err != nil {
+		return nil, ErrNoIndex
 	}
-	return data, err
+	return data, nil
 }
+
+// IndexName names the index file in messages.
+func (f CheckpointFile) IndexName() string { return f.indexPath() }
 
 // IsEntry reports whether the checkpoint was made at entry number with
 // commit id (a walk of the log that reaches it may stop there).

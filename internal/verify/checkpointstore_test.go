@@ -1,6 +1,8 @@
 package verify
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -75,12 +77,12 @@ func TestCheckpointStore(t *testing.T) {
 
 // TestCheckpointFileIndex: the checkpoint file's store keeps the index
 // beside it: an append continues only an index that holds the records
-// the checkpoint vouches for, and a read returns them only when their
-// digest is the checkpoint's.
+// the checkpoint vouches for, dropping a stale tail, and gives the digest
+// of a whole rewrite. (A tampered index: TestVerifyAtFromIndex.)
 func TestCheckpointFileIndex(t *testing.T) {
 	gitDir := t.TempDir()
 	store := Checkpoints(gitDir)
-	if _, err := store.ReadIndex(&CheckpointIndex{Records: 1}); !errors.Is(err, ErrNoIndex) {
+	if _, err := store.ReadIndex(1); !errors.Is(err, ErrNoIndex) {
 		t.Fatalf("ReadIndex without an index = %v; want ErrNoIndex", err)
 	}
 	if _, err := store.AppendIndex(indexRecordSize); !errors.Is(err, ErrNoIndex) {
@@ -123,26 +125,22 @@ func TestCheckpointFileIndex(t *testing.T) {
 	if second == nil || second.Records != 3 {
 		t.Fatalf("appended index = %+v; want 3 records", second)
 	}
-	data, err := store.ReadIndex(second)
+	data, err := store.ReadIndex(second.Records)
 	if err != nil || len(data) != 3*indexRecordSize {
 		t.Fatalf("ReadIndex = %d bytes, %v; want 3 records", len(data), err)
+	}
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != second.SHA256 {
+		t.Errorf("the index read is not the one the checkpoint vouches for")
 	}
 	// A whole rewrite gives the same digest as the appends.
 	if again := write(nil, 0, ref(1, 'a', 'b'), ref(2, 'c', 'd'), ref(3, 'e', 'f')); again == nil || again.SHA256 != second.SHA256 {
 		t.Errorf("rewritten index %+v; want the digest of the appended one %s", again, second.SHA256)
 	}
 	// Another checkpoint's entry: no append.
-	if got := write(prev, 3, ref(4, 'g', 'h')); got != nil {
+	if got := write(prev, 3, ref(4, '1', '2')); got != nil {
 		t.Errorf("append after a checkpoint at another entry = %+v; want none", got)
 	}
-	data[len(data)-1] ^= 1
-	if err := os.WriteFile(IndexPath(gitDir), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := store.ReadIndex(second); err == nil || !strings.Contains(err.Error(), IndexPath(gitDir)+" does not match the checkpoint (tampered or damaged)") {
-		t.Errorf("ReadIndex of a tampered index = %v; want the tamper error naming it", err)
-	}
-	if _, err := store.ReadIndex(&CheckpointIndex{Records: 4, SHA256: second.SHA256}); !errors.Is(err, ErrNoIndex) {
+	if _, err := store.ReadIndex(4); !errors.Is(err, ErrNoIndex) {
 		t.Errorf("ReadIndex of more records than the file holds = %v; want ErrNoIndex", err)
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
-	"io"
+
 	"path/filepath"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
@@ -191,22 +191,12 @@ func (x *indexWriter) close() {
 // usable index: the caller walks the log instead.
 var ErrNoIndex = errors.New("verify: no index beside the checkpoint")
 
-// errIndexDigest is the end of the error for an index whose records are
-// not the ones the checkpoint vouches for.
-var errIndexDigest = errors.New("does not match the checkpoint (tampered or damaged): remove it and run git secure verify --full")
-
-// readIndexRecords reads the records ci vouches for from r and checks
-// their digest before any is used.
-func readIndexRecords(r io.Reader, ci *CheckpointIndex) ([]byte, error) {
-	data := make([]byte, int64(ci.Records)*indexRecordSize)
-	if _, err := io.ReadFull(r, data); err != nil {
-		return nil, ErrNoIndex
+// indexName names the index of store in messages.
+func indexName(store CheckpointStore) string {
+	if n, ok := store.(interface{ IndexName() string }); ok {
+		return n.IndexName()
 	}
-	sum := sha256.Sum256(data)
-	if hex.EncodeToString(sum[:]) != ci.SHA256 {
-		return nil, errIndexDigest
-	}
-	return data, nil
+	return "the index beside the checkpoint"
 }
 
 // typeLister lists object types in one round trip (*gitrepo.Repo).
@@ -224,9 +214,15 @@ func RecordedAt(repo Repository, store CheckpointStore, cp *Checkpoint, ref stri
 	if cp == nil || cp.Index == nil {
 		return 0, ErrNoIndex
 	}
-	data, err := store.ReadIndex(cp.Index)
+	data, err := store.ReadIndex(cp.Index.Records)
 	if err != nil {
 		return 0, err
+	}
+	// Not a byte is used before the records are the ones the checkpoint
+	// vouches for.
+	sum := sha256.Sum256(data)
+	if uint64(len(data)) != cp.Index.Records*indexRecordSize || hex.EncodeToString(sum[:]) != cp.Index.SHA256 {
+		return 0, fmt.Errorf("verify: %s does not match the checkpoint (tampered or damaged): remove it and run git secure verify --full", indexName(store))
 	}
 	size := int64(len(data))
 	if skipped == nil {
@@ -241,7 +237,7 @@ func RecordedAt(repo Repository, store CheckpointStore, cp *Checkpoint, ref stri
 			skipped[binary.BigEndian.Uint64(b[0:8])] = true
 		case indexRef:
 		default:
-			return 0, fmt.Errorf("verify: the index beside the checkpoint: unknown record kind %d at record %d: remove it and run git secure verify --full", b[8], off/indexRecordSize)
+			return 0, fmt.Errorf("verify: %s: unknown record kind %d at record %d: remove it and run git secure verify --full", indexName(store), b[8], off/indexRecordSize)
 		}
 	}
 	// The ref's recorded values, newest first, up to the newest equal
