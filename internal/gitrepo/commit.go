@@ -125,10 +125,21 @@ type header struct {
 	end   int    // offset just past the last line's '\n'
 }
 
+// headerKey returns key as a string, without allocating for the usual ones.
+func headerKey(key []byte) string {
+	for _, k := range [...]string{"tree", "parent", "author", "committer", "gpgsig", "gpgsig-sha256", "encoding", "mergetag"} {
+		if string(key) == k {
+			return k
+		}
+	}
+	return string(key)
+}
+
 // splitHeaders splits raw into headers and the message. It requires the
 // blank line that separates them.
 func splitHeaders(raw []byte) ([]header, []byte, error) {
-	var hs []header
+	// A commit has a handful of headers: one allocation for all of them.
+	hs := make([]header, 0, 8)
 	pos := 0
 	for {
 		if pos >= len(raw) {
@@ -164,7 +175,17 @@ func splitHeaders(raw []byte) ([]header, []byte, error) {
 				return nil, nil, fmt.Errorf("malformed header key %q", truncate(string(key), 40))
 			}
 		}
-		hs = append(hs, header{key: string(key), value: append([]byte(nil), value...), start: pos, end: pos + nl + 1})
+		// The value is copied once, continuation lines included (a
+		// signature's armor), so that it owns its bytes.
+		end := pos + nl + 1
+		for end < len(raw) && raw[end] == ' ' {
+			next := bytes.IndexByte(raw[end:], '\n')
+			if next < 0 {
+				break
+			}
+			end += next + 1
+		}
+		hs = append(hs, header{key: headerKey(key), value: append(make([]byte, 0, end-pos-len(key)-1), value...), start: pos, end: pos + nl + 1})
 		pos += nl + 1
 	}
 }
@@ -246,19 +267,70 @@ func ParseCommit(raw []byte) (*Commit, error) {
 // lines (and without any other gpgsig-* header, as git removes them too):
 // exactly the bytes git signs and verifies.
 func (c *Commit) SignedPayload() []byte {
-	hs, _, err := splitHeaders(c.Raw)
-	if err != nil {
+	// The header block is walked in place (what splitHeaders accepts,
+	// without copying any value): this runs for every entry verified.
+	raw := c.Raw
+	if !headersValid(raw) {
 		return nil
 	}
-	out := make([]byte, 0, len(c.Raw))
-	pos := 0
-	for _, h := range hs {
-		if strings.HasPrefix(h.key, "gpgsig") {
-			out = append(out, c.Raw[pos:h.start]...)
-			pos = h.end
+	out := make([]byte, 0, len(raw))
+	keep, pos := 0, 0 // raw[keep:pos] is not copied yet
+	dropping := false // inside a gpgsig header
+	for raw[pos] != '\n' {
+		nl := bytes.IndexByte(raw[pos:], '\n')
+		if raw[pos] != ' ' { // a header starts here
+			if dropping {
+				keep, dropping = pos, false
+			}
+			if bytes.HasPrefix(raw[pos:pos+nl], []byte("gpgsig")) {
+				out = append(out, raw[keep:pos]...)
+				dropping = true
+			}
 		}
+		pos += nl + 1
 	}
-	return append(out, c.Raw[pos:]...)
+	if dropping {
+		keep = pos
+	}
+	return append(out, raw[keep:]...)
+}
+
+// headersValid reports whether splitHeaders accepts raw's header block.
+func headersValid(raw []byte) bool {
+	pos, any := 0, false
+	for {
+		if pos >= len(raw) {
+			return false
+		}
+		if raw[pos] == '\n' {
+			return true
+		}
+		nl := bytes.IndexByte(raw[pos:], '\n')
+		if nl < 0 {
+			return false
+		}
+		line := raw[pos : pos+nl]
+		if bytes.IndexByte(line, 0) >= 0 {
+			return false
+		}
+		if line[0] == ' ' {
+			if !any {
+				return false
+			}
+		} else {
+			key, _, ok := bytes.Cut(line, []byte{' '})
+			if !ok || len(key) == 0 {
+				return false
+			}
+			for _, c := range key {
+				if c <= ' ' || c >= 0x7f {
+					return false
+				}
+			}
+			any = true
+		}
+		pos += nl + 1
+	}
 }
 
 // EncodeCommit returns the raw bytes of an unsigned commit. Characters that

@@ -60,9 +60,9 @@ type bulkReader interface {
 	ReadCommitsPipelined(hashes []gitrepo.Hash, fn func(*gitrepo.Commit) error) error
 }
 
-// pipelineMin is the log length from which ReadLog lists the chain first
+// PipelineMin is the log length from which ReadLog lists the chain first
 // and reads it in one pipelined stream.
-const pipelineMin = 64
+const PipelineMin = 64
 
 // ReadLog returns every entry from the first to tip, in order.
 func ReadLog(r Reader, tip gitrepo.Hash) ([]*Record, error) {
@@ -71,7 +71,7 @@ func ReadLog(r Reader, tip gitrepo.Hash) ([]*Record, error) {
 		if err != nil {
 			return nil, fmt.Errorf("rsl: read entry %s: %w", tip, err)
 		}
-		if e, err := FromCommit(c); err == nil && e.Number >= pipelineMin && e.Number <= MaxEntries {
+		if e, err := FromCommit(c); err == nil && e.Number >= PipelineMin && e.Number <= MaxEntries {
 			return readBulk(br, tip, e.Number)
 		}
 	}

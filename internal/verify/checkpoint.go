@@ -43,6 +43,9 @@ type Checkpoint struct {
 	// RootPin's form ("" for none): a checkpoint made under another pin is
 	// not used.
 	RootPin string `json:"rootPin,omitempty"`
+	// Index, when set, is the index of the entries up to Entry kept
+	// beside the checkpoint (index.go).
+	Index *CheckpointIndex `json:"index,omitempty"`
 }
 
 // CheckpointRef is a ref's latest recorded entry.
@@ -167,8 +170,7 @@ func (v *verifier) startFrom(cp *Checkpoint) error {
 
 // checkpoint returns the state after a complete, successful verification.
 func (v *verifier) checkpoint() *Checkpoint {
-	last := v.records[len(v.records)-1]
-	cp := &Checkpoint{Version: CheckpointVersion, Entry: last.Entry.Number, EntryID: last.ID, RootPin: RootPin(v.opts.RootKeys, v.opts.RootThreshold),
+	cp := &Checkpoint{Version: CheckpointVersion, Entry: v.lastNum, EntryID: v.lastID, RootPin: RootPin(v.opts.RootKeys, v.opts.RootThreshold),
 		PolicyEntry: v.res.PolicyEntry, PolicyCommit: v.policyCommit, Refs: map[string]CheckpointRef{}}
 	for ref, st := range v.state {
 		if len(st) == 0 {
@@ -208,9 +210,12 @@ func WithStore(repo Repository, store CheckpointStore, opts Options, full bool) 
 	if opts.Trace != nil {
 		opts.Trace("load checkpoint", time.Since(t0))
 	}
+	opts.index = newIndexWriter(store, opts.Checkpoint)
 	res, err := Verify(repo, opts)
 	if err == nil && res != nil && res.Checkpoint != nil && res.Checkpoint != opts.Checkpoint {
+		res.Checkpoint.Index = opts.index.finish()
 		_ = store.Save(res.Checkpoint) // a cache: failing to save only costs time next run
 	}
+	opts.index.close()
 	return res, err
 }

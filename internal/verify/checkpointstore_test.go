@@ -1,12 +1,16 @@
 package verify
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/rsl"
 )
 
 func TestCheckpointStore(t *testing.T) {
@@ -68,5 +72,75 @@ func TestCheckpointStore(t *testing.T) {
 	}
 	if cp, err := store.Load(); err == nil || cp != nil || !strings.Contains(err.Error(), "checkpoint") {
 		t.Errorf("Load of a bad file = %v, %v; want an error naming the checkpoint", cp, err)
+	}
+}
+
+// TestCheckpointFileIndex: the checkpoint file's store keeps the index
+// beside it: an append continues only an index that holds the records
+// the checkpoint vouches for, dropping a stale tail, and gives the digest
+// of a whole rewrite. (A tampered index: TestVerifyAtFromIndex.)
+func TestCheckpointFileIndex(t *testing.T) {
+	gitDir := t.TempDir()
+	store := Checkpoints(gitDir)
+	if _, err := store.ReadIndex(1); !errors.Is(err, ErrNoIndex) {
+		t.Fatalf("ReadIndex without an index = %v; want ErrNoIndex", err)
+	}
+	if _, err := store.AppendIndex(indexRecordSize); !errors.Is(err, ErrNoIndex) {
+		t.Fatalf("AppendIndex(1 record) without an index = %v; want ErrNoIndex", err)
+	}
+	write := func(prev *Checkpoint, base uint64, recs ...*rsl.Record) *CheckpointIndex {
+		t.Helper()
+		x := newIndexWriter(store, prev)
+		x.begin(base)
+		for _, r := range recs {
+			x.add(r)
+		}
+		return x.finish()
+	}
+	h := func(c byte) gitrepo.Hash {
+		v, err := gitrepo.ParseHash(strings.Repeat(string(c), 40))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	ref := func(n uint64, id, target byte) *rsl.Record {
+		return &rsl.Record{ID: h(id), Entry: &rsl.Entry{Type: rsl.TypeRef, Number: n, Ref: "refs/heads/main", New: h(target)}}
+	}
+	first := write(nil, 0, ref(1, 'a', 'b'), ref(2, 'c', 'd'))
+	if first == nil || first.Records != 2 {
+		t.Fatalf("first index = %+v; want 2 records", first)
+	}
+	// A stale tail (an append whose checkpoint was not saved) is dropped.
+	f, err := os.OpenFile(IndexPath(gitDir), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(make([]byte, indexRecordSize)); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	prev := &Checkpoint{Entry: 2, Index: first}
+	second := write(prev, 2, ref(3, 'e', 'f'))
+	if second == nil || second.Records != 3 {
+		t.Fatalf("appended index = %+v; want 3 records", second)
+	}
+	data, err := store.ReadIndex(second.Records)
+	if err != nil || len(data) != 3*indexRecordSize {
+		t.Fatalf("ReadIndex = %d bytes, %v; want 3 records", len(data), err)
+	}
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != second.SHA256 {
+		t.Errorf("the index read is not the one the checkpoint vouches for")
+	}
+	// A whole rewrite gives the same digest as the appends.
+	if again := write(nil, 0, ref(1, 'a', 'b'), ref(2, 'c', 'd'), ref(3, 'e', 'f')); again == nil || again.SHA256 != second.SHA256 {
+		t.Errorf("rewritten index %+v; want the digest of the appended one %s", again, second.SHA256)
+	}
+	// Another checkpoint's entry: no append.
+	if got := write(prev, 3, ref(4, '1', '2')); got != nil {
+		t.Errorf("append after a checkpoint at another entry = %+v; want none", got)
+	}
+	if _, err := store.ReadIndex(4); !errors.Is(err, ErrNoIndex) {
+		t.Errorf("ReadIndex of more records than the file holds = %v; want ErrNoIndex", err)
 	}
 }

@@ -170,8 +170,12 @@ func (v *verifier) unguardedSince(ref string, n uint64) bool {
 	if n <= v.base && v.startPolicy != nil && !v.startPolicy.Protected(ref) {
 		return true
 	}
-	for i, rec := range v.records {
-		if rec.Entry.Number >= n && i < len(v.policies) && v.policies[i] != nil && !v.policies[i].Protected(ref) {
+	for k, sp := range v.spans {
+		end := v.lastNum // the span runs to the next one's start, or the tip
+		if k+1 < len(v.spans) {
+			end = v.spans[k+1].from - 1
+		}
+		if v.count > 0 && end >= n && end >= sp.from && sp.pol != nil && !sp.pol.Protected(ref) {
 			return true
 		}
 	}
@@ -316,18 +320,28 @@ func (v *verifier) mismatch(ref string, have gitrepo.Hash, last recorded) (strin
 	// Was the current value recorded earlier (rollback) or for another ref
 	// (teleport)? Prefer the same ref: a value it held before is a
 	// rollback even when another ref also held it.
-	var other *rsl.Entry
-	for i := len(v.records) - 1; i >= 0; i-- {
-		e := v.records[i].Entry
+	// The entries are no longer held: read them again, newest first (a
+	// failing verification only).
+	var other, same *rsl.Entry
+	_ = rsl.WalkBack(v.repo, v.res.Tip, func(rec *rsl.Record) (bool, error) {
+		e := rec.Entry
+		if e.Number <= v.base {
+			return false, nil
+		}
 		if e.Type != rsl.TypeRef || e.New != have || v.skipped[e.Number] {
-			continue
+			return true, nil
 		}
 		if e.Ref == ref {
-			return fmt.Sprintf("points at %s, an older state (entry #%d), instead of the recorded %s (entry #%d): rollback", short(have), e.Number, short(last.target), last.number), classRollback
+			same = e
+			return false, nil
 		}
 		if other == nil {
 			other = e
 		}
+		return true, nil
+	})
+	if e := same; e != nil {
+		return fmt.Sprintf("points at %s, an older state (entry #%d), instead of the recorded %s (entry #%d): rollback", short(have), e.Number, short(last.target), last.number), classRollback
 	}
 	if other != nil {
 		return fmt.Sprintf("points at %s, which the log records for %s (entry #%d), instead of the recorded %s (entry #%d): teleport", short(have), other.Ref, other.Number, short(last.target), last.number), classTeleport

@@ -12,18 +12,13 @@ package verify
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"sort"
-	"sync"
 	"time"
-
-	"golang.org/x/crypto/ssh"
 
 	"github.com/git-secure/git-secure/internal/attest"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/rsl"
-	"github.com/git-secure/git-secure/internal/sign"
 )
 
 // Options tune a verification.
@@ -90,6 +85,10 @@ type Options struct {
 	// (an object beyond its boundary is absent) become Result.Warnings
 	// naming each one, and no checkpoint is saved (see shallow.go).
 	AllowShallow bool
+
+	// index, set by WithStore, receives the index records of the
+	// entries replayed.
+	index *indexWriter
 }
 
 // RefStatus is the verified state of one ref.
@@ -190,7 +189,29 @@ func Verify(repo Repository, opts Options) (*Result, error) {
 }
 
 func verifyFrom(repo Repository, tip gitrepo.Hash, opts Options, cp *Checkpoint) (*Result, error) {
-	v := &verifier{repo: repo, opts: opts, res: &Result{Tip: tip}, src: newDiffCache(repo, opts.Budget)}
+	var since []*rsl.Record // the entries after cp, read once
+	var seed map[string]uint64
+	for {
+		v, err := newVerifier(repo, tip, opts, cp, &since, seed)
+		if v == nil {
+			return nil, err
+		}
+		res, err := v.run()
+		if !v.retro {
+			return res, err
+		}
+		// A policy revokes a key from an entry an earlier window already
+		// judged: judge again, every revocation known from the start.
+		// Each pass knows strictly more revocations, so this ends.
+		seed = v.revokedFrom
+	}
+}
+
+// newVerifier prepares a verification of the log up to tip (after cp when
+// set), its entries streamed in windows. A nil verifier comes with the
+// error to return.
+func newVerifier(repo Repository, tip gitrepo.Hash, opts Options, cp *Checkpoint, since *[]*rsl.Record, seed map[string]uint64) (*verifier, error) {
+	v := &verifier{repo: repo, opts: opts, res: &Result{Tip: tip}, src: newDiffCache(repo, opts.Budget), seedRevoked: seed, refIndex: map[string]uint32{}}
 	pin, err := newPin(opts.RootKeys, opts.RootThreshold)
 	if err != nil {
 		return nil, err
@@ -200,16 +221,25 @@ func verifyFrom(repo Repository, tip gitrepo.Hash, opts Options, cp *Checkpoint)
 	}
 	if cp != nil {
 		t0 := time.Now()
-		if v.records, err = readSince(repo, tip, cp); err == nil {
+		if *since == nil {
+			*since, err = readSince(repo, tip, cp)
+			if *since == nil && err == nil {
+				*since = []*rsl.Record{}
+			}
+		}
+		if err == nil {
 			v.trace("read since checkpoint", t0)
 			t0 = time.Now()
 			err = v.startFrom(cp)
 			v.trace("load checkpoint policy", t0)
 		}
+		if err == nil {
+			v.stream = sliceStream(*since)
+		}
 	} else {
 		start := time.Now()
-		v.records, err = rsl.ReadLog(repo, tip)
-		v.trace("read log", start)
+		v.stream, err = openLog(repo, tip)
+		v.trace("list log", start)
 	}
 	if errors.Is(err, errStale) {
 		return nil, err
@@ -217,15 +247,16 @@ func verifyFrom(repo Repository, tip gitrepo.Hash, opts Options, cp *Checkpoint)
 	if err != nil {
 		return nil, &Failed{Problems: []*Problem{unreadableLog(repo, err)}}
 	}
-	v.res.Entries = int(v.base) + len(v.records)
-	v.res.Checked = len(v.records)
+	opts.index.begin(v.base)
+	v.res.Entries = int(v.base) + v.stream.total
+	v.res.Checked = v.stream.total
 	if len(opts.Refs) > 0 {
 		v.only = map[string]bool{}
 		for _, r := range opts.Refs {
 			v.only[r] = true
 		}
 	}
-	return v.run()
+	return v, nil
 }
 
 type recorded struct {
@@ -240,13 +271,43 @@ type verifier struct {
 	shallowAllowed bool
 	shallowSkipped int
 
-	repo    Repository
-	src     *diffCache // repo, with each tree diff computed once and charged to the budget
-	opts    Options
-	records []*rsl.Record // entries to check: numbers base+1, base+2, ...
-	base    uint64        // entries up to base were verified before (checkpoint)
+	repo Repository
+	src  *diffCache // repo, with each tree diff computed once and charged to the budget
+	opts Options
+	// stream yields the entries to check (numbers base+1, base+2, ...)
+	// in windows; records, policies and signers are those of the window
+	// being replayed (index = position in the window).
+	stream  *logStream
+	records []*rsl.Record
+	base    uint64 // entries up to base were verified before (checkpoint)
 	only    map[string]bool
 	res     *Result
+
+	// count entries went through the policy step; last is the newest.
+	count    int
+	lastID   gitrepo.Hash
+	lastNum  uint64
+	prevRec  *rsl.Record // the entry replayed before the current one
+	info     []entryInfo // every entry checked (index = number-1-base)
+	refNames []string
+	refIndex map[string]uint32
+	spans    []policySpan // the policies in force, oldest first
+	// curPolicy is the policy in force after the entries the policy step
+	// has seen.
+	curPolicy       *policy.Policy
+	curPolicyCommit gitrepo.Hash
+	// policyProblems are the problems of the policy timeline: with any,
+	// nothing else is judged. sigProblems are the signature problems, in
+	// entry order, reported before replay's as a whole-log pass would.
+	policyProblems []*Problem
+	sigProblems    []*Problem
+	// seedRevoked holds revocations known before the first entry (a
+	// repeated pass); retro is set when a policy revokes a key from an
+	// entry an earlier window already judged (verifyFrom runs again).
+	seedRevoked map[string]uint64
+	retro       bool
+	// replayErr stopped replay (a *budgetError, or an error to return).
+	replayErr error
 
 	startPolicy       *policy.Policy // policy in force at base (checkpoint)
 	startPolicyCommit gitrepo.Hash
@@ -254,10 +315,8 @@ type verifier struct {
 	finalPolicy       *policy.Policy
 	policyCommit      gitrepo.Hash
 
-	policies []*policy.Policy // policy in force at each entry (index = number-1)
-	// prevPolicy is, for policy entries, the policy before the change.
-	prevPolicy map[uint64]*policy.Policy
-	signers    []string // fingerprint of the verified signer of each entry
+	policies []*policy.Policy // policy in force at each entry of the window
+	signers  []string         // fingerprint of the verified signer of each entry of the window
 
 	state   map[string][]recorded // non-skipped entries per ref, oldest first
 	skipped map[uint64]bool
@@ -267,7 +326,8 @@ type verifier struct {
 	problems []*Problem
 	used     map[string]uint64 // approval transitions already counted
 	// revokedFrom maps a key fingerprint to the first entry from which it
-	// is revoked, over every policy seen.
+	// is revoked, over every policy seen. A map once stored here is never
+	// written again (addRevocations copies): signature workers read it.
 	revokedFrom map[string]uint64
 	store       *attest.Store
 	pin         *pinState // nil: the first policy is trusted on first use
@@ -296,30 +356,26 @@ func (v *verifier) trace(phase string, start time.Time) {
 
 func (v *verifier) run() (*Result, error) {
 	start := time.Now()
-	if err := v.loadPolicies(); err != nil {
+	if err := v.stream.run(v); err != nil {
 		return v.res, err
 	}
-	v.trace("policies", start)
-	if len(v.problems) > 0 {
+	if len(v.policyProblems) > 0 {
 		// Without a trustworthy policy timeline nothing else can be judged.
-		return v.res, &Failed{Problems: v.problems}
+		return v.res, &Failed{Problems: v.policyProblems}
 	}
-	start = time.Now()
-	v.checkSignatures()
-	v.trace("signatures", start)
-	start = time.Now()
-	if err := v.replay(); err != nil {
+	v.problems = append(v.sigProblems, v.problems...)
+	if v.replayErr != nil {
 		var over *budgetError
-		if !errors.As(err, &over) {
-			return nil, err
+		if !errors.As(v.replayErr, &over) {
+			return nil, v.replayErr
 		}
 		// Nothing after the entry that spent the budget was judged: fail
 		// closed with what was found so far and why it stopped.
 		v.fail(over.rec, over.rec.Entry.Ref, "", ErrBudget, "split the push into smaller ones, or ask the administrator to raise the bound (git config secure.maxPushPaths / secure.maxPushSeconds on the server)", "%v", over.err)
 		return v.res, &Failed{Problems: v.problems}
 	}
+	v.trace("log: policies, signatures, replay", start)
 	v.res.Diffs = v.src.computed
-	v.trace("replay", start)
 	start = time.Now()
 	defer v.trace("current refs", start)
 	if err := v.checkCurrent(); err != nil {
@@ -359,8 +415,8 @@ func (v *verifier) run() (*Result, error) {
 		v.res.SkippedEntries = append(v.res.SkippedEntries, n)
 	}
 	sort.Slice(v.res.SkippedEntries, func(i, j int) bool { return v.res.SkippedEntries[i] < v.res.SkippedEntries[j] })
-	if len(v.problems) == 0 && v.only == nil && v.opts.PolicyOverride == nil && v.shallowSkipped == 0 && (v.base > 0 || len(v.records) > 0) {
-		if len(v.records) == 0 {
+	if len(v.problems) == 0 && v.only == nil && v.opts.PolicyOverride == nil && v.shallowSkipped == 0 && (v.base > 0 || v.count > 0) {
+		if v.count == 0 {
 			v.res.Checkpoint = v.opts.Checkpoint
 		} else {
 			v.res.Checkpoint = v.checkpoint()
@@ -379,101 +435,6 @@ func (v *verifier) run() (*Result, error) {
 	return v.res, nil
 }
 
-// loadPolicies walks the policy entries in order and checks every change
-// against the policy before it. It fills v.policies for every entry.
-func (v *verifier) loadPolicies() error {
-	v.policies = make([]*policy.Policy, len(v.records))
-	v.prevPolicy = map[uint64]*policy.Policy{}
-	cur, curCommit := v.startPolicy, v.startPolicyCommit
-	v.revokedFrom = map[string]uint64{}
-	if cur != nil {
-		v.addRevocations(cur)
-	}
-	v.res.PolicyEntry = v.startPolicyEntry
-	if v.base == 0 {
-		if len(v.records) == 0 {
-			return errors.New("verify: the log is empty")
-		}
-		if first := v.records[0].Entry; !first.IsPolicy() {
-			v.fail(v.records[0], first.Ref, "", ErrMalformed, "the log must start with the policy recorded by git secure init",
-				"the first entry records %s, not the policy", describe(first))
-			return nil
-		}
-	}
-	if o := v.opts.PolicyOverride; o != nil {
-		for i := range v.records {
-			v.policies[i] = o
-		}
-		v.finalPolicy = o
-		v.addRevocations(o)
-		v.res.RootVersion, v.res.RulesVersion = o.Root.Signed.Version, o.Targets.Signed.Version
-		return nil
-	}
-	for i, rec := range v.records {
-		e := rec.Entry
-		if e.IsPolicy() {
-			hint := "only a policy signed by the required thresholds can be applied: see git secure policy apply"
-			if e.Old != curCommit {
-				v.fail(rec, e.Ref, "", ErrChain, hint, "policy change from %s, but the policy in force is %s", short(e.Old), shortOrNone(curCommit))
-				return nil
-			}
-			if e.New.IsZero() {
-				v.fail(rec, e.Ref, "", ErrChain, hint, "the policy cannot be deleted")
-				return nil
-			}
-			next, err := policy.Load(v.repo, e.New)
-			if err != nil {
-				kind := ErrMalformed
-				if errors.Is(err, gitrepo.ErrNotFound) {
-					kind = ErrMissingObject
-				}
-				v.fail(rec, e.Ref, "", kind, "fetch refs/secure/policy from the remote", "%v", err)
-				return nil
-			}
-			if err := CheckPolicy(cur, next, rec.Commit.Committer.When); err != nil {
-				v.fail(rec, e.Ref, "", kindOf(err), hint, "policy %s: %v", short(e.New), err)
-				return nil
-			}
-			if v.pin != nil {
-				if err := v.pin.observe(next, e.Number); err != nil {
-					v.fail(rec, e.Ref, "", ErrMalformed, hint, "policy %s: %v", short(e.New), err)
-					return nil
-				}
-			}
-			v.prevPolicy[e.Number] = cur
-			cur, curCommit = next, e.New
-			for _, r := range next.Revocations() {
-				if r.FromEntry <= v.base {
-					return errStale // revokes entries verified before the checkpoint
-				}
-			}
-			v.addRevocations(next)
-			v.res.PolicyEntry = e.Number
-		}
-		v.policies[i] = cur
-	}
-	v.finalPolicy, v.policyCommit = cur, curCommit
-	// Rules of rule files beyond their namespace are ignored there: say so.
-	for _, w := range cur.Warnings() {
-		v.res.Warnings = append(v.res.Warnings, "policy: "+w)
-	}
-	if !v.checkPin() {
-		return nil
-	}
-	v.res.RootVersion = cur.Root.Signed.Version
-	v.res.RulesVersion = cur.Targets.Signed.Version
-	v.res.PolicyExpires = cur.Root.Signed.Expires
-	if cur.Targets.Signed.Expires.Before(v.res.PolicyExpires) {
-		v.res.PolicyExpires = cur.Targets.Signed.Expires
-	}
-	if err := CheckExpiry(cur, v.opts.Now); err != nil {
-		v.fail(nil, rsl.PolicyRef, "", ErrExpired,
-			"the policy must be renewed by its signers: git secure policy renew, then git secure policy apply",
-			"%v", err)
-	}
-	return nil
-}
-
 func kindOf(err error) error {
 	for _, k := range []error{ErrThreshold, ErrRollback, ErrExpired, ErrMalformed, ErrSignature} {
 		if errors.Is(err, k) {
@@ -485,78 +446,6 @@ func kindOf(err error) error {
 
 // ErrPolicyKind classifies policy errors no other kind fits.
 var ErrPolicyKind = errors.New("policy violation")
-
-// checkSignatures verifies every entry's SSH signature in parallel against
-// the keys of the policy in force (for a policy change, the keys of the
-// old or the new policy).
-func (v *verifier) checkSignatures() {
-	v.signers = make([]string, len(v.records))
-	errs := make([]error, len(v.records))
-	workers := v.opts.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	var wg sync.WaitGroup
-	next := make(chan int, 256)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				v.signers[i], errs[i] = v.checkSignature(i)
-			}
-		}()
-	}
-	total := len(v.records)
-	for i := range v.records {
-		if v.opts.Progress != nil && i%512 == 0 {
-			v.opts.Progress(i/2, total)
-		}
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			rec := v.records[i]
-			v.fail(rec, rec.Entry.Ref, "", ErrSignature,
-				"an entry must be signed by a key the policy knows; an authorized person can skip a bad entry with git secure rsl skip",
-				"%v", err)
-		}
-	}
-}
-
-func (v *verifier) checkSignature(i int) (string, error) {
-	rec := v.records[i]
-	if !v.wanted(rec.Entry.Ref) && rec.Entry.Type == rsl.TypeRef {
-		return "", nil
-	}
-	pol := v.policies[i]
-	lookup := pol.LookupKey
-	if prev := v.prevPolicy[rec.Entry.Number]; prev != nil {
-		lookup = func(fp string) (k ssh.PublicKey, ok bool) {
-			if k, ok = prev.LookupKey(fp); ok {
-				return k, ok
-			}
-			return pol.LookupKey(fp)
-		}
-	}
-	key, err := sign.VerifySSHSig(rec.Commit.Signature, rec.Commit.SignedPayload(), sign.NamespaceGit, lookup)
-	if err == nil {
-		fp := sign.Fingerprint(key)
-		if from := v.revokedFrom[fp]; from != 0 && from <= rec.Entry.Number {
-			return "", fmt.Errorf("signed by %s, a key revoked from entry #%d on", fp, from)
-		}
-	}
-	if err != nil {
-		if errors.Is(err, sign.ErrUnknownKey) {
-			fp, _ := sign.SignatureFingerprint(rec.Commit.Signature)
-			return "", fmt.Errorf("signed by %s, a key the policy in force does not know", fp)
-		}
-		return "", err
-	}
-	return sign.Fingerprint(key), nil
-}
 
 func describe(e *rsl.Entry) string {
 	if e.Type == rsl.TypeAnnotation {
@@ -578,65 +467,6 @@ func (v *verifier) latest(ref string) (recorded, bool) {
 		return recorded{}, false
 	}
 	return s[len(s)-1], true
-}
-
-func (v *verifier) replay() error {
-	if v.state == nil {
-		v.state = map[string][]recorded{}
-	}
-	if v.used == nil {
-		v.used = map[string]uint64{}
-	}
-	v.skipped = map[uint64]bool{}
-	total := len(v.records)
-	for i, rec := range v.records {
-		if v.opts.Progress != nil && i%512 == 0 {
-			v.opts.Progress(total/2+i/2, total)
-		}
-		if i > 0 {
-			v.notePushed(v.records[i-1])
-		}
-		e := rec.Entry
-		if err := v.src.enter(e.Number); err != nil {
-			return &budgetError{rec: rec, err: err}
-		}
-		switch e.Type {
-		case rsl.TypeAnnotation:
-			if err := v.annotation(i, rec); err != nil {
-				return err
-			}
-			if err := v.src.check(); err != nil {
-				return &budgetError{rec: rec, err: err}
-			}
-			continue
-		case rsl.TypeRef:
-		}
-		var old gitrepo.Hash
-		if last, ok := v.latest(e.Ref); ok {
-			old = last.target
-		}
-		if e.Old != old && v.wanted(e.Ref) {
-			v.fail(rec, e.Ref, "", ErrChain, "entries must record the exact transition from the latest recorded state",
-				"records a move from %s, but the log had the ref at %s", shortOrNone(e.Old), shortOrNone(old))
-		}
-		v.state[e.Ref] = append(v.state[e.Ref], recorded{number: e.Number, id: rec.ID, target: e.New})
-		if e.IsPolicy() || !v.wanted(e.Ref) || v.signers[i] == "" {
-			continue
-		}
-		if err := v.authorize(i, rec, e.Ref, e.Old, e.New, false); err != nil {
-			return err
-		}
-		if err := v.src.check(); err != nil {
-			return &budgetError{rec: rec, err: err}
-		}
-	}
-	if len(v.records) > 0 {
-		v.notePushed(v.records[len(v.records)-1])
-	}
-	if v.opts.Progress != nil {
-		v.opts.Progress(total, total)
-	}
-	return nil
 }
 
 // notePushed keeps each ref's latest entry once replay has applied the
@@ -662,19 +492,19 @@ func (v *verifier) annotation(i int, rec *rsl.Record) error {
 		if s.Number <= v.base {
 			return errStale // reaches before the checkpoint: verify everything
 		}
-		target := v.records[s.Number-1-v.base]
-		if target.ID != s.ID {
-			v.fail(rec, "", "", ErrChain, "", "skips entry #%d as %s, but that entry is %s", s.Number, short(s.ID), short(target.ID))
+		target := v.info[s.Number-1-v.base]
+		if target.id != s.ID {
+			v.fail(rec, "", "", ErrChain, "", "skips entry #%d as %s, but that entry is %s", s.Number, short(s.ID), short(target.id))
 			return nil
 		}
-		if target.Entry.Type != rsl.TypeRef || target.Entry.IsPolicy() {
-			v.fail(rec, target.Entry.Ref, "", ErrChain, "policy entries and annotations cannot be skipped", "skips entry #%d", s.Number)
+		ref := v.refNames[target.ref]
+		if target.typ != infoRef || ref == rsl.PolicyRef {
+			v.fail(rec, ref, "", ErrChain, "policy entries and annotations cannot be skipped", "skips entry #%d", s.Number)
 			return nil
 		}
 		if v.skipped[s.Number] {
 			continue
 		}
-		ref := target.Entry.Ref
 		if byRef[ref] == nil {
 			byRef[ref] = map[uint64]bool{}
 		}
@@ -729,14 +559,28 @@ func (v *verifier) annotation(i int, rec *rsl.Record) error {
 // update (not an annotation).
 func (v *verifier) isRefEntry(n uint64) bool {
 	i := n - 1 - v.base
-	return n > v.base && i < uint64(len(v.records)) && v.records[i].Entry.Type == rsl.TypeRef
+	return n > v.base && i < uint64(len(v.info)) && v.info[i].typ == infoRef
 }
 
+// addRevocations adds p's revocations to revokedFrom, in a copy when any
+// is new: the map in place may be in use by signature workers.
 func (v *verifier) addRevocations(p *policy.Policy) {
+	var next map[string]uint64
 	for _, r := range p.Revocations() {
 		if from, ok := v.revokedFrom[r.Fingerprint]; !ok || r.FromEntry < from {
-			v.revokedFrom[r.Fingerprint] = r.FromEntry
+			if next == nil {
+				next = make(map[string]uint64, len(v.revokedFrom)+1)
+				for k, n := range v.revokedFrom {
+					next[k] = n
+				}
+			}
+			if from, ok := next[r.Fingerprint]; !ok || r.FromEntry < from {
+				next[r.Fingerprint] = r.FromEntry
+			}
 		}
+	}
+	if next != nil {
+		v.revokedFrom = next
 	}
 }
 

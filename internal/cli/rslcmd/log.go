@@ -78,6 +78,21 @@ func runLog(_ context.Context, opts *LogOptions) error {
 		return verify.ErrNoLog
 	}
 	var items, pending []*logItem
+	printed := 0
+	// flush prints the entries whose signer is known, newest first, as
+	// soon as every newer one is printed: the first screen does not wait
+	// for the rest of the log.
+	flush := func() {
+		for ; !asJSON && printed < len(items) && items[printed].resolved; printed++ {
+			printLogEntry(f, items[printed])
+			items[printed] = nil
+		}
+	}
+	// A checkpoint (a complete verification up to its entry) knows the
+	// policy in force there: entries newer than it need not wait for the
+	// walk to reach the policy entry, which may be the log's first.
+	cp, _ := r.Checkpoints().Load()
+	var cpPol *policy.Policy
 	policies := map[gitrepo.Hash]*policy.Policy{}
 	err = rsl.WalkBack(r.Git, tip, func(rec *rsl.Record) (bool, error) {
 		full := max > 0 && len(items) >= max
@@ -92,7 +107,19 @@ func runLog(_ context.Context, opts *LogOptions) error {
 				return false, fmt.Errorf("rsl log: entry #%d: %w", rec.Entry.Number, err)
 			}
 			pending = resolveSigners(pending, pol)
+		} else {
+			if cp.IsEntry(rec.Entry.Number, rec.ID) {
+				// The log holds the checkpoint's entry: from here down
+				// to its policy entry, its policy is the one in force.
+				cpPol, _ = loadPolicy(r.Git, policies, cp.PolicyCommit)
+			}
+			if cpPol != nil && rec.Entry.Number > cp.PolicyEntry && len(pending) > 0 {
+				// No policy entry between this one and the pending ones:
+				// the policy in force here is what they wait for.
+				pending = resolveSigners(pending, cpPol)
+			}
 		}
+		flush()
 		return !full || len(pending) > 0, nil
 	})
 	if err != nil {
@@ -101,6 +128,7 @@ func runLog(_ context.Context, opts *LogOptions) error {
 	for _, it := range pending { // no policy at or before them: nothing vouches for the key
 		if !it.resolved {
 			it.j.SignerStatus = SignerUnknown
+			it.resolved = true
 		}
 	}
 	if asJSON {
@@ -110,9 +138,7 @@ func runLog(_ context.Context, opts *LogOptions) error {
 		}
 		return f.PrintJSON(entries)
 	}
-	for _, it := range items {
-		printLogEntry(f, it)
-	}
+	flush()
 	return nil
 }
 

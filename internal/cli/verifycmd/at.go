@@ -1,6 +1,7 @@
 package verifycmd
 
 import (
+	"errors"
 	"os"
 
 	"github.com/git-secure/git-secure/internal/attest"
@@ -28,8 +29,24 @@ func verifiedAt(r *porcelain.Repo, res *verify.Result, ref, at string) (uint64, 
 		skipped[n] = true
 	}
 	var found uint64
+	match := func(h gitrepo.Hash) bool {
+		if h == want {
+			return true
+		}
+		c, err := r.Git.PeelToCommit(h)
+		return err == nil && c == want
+	}
+	// Entries up to the saved checkpoint are answered from the index its
+	// store keeps; the newer ones from the log.
+	store := r.Checkpoints()
+	cp, _ := store.Load()
+	indexed := false
 	err = rsl.WalkBack(r.Git, res.Tip, func(rec *rsl.Record) (bool, error) {
 		e := rec.Entry
+		if cp != nil && cp.Index != nil && cp.IsEntry(e.Number, rec.ID) {
+			indexed = true
+			return false, nil
+		}
 		if e.Type == rsl.TypeAnnotation {
 			for _, s := range e.Skips {
 				skipped[s.Number] = true
@@ -39,9 +56,33 @@ func verifiedAt(r *porcelain.Repo, res *verify.Result, ref, at string) (uint64, 
 		if e.Ref != ref || skipped[e.Number] || e.New.IsZero() {
 			return true, nil
 		}
-		if e.New == want {
+		if match(e.New) {
 			found = e.Number
-		} else if c, err := r.Git.PeelToCommit(e.New); err == nil && c == want {
+		}
+		return found == 0, nil
+	})
+	if err != nil || found != 0 || !indexed {
+		return found, err
+	}
+	found, err = verify.RecordedAt(r.Git, store, cp, ref, skipped, want)
+	if errors.Is(err, verify.ErrNoIndex) {
+		return walkAt(r, cp, ref, skipped, match)
+	}
+	return found, err
+}
+
+// walkAt is verifiedAt's walk below the checkpoint, when it has no index.
+func walkAt(r *porcelain.Repo, cp *verify.Checkpoint, ref string, skipped map[uint64]bool, match func(gitrepo.Hash) bool) (uint64, error) {
+	var found uint64
+	err := rsl.WalkBack(r.Git, cp.EntryID, func(rec *rsl.Record) (bool, error) {
+		e := rec.Entry
+		if e.Type == rsl.TypeAnnotation {
+			for _, s := range e.Skips {
+				skipped[s.Number] = true
+			}
+			return true, nil
+		}
+		if e.Ref == ref && !skipped[e.Number] && !e.New.IsZero() && match(e.New) {
 			found = e.Number
 		}
 		return found == 0, nil

@@ -1,0 +1,227 @@
+package verify
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/rsl"
+)
+
+// A full verification streams the log instead of holding it: the chain is
+// listed (one rev-list, 20 bytes an entry), then read oldest first in
+// windows of windowSize entries by one pipelined cat-file. Each window's
+// policy step runs in order on the caller's goroutine, its signatures are
+// spread over every core, and its replay runs once its signatures are
+// known, while the next window is read and checked. What outlives a
+// window is small and fixed per entry (entryInfo, each ref's recorded
+// states): memory is bounded by the window and the largest policy, not by
+// the commits of the history.
+
+// windowSize is how many entries one window holds. Windows in flight: the
+// one being read, the one whose signatures are checked and the one being
+// replayed.
+var windowSize = defaultWindowSize
+
+// defaultWindowSize is windowSize outside tests.
+const defaultWindowSize = 512
+
+// window is a run of consecutive entries, oldest first, with what the
+// policy step and the signature checks found for each.
+type window struct {
+	recs     []*rsl.Record
+	policies []*policy.Policy // policy in force at each entry
+	// prev is, for the window's policy entries, the policy before the
+	// change (its keys may sign the change).
+	prev map[uint64]*policy.Policy
+	// revoked is the revocation map in force when the signatures were
+	// checked (never written once published: see addRevocations).
+	revoked map[string]uint64
+	signers []string // verified signer of each entry, "" when none
+	errs    []error
+	pending chan struct{} // closed when every signature is checked
+	left    int32
+}
+
+// entryInfo is what replay needs of an entry once its window is gone: an
+// annotation names earlier entries by number and id (their ref and kind
+// come from here), and a problem's entry is told apart as a ref entry.
+type entryInfo struct {
+	id  gitrepo.Hash
+	ref uint32 // index into verifier.refNames
+	typ uint8
+}
+
+const (
+	infoRef uint8 = iota
+	infoAnnotation
+)
+
+// policySpan is the policy in force from entry from on, until the next
+// span's start (unguardedSince).
+type policySpan struct {
+	from uint64
+	pol  *policy.Policy
+}
+
+// errAbort stops the reader when the verification no longer needs it.
+var errAbort = errors.New("verify: reading stopped")
+
+// logStream yields the entries to check in windows, oldest first, then
+// the error that reading met (nil at the end of a good log). Reading
+// errors are the exact errors rsl.ReadLog returns for the same log: a
+// verification that meets one reports the log unreadable and nothing else.
+type logStream struct {
+	windows <-chan []*rsl.Record
+	done    chan struct{} // closed by the consumer to stop the reader
+	err     chan error    // the reader's result, once windows is closed
+	total   int           // entries the stream yields
+	last    *rsl.Record   // set by the consumer: the newest entry seen
+}
+
+func (s *logStream) stop() {
+	select {
+	case <-s.done:
+	default:
+		close(s.done)
+	}
+}
+
+// sliceStream streams records already in memory (a short log, the entries
+// after a checkpoint).
+func sliceStream(recs []*rsl.Record) *logStream {
+	ch := make(chan []*rsl.Record, 1)
+	s := &logStream{windows: ch, done: make(chan struct{}), err: make(chan error, 1), total: len(recs)}
+	go func() {
+		defer close(ch)
+		for len(recs) > 0 {
+			n := min(len(recs), windowSize)
+			select {
+			case ch <- recs[:n:n]:
+			case <-s.done:
+				s.err <- nil
+				return
+			}
+			recs = recs[n:]
+		}
+		s.err <- nil
+	}()
+	return s
+}
+
+// bulkReader reads a whole chain fast (*gitrepo.Repo implements it; a
+// Repository without it has its log read by rsl.ReadLog).
+type bulkReader interface {
+	FirstParents(tip gitrepo.Hash, max int) ([]gitrepo.Hash, error)
+	ReadCommitsPipelined(hashes []gitrepo.Hash, fn func(*gitrepo.Commit) error) error
+}
+
+// openLog streams the whole log up to tip, read from repo. A log shorter
+// than rsl's pipelined threshold, or a repository that cannot read a
+// chain in bulk, is read at once with rsl.ReadLog.
+func openLog(repo Repository, tip gitrepo.Hash) (*logStream, error) {
+	c, err := repo.ReadCommit(tip)
+	if err != nil {
+		return nil, fmt.Errorf("rsl: read entry %s: %w", tip, err)
+	}
+	br, bulk := repo.(bulkReader)
+	e, err := rsl.FromCommit(c)
+	if !bulk || err != nil || e.Number < rsl.PipelineMin || e.Number > rsl.MaxEntries {
+		recs, err := rsl.ReadLog(repo, tip)
+		if err != nil {
+			return nil, err
+		}
+		return sliceStream(recs), nil
+	}
+	hashes, err := br.FirstParents(tip, int(e.Number)+1)
+	if err != nil {
+		return nil, fmt.Errorf("rsl: %w", err)
+	}
+	return chainStream(br, hashes, e.Number), nil
+}
+
+// chainStream reads the listed chain (newest first, as listed) oldest
+// first and checks what rsl.ReadLog checks: every commit an entry,
+// numbers descending by one from n to 1, each entry's parent the next one
+// listed. ReadLog stops at the newest fault; reading oldest first, the
+// stream keeps reading after a fault and reports the newest one, so both
+// name the same entry.
+func chainStream(br bulkReader, hashes []gitrepo.Hash, n uint64) *logStream {
+	ch := make(chan []*rsl.Record, 1)
+	s := &logStream{windows: ch, done: make(chan struct{}), err: make(chan error, 1), total: len(hashes)}
+	fwd := make([]gitrepo.Hash, len(hashes))
+	for i, h := range hashes {
+		fwd[len(hashes)-1-i] = h
+	}
+	go func() {
+		defer close(ch)
+		var fault error
+		var first *gitrepo.Commit
+		cur := make([]*rsl.Record, 0, windowSize)
+		j := 0
+		send := func() error {
+			if fault != nil || len(cur) == 0 {
+				cur = cur[:0]
+				return nil
+			}
+			select {
+			case ch <- cur:
+			case <-s.done:
+				return errAbort
+			}
+			cur = make([]*rsl.Record, 0, windowSize)
+			return nil
+		}
+		err := br.ReadCommitsPipelined(fwd, func(c *gitrepo.Commit) error {
+			i := len(fwd) - 1 - j // index in ReadLog's newest-first order
+			if j == 0 {
+				first = c
+			}
+			e, err := rsl.FromCommit(c)
+			switch {
+			case err != nil:
+				fault = err
+			case e.Number != n-uint64(i):
+				fault = fmt.Errorf("%w %s: number %d where %d was expected (entries removed or reordered)", rsl.ErrNotEntry, c.Hash, e.Number, n-uint64(i))
+			case j > 0 && (len(c.Parents) != 1 || c.Parents[0] != fwd[j-1]):
+				// ReadLog checks this on c too, naming c.
+				fault = fmt.Errorf("%w %s: its parent is not the entry before it", rsl.ErrNotEntry, c.Hash)
+			}
+			j++
+			if fault == nil {
+				cur = append(cur, &rsl.Record{ID: c.Hash, Entry: e, Commit: c})
+				if len(cur) == windowSize {
+					return send()
+				}
+			}
+			return nil
+		})
+		switch {
+		case errors.Is(err, errAbort):
+			s.err <- nil
+			return
+		case err != nil:
+			s.err <- fmt.Errorf("rsl: %w", err)
+			return
+		case fault != nil:
+			s.err <- fmt.Errorf("rsl: %w", fault)
+			return
+		}
+		if j != len(fwd) || first == nil || len(first.Parents) != 0 || !startsAtOne(first) {
+			s.err <- fmt.Errorf("rsl: %w: the log does not go back to entry 1", rsl.ErrNotEntry)
+			return
+		}
+		if send() != nil {
+			s.err <- nil
+			return
+		}
+		s.err <- nil
+	}()
+	return s
+}
+
+func startsAtOne(c *gitrepo.Commit) bool {
+	e, err := rsl.FromCommit(c)
+	return err == nil && e.Number == 1
+}

@@ -1,0 +1,434 @@
+package verify
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/rsl"
+	"github.com/git-secure/git-secure/internal/sign"
+)
+
+// The judgement of a streamed log gives exactly what judging the whole log
+// phase by phase (every policy change, then every signature, then replay)
+// gives; it only overlaps the phases:
+//   - a policy problem stops everything: only the policy problems are
+//     reported, so once one is found the rest is only read (a read error
+//     still wins, as it would have come first);
+//   - signature problems are kept apart and reported before replay's;
+//   - a replay that stops (the budget, an I/O error) lets the policy steps
+//     (and for the budget the signatures) of later windows run, which the
+//     phase-by-phase order would have run before it;
+//   - signatures and approvals are judged against every revocation: one
+//     that reaches back before its window (a key revoked from an earlier
+//     entry) sets retro and the log is judged again, knowing it.
+
+// mode is what is still judged of the windows that follow.
+type mode int
+
+const (
+	modeFull       mode = iota // policies, signatures, replay
+	modeSignatures             // replay stopped on the budget
+	modePolicies               // replay stopped on an error
+	modeDrain                  // a policy problem: read to the end, judge nothing
+)
+
+// errRetro stops a pass that must run again (verifier.retro).
+var errRetro = errors.New("verify: a revocation reaches back to a judged entry")
+
+type sigJob struct {
+	w *window
+	i int
+}
+
+// run judges every window of s in order. The error is one to return
+// as is (errStale, an unreadable log); problems go to the verifier.
+func (s *logStream) run(v *verifier) error {
+	defer s.stop()
+	workers := v.opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	jobs := make(chan sigJob, 2*windowSize)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				j.w.signers[j.i], j.w.errs[j.i] = v.checkSignature(j.w, j.i)
+				if atomic.AddInt32(&j.w.left, -1) == 0 {
+					close(j.w.pending)
+				}
+			}
+		}()
+	}
+	defer func() {
+		close(jobs)
+		wg.Wait()
+	}()
+
+	v.beginPolicies()
+	m := modeFull
+	var prev *window // signatures under way, replay to come
+	finish := func(w *window) {
+		<-w.pending
+		v.signatureProblems(w)
+		if m == modeFull {
+			if err := v.replayWindow(w); err != nil {
+				v.replayErr = err
+				m = modePolicies
+				var over *budgetError
+				if errors.As(err, &over) {
+					m = modeSignatures
+				}
+			}
+		}
+		v.records, v.policies, v.signers = nil, nil, nil
+	}
+	warn0 := len(v.res.Warnings)
+	for recs := range s.windows {
+		if m == modeDrain {
+			continue
+		}
+		w := &window{recs: recs}
+		switch err := v.policyWindow(w); {
+		case errors.Is(err, errStale), errors.Is(err, errRetro):
+			return err
+		case err != nil:
+			m = modeDrain
+			continue
+		}
+		if m == modeFull || m == modeSignatures {
+			v.startSignatures(w, jobs)
+		}
+		if prev != nil {
+			finish(prev)
+		}
+		prev = nil
+		if w.pending != nil {
+			prev = w
+		}
+	}
+	if prev != nil && m != modeDrain {
+		finish(prev)
+	}
+	if err := <-s.err; err != nil {
+		return &Failed{Problems: []*Problem{unreadableLog(v.repo, err)}}
+	}
+	replayWarnings := append([]string(nil), v.res.Warnings[warn0:]...)
+	v.res.Warnings = v.res.Warnings[:warn0]
+	if m == modeDrain {
+		return nil
+	}
+	if v.count == 0 && v.base == 0 {
+		return errors.New("verify: the log is empty")
+	}
+	v.endPolicies()
+	if len(v.policyProblems) == 0 {
+		// The warnings of the policy timeline come first, as they would
+		// from a pass over every policy before replay.
+		v.res.Warnings = append(v.res.Warnings, replayWarnings...)
+		if m == modeFull {
+			if v.count > 0 {
+				v.notePushed(v.prevRec)
+			}
+			if v.opts.Progress != nil {
+				v.opts.Progress(v.res.Checked, v.res.Checked)
+			}
+		}
+	}
+	return nil
+}
+
+// failPolicy records a problem of the policy timeline.
+func (v *verifier) failPolicy(rec *rsl.Record, ref string, kind error, hint, format string, args ...any) {
+	saved := v.problems
+	v.problems = nil
+	v.fail(rec, ref, "", kind, hint, format, args...)
+	v.policyProblems = append(v.policyProblems, v.problems...)
+	v.problems = saved
+}
+
+// beginPolicies starts the policy timeline at the checkpoint's policy
+// (or before the first entry).
+func (v *verifier) beginPolicies() {
+	v.curPolicy, v.curPolicyCommit = v.startPolicy, v.startPolicyCommit
+	v.revokedFrom = map[string]uint64{}
+	for k, n := range v.seedRevoked {
+		v.revokedFrom[k] = n
+	}
+	if v.curPolicy != nil {
+		v.addRevocations(v.curPolicy)
+		v.spans = append(v.spans, policySpan{from: v.base + 1, pol: v.curPolicy})
+	}
+	v.res.PolicyEntry = v.startPolicyEntry
+	if o := v.opts.PolicyOverride; o != nil {
+		v.addRevocations(o)
+		v.spans = []policySpan{{from: v.base + 1, pol: o}}
+	}
+}
+
+// policyWindow walks the window's policy entries in order and checks every
+// change against the policy before it; it fills w.policies. A non-nil
+// error stops the judgement: errStale, errRetro, or errPolicy when a
+// problem was recorded (policyProblems).
+func (v *verifier) policyWindow(w *window) error {
+	w.policies = make([]*policy.Policy, len(w.recs))
+	w.prev = map[uint64]*policy.Policy{}
+	firstNum := w.recs[0].Entry.Number
+	if v.base == 0 && v.count == 0 {
+		if first := w.recs[0].Entry; !first.IsPolicy() {
+			v.failPolicy(w.recs[0], first.Ref, ErrMalformed, "the log must start with the policy recorded by git secure init",
+				"the first entry records %s, not the policy", describe(first))
+			return errPolicy
+		}
+	}
+	o := v.opts.PolicyOverride
+	for i, rec := range w.recs {
+		v.note(rec)
+		e := rec.Entry
+		if o != nil {
+			w.policies[i] = o
+			continue
+		}
+		if e.IsPolicy() {
+			hint := "only a policy signed by the required thresholds can be applied: see git secure policy apply"
+			if e.Old != v.curPolicyCommit {
+				v.failPolicy(rec, e.Ref, ErrChain, hint, "policy change from %s, but the policy in force is %s", short(e.Old), shortOrNone(v.curPolicyCommit))
+				return errPolicy
+			}
+			if e.New.IsZero() {
+				v.failPolicy(rec, e.Ref, ErrChain, hint, "the policy cannot be deleted")
+				return errPolicy
+			}
+			next, err := policy.Load(v.repo, e.New)
+			if err != nil {
+				kind := ErrMalformed
+				if errors.Is(err, gitrepo.ErrNotFound) {
+					kind = ErrMissingObject
+				}
+				v.failPolicy(rec, e.Ref, kind, "fetch refs/secure/policy from the remote", "%v", err)
+				return errPolicy
+			}
+			if err := CheckPolicy(v.curPolicy, next, rec.Commit.Committer.When); err != nil {
+				v.failPolicy(rec, e.Ref, kindOf(err), hint, "policy %s: %v", short(e.New), err)
+				return errPolicy
+			}
+			if v.pin != nil {
+				if err := v.pin.observe(next, e.Number); err != nil {
+					v.failPolicy(rec, e.Ref, ErrMalformed, hint, "policy %s: %v", short(e.New), err)
+					return errPolicy
+				}
+			}
+			w.prev[e.Number] = v.curPolicy
+			v.curPolicy, v.curPolicyCommit = next, e.New
+			for _, r := range next.Revocations() {
+				if r.FromEntry <= v.base {
+					return errStale // revokes entries verified before the checkpoint
+				}
+			}
+			for _, r := range next.Revocations() {
+				if from, ok := v.revokedFrom[r.Fingerprint]; r.FromEntry < firstNum && (!ok || r.FromEntry < from) {
+					v.addRevocations(next)
+					v.retro = true
+					return errRetro
+				}
+			}
+			v.addRevocations(next)
+			v.res.PolicyEntry = e.Number
+			v.spans = append(v.spans, policySpan{from: e.Number, pol: next})
+		}
+		w.policies[i] = v.curPolicy
+	}
+	w.revoked = v.revokedFrom
+	return nil
+}
+
+// errPolicy says the policy step recorded a problem.
+var errPolicy = errors.New("verify: policy problem")
+
+// note keeps what outlives the entry's window.
+func (v *verifier) note(rec *rsl.Record) {
+	e := rec.Entry
+	inf := entryInfo{id: rec.ID, typ: infoRef}
+	if e.Type == rsl.TypeAnnotation {
+		inf.typ = infoAnnotation
+	} else {
+		k, ok := v.refIndex[e.Ref]
+		if !ok {
+			k = uint32(len(v.refNames))
+			v.refNames = append(v.refNames, e.Ref)
+			v.refIndex[e.Ref] = k
+		}
+		inf.ref = k
+	}
+	if len(v.info) == 0 {
+		v.info = make([]entryInfo, 0, v.res.Checked)
+	}
+	v.info = append(v.info, inf)
+	v.count++
+	v.lastID, v.lastNum = rec.ID, e.Number
+}
+
+// endPolicies closes the policy timeline: the policy in force at the tip,
+// the root key pin and expiry.
+func (v *verifier) endPolicies() {
+	if o := v.opts.PolicyOverride; o != nil {
+		v.finalPolicy = o
+		v.res.RootVersion, v.res.RulesVersion = o.Root.Signed.Version, o.Targets.Signed.Version
+		return
+	}
+	cur := v.curPolicy
+	v.finalPolicy, v.policyCommit = cur, v.curPolicyCommit
+	// Rules of rule files beyond their namespace are ignored there: say so.
+	for _, w := range cur.Warnings() {
+		v.res.Warnings = append(v.res.Warnings, "policy: "+w)
+	}
+	saved := v.problems
+	v.problems = nil
+	defer func() {
+		v.policyProblems = append(v.policyProblems, v.problems...)
+		v.problems = saved
+	}()
+	if !v.checkPin() {
+		return
+	}
+	v.res.RootVersion = cur.Root.Signed.Version
+	v.res.RulesVersion = cur.Targets.Signed.Version
+	v.res.PolicyExpires = cur.Root.Signed.Expires
+	if cur.Targets.Signed.Expires.Before(v.res.PolicyExpires) {
+		v.res.PolicyExpires = cur.Targets.Signed.Expires
+	}
+	if err := CheckExpiry(cur, v.opts.Now); err != nil {
+		v.fail(nil, rsl.PolicyRef, "", ErrExpired,
+			"the policy must be renewed by its signers: git secure policy renew, then git secure policy apply",
+			"%v", err)
+	}
+}
+
+// startSignatures queues the window's signature checks on the workers.
+func (v *verifier) startSignatures(w *window, jobs chan<- sigJob) {
+	w.signers = make([]string, len(w.recs))
+	w.errs = make([]error, len(w.recs))
+	w.pending = make(chan struct{})
+	w.left = int32(len(w.recs))
+	for i := range w.recs {
+		jobs <- sigJob{w: w, i: i}
+	}
+}
+
+// signatureProblems records the window's signature failures in order.
+func (v *verifier) signatureProblems(w *window) {
+	for i, err := range w.errs {
+		if err != nil {
+			rec := w.recs[i]
+			saved := v.problems
+			v.problems = nil
+			v.fail(rec, rec.Entry.Ref, "", ErrSignature,
+				"an entry must be signed by a key the policy knows; an authorized person can skip a bad entry with git secure rsl skip",
+				"%v", err)
+			v.sigProblems = append(v.sigProblems, v.problems...)
+			v.problems = saved
+		}
+	}
+}
+
+// checkSignature verifies entry i's SSH signature against the keys of the
+// policy in force (for a policy change, the keys of the old or the new
+// policy). It runs on a worker: it reads only the window and what the
+// policy step published before the window was queued.
+func (v *verifier) checkSignature(w *window, i int) (string, error) {
+	rec := w.recs[i]
+	if !v.wanted(rec.Entry.Ref) && rec.Entry.Type == rsl.TypeRef {
+		return "", nil
+	}
+	pol := w.policies[i]
+	lookup := pol.LookupKey
+	if prev := w.prev[rec.Entry.Number]; prev != nil {
+		lookup = func(fp string) (k ssh.PublicKey, ok bool) {
+			if k, ok = prev.LookupKey(fp); ok {
+				return k, ok
+			}
+			return pol.LookupKey(fp)
+		}
+	}
+	key, err := sign.VerifySSHSig(rec.Commit.Signature, rec.Commit.SignedPayload(), sign.NamespaceGit, lookup)
+	if err != nil {
+		if errors.Is(err, sign.ErrUnknownKey) {
+			fp, _ := sign.SignatureFingerprint(rec.Commit.Signature)
+			return "", fmt.Errorf("signed by %s, a key the policy in force does not know", fp)
+		}
+		return "", err
+	}
+	fp := sign.Fingerprint(key)
+	if from := w.revoked[fp]; from != 0 && from <= rec.Entry.Number {
+		return "", fmt.Errorf("signed by %s, a key revoked from entry #%d on", fp, from)
+	}
+	return fp, nil
+}
+
+// replayWindow applies the window's entries to the recorded state in
+// order and judges each ref update against the rules.
+func (v *verifier) replayWindow(w *window) error {
+	v.records, v.policies, v.signers = w.recs, w.policies, w.signers
+	if v.state == nil {
+		v.state = map[string][]recorded{}
+	}
+	if v.used == nil {
+		v.used = map[string]uint64{}
+	}
+	if v.skipped == nil {
+		v.skipped = map[uint64]bool{}
+	}
+	for i, rec := range w.recs {
+		if v.prevRec != nil {
+			v.notePushed(v.prevRec)
+		}
+		v.prevRec = rec
+		v.opts.index.add(rec)
+		e := rec.Entry
+		if err := v.src.enter(e.Number); err != nil {
+			return &budgetError{rec: rec, err: err}
+		}
+		switch e.Type {
+		case rsl.TypeAnnotation:
+			if err := v.annotation(i, rec); err != nil {
+				return err
+			}
+			if err := v.src.check(); err != nil {
+				return &budgetError{rec: rec, err: err}
+			}
+			continue
+		case rsl.TypeRef:
+		}
+		var old gitrepo.Hash
+		if last, ok := v.latest(e.Ref); ok {
+			old = last.target
+		}
+		if e.Old != old && v.wanted(e.Ref) {
+			v.fail(rec, e.Ref, "", ErrChain, "entries must record the exact transition from the latest recorded state",
+				"records a move from %s, but the log had the ref at %s", shortOrNone(e.Old), shortOrNone(old))
+		}
+		v.state[e.Ref] = append(v.state[e.Ref], recorded{number: e.Number, id: rec.ID, target: e.New})
+		if e.IsPolicy() || !v.wanted(e.Ref) || v.signers[i] == "" {
+			continue
+		}
+		if err := v.authorize(i, rec, e.Ref, e.Old, e.New, false); err != nil {
+			return err
+		}
+		if err := v.src.check(); err != nil {
+			return &budgetError{rec: rec, err: err}
+		}
+	}
+	if v.opts.Progress != nil {
+		v.opts.Progress(int(w.recs[len(w.recs)-1].Entry.Number-v.base), v.res.Checked)
+	}
+	return nil
+}
