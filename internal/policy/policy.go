@@ -525,104 +525,19 @@ func stringList(v any) ([]string, bool) {
 
 // index validates the structure and builds the lookup tables.
 func (p *Policy) index(ruleFiles map[string][]byte) error {
-	rs := &p.Root.Signed
-	if rs.Type != metadata.ROOT || p.Targets.Signed.Type != metadata.TARGETS {
-		return fmt.Errorf("%w: wrong metadata types", ErrMalformed)
-	}
-	if rs.Version < 1 || p.Targets.Signed.Version < 1 {
-		return fmt.Errorf("%w: versions start at 1", ErrMalformed)
-	}
-	for _, t := range []time.Time{rs.Expires, p.Targets.Signed.Expires} {
-		if name, off := t.Zone(); off != 0 || name != "UTC" || t.Nanosecond() != 0 {
-			return fmt.Errorf("%w: expires must be written in UTC (…Z), not %s", ErrMalformed, t.Format(time.RFC3339))
-		}
-	}
-	if f, _ := rs.UnrecognizedFields[fieldFormat].(string); f != Format {
-		return fmt.Errorf("%w: root.json: %s must be %q", ErrMalformed, fieldFormat, Format)
-	}
-	if err := checkFreshnessFields(rs); err != nil {
-		return err
-	}
-	rootKeys, err := keyMap("root", rs.Keys)
+	rs, ts := &p.Root.Signed, &p.Targets.Signed
+	rootKeys, err := checkRoot(rs, ts)
 	if err != nil {
 		return err
 	}
-	used := map[string]bool{}
-	for name, role := range rs.Roles {
-		if len(role.UnrecognizedFields) != 0 {
-			return fmt.Errorf("%w: role %s has unknown fields", ErrMalformed, name)
-		}
-		if role.Threshold < 1 || role.Threshold > len(role.KeyIDs) {
-			return fmt.Errorf("%w: role %s: threshold %d with %d keys", ErrMalformed, name, role.Threshold, len(role.KeyIDs))
-		}
-		seen := map[string]bool{}
-		for _, id := range role.KeyIDs {
-			if rootKeys[id] == nil || seen[id] {
-				return fmt.Errorf("%w: role %s: unknown or repeated key %s", ErrMalformed, name, id)
-			}
-			seen[id] = true
-			used[id] = true
-		}
-	}
-	if len(used) != len(rootKeys) {
-		return fmt.Errorf("%w: root.json lists keys no role uses", ErrMalformed)
-	}
-
-	ts := &p.Targets.Signed
-	if len(ts.Targets) != 0 || ts.Delegations == nil || ts.Delegations.SuccinctRoles != nil || len(ts.Delegations.UnrecognizedFields) != 0 {
-		return fmt.Errorf("%w: targets.json must hold no targets and plain delegations", ErrMalformed)
-	}
-	targetsFormat, _ := ts.UnrecognizedFields[fieldFormat].(string)
-	if targetsFormat != Format && targetsFormat != FormatDelegated {
-		return fmt.Errorf("%w: targets.json: %s must be %q or %q", ErrMalformed, fieldFormat, Format, FormatDelegated)
-	}
-	for k := range ts.UnrecognizedFields {
-		if k != fieldFormat && k != fieldPersons && k != fieldTeams && k != fieldGlobal && k != fieldRevoked && k != fieldForgeAccounts {
-			return fmt.Errorf("%w: targets.json: unknown field %q", ErrMalformed, k)
-		}
-	}
-	personKeys, err := keyMap("person", ts.Delegations.Keys)
+	targetsFormat, err := checkTargets(ts)
 	if err != nil {
 		return err
 	}
-	rawPersons, ok := ts.UnrecognizedFields[fieldPersons].(map[string]any)
-	if !ok {
-		return fmt.Errorf("%w: targets.json: %s must be an object", ErrMalformed, fieldPersons)
+	personKeys, err := p.decodePersons(ts)
+	if err != nil {
+		return err
 	}
-	if len(rawPersons) > MaxPersons {
-		return fmt.Errorf("%w: more than %d persons", ErrMalformed, MaxPersons)
-	}
-	p.persons = nil
-	p.ownerFP = map[string]*Person{}
-	p.personKeys = personKeys
-	ownerID := map[string]string{}
-	for name, v := range rawPersons {
-		if !validName(name) {
-			return fmt.Errorf("%w: bad person name %q", ErrMalformed, name)
-		}
-		ids, ok := stringList(v)
-		if !ok || len(ids) == 0 {
-			return fmt.Errorf("%w: person %s must list at least one key ID", ErrMalformed, name)
-		}
-		person := &Person{Name: name}
-		for _, id := range ids {
-			k := personKeys[id]
-			if k == nil {
-				return fmt.Errorf("%w: person %s: unknown key %s", ErrMalformed, name, id)
-			}
-			if other, dup := ownerID[id]; dup {
-				return fmt.Errorf("%w: key %s belongs to both %s and %s", ErrMalformed, k.Fingerprint, other, name)
-			}
-			ownerID[id] = name
-			person.Keys = append(person.Keys, k)
-			p.ownerFP[k.Fingerprint] = person
-		}
-		p.persons = append(p.persons, person)
-	}
-	if len(ownerID) != len(personKeys) {
-		return fmt.Errorf("%w: targets.json lists keys no person owns", ErrMalformed)
-	}
-	sort.Slice(p.persons, func(i, j int) bool { return p.persons[i].Name < p.persons[j].Name })
 	if err := p.decodeTeams(ts.UnrecognizedFields[fieldTeams]); err != nil {
 		return err
 	}
@@ -632,35 +547,8 @@ func (p *Policy) index(ruleFiles map[string][]byte) error {
 	if err := p.decodeRevoked(ts.UnrecognizedFields[fieldRevoked]); err != nil {
 		return err
 	}
-
-	if len(ts.Delegations.Roles) > MaxRules {
-		return fmt.Errorf("%w: more than %d rules", ErrMalformed, MaxRules)
-	}
-	p.rules, p.delegations = nil, nil
-	names := map[string]bool{}
-	for i := range ts.Delegations.Roles {
-		role := &ts.Delegations.Roles[i]
-		if _, isDeleg := role.UnrecognizedFields[fieldSigners]; isDeleg {
-			d, err := p.decodeDelegation("", role, false)
-			if err != nil {
-				return err
-			}
-			if names[d.Name] {
-				return fmt.Errorf("%w: %s defined twice", ErrMalformed, d.Name)
-			}
-			names[d.Name] = true
-			p.delegations = append(p.delegations, d)
-			continue
-		}
-		r, err := p.decodeRule(role)
-		if err != nil {
-			return err
-		}
-		if names[r.Name] {
-			return fmt.Errorf("%w: rule %s defined twice", ErrMalformed, r.Name)
-		}
-		names[r.Name] = true
-		p.rules = append(p.rules, r)
+	if err := p.decodeRoles(ts); err != nil {
+		return err
 	}
 	// One stored form: git-secure-policy/2 exactly when targets.json
 	// delegates (a reader of /1 then refuses it instead of ignoring the
@@ -692,6 +580,153 @@ func (p *Policy) index(ruleFiles map[string][]byte) error {
 	return checkFreshnessKeysOwn(rs, rootKeys, personKeys)
 }
 
+// checkRoot checks root.json (types, versions, expiry, format, roles) and
+// returns its keys by ID.
+func checkRoot(rs *metadata.RootType, ts *metadata.TargetsType) (map[string]*Key, error) {
+	if rs.Type != metadata.ROOT || ts.Type != metadata.TARGETS {
+		return nil, fmt.Errorf("%w: wrong metadata types", ErrMalformed)
+	}
+	if rs.Version < 1 || ts.Version < 1 {
+		return nil, fmt.Errorf("%w: versions start at 1", ErrMalformed)
+	}
+	for _, t := range []time.Time{rs.Expires, ts.Expires} {
+		if name, off := t.Zone(); off != 0 || name != "UTC" || t.Nanosecond() != 0 {
+			return nil, fmt.Errorf("%w: expires must be written in UTC (…Z), not %s", ErrMalformed, t.Format(time.RFC3339))
+		}
+	}
+	if f, _ := rs.UnrecognizedFields[fieldFormat].(string); f != Format {
+		return nil, fmt.Errorf("%w: root.json: %s must be %q", ErrMalformed, fieldFormat, Format)
+	}
+	if err := checkFreshnessFields(rs); err != nil {
+		return nil, err
+	}
+	rootKeys, err := keyMap("root", rs.Keys)
+	if err != nil {
+		return nil, err
+	}
+	used := map[string]bool{}
+	for name, role := range rs.Roles {
+		if len(role.UnrecognizedFields) != 0 {
+			return nil, fmt.Errorf("%w: role %s has unknown fields", ErrMalformed, name)
+		}
+		if role.Threshold < 1 || role.Threshold > len(role.KeyIDs) {
+			return nil, fmt.Errorf("%w: role %s: threshold %d with %d keys", ErrMalformed, name, role.Threshold, len(role.KeyIDs))
+		}
+		seen := map[string]bool{}
+		for _, id := range role.KeyIDs {
+			if rootKeys[id] == nil || seen[id] {
+				return nil, fmt.Errorf("%w: role %s: unknown or repeated key %s", ErrMalformed, name, id)
+			}
+			seen[id] = true
+			used[id] = true
+		}
+	}
+	if len(used) != len(rootKeys) {
+		return nil, fmt.Errorf("%w: root.json lists keys no role uses", ErrMalformed)
+	}
+	return rootKeys, nil
+}
+
+// checkTargets checks the shape of targets.json and returns its format.
+func checkTargets(ts *metadata.TargetsType) (string, error) {
+	if len(ts.Targets) != 0 || ts.Delegations == nil || ts.Delegations.SuccinctRoles != nil || len(ts.Delegations.UnrecognizedFields) != 0 {
+		return "", fmt.Errorf("%w: targets.json must hold no targets and plain delegations", ErrMalformed)
+	}
+	format, _ := ts.UnrecognizedFields[fieldFormat].(string)
+	if format != Format && format != FormatDelegated {
+		return "", fmt.Errorf("%w: targets.json: %s must be %q or %q", ErrMalformed, fieldFormat, Format, FormatDelegated)
+	}
+	for k := range ts.UnrecognizedFields {
+		if k != fieldFormat && k != fieldPersons && k != fieldTeams && k != fieldGlobal && k != fieldRevoked && k != fieldForgeAccounts {
+			return "", fmt.Errorf("%w: targets.json: unknown field %q", ErrMalformed, k)
+		}
+	}
+	return format, nil
+}
+
+// decodePersons decodes the persons and their keys; every person key is
+// owned by exactly one person.
+func (p *Policy) decodePersons(ts *metadata.TargetsType) (map[string]*Key, error) {
+	personKeys, err := keyMap("person", ts.Delegations.Keys)
+	if err != nil {
+		return nil, err
+	}
+	rawPersons, ok := ts.UnrecognizedFields[fieldPersons].(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%w: targets.json: %s must be an object", ErrMalformed, fieldPersons)
+	}
+	if len(rawPersons) > MaxPersons {
+		return nil, fmt.Errorf("%w: more than %d persons", ErrMalformed, MaxPersons)
+	}
+	p.persons = nil
+	p.ownerFP = map[string]*Person{}
+	p.personKeys = personKeys
+	ownerID := map[string]string{}
+	for name, v := range rawPersons {
+		if !validName(name) {
+			return nil, fmt.Errorf("%w: bad person name %q", ErrMalformed, name)
+		}
+		ids, ok := stringList(v)
+		if !ok || len(ids) == 0 {
+			return nil, fmt.Errorf("%w: person %s must list at least one key ID", ErrMalformed, name)
+		}
+		person := &Person{Name: name}
+		for _, id := range ids {
+			k := personKeys[id]
+			if k == nil {
+				return nil, fmt.Errorf("%w: person %s: unknown key %s", ErrMalformed, name, id)
+			}
+			if other, dup := ownerID[id]; dup {
+				return nil, fmt.Errorf("%w: key %s belongs to both %s and %s", ErrMalformed, k.Fingerprint, other, name)
+			}
+			ownerID[id] = name
+			person.Keys = append(person.Keys, k)
+			p.ownerFP[k.Fingerprint] = person
+		}
+		p.persons = append(p.persons, person)
+	}
+	if len(ownerID) != len(personKeys) {
+		return nil, fmt.Errorf("%w: targets.json lists keys no person owns", ErrMalformed)
+	}
+	sort.Slice(p.persons, func(i, j int) bool { return p.persons[i].Name < p.persons[j].Name })
+	return personKeys, nil
+}
+
+// decodeRoles decodes the delegated roles of targets.json: rules, and
+// delegations to rule files (a role with signers). Names are unique.
+func (p *Policy) decodeRoles(ts *metadata.TargetsType) error {
+	if len(ts.Delegations.Roles) > MaxRules {
+		return fmt.Errorf("%w: more than %d rules", ErrMalformed, MaxRules)
+	}
+	p.rules, p.delegations = nil, nil
+	names := map[string]bool{}
+	for i := range ts.Delegations.Roles {
+		role := &ts.Delegations.Roles[i]
+		if _, isDeleg := role.UnrecognizedFields[fieldSigners]; isDeleg {
+			d, err := p.decodeDelegation("", role, false)
+			if err != nil {
+				return err
+			}
+			if names[d.Name] {
+				return fmt.Errorf("%w: %s defined twice", ErrMalformed, d.Name)
+			}
+			names[d.Name] = true
+			p.delegations = append(p.delegations, d)
+			continue
+		}
+		r, err := p.decodeRule(role)
+		if err != nil {
+			return err
+		}
+		if names[r.Name] {
+			return fmt.Errorf("%w: rule %s defined twice", ErrMalformed, r.Name)
+		}
+		names[r.Name] = true
+		p.rules = append(p.rules, r)
+	}
+	return nil
+}
+
 func (p *Policy) decodeRule(d *metadata.DelegatedRole) (*Rule, error) {
 	return p.decodeRuleIn(d, false)
 }
@@ -721,60 +756,12 @@ func (p *Policy) decodeRuleIn(d *metadata.DelegatedRole, inFile bool) (*Rule, er
 			return nil, fail("unknown field %q", k)
 		}
 	}
-	allow, ok := stringList(d.UnrecognizedFields[fieldAllow])
-	if !ok || len(allow) == 0 {
-		return nil, fail("%s must list at least one person", fieldAllow)
-	}
-	r := &Rule{Name: d.Name, Allow: allow, Threshold: d.Threshold}
-	if v, present := d.UnrecognizedFields[fieldRequire]; present {
-		reqs, ok := stringList(v)
-		if !ok || len(reqs) == 0 {
-			return nil, fail("%s must be a non-empty list", fieldRequire)
-		}
-		for _, x := range reqs {
-			q, err := ParseRequirement(x)
-			if err != nil || q.String() != x {
-				return nil, fail("bad requirement %q", x)
-			}
-			r.Require = append(r.Require, q)
-		}
-	}
-	if v, present := d.UnrecognizedFields[fieldTrees]; present {
-		if v != "true" {
-			return nil, fail("%s must be \"true\" when present", fieldTrees)
-		}
-		r.TreeApprovals = true
-	}
-	if v, present := d.UnrecognizedFields[fieldTests]; present {
-		if r.TestsBy, ok = stringList(v); !ok || len(r.TestsBy) == 0 {
-			return nil, fail("%s must be a non-empty list", fieldTests)
-		}
-	}
-	for _, pat := range d.Paths {
-		switch {
-		case strings.HasPrefix(pat, rolePrefixRef):
-			r.Refs = append(r.Refs, pat[len(rolePrefixRef):])
-		case strings.HasPrefix(pat, rolePrefixPath):
-			r.Paths = append(r.Paths, pat[len(rolePrefixPath):])
-		default:
-			return nil, fail("pattern %q has neither git: nor file: prefix", pat)
-		}
-	}
-	if len(r.Refs)+len(r.Paths) == 0 {
-		return nil, fail("no patterns")
-	}
-	if err := decodeScope(r, d.UnrecognizedFields); err != nil {
+	r, err := decodeRuleFields(d)
+	if err != nil {
 		return nil, fail("%v", err)
 	}
-	for _, pat := range r.Refs {
-		if err := ValidRefPattern(pat); err != nil {
-			return nil, fail("%v", err)
-		}
-	}
-	for _, pat := range r.Paths {
-		if err := ValidPathPattern(pat); err != nil {
-			return nil, fail("%v", err)
-		}
+	if err := decodeRulePatterns(r, d); err != nil {
+		return nil, fail("%v", err)
 	}
 	if inFile {
 		if len(d.KeyIDs) != 0 {
@@ -791,23 +778,98 @@ func (p *Policy) decodeRuleIn(d *metadata.DelegatedRole, inFile bool) (*Rule, er
 	if err := p.checkRuleGroups(r); err != nil {
 		return nil, fail("%v", err)
 	}
-	wantIDs := map[string]bool{}
-	for _, id := range p.ruleKeyIDs(r) {
-		wantIDs[id] = true
-	}
-	got := map[string]bool{}
-	for _, id := range d.KeyIDs {
-		got[id] = true
-	}
-	if len(got) != len(d.KeyIDs) || len(got) != len(wantIDs) {
+	if !p.keyIDsMatch(r, d.KeyIDs) {
 		return nil, fail("keyids do not match the allowed persons' keys")
 	}
-	for id := range wantIDs {
-		if !got[id] {
-			return nil, fail("keyids do not match the allowed persons' keys")
+	return r, nil
+}
+
+// decodeRuleFields decodes who a rule allows and what it requires.
+func decodeRuleFields(d *metadata.DelegatedRole) (*Rule, error) {
+	allow, ok := stringList(d.UnrecognizedFields[fieldAllow])
+	if !ok || len(allow) == 0 {
+		return nil, fmt.Errorf("%s must list at least one person", fieldAllow)
+	}
+	r := &Rule{Name: d.Name, Allow: allow, Threshold: d.Threshold}
+	if v, present := d.UnrecognizedFields[fieldRequire]; present {
+		reqs, ok := stringList(v)
+		if !ok || len(reqs) == 0 {
+			return nil, fmt.Errorf("%s must be a non-empty list", fieldRequire)
+		}
+		for _, x := range reqs {
+			q, err := ParseRequirement(x)
+			if err != nil || q.String() != x {
+				return nil, fmt.Errorf("bad requirement %q", x)
+			}
+			r.Require = append(r.Require, q)
+		}
+	}
+	if v, present := d.UnrecognizedFields[fieldTrees]; present {
+		if v != "true" {
+			return nil, fmt.Errorf("%s must be \"true\" when present", fieldTrees)
+		}
+		r.TreeApprovals = true
+	}
+	if v, present := d.UnrecognizedFields[fieldTests]; present {
+		if r.TestsBy, ok = stringList(v); !ok || len(r.TestsBy) == 0 {
+			return nil, fmt.Errorf("%s must be a non-empty list", fieldTests)
 		}
 	}
 	return r, nil
+}
+
+// decodeRulePatterns splits a rule's git: and file: patterns and checks
+// each.
+func decodeRulePatterns(r *Rule, d *metadata.DelegatedRole) error {
+	for _, pat := range d.Paths {
+		switch {
+		case strings.HasPrefix(pat, rolePrefixRef):
+			r.Refs = append(r.Refs, pat[len(rolePrefixRef):])
+		case strings.HasPrefix(pat, rolePrefixPath):
+			r.Paths = append(r.Paths, pat[len(rolePrefixPath):])
+		default:
+			return fmt.Errorf("pattern %q has neither git: nor file: prefix", pat)
+		}
+	}
+	if len(r.Refs)+len(r.Paths) == 0 {
+		return errors.New("no patterns")
+	}
+	if err := decodeScope(r, d.UnrecognizedFields); err != nil {
+		return err
+	}
+	for _, pat := range r.Refs {
+		if err := ValidRefPattern(pat); err != nil {
+			return err
+		}
+	}
+	for _, pat := range r.Paths {
+		if err := ValidPathPattern(pat); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keyIDsMatch reports whether a rule's stored keyids are exactly the keys
+// of the persons it allows, each once.
+func (p *Policy) keyIDsMatch(r *Rule, keyIDs []string) bool {
+	want := map[string]bool{}
+	for _, id := range p.ruleKeyIDs(r) {
+		want[id] = true
+	}
+	got := map[string]bool{}
+	for _, id := range keyIDs {
+		got[id] = true
+	}
+	if len(got) != len(keyIDs) || len(got) != len(want) {
+		return false
+	}
+	for id := range want {
+		if !got[id] {
+			return false
+		}
+	}
+	return true
 }
 
 // decodeScope sets r.EveryRef for a path rule without ref patterns stored
