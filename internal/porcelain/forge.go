@@ -73,63 +73,12 @@ func (r *Repo) RecordForgeReviews(pr ForgePullRequest, keyFile string) (*ForgeRe
 	if !ok {
 		return nil, fmt.Errorf("%w: key %s is not a forge app of the policy in force, so its records would not count; a root key holder runs: git secure trust add-forge-app NAME --key BRIDGE.pub", ErrRefused, fp)
 	}
-	ref := pr.BaseRef
-	if !strings.HasPrefix(ref, "refs/") {
-		ref = "refs/heads/" + ref
-	}
-	if err := attest.ValidRef(ref); err != nil {
-		return nil, usage("base %q: %v", pr.BaseRef, err)
-	}
-	rslTip, _, err := r.tips()
+	ref, from, to, err := r.forgeUpdate(pr)
 	if err != nil {
 		return nil, err
-	}
-	last, err := r.latestFor(rslTip, ref)
-	if err != nil {
-		return nil, err
-	}
-	var from gitrepo.Hash
-	if last != nil {
-		from = last.Entry.New
-	}
-	head, err := gitrepo.ParseHash(pr.HeadSHA)
-	if err != nil {
-		return nil, fmt.Errorf("forge: head %q: %v", pr.HeadSHA, err)
-	}
-	to := head
-	ff := from.IsZero()
-	if !ff {
-		if ok, err := r.Git.IsAncestor(from, head); err != nil {
-			return nil, usage("the pull request's head %s is not here: fetch it first (git fetch origin %s)", head.String()[:12], head)
-		} else {
-			ff = ok
-		}
-	}
-	if !ff {
-		if pr.MergeSHA == "" {
-			return nil, fmt.Errorf("%w: the head %s does not contain %s's recorded tip %s and the forge made no merge commit: update the pull request", ErrRefused, head.String()[:12], ref, from.String()[:12])
-		}
-		if to, err = gitrepo.ParseHash(pr.MergeSHA); err != nil {
-			return nil, fmt.Errorf("forge: merge commit %q: %v", pr.MergeSHA, err)
-		}
 	}
 	out := &ForgeRecorded{Ref: ref, From: from, To: to, App: app.Name, Records: []ForgeRecordLine{}}
-	// The effective approval of each account: its latest review that is
-	// not a comment, if that is an approval of the current head.
-	effective := map[string]string{} // lower(account) -> review id
-	for _, rv := range pr.Reviews {
-		key := strings.ToLower(rv.Account)
-		switch rv.State {
-		case "APPROVED":
-			if strings.EqualFold(rv.CommitID, pr.HeadSHA) {
-				effective[key] = rv.ID
-			} else {
-				delete(effective, key)
-			}
-		case "CHANGES_REQUESTED", "DISMISSED":
-			delete(effective, key)
-		}
-	}
+	effective := effectiveReviews(pr)
 	who, err := r.Ident()
 	if err != nil {
 		return nil, err
@@ -178,4 +127,69 @@ func (r *Repo) RecordForgeReviews(pr ForgePullRequest, keyFile string) (*ForgeRe
 		out.Store = store.Tip()
 	}
 	return out, nil
+}
+
+// forgeUpdate is the update merging pr makes: its base ref from the value
+// the log records to the head when the head contains it (a fast-forward),
+// else to the forge's merge commit.
+func (r *Repo) forgeUpdate(pr ForgePullRequest) (ref string, from, to gitrepo.Hash, err error) {
+	ref = pr.BaseRef
+	if !strings.HasPrefix(ref, "refs/") {
+		ref = "refs/heads/" + ref
+	}
+	if err := attest.ValidRef(ref); err != nil {
+		return "", from, to, usage("base %q: %v", pr.BaseRef, err)
+	}
+	rslTip, _, err := r.tips()
+	if err != nil {
+		return "", from, to, err
+	}
+	last, err := r.latestFor(rslTip, ref)
+	if err != nil {
+		return "", from, to, err
+	}
+	if last != nil {
+		from = last.Entry.New
+	}
+	head, err := gitrepo.ParseHash(pr.HeadSHA)
+	if err != nil {
+		return "", from, to, fmt.Errorf("forge: head %q: %v", pr.HeadSHA, err)
+	}
+	to = head
+	ff := from.IsZero()
+	if !ff {
+		if ff, err = r.Git.IsAncestor(from, head); err != nil {
+			return "", from, to, usage("the pull request's head %s is not here: fetch it first (git fetch origin %s)", head.String()[:12], head)
+		}
+	}
+	if !ff {
+		if pr.MergeSHA == "" {
+			return "", from, to, fmt.Errorf("%w: the head %s does not contain %s's recorded tip %s and the forge made no merge commit: update the pull request", ErrRefused, head.String()[:12], ref, from.String()[:12])
+		}
+		if to, err = gitrepo.ParseHash(pr.MergeSHA); err != nil {
+			return "", from, to, fmt.Errorf("forge: merge commit %q: %v", pr.MergeSHA, err)
+		}
+	}
+	return ref, from, to, nil
+}
+
+// effectiveReviews maps each account (lower case) to its effective
+// approval: its latest review that is not a comment, if that is an
+// approval of the current head.
+func effectiveReviews(pr ForgePullRequest) map[string]string {
+	effective := map[string]string{}
+	for _, rv := range pr.Reviews {
+		key := strings.ToLower(rv.Account)
+		switch rv.State {
+		case "APPROVED":
+			if strings.EqualFold(rv.CommitID, pr.HeadSHA) {
+				effective[key] = rv.ID
+			} else {
+				delete(effective, key)
+			}
+		case "CHANGES_REQUESTED", "DISMISSED":
+			delete(effective, key)
+		}
+	}
+	return effective
 }
