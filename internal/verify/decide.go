@@ -156,79 +156,95 @@ func Decide(src Source, pol *policy.Policy, t Transition, in Inputs) (*Decision,
 	rules := pol.RulesFor(t.Ref)
 	changed := changeCache{src: src, t: t, in: in}
 	for _, r := range rules {
-		rd := RuleDecision{Rule: r}
-		if r.IsPathRule() {
-			// A deletion changes every file of the ref: a path rule
-			// applies when the deleted tree holds a file it protects
-			// (before, it never applied, so anyone in the policy deleted
-			// a ref that only a path rule covers, and recreated it
-			// without the protected files).
-			if !t.CheckPaths {
-				continue
-			}
-			if t.AllPaths {
-				rd.AllPaths = true
-			} else if paths, err := changed.files(r); err != nil {
-				// Whether the rule applies is unknown: it fails on the
-				// object alone (an absent commit of a superseded entry
-				// is then forgiven, not a threshold it may not have).
-				rd.ObjectErr = err
-				d.Rules = append(d.Rules, rd)
-				continue
-			} else {
-				rd.Paths = coveredPaths(src, r, paths)
-				if len(rd.Paths) == 0 {
-					continue
-				}
-			}
+		rd, applies, err := decideRule(src, pol, t, in, set, d.Persons, &changed, r)
+		if err != nil {
+			return nil, err
 		}
-		if r.Untrusted != "" {
-			// A delegation whose rule file counts for nothing: no
-			// signature meets it (fail closed).
-			rd.Unmet = []string{"rule file " + r.File + " counts for nothing: " + r.Untrusted}
+		if applies {
 			d.Rules = append(d.Rules, rd)
-			continue
 		}
-		ruleSet, rulePersons := set, d.Persons
-		if r.TreeApprovals && len(in.TreeApprovers) > 0 {
-			ruleSet = map[string]bool{}
-			for p := range set {
-				ruleSet[p] = true
-			}
-			for _, p := range in.TreeApprovers {
-				ruleSet[p] = true
-			}
-			rulePersons = make([]string, 0, len(ruleSet))
-			for p := range ruleSet {
-				rulePersons = append(rulePersons, p)
-			}
-			sort.Strings(rulePersons)
-		}
-		for _, name := range pol.AllowedPersons(r) {
-			if ruleSet[name] {
-				rd.Signed = append(rd.Signed, name)
-			} else {
-				rd.Candidate = append(rd.Candidate, name)
-			}
-		}
-		if len(rd.Signed) < r.Threshold {
-			rd.Missing = r.Threshold - len(rd.Signed)
-		}
-		rd.Unmet = unmetRequirements(pol, r.Require, rulePersons)
-		if len(r.TestsBy) > 0 && !t.New.IsZero() {
-			missing, notes, err := missingTests(src, pol, r.TestsBy, t.New, in.Tests)
-			switch {
-			case errors.Is(err, ErrMissingObject) || errors.Is(err, ErrBadObject):
-				rd.ObjectErr = errors.Join(rd.ObjectErr, err)
-			case err != nil:
-				return nil, err
-			}
-			rd.TestsMissing, rd.TestNotes = missing, notes
-		}
-		d.Rules = append(d.Rules, rd)
 	}
 	d.checkGlobal(src, pol, len(rules) > 0)
 	return d, nil
+}
+
+// decideRule judges one rule covering t. applies is false for a path rule
+// whose protected files t does not touch.
+func decideRule(src Source, pol *policy.Policy, t Transition, in Inputs, set map[string]bool, persons []string, changed *changeCache, r *policy.Rule) (rd RuleDecision, applies bool, err error) {
+	rd = RuleDecision{Rule: r}
+	if r.IsPathRule() {
+		// A deletion changes every file of the ref: a path rule
+		// applies when the deleted tree holds a file it protects
+		// (before, it never applied, so anyone in the policy deleted
+		// a ref that only a path rule covers, and recreated it
+		// without the protected files).
+		if !t.CheckPaths {
+			return rd, false, nil
+		}
+		if t.AllPaths {
+			rd.AllPaths = true
+		} else if paths, err := changed.files(r); err != nil {
+			// Whether the rule applies is unknown: it fails on the
+			// object alone (an absent commit of a superseded entry
+			// is then forgiven, not a threshold it may not have).
+			rd.ObjectErr = err
+			return rd, true, nil
+		} else {
+			rd.Paths = coveredPaths(src, r, paths)
+			if len(rd.Paths) == 0 {
+				return rd, false, nil
+			}
+		}
+	}
+	if r.Untrusted != "" {
+		// A delegation whose rule file counts for nothing: no
+		// signature meets it (fail closed).
+		rd.Unmet = []string{"rule file " + r.File + " counts for nothing: " + r.Untrusted}
+		return rd, true, nil
+	}
+	if r.TreeApprovals && len(in.TreeApprovers) > 0 {
+		set, persons = withTreeApprovers(set, in.TreeApprovers)
+	}
+	for _, name := range pol.AllowedPersons(r) {
+		if set[name] {
+			rd.Signed = append(rd.Signed, name)
+		} else {
+			rd.Candidate = append(rd.Candidate, name)
+		}
+	}
+	if len(rd.Signed) < r.Threshold {
+		rd.Missing = r.Threshold - len(rd.Signed)
+	}
+	rd.Unmet = unmetRequirements(pol, r.Require, persons)
+	if len(r.TestsBy) > 0 && !t.New.IsZero() {
+		missing, notes, err := missingTests(src, pol, r.TestsBy, t.New, in.Tests)
+		switch {
+		case errors.Is(err, ErrMissingObject) || errors.Is(err, ErrBadObject):
+			rd.ObjectErr = errors.Join(rd.ObjectErr, err)
+		case err != nil:
+			return rd, false, err
+		}
+		rd.TestsMissing, rd.TestNotes = missing, notes
+	}
+	return rd, true, nil
+}
+
+// withTreeApprovers is set plus the persons who approved the tree, and
+// the sorted names of that union (a copy: set is shared by every rule).
+func withTreeApprovers(set map[string]bool, tree []string) (map[string]bool, []string) {
+	out := make(map[string]bool, len(set)+len(tree))
+	for p := range set {
+		out[p] = true
+	}
+	for _, p := range tree {
+		out[p] = true
+	}
+	names := make([]string, 0, len(out))
+	for p := range out {
+		names = append(names, p)
+	}
+	sort.Strings(names)
+	return out, names
 }
 
 // changeCache computes the transition's changed files once, or once per

@@ -211,82 +211,25 @@ type typeLister interface {
 // skipped holds the entries that annotations after cp skip. The entry
 // found is read from repo and must say what the index says.
 func RecordedAt(repo Repository, store CheckpointStore, cp *Checkpoint, ref string, skipped map[uint64]bool, want gitrepo.Hash) (uint64, error) {
-	if cp == nil || cp.Index == nil {
-		return 0, ErrNoIndex
-	}
-	data, err := store.ReadIndex(cp.Index.Records)
+	data, err := readCheckedIndex(store, cp)
 	if err != nil {
 		return 0, err
 	}
-	// Not a byte is used before the records are the ones the checkpoint
-	// vouches for.
-	sum := sha256.Sum256(data)
-	if uint64(len(data)) != cp.Index.Records*indexRecordSize || hex.EncodeToString(sum[:]) != cp.Index.SHA256 {
-		return 0, fmt.Errorf("verify: %s does not match the checkpoint (tampered or damaged): remove it and run git secure verify --full", indexName(store))
-	}
-	size := int64(len(data))
 	if skipped == nil {
 		skipped = map[uint64]bool{}
 	}
-	// An annotation skips only earlier entries: every skip is known
-	// before the entries it skips are looked at, newest first.
-	for off := int64(0); off < size; off += indexRecordSize {
-		b := data[off : off+indexRecordSize]
-		switch b[8] {
-		case indexSkip:
-			skipped[binary.BigEndian.Uint64(b[0:8])] = true
-		case indexRef:
-		default:
-			return 0, fmt.Errorf("verify: %s: unknown record kind %d at record %d: remove it and run git secure verify --full", indexName(store), b[8], off/indexRecordSize)
-		}
+	if err := indexSkips(store, data, skipped); err != nil {
+		return 0, err
 	}
-	// The ref's recorded values, newest first, up to the newest equal
-	// to want; only the tags among the newer ones can peel to it.
-	refKey := sha256.Sum256([]byte(ref))
-	type cand struct {
-		n          uint64
-		id, target gitrepo.Hash
-	}
-	var newer []cand
-	var exact *cand
-	for off := size - indexRecordSize; off >= 0; off -= indexRecordSize {
-		b := data[off : off+indexRecordSize]
-		n := binary.BigEndian.Uint64(b[0:8])
-		if b[8] != indexRef || !bytes.Equal(b[9:16], refKey[:7]) || skipped[n] {
-			continue
-		}
-		c := cand{n: n}
-		copy(c.id[:], b[16:36])
-		copy(c.target[:], b[36:56])
-		if c.target.IsZero() {
-			continue
-		}
-		if c.target == want {
-			exact = &c
-			break
-		}
-		newer = append(newer, c)
-	}
+	exact, newer := indexCandidates(data, ref, skipped, want)
 	found := exact
 	if len(newer) > 0 {
-		targets := make([]gitrepo.Hash, len(newer))
-		for i, c := range newer {
-			targets[i] = c.target
+		p, err := peelsTo(repo, newer, want)
+		if err != nil {
+			return 0, err
 		}
-		types := make([]string, len(targets)) // "": peel to find out
-		if tl, ok := repo.(typeLister); ok {
-			if types, err = tl.ObjectTypes(targets); err != nil {
-				return 0, fmt.Errorf("verify: index: %w", err)
-			}
-		}
-		for i, c := range newer {
-			if types[i] != "tag" && types[i] != "" {
-				continue
-			}
-			if p, err := repo.PeelToCommit(c.target); err == nil && p == want {
-				found = &newer[i]
-				break
-			}
+		if p != nil {
+			found = p
 		}
 	}
 	if found == nil {
@@ -301,4 +244,93 @@ func RecordedAt(repo Repository, store CheckpointStore, cp *Checkpoint, ref stri
 		return 0, fmt.Errorf("verify: index: entry #%d %s is not what the index records", found.n, found.id)
 	}
 	return found.n, nil
+}
+
+// readCheckedIndex reads cp's index from store; not a byte is used before
+// the records are the ones the checkpoint vouches for.
+func readCheckedIndex(store CheckpointStore, cp *Checkpoint) ([]byte, error) {
+	if cp == nil || cp.Index == nil {
+		return nil, ErrNoIndex
+	}
+	data, err := store.ReadIndex(cp.Index.Records)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
+	if uint64(len(data)) != cp.Index.Records*indexRecordSize || hex.EncodeToString(sum[:]) != cp.Index.SHA256 {
+		return nil, fmt.Errorf("verify: %s does not match the checkpoint (tampered or damaged): remove it and run git secure verify --full", indexName(store))
+	}
+	return data, nil
+}
+
+// indexSkips adds to skipped the entries the index's annotations skip.
+// An annotation skips only earlier entries: every skip is known before
+// the entries it skips are looked at, newest first.
+func indexSkips(store CheckpointStore, data []byte, skipped map[uint64]bool) error {
+	for off := 0; off+indexRecordSize <= len(data); off += indexRecordSize {
+		b := data[off : off+indexRecordSize]
+		switch b[8] {
+		case indexSkip:
+			skipped[binary.BigEndian.Uint64(b[0:8])] = true
+		case indexRef:
+		default:
+			return fmt.Errorf("verify: %s: unknown record kind %d at record %d: remove it and run git secure verify --full", indexName(store), b[8], off/indexRecordSize)
+		}
+	}
+	return nil
+}
+
+// indexCand is one recorded value of a ref in the index.
+type indexCand struct {
+	n          uint64
+	id, target gitrepo.Hash
+}
+
+// indexCandidates lists ref's recorded values, newest first, up to the
+// newest equal to want (exact); only the tags among the newer ones can
+// peel to it.
+func indexCandidates(data []byte, ref string, skipped map[uint64]bool, want gitrepo.Hash) (exact *indexCand, newer []indexCand) {
+	refKey := sha256.Sum256([]byte(ref))
+	for off := len(data) - indexRecordSize; off >= 0; off -= indexRecordSize {
+		b := data[off : off+indexRecordSize]
+		n := binary.BigEndian.Uint64(b[0:8])
+		if b[8] != indexRef || !bytes.Equal(b[9:16], refKey[:7]) || skipped[n] {
+			continue
+		}
+		c := indexCand{n: n}
+		copy(c.id[:], b[16:36])
+		copy(c.target[:], b[36:56])
+		if c.target.IsZero() {
+			continue
+		}
+		if c.target == want {
+			return &c, newer
+		}
+		newer = append(newer, c)
+	}
+	return nil, newer
+}
+
+// peelsTo returns the newest candidate that is a tag peeling to want.
+func peelsTo(repo Repository, newer []indexCand, want gitrepo.Hash) (*indexCand, error) {
+	targets := make([]gitrepo.Hash, len(newer))
+	for i, c := range newer {
+		targets[i] = c.target
+	}
+	types := make([]string, len(targets)) // "": peel to find out
+	if tl, ok := repo.(typeLister); ok {
+		var err error
+		if types, err = tl.ObjectTypes(targets); err != nil {
+			return nil, fmt.Errorf("verify: index: %w", err)
+		}
+	}
+	for i, c := range newer {
+		if types[i] != "tag" && types[i] != "" {
+			continue
+		}
+		if p, err := repo.PeelToCommit(c.target); err == nil && p == want {
+			return &newer[i], nil
+		}
+	}
+	return nil, nil
 }

@@ -51,28 +51,8 @@ type sigJob struct {
 // as is (errStale, an unreadable log); problems go to the verifier.
 func (s *logStream) run(v *verifier) error {
 	defer s.stop()
-	workers := v.opts.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	jobs := make(chan sigJob, 2*windowSize)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range jobs {
-				j.w.signers[j.i], j.w.errs[j.i] = v.checkSignature(j.w, j.i)
-				if atomic.AddInt32(&j.w.left, -1) == 0 {
-					close(j.w.pending)
-				}
-			}
-		}()
-	}
-	defer func() {
-		close(jobs)
-		wg.Wait()
-	}()
+	jobs, stopWorkers := v.signatureWorkers()
+	defer stopWorkers()
 
 	v.beginPolicies()
 	m := modeFull
@@ -122,6 +102,12 @@ func (s *logStream) run(v *verifier) error {
 	if err := <-s.err; err != nil {
 		return &Failed{Problems: []*Problem{unreadableLog(v.repo, err)}}
 	}
+	return v.endRun(m, warn0)
+}
+
+// endRun closes a pass over the whole log in mode m; the warnings from
+// warn0 on came from replay.
+func (v *verifier) endRun(m mode, warn0 int) error {
 	replayWarnings := append([]string(nil), v.res.Warnings[warn0:]...)
 	v.res.Warnings = v.res.Warnings[:warn0]
 	if m == modeDrain {
@@ -145,6 +131,33 @@ func (s *logStream) run(v *verifier) error {
 		}
 	}
 	return nil
+}
+
+// signatureWorkers starts the goroutines that check entry signatures
+// (one per core unless Options.Workers says otherwise); stop ends them.
+func (v *verifier) signatureWorkers() (jobs chan sigJob, stop func()) {
+	workers := v.opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	jobs = make(chan sigJob, 2*windowSize)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				j.w.signers[j.i], j.w.errs[j.i] = v.checkSignature(j.w, j.i)
+				if atomic.AddInt32(&j.w.left, -1) == 0 {
+					close(j.w.pending)
+				}
+			}
+		}()
+	}
+	return jobs, func() {
+		close(jobs)
+		wg.Wait()
+	}
 }
 
 // failPolicy records a problem of the policy timeline.
