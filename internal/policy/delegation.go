@@ -1,10 +1,6 @@
 package policy
 
 import (
-	"bytes"
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/ed25519"
 	"fmt"
 	"slices"
 	"sort"
@@ -12,7 +8,6 @@ import (
 	"time"
 
 	"github.com/secure-systems-lab/go-securesystemslib/cjson"
-	"github.com/sigstore/sigstore/pkg/signature"
 	"github.com/theupdateframework/go-tuf/v2/metadata"
 )
 
@@ -428,7 +423,7 @@ func (p *Policy) judgeRuleFile(n *node, f *RuleFile) {
 			if owner == nil || !signers[owner.Name] || signed[owner.Name] {
 				continue
 			}
-			if verifyTUF(k.TUF, payload, s.Signature) {
+			if k.VerifyMetadata(payload, s.Signature) {
 				signed[owner.Name] = true
 			}
 		}
@@ -510,32 +505,6 @@ func outsideNamespace(chain []*Delegation, refs, paths []string, whole bool) str
 		}
 	}
 	return ""
-}
-
-func verifyTUF(k *metadata.Key, payload, sig []byte) bool {
-	pub, err := k.ToPublicKey()
-	if err != nil {
-		return false
-	}
-	var v signature.Verifier
-	switch pub := pub.(type) {
-	case ed25519.PublicKey:
-		if k.Scheme != metadata.KeySchemeEd25519 {
-			return false
-		}
-		v, err = signature.LoadED25519Verifier(pub)
-	case *ecdsa.PublicKey:
-		if k.Scheme != metadata.KeySchemeECDSA_SHA2_P256 {
-			return false
-		}
-		v, err = signature.LoadECDSAVerifier(pub, crypto.SHA256)
-	default:
-		return false
-	}
-	if err != nil {
-		return false
-	}
-	return v.VerifySignature(bytes.NewReader(sig), bytes.NewReader(payload)) == nil
 }
 
 // encodeRuleFile writes f's rules and delegations back into its metadata.

@@ -2,16 +2,12 @@ package verify
 
 import (
 	"bytes"
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/ed25519"
 	"fmt"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/secure-systems-lab/go-securesystemslib/cjson"
-	"github.com/sigstore/sigstore/pkg/signature"
 	"github.com/theupdateframework/go-tuf/v2/metadata"
 
 	"github.com/git-secure/git-secure/internal/policy"
@@ -62,7 +58,7 @@ func roleStatus[T metadata.Roles](delegator *policy.Policy, role string, m *meta
 		}
 		seen[k.Fingerprint] = true
 		sig, ok := sigs[k.ID]
-		if ok && verifyTUF(k.TUF, payload, sig) {
+		if ok && k.VerifyMetadata(payload, sig) {
 			st.SignedBy = append(st.SignedBy, k.Fingerprint)
 		} else {
 			st.Missing = append(st.Missing, k.Fingerprint)
@@ -71,32 +67,6 @@ func roleStatus[T metadata.Roles](delegator *policy.Policy, role string, m *meta
 	sort.Strings(st.SignedBy)
 	sort.Strings(st.Missing)
 	return st, nil
-}
-
-func verifyTUF(k *metadata.Key, payload, sig []byte) bool {
-	pub, err := k.ToPublicKey()
-	if err != nil {
-		return false
-	}
-	var v signature.Verifier
-	switch pub := pub.(type) {
-	case ed25519.PublicKey:
-		if k.Scheme != metadata.KeySchemeEd25519 {
-			return false
-		}
-		v, err = signature.LoadED25519Verifier(pub)
-	case *ecdsa.PublicKey:
-		if k.Scheme != metadata.KeySchemeECDSA_SHA2_P256 {
-			return false
-		}
-		v, err = signature.LoadECDSAVerifier(pub, crypto.SHA256)
-	default:
-		return false
-	}
-	if err != nil {
-		return false
-	}
-	return v.VerifySignature(bytes.NewReader(sig), bytes.NewReader(payload)) == nil
 }
 
 // PolicyStatus reports, for a proposed policy next replacing prev (nil for

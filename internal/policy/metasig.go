@@ -1,0 +1,42 @@
+package policy
+
+import (
+	"bytes"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+
+	"github.com/sigstore/sigstore/pkg/signature"
+	"github.com/theupdateframework/go-tuf/v2/metadata"
+)
+
+// VerifyMetadata reports whether sig is key's signature over payload (the
+// canonical JSON of signed policy metadata: root.json, targets.json, a
+// rule file). The key's scheme must match its type: an ed25519 key
+// listed as ECDSA (or the reverse) verifies nothing.
+func (key *Key) VerifyMetadata(payload, sig []byte) bool {
+	k := key.TUF
+	pub, err := k.ToPublicKey()
+	if err != nil {
+		return false
+	}
+	var v signature.Verifier
+	switch pub := pub.(type) {
+	case ed25519.PublicKey:
+		if k.Scheme != metadata.KeySchemeEd25519 {
+			return false
+		}
+		v, err = signature.LoadED25519Verifier(pub)
+	case *ecdsa.PublicKey:
+		if k.Scheme != metadata.KeySchemeECDSA_SHA2_P256 {
+			return false
+		}
+		v, err = signature.LoadECDSAVerifier(pub, crypto.SHA256)
+	default:
+		return false
+	}
+	if err != nil {
+		return false
+	}
+	return v.VerifySignature(bytes.NewReader(sig), bytes.NewReader(payload)) == nil
+}
