@@ -68,18 +68,7 @@ type ExplainedFailure struct {
 // against its latest entry) or, when none is, the update the latest entry
 // recorded.
 func (r *Repo) Explain(name, keyFile string) (*Explanation, error) {
-	ref, err := r.FullRefName(name)
-	if err != nil {
-		return nil, err
-	}
-	rslTip, _, err := r.tips()
-	if err != nil {
-		return nil, err
-	}
-	if rslTip.IsZero() {
-		return nil, usage("this repository has no git-secure log: run git secure init, or fetch refs/secure/*")
-	}
-	pol, _, err := r.CurrentPolicy()
+	ref, rslTip, pol, err := r.refUnderPolicy(name, "this repository has no git-secure log: run git secure init, or fetch refs/secure/*")
 	if err != nil {
 		return nil, err
 	}
@@ -238,4 +227,25 @@ func (r *Repo) policyBefore(rec *rsl.Record) (*policy.Policy, uint64, error) {
 		return nil, 0, fmt.Errorf("explain: the policy of entry #%d: %w", pe.Entry.Number, err)
 	}
 	return pol, pe.Entry.Number, nil
+}
+
+// refUnderPolicy resolves name to a full ref and reads the log's tip and
+// the policy in force; noLog is the error's text when there is no log.
+func (r *Repo) refUnderPolicy(name, noLog string) (string, gitrepo.Hash, *policy.Policy, error) {
+	ref, err := r.FullRefName(name)
+	if err != nil {
+		return "", gitrepo.Hash{}, nil, err
+	}
+	rslTip, _, err := r.tips()
+	if err != nil {
+		return "", gitrepo.Hash{}, nil, err
+	}
+	if rslTip.IsZero() {
+		return "", gitrepo.Hash{}, nil, usage("%s", noLog)
+	}
+	pol, _, err := r.CurrentPolicy()
+	if err != nil {
+		return "", gitrepo.Hash{}, nil, err
+	}
+	return ref, rslTip, pol, nil
 }

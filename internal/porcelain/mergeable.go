@@ -15,18 +15,7 @@ import (
 // approvers). It answers "would this satisfy the policy, and who must
 // still approve?" without recording anything.
 func (r *Repo) Mergeable(base, head, signer string) (*Explanation, error) {
-	ref, err := r.FullRefName(base)
-	if err != nil {
-		return nil, err
-	}
-	rslTip, _, err := r.tips()
-	if err != nil {
-		return nil, err
-	}
-	if rslTip.IsZero() {
-		return nil, usage("this repository has no git-secure log: fetch refs/secure/* (git fetch origin '+refs/secure/*:refs/secure/*')")
-	}
-	pol, _, err := r.CurrentPolicy()
+	ref, rslTip, pol, err := r.refUnderPolicy(base, "this repository has no git-secure log: fetch refs/secure/* (git fetch origin '+refs/secure/*:refs/secure/*')")
 	if err != nil {
 		return nil, err
 	}
