@@ -39,20 +39,7 @@ func (r *Repo) ObjectTypes(hashes []Hash) ([]string, error) {
 		return nil, fmt.Errorf("gitrepo: start git cat-file: %w", err)
 	}
 	writeErr := make(chan error, 1)
-	go func() {
-		w := bufio.NewWriterSize(stdin, 64<<10)
-		var err error
-		for _, h := range hashes {
-			if _, err = w.WriteString(h.String() + "\n"); err != nil {
-				break
-			}
-		}
-		if err == nil {
-			err = w.Flush()
-		}
-		stdin.Close()
-		writeErr <- err
-	}()
+	go func() { writeErr <- writeRequests(stdin, hashes) }()
 	c := &catFile{stdout: bufio.NewReaderSize(stdout, 64<<10)}
 	types := make([]string, len(hashes))
 	readErr := func() error {
