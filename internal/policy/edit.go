@@ -143,33 +143,54 @@ func (p *Policy) ruleRole(byName map[string]*Person, r *Rule) metadata.Delegated
 // AddPerson adds a person with one or more keys. A key may belong to one
 // person only.
 func (p *Policy) AddPerson(base *Policy, name string, keys []ssh.PublicKey, now time.Time) error {
-	if !validName(name) {
-		return invalid("person name %q: use letters, digits, '.', '_' or '-' (at most 64)", name)
-	}
-	if _, ok := p.Person(name); ok {
-		return invalid("person %s already exists (remove it first to change its keys)", name)
-	}
-	if len(keys) == 0 {
-		return invalid("person %s needs at least one key", name)
-	}
-	person := &Person{Name: name}
-	for _, pub := range keys {
-		fp := sign.Fingerprint(pub)
-		if owner, ok := p.ownerFP[fp]; ok {
-			return invalid("key %s already belongs to person %s", fp, owner.Name)
+	return p.AddPersons(base, []NewPerson{{Name: name, Keys: keys}}, now)
+}
+
+// NewPerson is a person to add: a name and its keys.
+type NewPerson struct {
+	Name string
+	Keys []ssh.PublicKey
+}
+
+// AddPersons adds persons in one change (one rebuild of targets.json: an
+// organisation's directory is imported in time linear in its size, where
+// one AddPerson per person would rebuild the whole list each time).
+func (p *Policy) AddPersons(base *Policy, add []NewPerson, now time.Time) error {
+	persons := slices.Clone(p.persons)
+	names := map[string]bool{}
+	fps := map[string]string{}
+	for _, np := range add {
+		if !validName(np.Name) {
+			return invalid("person name %q: use letters, digits, '.', '_' or '-' (at most 64)", np.Name)
 		}
-		for _, k := range person.Keys {
-			if k.Fingerprint == fp {
-				return invalid("key %s given twice", fp)
+		if _, ok := p.Person(np.Name); ok || names[np.Name] {
+			return invalid("person %s already exists (remove it first to change its keys)", np.Name)
+		}
+		names[np.Name] = true
+		if len(np.Keys) == 0 {
+			return invalid("person %s needs at least one key", np.Name)
+		}
+		person := &Person{Name: np.Name}
+		for _, pub := range np.Keys {
+			fp := sign.Fingerprint(pub)
+			if owner, ok := p.ownerFP[fp]; ok {
+				return invalid("key %s already belongs to person %s", fp, owner.Name)
 			}
+			if owner, ok := fps[fp]; ok {
+				if owner == np.Name {
+					return invalid("key %s given twice", fp)
+				}
+				return invalid("key %s already belongs to person %s", fp, owner)
+			}
+			fps[fp] = np.Name
+			tk, id, err := sign.TUFKey(pub)
+			if err != nil {
+				return invalid("key %s: %v", fp, err)
+			}
+			person.Keys = append(person.Keys, &Key{ID: id, Public: pub, Fingerprint: fp, TUF: tk})
 		}
-		tk, id, err := sign.TUFKey(pub)
-		if err != nil {
-			return invalid("key %s: %v", fp, err)
-		}
-		person.Keys = append(person.Keys, &Key{ID: id, Public: pub, Fingerprint: fp, TUF: tk})
+		persons = append(persons, person)
 	}
-	persons := append(slices.Clone(p.persons), person)
 	if err := p.rebuildTargets(persons, p.rules); err != nil {
 		return err
 	}

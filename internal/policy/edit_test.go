@@ -3,9 +3,11 @@ package policy
 import (
 	"bytes"
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -20,7 +22,7 @@ var t1 = t0.Add(30 * 24 * time.Hour)
 
 // staged returns a parsed copy of the fixture's policy (the policy in
 // force) and a clone to edit.
-func staged(t *testing.T) (f *fixture, base, p *Policy) {
+func staged(t testing.TB) (f *fixture, base, p *Policy) {
 	t.Helper()
 	f = newFixture(t)
 	r, tg := encode(t, f.p)
@@ -563,5 +565,97 @@ func TestTwoKeysOnePerson(t *testing.T) {
 	a2, _ := p.PersonByFingerprint(f.alice2.FP)
 	if a1 == nil || a1 != a2 {
 		t.Fatal("alice's keys belong to different persons")
+	}
+}
+
+// TestAddPersons: one change adds many persons, all or nothing; a name or
+// key repeated inside the batch is refused like one already in the policy.
+func TestAddPersons(t *testing.T) {
+	dave, erin, fred := newTestKey(t, "dave"), newTestKey(t, "erin"), newTestKey(t, "fred")
+	tests := []struct {
+		name    string
+		add     func(f *fixture) []NewPerson
+		wantErr string
+	}{
+		{"three persons", func(*fixture) []NewPerson {
+			return []NewPerson{{"dave", []ssh.PublicKey{dave.Pub}}, {"erin", []ssh.PublicKey{erin.Pub}}, {"fred", []ssh.PublicKey{fred.Pub}}}
+		}, ""},
+		{"name twice in the batch", func(*fixture) []NewPerson {
+			return []NewPerson{{"dave", []ssh.PublicKey{dave.Pub}}, {"dave", []ssh.PublicKey{erin.Pub}}}
+		}, "person dave already exists"},
+		{"key shared inside the batch", func(*fixture) []NewPerson {
+			return []NewPerson{{"dave", []ssh.PublicKey{dave.Pub}}, {"erin", []ssh.PublicKey{dave.Pub}}}
+		}, "already belongs to person dave"},
+		{"key twice for one person", func(*fixture) []NewPerson {
+			return []NewPerson{{"dave", []ssh.PublicKey{dave.Pub, dave.Pub}}}
+		}, "given twice"},
+		{"last one owns a policy key", func(f *fixture) []NewPerson {
+			return []NewPerson{{"dave", []ssh.PublicKey{dave.Pub}}, {"erin", []ssh.PublicKey{f.bob.Pub}}}
+		}, "already belongs to person bob"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, base, p := staged(t)
+			r0, t0b := encode(t, p)
+			add := tt.add(f)
+			err := p.AddPersons(base, add, t1)
+			if tt.wantErr != "" {
+				if !errors.Is(err, ErrInvalidChange) || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("AddPersons = %v, want ErrInvalidChange with %q", err, tt.wantErr)
+				}
+				unchanged(t, p, r0, t0b)
+				return
+			}
+			must(t, err)
+			q := reparses(t, p)
+			if len(q.Persons()) != 3+len(add) {
+				t.Fatalf("%d persons, want %d", len(q.Persons()), 3+len(add))
+			}
+			for _, np := range add {
+				owner, ok := q.PersonByFingerprint(ssh.FingerprintSHA256(np.Keys[0]))
+				if !ok || owner.Name != np.Name {
+					t.Fatalf("key of %s owned by %v", np.Name, owner)
+				}
+			}
+		})
+	}
+}
+
+// TestManyPersonsFit: a policy with MaxPersons persons, one ed25519 key
+// each, encodes, parses and is within MaxTargetsSize (targets.json was
+// held to 1 MiB, which fits about 3 700 persons: MaxPersons was a promise
+// the size limit broke); an oversized file is refused by name.
+func TestManyPersonsFit(t *testing.T) {
+	_, base, p := staged(t)
+	keys := 0
+	for _, x := range p.Persons() {
+		keys += len(x.Keys)
+	}
+	n := min(MaxPersons-len(p.Persons()), MaxKeys-keys)
+	add := make([]NewPerson, n)
+	for i := range add {
+		pub, _, err := ed25519.GenerateKey(rand.Reader)
+		must(t, err)
+		k, err := ssh.NewPublicKey(pub)
+		must(t, err)
+		add[i] = NewPerson{Name: fmt.Sprintf("person%d", i), Keys: []ssh.PublicKey{k}}
+	}
+	must(t, p.AddPersons(base, add, t1))
+	r, tg := encode(t, p)
+	if len(tg) <= MaxFileSize || len(tg) > MaxTargetsSize {
+		t.Fatalf("targets.json of %d bytes: want over %d (the case this test is for) and within %d", len(tg), MaxFileSize, MaxTargetsSize)
+	}
+	want := len(p.Persons())
+	t.Logf("targets.json with %d persons: %d bytes", want, len(tg))
+	q, err := Parse(r, tg)
+	must(t, err)
+	if len(q.Persons()) != want || want < MaxPersons-2 {
+		t.Fatalf("%d persons after parse, want %d (about MaxPersons)", len(q.Persons()), want)
+	}
+	if _, err := Parse(r, append(tg, bytes.Repeat([]byte(" "), MaxTargetsSize)...)); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "targets.json") || !strings.Contains(err.Error(), "over the limit") {
+		t.Fatalf("oversized targets.json: %v", err)
+	}
+	if _, err := Parse(append(r, bytes.Repeat([]byte(" "), MaxFileSize)...), tg); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "root.json") || !strings.Contains(err.Error(), "over the limit") {
+		t.Fatalf("oversized root.json: %v", err)
 	}
 }

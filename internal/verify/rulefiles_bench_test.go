@@ -1,8 +1,13 @@
 package verify_test
 
 import (
+	"crypto/ed25519"
+	"crypto/rand"
 	"fmt"
 	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
 
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/sign"
@@ -15,8 +20,11 @@ import (
 // refs/heads/teamN/*), the rest one level below the first ones, each with
 // two rules (a path rule on main and release, and one on its own refs or
 // paths), every fifth top-level delegation terminating, all signed by
-// alice.
-func ruleFilesPolicy(b *testing.B, base *policy.Policy, files int) *policy.Policy {
+// alice. With persons > 0 it also holds that many more persons, each
+// with an ed25519 key of its own, the first thousand in a team that a
+// rule of targets.json allows on refs/heads/staff/*: the size of an
+// organisation (MaxPersons is 10 000).
+func ruleFilesPolicy(b *testing.B, base *policy.Policy, files, persons int) *policy.Policy {
 	b.Helper()
 	p, err := base.Clone()
 	if err != nil {
@@ -64,6 +72,7 @@ func ruleFilesPolicy(b *testing.B, base *policy.Policy, files int) *policy.Polic
 			must(p.AddRuleIn(base, name, policy.Rule{Name: "keys", Refs: refs, Paths: []string{fmt.Sprintf("src/team%d/keys/*", j)}, Allow: []string{benchrepo.Alice, benchrepo.Bob}, Threshold: 1}, now))
 		}
 	}
+	addPersons(b, p, base, persons, now)
 	must(p.SignTargets(ts))
 	for _, f := range p.RuleFiles() {
 		must(p.SignRuleFile(f.Name, ts))
@@ -101,10 +110,12 @@ func BenchmarkVerifyRuleFiles(b *testing.B) {
 			if err := withPath.AddRule(base, policy.Rule{Name: "src", Refs: []string{benchrepo.MainRef, benchrepo.ReleaseRef}, Paths: []string{"src/**"}, Allow: []string{benchrepo.Alice}}, base.Targets.Signed.Expires.AddDate(-1, 0, 0)); err != nil {
 				b.Fatal(err)
 			}
+			p100 := ruleFilesPolicy(b, base, 100, 0)
+			pBig := ruleFilesPolicy(b, base, 100, policy.MaxPersons-len(base.Persons()))
 			for _, v := range []struct {
 				name string
 				pol  *policy.Policy
-			}{{"rulefiles=0", base}, {"rulefiles=0+pathrule", withPath}, {"rulefiles=100", ruleFilesPolicy(b, base, 100)}} {
+			}{{"rulefiles=0", base}, {"rulefiles=0+pathrule", withPath}, {"rulefiles=100", p100}, {"rulefiles=100+persons=10000", pBig}} {
 				pol := v.pol
 				b.Run(v.name, func(b *testing.B) {
 					opts := verify.Options{Now: info.Now(), PolicyOverride: pol}
@@ -125,23 +136,61 @@ func BenchmarkVerifyRuleFiles(b *testing.B) {
 					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/entry")
 				})
 			}
-			p100 := ruleFilesPolicy(b, base, 100)
-			root, targets, err := p100.Encode()
-			if err != nil {
-				b.Fatal(err)
-			}
-			files, err := p100.EncodeRuleFiles()
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Run("load-100", func(b *testing.B) {
-				b.ReportAllocs()
-				for b.Loop() {
-					if _, err := policy.ParseFiles(root, targets, files); err != nil {
-						b.Fatal(err)
-					}
+			for _, l := range []struct {
+				name string
+				pol  *policy.Policy
+			}{{"load-100", p100}, {"load-100+persons=10000", pBig}} {
+				root, targets, err := l.pol.Encode()
+				if err != nil {
+					b.Fatal(err)
 				}
-			})
+				files, err := l.pol.EncodeRuleFiles()
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Run(l.name, func(b *testing.B) {
+					b.ReportAllocs()
+					for b.Loop() {
+						if _, err := policy.ParseFiles(root, targets, files); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
 		})
+	}
+}
+
+// addPersons adds n persons person0..person(n-1) with generated keys, the
+// first thousand (at most) in team staff, allowed by rule staff.
+func addPersons(b *testing.B, p, base *policy.Policy, n int, now time.Time) {
+	b.Helper()
+	if n <= 0 {
+		return
+	}
+	add := make([]policy.NewPerson, n)
+	var staff []string
+	for i := range n {
+		pub, _, err := ed25519.GenerateKey(rand.Reader)
+		if err != nil {
+			b.Fatal(err)
+		}
+		k, err := ssh.NewPublicKey(pub)
+		if err != nil {
+			b.Fatal(err)
+		}
+		add[i] = policy.NewPerson{Name: fmt.Sprintf("person%d", i), Keys: []ssh.PublicKey{k}}
+		if i < 1000 {
+			staff = append(staff, add[i].Name)
+		}
+	}
+	if err := p.AddPersons(base, add, now); err != nil {
+		b.Fatal(err)
+	}
+	if err := p.AddTeam(base, "staff", staff, now); err != nil {
+		b.Fatal(err)
+	}
+	if err := p.AddRule(base, policy.Rule{Name: "staff", Refs: []string{"refs/heads/staff/*"}, Allow: []string{"team:staff"}, Threshold: 2}, now); err != nil {
+		b.Fatal(err)
 	}
 }
