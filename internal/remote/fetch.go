@@ -48,9 +48,12 @@ func (h *Helper) fetchAndVerify(forPush bool) (map[string]gitrepo.Hash, string, 
 var errRefetch = errors.New("the remote's refs moved during the fetch")
 
 func (h *Helper) fetchAndVerifyOnce(forPush bool) (map[string]gitrepo.Hash, string, error) {
-	listing, head, err := h.lsRemote()
-	if err != nil {
-		return nil, "", err
+	listing, head, err := h.prelisted, h.prelistedHead, error(nil)
+	h.prelisted, h.prelistedHead = nil, ""
+	if listing == nil {
+		if listing, head, err = h.lsRemote(); err != nil {
+			return nil, "", err
+		}
 	}
 	ns := h.namespace
 	h.fetched = true

@@ -63,6 +63,11 @@ type Helper struct {
 	remote map[string]gitrepo.Hash
 	// refetched is set once a fetch was repeated to rule out a race.
 	refetched bool
+	// prelisted is the listing "list" made to decide whether the remote
+	// uses git-secure (a clone), used once by the fetch that follows:
+	// a clone lists the remote once, not twice.
+	prelisted     map[string]gitrepo.Hash
+	prelistedHead string
 	// forPush is the listing "list for-push" just made, used once;
 	// forPushRemembered says it came from memory (state.go), not from
 	// the remote.
@@ -624,6 +629,7 @@ func (h *Helper) list(forPush bool) error {
 		h.passThrough(listing, listHead)
 		return nil
 	}
+	h.prelisted, h.prelistedHead = listing, listHead
 	refs, head, err := h.fetchAndVerify(false)
 	if err != nil {
 		return err
