@@ -59,6 +59,13 @@ func (h *Helper) fetchAndVerifyOnce(forPush bool) (map[string]gitrepo.Hash, stri
 	h.fetched = true
 	h.sayDepthIgnored()
 	h.sayFilterIgnored()
+	if !forPush && !h.refetched {
+		if remote, ok := h.nothingNew(listing, head); ok {
+			h.Trace.Mark("fetch: nothing new")
+			h.remote = remote
+			return visibleRefs(remote), head, nil
+		}
+	}
 	args := h.urlArgs("fetch", "--no-tags", "--no-write-fetch-head", h.progressArgs(), "--no-recurse-submodules", "--no-auto-maintenance", "--", h.URL, "+refs/*:"+ns+"/*")
 	if _, err := h.Repo.Git.RunTee(bgctx(), h.Err, append(args, forgeExcludes()...)...); err != nil {
 		return nil, "", fmt.Errorf("fetch from %s: %w", h.URL, err)
@@ -68,17 +75,23 @@ func (h *Helper) fetchAndVerifyOnce(forPush bool) (map[string]gitrepo.Hash, stri
 		return nil, "", err
 	}
 	remote = addUnfetched(remote, listing)
+	if err := h.checkRemoteLog(remote, forPush); err != nil {
+		return nil, "", err
+	}
+	h.remote = remote
+	return visibleRefs(remote), head, nil
+}
+
+// visibleRefs is what git is told of the remote: everything but its
+// metadata.
+func visibleRefs(remote map[string]gitrepo.Hash) map[string]gitrepo.Hash {
 	visible := map[string]gitrepo.Hash{}
 	for name, hash := range remote {
 		if !strings.HasPrefix(name, "refs/secure/") && !strings.HasPrefix(name, "refs/secure-incoming/") {
 			visible[name] = hash
 		}
 	}
-	if err := h.checkRemoteLog(remote, forPush); err != nil {
-		return nil, "", err
-	}
-	h.remote = remote
-	return visible, head, nil
+	return visible
 }
 
 // syncForPush brings the remote's metadata in before a push. One ls-remote
@@ -213,6 +226,7 @@ func (h *Helper) judgeProblems(err error, remoteTip gitrepo.Hash) error {
 	}
 	report.Printer{W: h.Err, Wrap: h.Wrap}.Problems("error", failed, func(p *verify.Problem) string { return h.problemHint(p, remoteTip) })
 	if h.Mode == "warn" {
+		h.forgiven = true // never remembered as verified (nothingnew.go)
 		h.logf("warning: the remote's state does NOT verify (%d problem(s)); continuing because secure.verifyOnFetch=warn", len(failed.Problems))
 		return nil
 	}

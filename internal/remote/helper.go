@@ -63,6 +63,9 @@ type Helper struct {
 	remote map[string]gitrepo.Hash
 	// refetched is set once a fetch was repeated to rule out a race.
 	refetched bool
+	// forgiven is set when secure.verifyOnFetch=warn let through a state
+	// that does not verify.
+	forgiven bool
 	// prelisted is the listing "list" made to decide whether the remote
 	// uses git-secure (a clone), used once by the fetch that follows:
 	// a clone lists the remote once, not twice.
@@ -635,6 +638,9 @@ func (h *Helper) list(forPush bool) error {
 		return err
 	}
 	h.saveState(h.remote, head)
+	if !h.forgiven {
+		h.saveVerified(h.remote, head)
+	}
 	h.listed, h.listedHead = refs, head
 	writeList(h.Out, refs, head)
 	return nil

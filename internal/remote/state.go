@@ -47,9 +47,20 @@ func (h *Helper) statePath() string {
 	return filepath.Join(h.Repo.Git.GitDir(), "secure", "remotes", url.PathEscape(h.Remote))
 }
 
+// verifiedStatePath holds the remote's refs as of the last fetch that
+// verified them (only a fetch writes it; pushes and listings do not).
+func (h *Helper) verifiedStatePath() string {
+	return filepath.Join(h.Repo.Git.GitDir(), "secure", "remotes-verified", url.PathEscape(h.Remote))
+}
+
 // loadState reads the remembered listing; any problem means "none".
 func (h *Helper) loadState() (*remoteState, bool) {
-	f, err := os.Open(h.statePath())
+	return h.loadStateFrom(h.statePath())
+}
+
+// loadStateFrom reads a remembered state file; any problem means "none".
+func (h *Helper) loadStateFrom(path string) (*remoteState, bool) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, false
 	}
@@ -140,13 +151,27 @@ func (h *Helper) saveState(refs map[string]gitrepo.Hash, head string) {
 		h.forgetState()
 		return
 	}
-	path := h.statePath()
+	writeState(h.statePath(), h.URL, refs, head)
+}
+
+// saveVerified remembers refs (and HEAD) as what a fetch just verified.
+func (h *Helper) saveVerified(refs map[string]gitrepo.Hash, head string) {
+	if refs[rsl.Ref].IsZero() {
+		_ = os.Remove(h.verifiedStatePath())
+		return
+	}
+	writeState(h.verifiedStatePath(), h.URL, refs, head)
+}
+
+// writeState replaces the state file path (best effort: a failure only
+// costs a round trip or a verification later).
+func writeState(path, remoteURL string, refs map[string]gitrepo.Hash, head string) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return
 	}
 	st := &remoteState{Head: head, Refs: refs}
 	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
-	if err := os.WriteFile(tmp, st.encode(h.URL), 0o644); err != nil {
+	if err := os.WriteFile(tmp, st.encode(remoteURL), 0o644); err != nil {
 		_ = os.Remove(tmp)
 		return
 	}

@@ -1,0 +1,141 @@
+package e2e
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestCloneListsRemoteOnce: a plain `git clone secure::URL` talks to the
+// remote twice (one listing, one fetch of everything it verifies), not
+// three times: the listing made to learn that the remote uses git-secure
+// is the one the fetch judges. Counted from GIT_TRACE, over a real
+// transport.
+func TestCloneListsRemoteOnce(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, trDaemon)
+	_, url := srv.newRepo("project.git", true)
+	alice, carol := newUser(t, "alice"), newUser(t, "carol")
+	benchRepo(t, alice, "project", url, true)
+
+	trace := carol.path("trace.txt")
+	dest := carol.path("clone")
+	r := carol.run(carol.sb.Home, "env", "GIT_TRACE="+trace, "git", "clone", "-q", "secure::"+url, dest)
+	if r.code != 0 {
+		t.Fatalf("clone:\n%s", r)
+	}
+	data, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lists, fetches int
+	for _, line := range strings.Split(string(data), "\n") {
+		_, cmd, ok := strings.Cut(line, "built-in: ")
+		if !ok {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(cmd, "git ls-remote"):
+			lists++
+		case strings.HasPrefix(cmd, "git fetch"):
+			fetches++
+		}
+	}
+	if lists != 1 || fetches != 1 {
+		t.Fatalf("the clone listed the remote %d times and fetched %d times, want 1 and 1:\n%s", lists, fetches, data)
+	}
+	carol.secure(dest, "verify")
+}
+
+// countTraced counts, in a GIT_TRACE file, the git commands that start
+// with each prefix.
+func countTraced(t *testing.T, path string, prefixes ...string) []int {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	counts := make([]int, len(prefixes))
+	for _, line := range strings.Split(string(data), "\n") {
+		_, cmd, ok := strings.Cut(line, "built-in: ")
+		if !ok {
+			continue
+		}
+		for i, p := range prefixes {
+			if strings.HasPrefix(cmd, p) {
+				counts[i]++
+			}
+		}
+	}
+	return counts
+}
+
+// TestFetchNothingNew: a fetch that finds the remote exactly as this
+// clone last verified it lists the remote and stops (no private fetch, no
+// verification), and every other state is judged in full:
+//   - something new: fetched and verified;
+//   - the server moves main back without an entry, to a commit the clone
+//     has: refused, naming main (the remembered state no longer matches);
+//   - the same forgiven once with secure.verifyOnFetch=warn: the next
+//     plain fetch refuses it again (a forgiven state is never remembered
+//     as verified);
+//   - a pusher whose last push remembered the rolled-back listing (a push
+//     remembers what ls-remote said, unverified): its fetch refuses it.
+func TestFetchNothingNew(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, trDaemon)
+	path, url := srv.newRepo("project.git", true)
+	alice, carol := newUser(t, "alice"), newUser(t, "carol")
+	dir := benchRepo(t, alice, "project", url, true)
+	alice.git(dir, "fetch", "-q", "origin") // alice remembers a verified state too
+	dest := carol.path("clone")
+	carol.git(carol.sb.Home, "clone", "-q", "secure::"+url, dest)
+	trace := carol.path("trace.txt")
+	const private = "git fetch --no-tags" // the helper's fetch into its namespace
+
+	if r := carol.run(dest, "env", "GIT_TRACE="+trace, "git", "fetch"); r.code != 0 || r.stderr != "" {
+		t.Fatalf("fetch with nothing new:\n%s", r)
+	}
+	if c := countTraced(t, trace, "git ls-remote", private); c[0] != 1 || c[1] != 0 {
+		t.Fatalf("fetch with nothing new: %d listings and %d private fetches, want 1 and 0", c[0], c[1])
+	}
+
+	old := alice.rev(dir, "main")
+	alice.commit(dir, "new.txt", "new\n")
+	alice.git(dir, "push", "-q", "origin", "main")
+	if r := carol.run(dest, "env", "GIT_TRACE="+trace, "git", "fetch", "-q"); r.code != 0 {
+		t.Fatalf("fetch of a new commit:\n%s", r)
+	}
+	if c := countTraced(t, trace, "git ls-remote", private); c[1] != 1 {
+		t.Fatalf("fetch of a new commit: %d private fetches, want 1", c[1])
+	}
+	if got, want := carol.rev(dest, "refs/remotes/origin/main"), alice.rev(dir, "main"); got != want {
+		t.Fatalf("origin/main = %s, want %s", got, want)
+	}
+	carol.secure(dest, "verify")
+
+	// Back to a commit both clones have, without an entry.
+	srv.admin.git(path, "-c", "core.hooksPath=/dev/null", "update-ref", "refs/heads/main", old)
+	refused := func(u *user, dir string, args ...string) {
+		t.Helper()
+		r := u.run(dir, "git", append([]string{"fetch"}, args...)...)
+		if r.code == 0 || !strings.Contains(r.stderr, "refs/heads/main") || !strings.Contains(r.stderr, "does not verify") {
+			t.Fatalf("fetch after main was moved back without an entry: want a refusal naming refs/heads/main:\n%s", r)
+		}
+	}
+	refused(carol, dest)
+	if r := carol.run(dest, "git", "-c", "secure.verifyOnFetch=warn", "fetch", "-q"); r.code != 0 || !strings.Contains(r.stderr, "does NOT verify") {
+		t.Fatalf("fetch with secure.verifyOnFetch=warn:\n%s", r)
+	}
+	refused(carol, dest)
+
+	// alice pushes another branch: her push remembers the listing with
+	// main moved back, which nobody verified.
+	alice.git(dir, "checkout", "-q", "-b", "topic")
+	alice.commit(dir, "topic.txt", "t\n")
+	alice.run(dir, "git", "push", "-q", "origin", "topic")
+	refused(alice, dir)
+}
