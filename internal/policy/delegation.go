@@ -513,6 +513,9 @@ func outsideNamespace(chain []*Delegation, refs, paths []string, whole bool) str
 }
 
 func verifyTUF(k *metadata.Key, payload, sig []byte) bool {
+	if ok, handled := verifyKindTUF(k, payload, sig); handled {
+		return ok // a security key or an OpenPGP key (keykinds.go)
+	}
 	pub, err := k.ToPublicKey()
 	if err != nil {
 		return false

@@ -363,6 +363,9 @@ func New(rootKey ssh.PublicKey, now time.Time) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkRoleKeyKind(k, sign.Fingerprint(rootKey)); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidChange, err)
+	}
 	exp := expiry(now)
 	root := metadata.Root(exp)
 	root.Signed.Roles = map[string]*metadata.Role{
@@ -546,6 +549,11 @@ func (p *Policy) index(ruleFiles map[string][]byte) error {
 	rootKeys, err := keyMap("root", rs.Keys)
 	if err != nil {
 		return err
+	}
+	for id, k := range rootKeys {
+		if err := checkRoleKeyKind(k.TUF, k.Fingerprint); err != nil {
+			return fmt.Errorf("%w: root key %s: %v", ErrMalformed, id, err)
+		}
 	}
 	used := map[string]bool{}
 	for name, role := range rs.Roles {

@@ -105,7 +105,15 @@ func checkKey(pub ssh.PublicKey) error {
 	case ssh.InsecureKeyAlgoDSA:
 		return errDSA
 	case ssh.KeyAlgoSKED25519, ssh.KeyAlgoSKECDSA256:
-		return fmt.Errorf("%w: %s (security keys are not supported yet)", ErrUnsupportedKey, t)
+		if _, _, _, err := parseSKBlob(pub.Marshal()); err != nil {
+			return err
+		}
+		return nil
+	case KeyTypeOpenPGP:
+		if _, ok := pub.(*OpenPGPKey); !ok {
+			return fmt.Errorf("%w: %s key without its key material", ErrUnsupportedKey, t)
+		}
+		return nil
 	default:
 		if strings.Contains(t, "-cert-") {
 			return fmt.Errorf("%w: %s (certificates are not supported)", ErrUnsupportedKey, t)
@@ -117,12 +125,26 @@ func checkKey(pub ssh.PublicKey) error {
 // ParsePublicKey parses exactly one authorized_keys-format line
 // ("ssh-ed25519 AAAA... comment", one trailing newline allowed) and returns
 // the key and its comment. Options before the key type, further lines and
-// lines longer than MaxPublicKeyLineSize are rejected. Accepted types are
-// ed25519, ecdsa-sha2-nistp256/384/521 and ssh-rsa of at least 2048 bits;
-// anything else, including sk-* security keys and certificates, fails with
-// ErrUnsupportedKey; a DSA key or an RSA key of another size fails with an
-// *UnsupportedKeyError (which wraps it) saying what is wrong.
+// lines longer than MaxPublicKeyLineSize are rejected, except the one
+// option verify-required before a security key. Accepted types are
+// ed25519, ecdsa-sha2-nistp256/384/521, ssh-rsa of at least 2048 bits and
+// the security keys sk-ssh-ed25519@openssh.com and
+// sk-ecdsa-sha2-nistp256@openssh.com (returned as an *SKKey); anything
+// else, including certificates, fails with ErrUnsupportedKey; a DSA key or
+// an RSA key of another size fails with an *UnsupportedKeyError (which
+// wraps it) saying what is wrong.
+//
+// An armored OpenPGP public key ("-----BEGIN PGP PUBLIC KEY BLOCK-----")
+// is parsed with ParseOpenPGPKey instead and returned as an *OpenPGPKey,
+// its comment the primary user ID.
 func ParsePublicKey(line []byte) (ssh.PublicKey, string, error) {
+	if isArmoredOpenPGPKey(line) {
+		k, err := ParseOpenPGPKey(line)
+		if err != nil {
+			return nil, "", err
+		}
+		return k, k.UserID, nil
+	}
 	if len(line) > MaxPublicKeyLineSize {
 		return nil, "", fmt.Errorf("sign: parse public key: line of %d bytes exceeds %d", len(line), MaxPublicKeyLineSize)
 	}
@@ -141,14 +163,19 @@ func ParsePublicKey(line []byte) (ssh.PublicKey, string, error) {
 	// Check the key type word first so that unsupported key types get
 	// ErrUnsupportedKey, and so that authorized_keys options (which come
 	// before the key type) are rejected.
-	typ, _, _ := bytes.Cut(l, []byte(" "))
-	if i := bytes.IndexByte(typ, '\t'); i >= 0 {
-		typ = typ[:i]
+	typ := firstWord(l)
+	verifyRequired := false
+	if string(typ) == OptionVerifyRequired {
+		verifyRequired = true
+		l = bytes.TrimSpace(l[len(typ):])
+		typ = firstWord(l)
+		if !isSKType(string(typ)) {
+			return nil, "", fmt.Errorf("sign: parse public key: option %s is only for security keys (sk-ssh-ed25519@openssh.com, sk-ecdsa-sha2-nistp256@openssh.com)", OptionVerifyRequired)
+		}
 	}
 	switch string(typ) {
 	case ssh.KeyAlgoED25519, ssh.KeyAlgoECDSA256, ssh.KeyAlgoECDSA384, ssh.KeyAlgoECDSA521, ssh.KeyAlgoRSA:
 	case ssh.KeyAlgoSKED25519, ssh.KeyAlgoSKECDSA256:
-		return nil, "", fmt.Errorf("sign: parse public key: %w: %s (security keys are not supported yet)", ErrUnsupportedKey, typ)
 	case ssh.InsecureKeyAlgoDSA:
 		return nil, "", fmt.Errorf("sign: parse public key: %w", errDSA)
 	default:
@@ -167,7 +194,22 @@ func ParsePublicKey(line []byte) (ssh.PublicKey, string, error) {
 	if err := checkKey(pub); err != nil {
 		return nil, "", fmt.Errorf("sign: parse public key: %w", err)
 	}
+	if isSKType(pub.Type()) {
+		sk, err := NewSKKey(pub, verifyRequired)
+		if err != nil {
+			return nil, "", fmt.Errorf("sign: parse public key: %w", err)
+		}
+		return sk, comment, nil
+	}
 	return pub, comment, nil
+}
+
+// firstWord returns l up to the first space or tab.
+func firstWord(l []byte) []byte {
+	if i := bytes.IndexAny(l, " \t"); i >= 0 {
+		return l[:i]
+	}
+	return l
 }
 
 // cryptoKey returns the crypto.PublicKey inside pub.
@@ -187,7 +229,14 @@ func cryptoKey(pub ssh.PublicKey) (crypto.PublicKey, error) {
 // keys become rsassa-pss-sha256 keys, which TUFSigner cannot sign for). ECDSA
 // P-384/P-521 keys fail with ErrUnsupportedKey because go-tuf would label
 // them with the P-256 scheme.
+//
+// Security keys and OpenPGP keys, which go-tuf does not know, become keys
+// of their own type (tufKindKey): they may be person keys, which sign
+// rule files, but not root or rules keys.
 func TUFKey(pub ssh.PublicKey) (*metadata.Key, string, error) {
+	if pub != nil && (isSKType(pub.Type()) || pub.Type() == KeyTypeOpenPGP) {
+		return tufKindKey(pub)
+	}
 	ck, err := cryptoKey(pub)
 	if err != nil {
 		return nil, "", fmt.Errorf("sign: tuf key: %w", err)
@@ -214,6 +263,8 @@ func PublicKeyFromTUF(k *metadata.Key) (ssh.PublicKey, error) {
 		return nil, errors.New("sign: key from tuf: nil key")
 	}
 	switch k.Type {
+	case ssh.KeyAlgoSKED25519, ssh.KeyAlgoSKECDSA256, KeyTypeOpenPGP:
+		return publicKeyFromTUFKind(k)
 	case metadata.KeyTypeEd25519:
 		if k.Scheme != metadata.KeySchemeEd25519 {
 			return nil, fmt.Errorf("sign: key from tuf: %w: type %q with scheme %q", ErrUnsupportedKey, k.Type, k.Scheme)
