@@ -90,7 +90,12 @@ func usage(format string, args ...any) error {
 
 // LoadSigner loads the signing key: keyFile (--key) if given, else git's
 // user.signingkey when gpg.format is ssh, else ssh-agent is not guessed.
+// An OpenPGP key in gpg is named by --key openpgp:FINGERPRINT, or by
+// user.signingkey when gpg.format is openpgp (keykinds.go).
 func (r *Repo) LoadSigner(keyFile string) (sign.Signer, error) {
+	if s, ok, err := r.loadOpenPGPSigner(keyFile); ok || err != nil {
+		return s, err
+	}
 	spec := sign.KeySpec{File: keyFile, AgentSocket: r.AgentSocket, Home: r.Home}
 	if keyFile == "" {
 		format, _, err := r.ConfigValue("gpg.format")

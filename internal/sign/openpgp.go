@@ -387,10 +387,10 @@ func openPGPFingerprintOf(fpr []byte) string {
 // fingerprints).
 type rawID []byte
 
-func (r rawID) Type() string                            { return KeyTypeOpenPGP }
-func (r rawID) Marshal() []byte                         { return r }
-func (r rawID) Verify([]byte, *ssh.Signature) error     { return ErrBadSignature }
-func (k *OpenPGPKey) String() string                    { return "openpgp " + k.OpenPGPFingerprint() }
+func (r rawID) Type() string                        { return KeyTypeOpenPGP }
+func (r rawID) Marshal() []byte                     { return r }
+func (r rawID) Verify([]byte, *ssh.Signature) error { return ErrBadSignature }
+func (k *OpenPGPKey) String() string                { return "openpgp " + k.OpenPGPFingerprint() }
 func (k *OpenPGPKey) isSigningSubkey(id uint64) *openpgp.Subkey {
 	for i := range k.entity.Subkeys {
 		if k.entity.Subkeys[i].PublicKey.KeyId == id {
