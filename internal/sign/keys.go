@@ -337,32 +337,39 @@ const opensshKeyMagic = "openssh-key-v1\x00"
 // key count). It returns "" when it cannot tell. It lets the key types the
 // ssh package no longer parses (DSA) be refused by name.
 func privateKeyType(data []byte) string {
+	typ, _ := privateKeyPublicBlob(data)
+	return typ
+}
+
+// privateKeyPublicBlob is privateKeyType that also returns the first
+// public key's wire encoding of an OpenSSH key file (nil for PEM DSA).
+func privateKeyPublicBlob(data []byte) (string, []byte) {
 	block, _ := pem.Decode(data)
 	if block == nil {
-		return ""
+		return "", nil
 	}
 	switch block.Type {
 	case "DSA PRIVATE KEY":
-		return ssh.InsecureKeyAlgoDSA
+		return ssh.InsecureKeyAlgoDSA, nil
 	case "OPENSSH PRIVATE KEY":
 	default:
-		return ""
+		return "", nil
 	}
 	rest, ok := bytes.CutPrefix(block.Bytes, []byte(opensshKeyMagic))
 	for range 3 { // cipher name, KDF name, KDF options
 		if _, rest, ok = sshString(rest, ok); !ok {
-			return ""
+			return "", nil
 		}
 	}
 	if len(rest) < 4 {
-		return ""
+		return "", nil
 	}
 	blob, _, ok := sshString(rest[4:], true)
 	typ, _, ok := sshString(blob, ok)
 	if !ok {
-		return ""
+		return "", nil
 	}
-	return string(typ)
+	return string(typ), blob
 }
 
 // sshString splits an SSH wire-format string (uint32 length, bytes) off b;

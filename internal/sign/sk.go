@@ -271,3 +271,21 @@ func sshsigSignedData(namespace string, h sshsig.HashAlgorithm, message []byte) 
 	}{namespace, "", string(h), digest})
 	return append([]byte("SSHSIG"), body...), nil
 }
+
+// securityKeyFile handles the private key file of a security key (made by
+// ssh-keygen -t ed25519-sk or ecdsa-sk), which holds only a handle: the
+// private key stays on the device. Signing goes through ssh-agent, which
+// asks the device; the device waits for a touch (and a PIN with
+// verify-required).
+func securityKeyFile(spec KeySpec, path string, data []byte) (Signer, error) {
+	_, blob := privateKeyPublicBlob(data)
+	pub, err := ParseSKKey(blob, false)
+	if err != nil {
+		return nil, fmt.Errorf("sign: load key %s: %w", path, err)
+	}
+	s, err := agentSignerFor(spec, pub, path)
+	if err != nil && errors.Is(err, ErrKeyUnavailable) {
+		return nil, fmt.Errorf("%w: %s is a security key (%s) whose private key stays on the device: add it to ssh-agent (ssh-add %s); each signature then waits for a touch of the key", ErrKeyUnavailable, path, pub.Type(), path)
+	}
+	return s, err
+}
