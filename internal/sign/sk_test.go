@@ -67,15 +67,15 @@ func TestSecurityKeySignaturesAgainstSSHKeygen(t *testing.T) {
 	s := testutil.NewSandbox(t)
 	msg := []byte("tree 1234\n\nRSL entry\n")
 	cases := []struct {
-		name         string
-		flags        byte
-		verifyReq    bool
-		signApp      string // "" = the key's
-		verifyMsg    []byte // nil = msg
-		verifyNS     string // "" = git
-		wantOK   bool
-		keygenOK bool
-		wantErr  string
+		name      string
+		flags     byte
+		verifyReq bool
+		signApp   string // "" = the key's
+		verifyMsg []byte // nil = msg
+		verifyNS  string // "" = git
+		wantOK    bool
+		keygenOK  bool
+		wantErr   string
 	}{
 		{name: "touched", flags: keykinds.FlagUserPresent, wantOK: true, keygenOK: true},
 		{name: "touched+verified", flags: keykinds.FlagUserPresent | keykinds.FlagUserVerified, wantOK: true, keygenOK: true},

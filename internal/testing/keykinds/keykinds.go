@@ -211,6 +211,13 @@ type GPG struct {
 // "rsa3072", "nistp256", ...), no passphrase, no expiry, able to sign.
 func NewGPG(t testing.TB, dir, uid, algo string) *GPG {
 	t.Helper()
+	return NewGPGAt(t, dir, uid, algo, "")
+}
+
+// NewGPGAt is NewGPG with gpg's clock set to faked ("20190101T000000"),
+// for a key that existed in the past.
+func NewGPGAt(t testing.TB, dir, uid, algo, faked string) *GPG {
+	t.Helper()
 	if _, err := exec.LookPath("gpg"); err != nil {
 		t.Skip("gpg not installed")
 	}
@@ -223,7 +230,11 @@ func NewGPG(t testing.TB, dir, uid, algo string) *GPG {
 		// Stop the agent this home started (by its socket, not by name).
 		_ = exec.Command("gpgconf", "--homedir", home, "--kill", "gpg-agent").Run()
 	})
-	g.Run(nil, "--quick-generate-key", "--passphrase", "", uid, algo, "sign,cert", "never")
+	args := []string{"--quick-generate-key", "--passphrase", "", uid, algo, "sign,cert", "never"}
+	if faked != "" {
+		args = append([]string{"--faked-system-time", faked + "!", "--ignore-time-conflict"}, args...)
+	}
+	g.Run(nil, args...)
 	out := g.Run(nil, "--list-keys", "--with-colons", uid)
 	for _, line := range strings.Split(out, "\n") {
 		if f := strings.Split(line, ":"); len(f) > 9 && f[0] == "fpr" {
@@ -270,9 +281,21 @@ func (g *GPG) RunErr(stdin []byte, args ...string) (string, error) {
 // its fingerprint.
 func (g *GPG) AddSigningSubkey(algo, expire string) string {
 	g.t.Helper()
-	before := g.subkeys()
-	g.Run(nil, "--passphrase", "", "--quick-add-key", g.Fingerprint, algo, "sign", expire)
-	for _, fpr := range g.subkeys() {
+	return g.AddSigningSubkeyAt("", algo, expire)
+}
+
+// AddSigningSubkeyAt is AddSigningSubkey with gpg's clock set to faked
+// (gpg --faked-system-time, e.g. "20200101T000000"; "" for now), to make
+// a subkey that has expired by now.
+func (g *GPG) AddSigningSubkeyAt(faked, algo, expire string) string {
+	g.t.Helper()
+	before := g.Subkeys()
+	args := []string{"--passphrase", "", "--quick-add-key", g.Fingerprint, algo, "sign", expire}
+	if faked != "" {
+		args = append([]string{"--faked-system-time", faked + "!", "--ignore-time-conflict"}, args...)
+	}
+	g.Run(nil, args...)
+	for _, fpr := range g.Subkeys() {
 		if !strings.Contains(strings.Join(before, " "), fpr) {
 			return fpr
 		}
@@ -281,7 +304,16 @@ func (g *GPG) AddSigningSubkey(algo, expire string) string {
 	return ""
 }
 
-func (g *GPG) subkeys() []string {
+// RevokeSubkey revokes subkey n (1 is the first) in gpg's keyring
+// (gpg --edit-key, key n, revkey), as a user whose subkey leaked does.
+func (g *GPG) RevokeSubkey(n int) {
+	g.t.Helper()
+	script := fmt.Sprintf("key %d\nrevkey\ny\n1\n\ny\nsave\n", n)
+	g.Run([]byte(script), "--command-fd", "0", "--passphrase", "", "--edit-key", g.Fingerprint)
+}
+
+// Subkeys returns the fingerprints of the key's subkeys, in order.
+func (g *GPG) Subkeys() []string {
 	out := g.Run(nil, "--list-keys", "--with-colons", g.Fingerprint)
 	var fprs []string
 	sub := false
