@@ -476,3 +476,19 @@ func unarmorOpenPGPSignature(armored []byte) ([]byte, error) {
 	}
 	return raw, nil
 }
+
+// IsOpenPGPSignature reports whether a raw signature is a binary OpenPGP
+// signature (as SignRaw makes for an OpenPGP key) rather than an SSHSIG
+// blob. It looks at the first byte only.
+func IsOpenPGPSignature(raw []byte) bool { return isOpenPGPSignature(raw) }
+
+// OpenPGPSignatureKey parses a binary git-secure OpenPGP signature
+// strictly and returns the git-secure fingerprint of the key it names and
+// its namespace, without verifying anything. Errors wrap ErrBadSignature.
+func OpenPGPSignatureKey(raw []byte) (fingerprint, namespace string, err error) {
+	ps, err := parseOpenPGPSignature(raw)
+	if err != nil {
+		return "", "", err
+	}
+	return openPGPFingerprintOf(ps.keyFpr), ps.namespace, nil
+}
