@@ -384,3 +384,24 @@ func sshString(b []byte, ok bool) (s, rest []byte, _ bool) {
 	}
 	return b[4 : 4+n], b[4+n:], true
 }
+
+// DescribeKey names what kind of key pub is, for listings: its SSH type,
+// with " verify-required" for a security key that needs user
+// verification and its application when not "ssh:", or "openpgp" and the
+// OpenPGP fingerprint.
+func DescribeKey(pub ssh.PublicKey) string {
+	switch k := pub.(type) {
+	case *OpenPGPKey:
+		return "openpgp " + k.OpenPGPFingerprint()
+	case *SKKey:
+		d := k.Type()
+		if k.Application != "ssh:" {
+			d += " application=" + k.Application
+		}
+		if k.VerifyRequired {
+			d += " " + OptionVerifyRequired
+		}
+		return d
+	}
+	return pub.Type()
+}

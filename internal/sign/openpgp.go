@@ -492,3 +492,7 @@ func OpenPGPSignatureKey(raw []byte) (fingerprint, namespace string, err error) 
 	}
 	return openPGPFingerprintOf(ps.keyFpr), ps.namespace, nil
 }
+
+// IsArmoredOpenPGPKey reports whether b is (starts like) an armored
+// OpenPGP public key, for callers that explain why a key file failed.
+func IsArmoredOpenPGPKey(b []byte) bool { return isArmoredOpenPGPKey(b) }
