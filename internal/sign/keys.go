@@ -314,6 +314,14 @@ func PublicKeyOfPrivate(data []byte) (ssh.PublicKey, error) {
 	switch {
 	case errors.As(err, &pme) && pme.PublicKey != nil:
 		pub = pme.PublicKey
+	case err != nil && isSKType(privateKeyType(data)):
+		// A security key's file holds a handle; its public key is in clear.
+		_, blob := privateKeyPublicBlob(data)
+		sk, err := ParseSKKey(blob, false)
+		if err != nil {
+			return nil, fmt.Errorf("sign: private key: %w", err)
+		}
+		return sk, nil
 	case err != nil:
 		if privateKeyType(data) == ssh.InsecureKeyAlgoDSA {
 			return nil, fmt.Errorf("sign: private key: %w", errDSA)

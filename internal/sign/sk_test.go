@@ -2,7 +2,9 @@ package sign_test
 
 import (
 	"crypto/rand"
+	"encoding/pem"
 	"errors"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -256,4 +258,80 @@ func TestSecurityKeyTUF(t *testing.T) {
 		signer.Close()
 		_ = rand.Reader
 	}
+}
+
+// skPrivateKeyFile writes an unencrypted OpenSSH private key file of an
+// sk-ssh-ed25519 key as ssh-keygen -t ed25519-sk does: the public key,
+// and a private section holding only the application, flags and the
+// device's key handle (the private key stays on the device).
+func skPrivateKeyFile(t *testing.T, dir string, k *keykinds.SoftSK) string {
+	t.Helper()
+	pubBlob := k.PublicKey().Marshal()
+	var point []byte
+	{
+		var w struct{ Type, Key, App string }
+		if err := ssh.Unmarshal(pubBlob, &w); err != nil {
+			t.Fatal(err)
+		}
+		point = []byte(w.Key)
+	}
+	priv := ssh.Marshal(struct {
+		Check1, Check2 uint32
+		Type           string
+		Key            []byte
+		App            string
+		Flags          uint8
+		Handle         []byte
+		Reserved       []byte
+		Comment        string
+	}{7, 7, k.Type, point, k.Application, 1, []byte("handle"), nil, "erin"})
+	for i := byte(1); len(priv)%8 != 0; i++ {
+		priv = append(priv, i)
+	}
+	body := append([]byte("openssh-key-v1\x00"), ssh.Marshal(struct {
+		Cipher, KDF, KDFOpts string
+		N                    uint32
+		Pub, Priv            []byte
+	}{"none", "none", "", 1, pubBlob, priv})...)
+	return writeFile(t, dir, "id_ed25519_sk", pem.EncodeToMemory(&pem.Block{Type: "OPENSSH PRIVATE KEY", Bytes: body}))
+}
+
+// TestSecurityKeyPrivateFile: --key with a security key's private key
+// file (which holds only a handle) signs through ssh-agent; without the
+// key in the agent the error says to ssh-add it and that a touch is
+// needed.
+func TestSecurityKeyPrivateFile(t *testing.T) {
+	dir := t.TempDir()
+	k := keykinds.NewSoftSK(t, "ed25519-sk")
+	file := skPrivateKeyFile(t, dir, k)
+	pub, err := sign.PublicKeyOfPrivate(mustRead(t, file))
+	if err != nil || sign.Fingerprint(pub) != sign.Fingerprint(k.PublicKey()) {
+		t.Fatalf("public key of the file: %v", err)
+	}
+	_, err = sign.LoadSigner(sign.KeySpec{File: file})
+	if !errors.Is(err, sign.ErrKeyUnavailable) || !strings.Contains(err.Error(), "ssh-add "+file) || !strings.Contains(err.Error(), "touch") {
+		t.Fatalf("sk key file without an agent: %v", err)
+	}
+	sock := keykinds.ServeAgent(t, dir, k)
+	s, err := sign.LoadSigner(sign.KeySpec{File: file, AgentSocket: sock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	armored, err := sign.SignSSHSig(s, []byte("m"), sign.NamespaceGit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sign.VerifySSHSig(armored, []byte("m"), sign.NamespaceGit, trust(pubOf2(t, k.AuthorizedKey()))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
