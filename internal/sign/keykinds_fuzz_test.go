@@ -59,6 +59,11 @@ func FuzzSKSignatureFields(f *testing.F) {
 // seedOpenPGP makes an OpenPGP key in process, its canonical encoding, its
 // armored export and a git-secure signature of "seed".
 func seedOpenPGP(tb testing.TB) (key *OpenPGPKey, armored, sig []byte) {
+	return seedOpenPGPMsg(tb, []byte("seed"))
+}
+
+// seedOpenPGPMsg is seedOpenPGP with the signature over msg.
+func seedOpenPGPMsg(tb testing.TB, msg []byte) (key *OpenPGPKey, armored, sig []byte) {
 	e, err := openpgp.NewEntity("Seed", "", "seed@example.com", &packet.Config{Algorithm: packet.PubKeyAlgoEdDSA})
 	if err != nil {
 		tb.Fatal(err)
@@ -78,7 +83,7 @@ func seedOpenPGP(tb testing.TB) (key *OpenPGPKey, armored, sig []byte) {
 		{Name: NotationKey, Value: []byte(fpr), IsHumanReadable: true},
 	}}
 	var s bytes.Buffer
-	if err := openpgp.DetachSign(&s, e, bytes.NewReader([]byte("seed")), cfg); err != nil {
+	if err := openpgp.DetachSign(&s, e, bytes.NewReader(msg), cfg); err != nil {
 		tb.Fatal(err)
 	}
 	return key, armored, s.Bytes()
