@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"time"
 
@@ -152,7 +153,7 @@ func parseOpenPGPBinary(b []byte, canonical bool) (*OpenPGPKey, error) {
 		return nil, err
 	}
 	var out bytes.Buffer
-	if err := e.Serialize(&out); err != nil {
+	if err := serializeCanonical(&out, e); err != nil {
 		return nil, fmt.Errorf("sign: openpgp key: encode: %v", err)
 	}
 	if canonical && !bytes.Equal(out.Bytes(), b) {
@@ -496,3 +497,52 @@ func OpenPGPSignatureKey(raw []byte) (fingerprint, namespace string, err error) 
 // IsArmoredOpenPGPKey reports whether b is (starts like) an armored
 // OpenPGP public key, for callers that explain why a key file failed.
 func IsArmoredOpenPGPKey(b []byte) bool { return isArmoredOpenPGPKey(b) }
+
+// serializeCanonical writes e as Entity.Serialize does, but with the user
+// IDs in sorted order: go-crypto keeps them in a map, whose order changes
+// from run to run, and the policy's copy of a key must have one encoding.
+func serializeCanonical(w io.Writer, e *openpgp.Entity) error {
+	if err := e.PrimaryKey.Serialize(w); err != nil {
+		return err
+	}
+	for _, sig := range e.Revocations {
+		if err := sig.Serialize(w); err != nil {
+			return err
+		}
+	}
+	for _, sig := range e.Signatures {
+		if err := sig.Serialize(w); err != nil {
+			return err
+		}
+	}
+	names := make([]string, 0, len(e.Identities))
+	for name := range e.Identities {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		id := e.Identities[name]
+		if err := id.UserId.Serialize(w); err != nil {
+			return err
+		}
+		for _, sig := range id.Signatures {
+			if err := sig.Serialize(w); err != nil {
+				return err
+			}
+		}
+	}
+	for _, sub := range e.Subkeys {
+		if err := sub.PublicKey.Serialize(w); err != nil {
+			return err
+		}
+		for _, sig := range sub.Revocations {
+			if err := sig.Serialize(w); err != nil {
+				return err
+			}
+		}
+		if err := sub.Sig.Serialize(w); err != nil {
+			return err
+		}
+	}
+	return nil
+}

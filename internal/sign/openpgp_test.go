@@ -275,3 +275,37 @@ func TestOpenPGPSubkeys(t *testing.T) {
 		t.Errorf("signature by a revoked subkey: %v", err)
 	}
 }
+
+// TestOpenPGPCanonical: a key with several user IDs and subkeys has one
+// encoding (the policy stores it and re-reads it byte for byte), and the
+// revocation of a subkey survives it.
+func TestOpenPGPCanonical(t *testing.T) {
+	g := newGPG(t, "ed25519")
+	for _, uid := range []string{"Zed <z@example.com>", "Ann <a@example.com>", "Mid <m@example.com>"} {
+		g.Run(nil, "--passphrase", "", "--quick-add-uid", g.Fingerprint, uid)
+	}
+	g.AddSigningSubkey("ed25519", "never")
+	s := gpgSigner(t, g)
+	raw, err := sign.SignRaw(s, []byte("m"), sign.NamespaceGit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.AddSigningSubkey("rsa3072", "never")
+	g.RevokeSubkey(1)
+	first, err := sign.ParseOpenPGPKey(g.ExportPublic())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		again, err := sign.ParseOpenPGPKeyBinary(first.Bytes())
+		if err != nil {
+			t.Fatalf("canonical encoding does not parse back: %v", err)
+		}
+		if !bytes.Equal(again.Bytes(), first.Bytes()) {
+			t.Fatal("two encodings of one key")
+		}
+		if _, err := sign.VerifyRaw(raw, []byte("m"), sign.NamespaceGit, trust(again)); err == nil || !strings.Contains(err.Error(), "revoked") {
+			t.Fatalf("revoked subkey after a round trip: %v", err)
+		}
+	}
+}
