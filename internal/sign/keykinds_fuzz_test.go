@@ -9,6 +9,7 @@ import (
 
 	"github.com/ProtonMail/go-crypto/openpgp"
 	"github.com/ProtonMail/go-crypto/openpgp/packet"
+	"github.com/theupdateframework/go-tuf/v2/metadata"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -148,6 +149,42 @@ func FuzzOpenPGPSignature(f *testing.F) {
 		_, _ = openPGPSignatureFingerprint(raw)
 		if _, err := VerifyRaw(raw, msg, NamespaceGit, lookup); err == nil && !bytes.Equal(msg, []byte("seed")) {
 			t.Fatalf("signature verified for message %q", msg)
+		}
+	})
+}
+
+// FuzzPublicKeyFromTUFKind: the policy's TUF form of security keys and
+// OpenPGP keys never panics, and what it accepts converts back (TUFKey)
+// to exactly the same key object.
+func FuzzPublicKeyFromTUFKind(f *testing.F) {
+	key, _, _ := seedOpenPGP(f)
+	sk, err := ParseSKKey(seedSKBlob("ssh:"), true)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, pub := range []ssh.PublicKey{key, sk} {
+		k, _, err := TUFKey(pub)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(k.Type, k.Scheme, k.Value.PublicKey)
+	}
+	f.Add(ssh.KeyAlgoSKECDSA256, SchemeSK, "AAAA")
+	f.Fuzz(func(t *testing.T, typ, scheme, value string) {
+		k := &metadata.Key{Type: typ, Scheme: scheme, Value: metadata.KeyVal{PublicKey: value}}
+		if IsTUFNative(k) {
+			return
+		}
+		pub, err := PublicKeyFromTUF(k)
+		if err != nil {
+			return
+		}
+		back, _, err := TUFKey(pub)
+		if err != nil {
+			t.Fatalf("accepted key does not convert back: %v", err)
+		}
+		if back.Type != typ || back.Scheme != scheme || back.Value.PublicKey != value {
+			t.Fatalf("%s/%s/%q converts back to %s/%s/%q", typ, scheme, value, back.Type, back.Scheme, back.Value.PublicKey)
 		}
 	})
 }
