@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -36,6 +37,9 @@ type Repo struct {
 	Now func() time.Time
 	// AgentSocket is $SSH_AUTH_SOCK and Home is $HOME (for ~ in key paths).
 	AgentSocket, Home string
+	// Prompt receives what a signing program asks of the user ("touch the
+	// security key"); nil discards it.
+	Prompt io.Writer
 
 	// attestTip, when attestKnown (set by a ref snapshot), saves
 	// attestations() a process; zero means there are none yet.
@@ -107,6 +111,11 @@ func (r *Repo) LoadSigner(keyFile string) (sign.Signer, error) {
 		}
 	}
 	s, err := sign.LoadSigner(spec)
+	if err != nil && errors.Is(err, sign.ErrKeyUnavailable) {
+		if ks, ok, kerr := r.securityKeySigner(spec); ok || kerr != nil {
+			return ks, kerr
+		}
+	}
 	if err != nil {
 		if errors.Is(err, sign.ErrNoKey) {
 			return nil, usage("no signing key: pass --key FILE (a private key, or a .pub whose key is in ssh-agent), or configure git: git config gpg.format ssh && git config user.signingkey ~/.ssh/id_ed25519.pub")

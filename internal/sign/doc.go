@@ -32,8 +32,10 @@
 // Signing keys come from configuration values passed in by the caller
 // ([KeySpec]); this package never runs git, ssh-keygen, gpg or any other
 // process, and never reads the environment (internal/gpgsign runs gpg and
-// hands this package a [MessageSigner]). A security key signs through
-// ssh-agent, which asks the device: every signature waits for a touch. Private keys in ssh-agent are chosen by
+// hands this package a [MessageSigner], as internal/sshkeygen does for a
+// security key file that ssh-agent does not hold). A security key signs
+// through ssh-agent or ssh-keygen, which ask the device: every signature
+// waits for a touch. Private keys in ssh-agent are chosen by
 // public key fingerprint, never by position. Passphrase-protected key files
 // are never decrypted: such keys must be in ssh-agent.
 //

@@ -289,3 +289,26 @@ func securityKeyFile(spec KeySpec, path string, data []byte) (Signer, error) {
 	}
 	return s, err
 }
+
+// SecurityKeyFile reports whether path (a "~/" prefix expanded with home)
+// names a security key's private key file, or the .pub file of one that
+// lies beside it, and returns the private key file and the key. It is for
+// callers that sign with ssh-keygen -Y sign when ssh-agent does not hold
+// the key; it reads at most two files and never fails (ok is false).
+func SecurityKeyFile(path, home string) (priv string, pub *SKKey, ok bool) {
+	p, err := expandHome(path, home)
+	if err != nil {
+		return "", nil, false
+	}
+	for _, cand := range []string{p, strings.TrimSuffix(p, ".pub")} {
+		b, err := readKeyFile(cand)
+		if err != nil || !isSKType(privateKeyType(b)) {
+			continue
+		}
+		k, err := PublicKeyOfPrivate(b)
+		if sk, isSK := k.(*SKKey); err == nil && isSK {
+			return cand, sk, true
+		}
+	}
+	return "", nil, false
+}

@@ -2,7 +2,6 @@ package sign_test
 
 import (
 	"crypto/rand"
-	"encoding/pem"
 	"errors"
 	"os"
 	"os/exec"
@@ -260,42 +259,6 @@ func TestSecurityKeyTUF(t *testing.T) {
 	}
 }
 
-// skPrivateKeyFile writes an unencrypted OpenSSH private key file of an
-// sk-ssh-ed25519 key as ssh-keygen -t ed25519-sk does: the public key,
-// and a private section holding only the application, flags and the
-// device's key handle (the private key stays on the device).
-func skPrivateKeyFile(t *testing.T, dir string, k *keykinds.SoftSK) string {
-	t.Helper()
-	pubBlob := k.PublicKey().Marshal()
-	var point []byte
-	{
-		var w struct{ Type, Key, App string }
-		if err := ssh.Unmarshal(pubBlob, &w); err != nil {
-			t.Fatal(err)
-		}
-		point = []byte(w.Key)
-	}
-	priv := ssh.Marshal(struct {
-		Check1, Check2 uint32
-		Type           string
-		Key            []byte
-		App            string
-		Flags          uint8
-		Handle         []byte
-		Reserved       []byte
-		Comment        string
-	}{7, 7, k.Type, point, k.Application, 1, []byte("handle"), nil, "erin"})
-	for i := byte(1); len(priv)%8 != 0; i++ {
-		priv = append(priv, i)
-	}
-	body := append([]byte("openssh-key-v1\x00"), ssh.Marshal(struct {
-		Cipher, KDF, KDFOpts string
-		N                    uint32
-		Pub, Priv            []byte
-	}{"none", "none", "", 1, pubBlob, priv})...)
-	return writeFile(t, dir, "id_ed25519_sk", pem.EncodeToMemory(&pem.Block{Type: "OPENSSH PRIVATE KEY", Bytes: body}))
-}
-
 // TestSecurityKeyPrivateFile: --key with a security key's private key
 // file (which holds only a handle) signs through ssh-agent; without the
 // key in the agent the error says to ssh-add it and that a touch is
@@ -303,7 +266,7 @@ func skPrivateKeyFile(t *testing.T, dir string, k *keykinds.SoftSK) string {
 func TestSecurityKeyPrivateFile(t *testing.T) {
 	dir := t.TempDir()
 	k := keykinds.NewSoftSK(t, "ed25519-sk")
-	file := skPrivateKeyFile(t, dir, k)
+	file := k.PrivateKeyFile(t, dir)
 	pub, err := sign.PublicKeyOfPrivate(mustRead(t, file))
 	if err != nil || sign.Fingerprint(pub) != sign.Fingerprint(k.PublicKey()) {
 		t.Fatalf("public key of the file: %v", err)
@@ -311,6 +274,16 @@ func TestSecurityKeyPrivateFile(t *testing.T) {
 	_, err = sign.LoadSigner(sign.KeySpec{File: file})
 	if !errors.Is(err, sign.ErrKeyUnavailable) || !strings.Contains(err.Error(), "ssh-add "+file) || !strings.Contains(err.Error(), "touch") {
 		t.Fatalf("sk key file without an agent: %v", err)
+	}
+	// Found from the file or from the .pub beside it.
+	for _, p := range []string{file, file + ".pub"} {
+		priv, sk, ok := sign.SecurityKeyFile(p, "")
+		if !ok || priv != file || sign.Fingerprint(sk) != sign.Fingerprint(k.PublicKey()) {
+			t.Errorf("SecurityKeyFile(%s) = %s, %v", p, priv, ok)
+		}
+	}
+	if _, _, ok := sign.SecurityKeyFile(testutil.NewSandbox(t).NewKey("plain", "ed25519").Private, ""); ok {
+		t.Error("an ed25519 key file taken for a security key")
 	}
 	sock := keykinds.ServeAgent(t, dir, k)
 	s, err := sign.LoadSigner(sign.KeySpec{File: file, AgentSocket: sock})

@@ -30,7 +30,14 @@ func SignSSHSig(s ssh.Signer, data []byte, namespace string) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		return ArmorOpenPGPSignature(raw)
+		if isOpenPGPSignature(raw) {
+			return ArmorOpenPGPSignature(raw)
+		}
+		sig, err := parseRaw(raw)
+		if err != nil {
+			return nil, err
+		}
+		return sshsig.Armor(sig), nil
 	}
 	sig, err := signSSHSig(s, data, namespace)
 	if err != nil {
@@ -53,11 +60,13 @@ func SignRaw(s ssh.Signer, data []byte, namespace string) ([]byte, error) {
 	return sig.Marshal(), nil
 }
 
-// MessageSigner is a Signer that signs whole messages in its own format
-// rather than raw SSH signatures: an OpenPGP key held by gpg-agent
-// (internal/gpgsign). SignMessage returns a binary OpenPGP signature of
-// data carrying the namespace and key notations (openpgp.go). Its Sign
-// method (ssh.Signer) fails.
+// MessageSigner is a Signer that signs whole messages through another
+// program rather than making raw SSH signatures: an OpenPGP key held by
+// gpg-agent (internal/gpgsign), whose SignMessage returns a binary OpenPGP
+// signature carrying the namespace and key notations (openpgp.go), or a
+// key file signed with by ssh-keygen -Y sign (internal/sshkeygen: a
+// security key not in ssh-agent), whose SignMessage returns a binary
+// SSHSIG structure. Its Sign method (ssh.Signer) fails.
 type MessageSigner interface {
 	ssh.Signer
 	SignMessage(data []byte, namespace string) ([]byte, error)
@@ -216,6 +225,20 @@ func SignatureFingerprint(armored []byte) (string, error) {
 		return "", err
 	}
 	return Fingerprint(parsed.PublicKey), nil
+}
+
+// UnarmorSSHSig returns the binary SSHSIG structure of an armored SSH
+// signature, parsed as strictly as VerifySSHSig parses it (without
+// verifying it). Errors wrap ErrBadSignature.
+func UnarmorSSHSig(armored []byte) ([]byte, error) {
+	raw, err := unarmor(armored)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := parseRaw(raw); err != nil {
+		return nil, err
+	}
+	return raw, nil
 }
 
 // unarmor returns the body of exactly one "SSH SIGNATURE" PEM block that

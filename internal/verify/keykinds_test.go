@@ -2,6 +2,7 @@ package verify_test
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -193,5 +194,55 @@ func writeTestFile(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSecurityKeyFileWithoutAgent: a security key's private key file
+// whose key ssh-agent does not hold is signed with by ssh-keygen -Y sign
+// (git config gpg.ssh.program, as for git), which talks to the device;
+// the user is told to touch the key. The program here stands in for the
+// device and refuses, so the arguments and the error are what is checked.
+func TestSecurityKeyFileWithoutAgent(t *testing.T) {
+	tmpl := NewScenarioTemplate(t)
+	f := tmpl.Clone(t)
+	dir := t.TempDir()
+	k := keykinds.NewSoftSK(t, "ed25519-sk")
+	file := k.PrivateKeyFile(t, dir)
+	log := filepath.Join(dir, "args")
+	fake := filepath.Join(dir, "fake-ssh-keygen")
+	writeTestFile(t, fake, "#!/bin/sh\nprintf '%s\\n' \"$@\" > '"+log+"'\necho 'Confirm user presence for key ED25519-SK' >&2\necho 'no security key found' >&2\nexit 1\n")
+	if err := os.Chmod(fake, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f.S.Git(f.Dir, "config", "gpg.ssh.program", fake)
+	var prompt strings.Builder
+	f.R.Prompt = &prompt
+	s, err := f.R.LoadSigner(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.PublicKey().Type() != ssh.KeyAlgoSKED25519 {
+		t.Fatalf("signer key %s", s.PublicKey().Type())
+	}
+	_, err = sign.SignSSHSig(s, []byte("payload"), sign.NamespaceGit)
+	if err == nil || !strings.Contains(err.Error(), "no security key found") || !strings.Contains(err.Error(), fake) {
+		t.Fatalf("signing without the device: %v", err)
+	}
+	args, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(args) != "-Y\nsign\n-f\n"+file+"\n-n\ngit\n" {
+		t.Errorf("ssh-keygen arguments:\n%s", args)
+	}
+	clitestContains(t, prompt.String(), "touch the security key", sign.Fingerprint(k.PublicKey()), "Confirm user presence")
+}
+
+func clitestContains(t *testing.T, s string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(s, w) {
+			t.Errorf("%q lacks %q", s, w)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -131,6 +132,61 @@ func (k *SoftSK) Sign(_ io.Reader, data []byte) (*ssh.Signature, error) {
 		return nil, err
 	}
 	return &ssh.Signature{Format: k.Type, Blob: ssh.Marshal(struct{ R, S *big.Int }{r, s}), Rest: rest}, nil
+}
+
+// PrivateKeyFile writes the key's private key file in dir as ssh-keygen
+// -t ed25519-sk / ecdsa-sk writes it (unencrypted OpenSSH format): the
+// public key, and a private section holding only the application, flags
+// and the device's key handle, since the private key stays on the device.
+// A .pub file is written beside it. It returns the private file's path.
+func (k *SoftSK) PrivateKeyFile(t testing.TB, dir string) string {
+	t.Helper()
+	pubBlob := k.pub.Marshal()
+	var fields []any
+	switch k.Type {
+	case ssh.KeyAlgoSKED25519:
+		var w struct{ Type, Key, App string }
+		if err := ssh.Unmarshal(pubBlob, &w); err != nil {
+			t.Fatal(err)
+		}
+		fields = []any{w.Key}
+	default:
+		var w struct{ Type, Curve, Key, App string }
+		if err := ssh.Unmarshal(pubBlob, &w); err != nil {
+			t.Fatal(err)
+		}
+		fields = []any{w.Curve, w.Key}
+	}
+	var priv []byte
+	priv = binary.BigEndian.AppendUint32(priv, 7)
+	priv = binary.BigEndian.AppendUint32(priv, 7)
+	priv = append(priv, ssh.Marshal(struct{ S string }{k.Type})...)
+	for _, f := range fields {
+		priv = append(priv, ssh.Marshal(struct{ S string }{f.(string)})...)
+	}
+	priv = append(priv, ssh.Marshal(struct {
+		App      string
+		Flags    uint8
+		Handle   string
+		Reserved string
+		Comment  string
+	}{k.Application, FlagUserPresent, "handle", "", "soft sk"})...)
+	for i := byte(1); len(priv)%8 != 0; i++ {
+		priv = append(priv, i)
+	}
+	body := append([]byte("openssh-key-v1\x00"), ssh.Marshal(struct {
+		Cipher, KDF, KDFOpts string
+		N                    uint32
+		Pub, Priv            []byte
+	}{"none", "none", "", 1, pubBlob, priv})...)
+	path := filepath.Join(dir, "id_"+strings.TrimPrefix(strings.SplitN(k.Type, "@", 2)[0], "sk-")+"_sk")
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "OPENSSH PRIVATE KEY", Bytes: body}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path+".pub", []byte(k.AuthorizedKey()+" soft sk\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // softAgent is an ssh-agent holding SoftSKs (what ssh-agent does with an
