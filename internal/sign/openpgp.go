@@ -187,6 +187,8 @@ func checkOpenPGPEntity(e *openpgp.Entity) error {
 	if err := checkOpenPGPAlgorithm(e.PrimaryKey); err != nil {
 		return fmt.Errorf("sign: openpgp key %s: primary key: %w", fpr, err)
 	}
+	self, _ := e.PrimarySelfSignature()
+	canSign := self.FlagsValid && self.FlagSign
 	for _, s := range e.Subkeys {
 		if s.Sig == nil || !s.Sig.FlagsValid || !s.Sig.FlagSign {
 			continue
@@ -194,6 +196,10 @@ func checkOpenPGPEntity(e *openpgp.Entity) error {
 		if err := checkOpenPGPAlgorithm(s.PublicKey); err != nil {
 			return fmt.Errorf("sign: openpgp key %s: signing subkey %X: %w", fpr, s.PublicKey.Fingerprint, err)
 		}
+		canSign = true
+	}
+	if !canSign {
+		return fmt.Errorf("sign: openpgp key %s has no key that may sign: add a signing subkey (gpg --quick-add-key %s ed25519 sign)", fpr, fpr)
 	}
 	return nil
 }

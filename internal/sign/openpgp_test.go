@@ -157,6 +157,11 @@ func TestOpenPGPRefusals(t *testing.T) {
 			t.Errorf("%s key: %v, want ErrUnsupportedKey", algo, err)
 		}
 	}
+	// A key that may only certify (and encrypt) signs nothing.
+	certOnly := keykinds.NewGPGUsage(t, t.TempDir(), "Cert <cert@example.com>", "ed25519", "cert")
+	if _, _, err := sign.ParsePublicKey(certOnly.ExportPublic()); err == nil || !strings.Contains(err.Error(), "no key that may sign") {
+		t.Errorf("certify-only key: %v", err)
+	}
 	// Secret keys, two keys, trailing data.
 	secret := []byte(g.Run(nil, "--pinentry-mode", "loopback", "--passphrase", "", "--armor", "--export-secret-keys", g.Fingerprint))
 	if _, _, err := sign.ParsePublicKey(secret); err == nil {

@@ -274,6 +274,17 @@ func NewGPG(t testing.TB, dir, uid, algo string) *GPG {
 // for a key that existed in the past.
 func NewGPGAt(t testing.TB, dir, uid, algo, faked string) *GPG {
 	t.Helper()
+	return newGPG(t, dir, uid, algo, "sign,cert", faked)
+}
+
+// NewGPGUsage is NewGPG with the primary key's usage ("cert", "sign,cert").
+func NewGPGUsage(t testing.TB, dir, uid, algo, usage string) *GPG {
+	t.Helper()
+	return newGPG(t, dir, uid, algo, usage, "")
+}
+
+func newGPG(t testing.TB, dir, uid, algo, usage, faked string) *GPG {
+	t.Helper()
 	if _, err := exec.LookPath("gpg"); err != nil {
 		t.Skip("gpg not installed")
 	}
@@ -286,7 +297,7 @@ func NewGPGAt(t testing.TB, dir, uid, algo, faked string) *GPG {
 		// Stop the agent this home started (by its socket, not by name).
 		_ = exec.Command("gpgconf", "--homedir", home, "--kill", "gpg-agent").Run()
 	})
-	args := []string{"--quick-generate-key", "--passphrase", "", uid, algo, "sign,cert", "never"}
+	args := []string{"--quick-generate-key", "--passphrase", "", uid, algo, usage, "never"}
 	if faked != "" {
 		args = append([]string{"--faked-system-time", faked + "!", "--ignore-time-conflict"}, args...)
 	}
