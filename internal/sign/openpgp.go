@@ -253,7 +253,9 @@ func algoName(a packet.PublicKeyAlgorithm) string {
 }
 
 // unarmorPGP returns the body of exactly one armor block of type typ that
-// is preceded and followed by nothing but whitespace.
+// is preceded and followed by nothing but whitespace. Armor headers
+// ("Comment: ...") are refused in a signature, which git-secure writes
+// itself; a key exported by a configured gpg may carry them.
 func unarmorPGP(armored []byte, typ string) ([]byte, error) {
 	t := bytes.TrimSpace(armored)
 	if !bytes.HasPrefix(t, []byte("-----BEGIN "+typ+"-----")) {
@@ -271,6 +273,9 @@ func unarmorPGP(armored []byte, typ string) ([]byte, error) {
 	}
 	if block.Type != typ {
 		return nil, fmt.Errorf("armor type %.40q, want %q", block.Type, typ)
+	}
+	if typ == pgpSigArmor && len(block.Header) != 0 {
+		return nil, errors.New("unexpected armor headers")
 	}
 	body, err := io.ReadAll(io.LimitReader(block.Body, MaxOpenPGPKeySize+1))
 	if err != nil {

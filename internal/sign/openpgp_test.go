@@ -132,6 +132,15 @@ func TestOpenPGPRefusals(t *testing.T) {
 	if _, err := sign.VerifySSHSig(plain, msg, sign.NamespaceGit, trust(policyKey)); !errors.Is(err, sign.ErrBadSignature) || !strings.Contains(err.Error(), "lacks the") {
 		t.Errorf("plain gpg signature: %v", err)
 	}
+	// Armor headers in a signature are refused.
+	good, err := sign.SignSSHSig(gpgSigner(t, g), msg, sign.NamespaceGit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withHeader := bytes.Replace(good, []byte("-----\n"), []byte("-----\nComment: hi\n"), 1)
+	if _, err := sign.VerifySSHSig(withHeader, msg, sign.NamespaceGit, trust(policyKey)); !errors.Is(err, sign.ErrBadSignature) || !strings.Contains(err.Error(), "armor headers") {
+		t.Errorf("signature with an armor header: %v", err)
+	}
 	// SHA-1 is refused.
 	sha1 := []byte(g.Run(nil, "--armor", "--detach-sign", "--digest-algo", "SHA1",
 		"--sig-notation", sign.NotationNamespace+"=git", "--sig-notation", sign.NotationKey+"="+g.Fingerprint, "--output", "-", msgFile))
