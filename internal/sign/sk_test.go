@@ -1,6 +1,7 @@
 package sign_test
 
 import (
+	"bytes"
 	"crypto/rand"
 	"errors"
 	"os"
@@ -307,4 +308,52 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestSecurityKeyMutationsAgainstSSHKeygen flips single bytes of valid sk
+// signatures: whatever this package accepts, ssh-keygen -Y verify (the
+// reference) must accept too, and the untouched signature passes both.
+func TestSecurityKeyMutationsAgainstSSHKeygen(t *testing.T) {
+	if _, err := exec.LookPath("ssh-keygen"); err != nil {
+		t.Skip("ssh-keygen not installed")
+	}
+	s := testutil.NewSandbox(t)
+	msg := []byte("entry\n")
+	for _, typ := range []string{"ed25519-sk", "ecdsa-sk"} {
+		k := keykinds.NewSoftSK(t, typ)
+		pub := pubOf2(t, k.AuthorizedKey())
+		sig, err := sshsig.Sign(bytes.NewReader(msg), k, sshsig.HashSHA512, sign.NamespaceGit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw := sig.Marshal()
+		for i := 0; i < 24; i++ {
+			mut := bytes.Clone(raw)
+			pos := 0
+			if i > 0 {
+				var b [2]byte
+				if _, err := rand.Read(b[:]); err != nil {
+					t.Fatal(err)
+				}
+				pos = int(b[0])<<8 | int(b[1])
+				pos %= len(mut)
+				mut[pos] ^= 1 << (b[1] % 8)
+			}
+			_, err := sign.VerifyRaw(mut, msg, sign.NamespaceGit, trust(pub))
+			ours := err == nil
+			if i == 0 && !ours {
+				t.Fatalf("%s: valid signature refused: %v", typ, err)
+			}
+			if !ours {
+				continue
+			}
+			m, perr := sshsig.ParseSignature(mut)
+			if perr != nil {
+				t.Fatalf("%s: accepted a signature the SSHSIG parser refuses (byte %d)", typ, pos)
+			}
+			if theirs, out := keygenVerify(t, s, "", k.PublicKey(), msg, sshsig.Armor(m), sign.NamespaceGit); !theirs {
+				t.Fatalf("%s: byte %d flipped: accepted here, refused by ssh-keygen: %s", typ, pos, out)
+			}
+		}
+	}
 }
