@@ -402,8 +402,12 @@ type rawID []byte
 func (r rawID) Type() string                        { return KeyTypeOpenPGP }
 func (r rawID) Marshal() []byte                     { return r }
 func (r rawID) Verify([]byte, *ssh.Signature) error { return ErrBadSignature }
-func (k *OpenPGPKey) String() string                { return "openpgp " + k.OpenPGPFingerprint() }
-func (k *OpenPGPKey) isSigningSubkey(id uint64) *openpgp.Subkey {
+
+// String names the key as listings do: "openpgp" and its fingerprint.
+func (k *OpenPGPKey) String() string { return "openpgp " + k.OpenPGPFingerprint() }
+
+// subkeyByID returns the subkey with OpenPGP key ID id, or nil.
+func (k *OpenPGPKey) subkeyByID(id uint64) *openpgp.Subkey {
 	for i := range k.entity.Subkeys {
 		if k.entity.Subkeys[i].PublicKey.KeyId == id {
 			return &k.entity.Subkeys[i]
@@ -443,7 +447,7 @@ func verifyOpenPGP(raw, data []byte, namespace string, lookup func(string) (ssh.
 		return nil, fmt.Errorf("%w: %s: signature does not name its issuer", ErrBadSignature, name)
 	}
 	issuer := *ps.sig.IssuerKeyId
-	if sub := k.isSigningSubkey(issuer); sub != nil && len(sub.Revocations) > 0 {
+	if sub := k.subkeyByID(issuer); sub != nil && len(sub.Revocations) > 0 {
 		return nil, fmt.Errorf("%w: %s: signing subkey %X is revoked", ErrBadSignature, name, sub.PublicKey.Fingerprint)
 	} else if sub == nil && k.entity.PrimaryKey.KeyId != issuer {
 		return nil, fmt.Errorf("%w: %s: signed by key ID %016X, which is not part of it", ErrBadSignature, name, issuer)
