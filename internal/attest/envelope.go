@@ -113,6 +113,9 @@ func (e *Envelope) validate() error {
 	if len(e.Sig) > sign.MaxSignatureSize {
 		return malformed("signature is %d bytes, limit %d", len(e.Sig), sign.MaxSignatureSize)
 	}
+	if sign.IsOpenPGPSignature(e.Sig) {
+		return e.validateOpenPGP()
+	}
 	pub, ns, err := sshsigKey(e.Sig)
 	if err != nil {
 		return err

@@ -264,6 +264,9 @@ func (p *Policy) AddRoleKey(base *Policy, role string, pub ssh.PublicKey, now ti
 	if err != nil {
 		return invalid("%v", err)
 	}
+	if err := checkRoleKeyKind(tk, sign.Fingerprint(pub)); err != nil {
+		return invalid("%v", err)
+	}
 	r := p.Root.Signed.Roles[role]
 	if r == nil {
 		return invalid("unknown role %s", role)
@@ -346,6 +349,9 @@ func (p *Policy) SignTargets(s signature.Signer) error {
 }
 
 func signMeta[T metadata.Roles](m *metadata.Metadata[T], s signature.Signer) error {
+	if kh, ok := s.(sign.TUFKeyHolder); ok {
+		return signMetaKind(m, s, kh)
+	}
 	pub, err := s.PublicKey()
 	if err != nil {
 		return err

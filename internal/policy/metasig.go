@@ -16,6 +16,9 @@ import (
 // listed as ECDSA (or the reverse) verifies nothing.
 func (key *Key) VerifyMetadata(payload, sig []byte) bool {
 	k := key.TUF
+	if ok, handled := verifyKindTUF(k, payload, sig); handled {
+		return ok // a security key or an OpenPGP key (keykinds.go)
+	}
 	pub, err := k.ToPublicKey()
 	if err != nil {
 		return false

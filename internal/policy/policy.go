@@ -367,6 +367,9 @@ func New(rootKey ssh.PublicKey, now time.Time) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkRoleKeyKind(k, sign.Fingerprint(rootKey)); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidChange, err)
+	}
 	exp := expiry(now)
 	root := metadata.Root(exp)
 	root.Signed.Roles = map[string]*metadata.Role{
@@ -615,6 +618,11 @@ func checkRoot(rs *metadata.RootType, ts *metadata.TargetsType) (map[string]*Key
 	rootKeys, err := keyMap("root", rs.Keys)
 	if err != nil {
 		return nil, err
+	}
+	for id, k := range rootKeys {
+		if err := checkRoleKeyKind(k.TUF, k.Fingerprint); err != nil {
+			return nil, fmt.Errorf("%w: root key %s: %v", ErrMalformed, id, err)
+		}
 	}
 	used := map[string]bool{}
 	for name, role := range rs.Roles {

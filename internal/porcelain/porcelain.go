@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -36,6 +37,9 @@ type Repo struct {
 	Now func() time.Time
 	// AgentSocket is $SSH_AUTH_SOCK and Home is $HOME (for ~ in key paths).
 	AgentSocket, Home string
+	// Prompt receives what a signing program asks of the user ("touch the
+	// security key"); nil discards it.
+	Prompt io.Writer
 
 	// attestTip, when attestKnown (set by a ref snapshot), saves
 	// attestations() a process; zero means there are none yet.
@@ -90,7 +94,12 @@ func usage(format string, args ...any) error {
 
 // LoadSigner loads the signing key: keyFile (--key) if given, else git's
 // user.signingkey when gpg.format is ssh, else ssh-agent is not guessed.
+// An OpenPGP key in gpg is named by --key openpgp:FINGERPRINT, or by
+// user.signingkey when gpg.format is openpgp (keykinds.go).
 func (r *Repo) LoadSigner(keyFile string) (sign.Signer, error) {
+	if s, ok, err := r.loadOpenPGPSigner(keyFile); ok || err != nil {
+		return s, err
+	}
 	spec := sign.KeySpec{File: keyFile, AgentSocket: r.AgentSocket, Home: r.Home}
 	if keyFile == "" {
 		format, _, err := r.ConfigValue("gpg.format")
@@ -102,6 +111,11 @@ func (r *Repo) LoadSigner(keyFile string) (sign.Signer, error) {
 		}
 	}
 	s, err := sign.LoadSigner(spec)
+	if err != nil && errors.Is(err, sign.ErrKeyUnavailable) {
+		if ks, ok, kerr := r.securityKeySigner(spec); ok || kerr != nil {
+			return ks, kerr
+		}
+	}
 	if err != nil {
 		if errors.Is(err, sign.ErrNoKey) {
 			return nil, usage("no signing key: pass --key FILE (a private key, or a .pub whose key is in ssh-agent), or configure git: git config gpg.format ssh && git config user.signingkey ~/.ssh/id_ed25519.pub")

@@ -15,17 +15,27 @@
 // signatures are parsed strictly (exactly one "SSH SIGNATURE" PEM block, no
 // headers, nothing but whitespace after it, at most [MaxSignatureSize]
 // bytes) and a signature blob must re-encode to exactly the bytes given.
-// Accepted key types are ed25519, ECDSA on NIST P-256/P-384/P-521 and RSA of
-// 2048 to 16384 bits; security keys (sk-*) and certificates are rejected with
-// [ErrUnsupportedKey]; DSA keys and RSA keys outside that range fail with an
-// [UnsupportedKeyError] that says what is wrong and what to use instead.
+// Accepted key types are ed25519, ECDSA on NIST P-256/P-384/P-521, RSA of
+// 2048 to 16384 bits, FIDO security keys (sk-ssh-ed25519@openssh.com and
+// sk-ecdsa-sha2-nistp256@openssh.com, sk.go: user presence always
+// required, user verification with the verify-required option) and
+// OpenPGP keys (openpgp.go, verified with ProtonMail's go-crypto; their
+// signatures carry the namespace in a notation); certificates are
+// rejected with [ErrUnsupportedKey]; DSA keys and RSA keys outside that
+// range fail with an [UnsupportedKeyError] that says what is wrong and
+// what to use instead. Every key kind is an ssh.PublicKey, so that the
+// policy, the log and the attestations treat them alike.
 // RSA signatures are always made with rsa-sha2-512 and never with SHA-1
 // ssh-rsa, and an RSA signature made with ssh-rsa is refused, as
 // ssh-keygen -Y verify refuses it.
 //
 // Signing keys come from configuration values passed in by the caller
-// ([KeySpec]); this package never runs git, ssh-keygen or any other process,
-// and never reads the environment. Private keys in ssh-agent are chosen by
+// ([KeySpec]); this package never runs git, ssh-keygen, gpg or any other
+// process, and never reads the environment (internal/gpgsign runs gpg and
+// hands this package a [MessageSigner], as internal/sshkeygen does for a
+// security key file that ssh-agent does not hold). A security key signs
+// through ssh-agent or ssh-keygen, which ask the device: every signature
+// waits for a touch. Private keys in ssh-agent are chosen by
 // public key fingerprint, never by position. Passphrase-protected key files
 // are never decrypted: such keys must be in ssh-agent.
 //

@@ -105,7 +105,15 @@ func checkKey(pub ssh.PublicKey) error {
 	case ssh.InsecureKeyAlgoDSA:
 		return errDSA
 	case ssh.KeyAlgoSKED25519, ssh.KeyAlgoSKECDSA256:
-		return fmt.Errorf("%w: %s (security keys are not supported yet)", ErrUnsupportedKey, t)
+		if _, _, _, err := parseSKBlob(pub.Marshal()); err != nil {
+			return err
+		}
+		return nil
+	case KeyTypeOpenPGP:
+		if _, ok := pub.(*OpenPGPKey); !ok {
+			return fmt.Errorf("%w: %s key without its key material", ErrUnsupportedKey, t)
+		}
+		return nil
 	default:
 		if strings.Contains(t, "-cert-") {
 			return fmt.Errorf("%w: %s (certificates are not supported)", ErrUnsupportedKey, t)
@@ -117,12 +125,26 @@ func checkKey(pub ssh.PublicKey) error {
 // ParsePublicKey parses exactly one authorized_keys-format line
 // ("ssh-ed25519 AAAA... comment", one trailing newline allowed) and returns
 // the key and its comment. Options before the key type, further lines and
-// lines longer than MaxPublicKeyLineSize are rejected. Accepted types are
-// ed25519, ecdsa-sha2-nistp256/384/521 and ssh-rsa of at least 2048 bits;
-// anything else, including sk-* security keys and certificates, fails with
-// ErrUnsupportedKey; a DSA key or an RSA key of another size fails with an
-// *UnsupportedKeyError (which wraps it) saying what is wrong.
+// lines longer than MaxPublicKeyLineSize are rejected, except the one
+// option verify-required before a security key. Accepted types are
+// ed25519, ecdsa-sha2-nistp256/384/521, ssh-rsa of at least 2048 bits and
+// the security keys sk-ssh-ed25519@openssh.com and
+// sk-ecdsa-sha2-nistp256@openssh.com (returned as an *SKKey); anything
+// else, including certificates, fails with ErrUnsupportedKey; a DSA key or
+// an RSA key of another size fails with an *UnsupportedKeyError (which
+// wraps it) saying what is wrong.
+//
+// An armored OpenPGP public key ("-----BEGIN PGP PUBLIC KEY BLOCK-----")
+// is parsed with ParseOpenPGPKey instead and returned as an *OpenPGPKey,
+// its comment the primary user ID.
 func ParsePublicKey(line []byte) (ssh.PublicKey, string, error) {
+	if isArmoredOpenPGPKey(line) {
+		k, err := ParseOpenPGPKey(line)
+		if err != nil {
+			return nil, "", err
+		}
+		return k, k.UserID, nil
+	}
 	if len(line) > MaxPublicKeyLineSize {
 		return nil, "", fmt.Errorf("sign: parse public key: line of %d bytes exceeds %d", len(line), MaxPublicKeyLineSize)
 	}
@@ -141,14 +163,19 @@ func ParsePublicKey(line []byte) (ssh.PublicKey, string, error) {
 	// Check the key type word first so that unsupported key types get
 	// ErrUnsupportedKey, and so that authorized_keys options (which come
 	// before the key type) are rejected.
-	typ, _, _ := bytes.Cut(l, []byte(" "))
-	if i := bytes.IndexByte(typ, '\t'); i >= 0 {
-		typ = typ[:i]
+	typ := firstWord(l)
+	verifyRequired := false
+	if string(typ) == OptionVerifyRequired {
+		verifyRequired = true
+		l = bytes.TrimSpace(l[len(typ):])
+		typ = firstWord(l)
+		if !isSKType(string(typ)) {
+			return nil, "", fmt.Errorf("sign: parse public key: option %s is only for security keys (sk-ssh-ed25519@openssh.com, sk-ecdsa-sha2-nistp256@openssh.com)", OptionVerifyRequired)
+		}
 	}
 	switch string(typ) {
 	case ssh.KeyAlgoED25519, ssh.KeyAlgoECDSA256, ssh.KeyAlgoECDSA384, ssh.KeyAlgoECDSA521, ssh.KeyAlgoRSA:
 	case ssh.KeyAlgoSKED25519, ssh.KeyAlgoSKECDSA256:
-		return nil, "", fmt.Errorf("sign: parse public key: %w: %s (security keys are not supported yet)", ErrUnsupportedKey, typ)
 	case ssh.InsecureKeyAlgoDSA:
 		return nil, "", fmt.Errorf("sign: parse public key: %w", errDSA)
 	default:
@@ -167,7 +194,22 @@ func ParsePublicKey(line []byte) (ssh.PublicKey, string, error) {
 	if err := checkKey(pub); err != nil {
 		return nil, "", fmt.Errorf("sign: parse public key: %w", err)
 	}
+	if isSKType(pub.Type()) {
+		sk, err := NewSKKey(pub, verifyRequired)
+		if err != nil {
+			return nil, "", fmt.Errorf("sign: parse public key: %w", err)
+		}
+		return sk, comment, nil
+	}
 	return pub, comment, nil
+}
+
+// firstWord returns l up to the first space or tab.
+func firstWord(l []byte) []byte {
+	if i := bytes.IndexAny(l, " \t"); i >= 0 {
+		return l[:i]
+	}
+	return l
 }
 
 // cryptoKey returns the crypto.PublicKey inside pub.
@@ -187,7 +229,14 @@ func cryptoKey(pub ssh.PublicKey) (crypto.PublicKey, error) {
 // keys become rsassa-pss-sha256 keys, which TUFSigner cannot sign for). ECDSA
 // P-384/P-521 keys fail with ErrUnsupportedKey because go-tuf would label
 // them with the P-256 scheme.
+//
+// Security keys and OpenPGP keys, which go-tuf does not know, become keys
+// of their own type (tufKindKey): they may be person keys, which sign
+// rule files, but not root or rules keys.
 func TUFKey(pub ssh.PublicKey) (*metadata.Key, string, error) {
+	if pub != nil && (isSKType(pub.Type()) || pub.Type() == KeyTypeOpenPGP) {
+		return tufKindKey(pub)
+	}
 	ck, err := cryptoKey(pub)
 	if err != nil {
 		return nil, "", fmt.Errorf("sign: tuf key: %w", err)
@@ -214,6 +263,8 @@ func PublicKeyFromTUF(k *metadata.Key) (ssh.PublicKey, error) {
 		return nil, errors.New("sign: key from tuf: nil key")
 	}
 	switch k.Type {
+	case ssh.KeyAlgoSKED25519, ssh.KeyAlgoSKECDSA256, KeyTypeOpenPGP:
+		return publicKeyFromTUFKind(k)
 	case metadata.KeyTypeEd25519:
 		if k.Scheme != metadata.KeySchemeEd25519 {
 			return nil, fmt.Errorf("sign: key from tuf: %w: type %q with scheme %q", ErrUnsupportedKey, k.Type, k.Scheme)
@@ -263,6 +314,14 @@ func PublicKeyOfPrivate(data []byte) (ssh.PublicKey, error) {
 	switch {
 	case errors.As(err, &pme) && pme.PublicKey != nil:
 		pub = pme.PublicKey
+	case err != nil && isSKType(privateKeyType(data)):
+		// A security key's file holds a handle; its public key is in clear.
+		_, blob := privateKeyPublicBlob(data)
+		sk, err := ParseSKKey(blob, false)
+		if err != nil {
+			return nil, fmt.Errorf("sign: private key: %w", err)
+		}
+		return sk, nil
 	case err != nil:
 		if privateKeyType(data) == ssh.InsecureKeyAlgoDSA {
 			return nil, fmt.Errorf("sign: private key: %w", errDSA)
@@ -286,32 +345,39 @@ const opensshKeyMagic = "openssh-key-v1\x00"
 // key count). It returns "" when it cannot tell. It lets the key types the
 // ssh package no longer parses (DSA) be refused by name.
 func privateKeyType(data []byte) string {
+	typ, _ := privateKeyPublicBlob(data)
+	return typ
+}
+
+// privateKeyPublicBlob is privateKeyType that also returns the first
+// public key's wire encoding of an OpenSSH key file (nil for PEM DSA).
+func privateKeyPublicBlob(data []byte) (string, []byte) {
 	block, _ := pem.Decode(data)
 	if block == nil {
-		return ""
+		return "", nil
 	}
 	switch block.Type {
 	case "DSA PRIVATE KEY":
-		return ssh.InsecureKeyAlgoDSA
+		return ssh.InsecureKeyAlgoDSA, nil
 	case "OPENSSH PRIVATE KEY":
 	default:
-		return ""
+		return "", nil
 	}
 	rest, ok := bytes.CutPrefix(block.Bytes, []byte(opensshKeyMagic))
 	for range 3 { // cipher name, KDF name, KDF options
 		if _, rest, ok = sshString(rest, ok); !ok {
-			return ""
+			return "", nil
 		}
 	}
 	if len(rest) < 4 {
-		return ""
+		return "", nil
 	}
 	blob, _, ok := sshString(rest[4:], true)
 	typ, _, ok := sshString(blob, ok)
 	if !ok {
-		return ""
+		return "", nil
 	}
-	return string(typ)
+	return string(typ), blob
 }
 
 // sshString splits an SSH wire-format string (uint32 length, bytes) off b;
@@ -325,4 +391,25 @@ func sshString(b []byte, ok bool) (s, rest []byte, _ bool) {
 		return nil, nil, false
 	}
 	return b[4 : 4+n], b[4+n:], true
+}
+
+// DescribeKey names what kind of key pub is, for listings: its SSH type,
+// with " verify-required" for a security key that needs user
+// verification and its application when not "ssh:", or "openpgp" and the
+// OpenPGP fingerprint.
+func DescribeKey(pub ssh.PublicKey) string {
+	switch k := pub.(type) {
+	case *OpenPGPKey:
+		return "openpgp " + k.OpenPGPFingerprint()
+	case *SKKey:
+		d := k.Type()
+		if k.Application != "ssh:" {
+			d += " application=" + k.Application
+		}
+		if k.VerifyRequired {
+			d += " " + OptionVerifyRequired
+		}
+		return d
+	}
+	return pub.Type()
 }

@@ -71,6 +71,15 @@ func TestParsePublicKey(t *testing.T) {
 	if _, err := ssh.ParsePublicKey(skBlob); err != nil {
 		t.Fatalf("test sk key is invalid: %v", err)
 	}
+	// Security keys are person keys since issue 19 (item 3).
+	if pub, _, err := sign.ParsePublicKey([]byte(sk)); err != nil || pub.Type() != ssh.KeyAlgoSKED25519 {
+		t.Errorf("sk ed25519: %v", err)
+	}
+	// ... but only for an "ssh:" application, as OpenSSH requires.
+	webBlob := ssh.Marshal(struct {
+		Name, Key, App string
+	}{ssh.KeyAlgoSKED25519, string(edPub.(ssh.CryptoPublicKey).CryptoPublicKey().(ed25519.PublicKey)), "https://example.com"})
+	webSK := ssh.KeyAlgoSKED25519 + " " + base64.StdEncoding.EncodeToString(webBlob) + " web"
 	// A certificate.
 	_, certKeyPriv, _ := ed25519.GenerateKey(rand.Reader)
 	certKeyPub, _ := ssh.NewPublicKey(certKeyPriv.Public())
@@ -83,8 +92,8 @@ func TestParsePublicKey(t *testing.T) {
 
 	unsupported := map[string]string{
 		"rsa 1024":    string(ssh.MarshalAuthorizedKey(smallPub)),
-		"sk ed25519":  sk,
-		"sk ecdsa":    "sk-ecdsa-sha2-nistp256@openssh.com " + edBlob,
+		"sk web app":  webSK,
+		"sk options":  "no-touch-required " + sk,
 		"certificate": string(ssh.MarshalAuthorizedKey(cert)),
 		"dsa":         "ssh-dss " + edBlob,
 		"unknown":     "foo " + edBlob,
@@ -103,6 +112,8 @@ func TestParsePublicKey(t *testing.T) {
 		"comment first":   "# hi\n" + ed,
 		"bad base64":      "ssh-ed25519 !!!!",
 		"type mismatch":   "ssh-rsa " + edBlob,
+		"sk ecdsa":        "sk-ecdsa-sha2-nistp256@openssh.com " + edBlob,
+		"uv on plain key": "verify-required " + ed,
 		"truncated":       "ssh-ed25519 " + edBlob[:20],
 		"nul":             ed + "\x00",
 		"no key":          "ssh-ed25519",

@@ -134,6 +134,9 @@ func loadPath(spec KeySpec, p string) (Signer, error) {
 		if errors.As(err, &pme) {
 			return encryptedKey(spec, path, pme.PublicKey)
 		}
+		if err != nil && isSKType(privateKeyType(b)) {
+			return securityKeyFile(spec, path, b)
+		}
 		if err != nil {
 			if privateKeyType(b) == ssh.InsecureKeyAlgoDSA {
 				err = errDSA // the ssh package only says "unhandled key type"

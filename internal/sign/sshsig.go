@@ -21,7 +21,24 @@ const (
 // `ssh-keygen -Y sign` and git with gpg.format=ssh make. RSA keys sign with
 // rsa-sha2-512, so s must then implement ssh.AlgorithmSigner (the Signers of
 // LoadSigner and of golang.org/x/crypto/ssh do).
+//
+// A MessageSigner (an OpenPGP key in gpg) signs in its own format instead:
+// the result is then an armored "PGP SIGNATURE".
 func SignSSHSig(s ssh.Signer, data []byte, namespace string) ([]byte, error) {
+	if ms, ok := s.(MessageSigner); ok {
+		raw, err := signMessage(ms, data, namespace)
+		if err != nil {
+			return nil, err
+		}
+		if isOpenPGPSignature(raw) {
+			return ArmorOpenPGPSignature(raw)
+		}
+		sig, err := parseRaw(raw)
+		if err != nil {
+			return nil, err
+		}
+		return sshsig.Armor(sig), nil
+	}
 	sig, err := signSSHSig(s, data, namespace)
 	if err != nil {
 		return nil, err
@@ -31,12 +48,50 @@ func SignSSHSig(s ssh.Signer, data []byte, namespace string) ([]byte, error) {
 
 // SignRaw is SignSSHSig without the armor: it returns the binary SSHSIG
 // structure, for DSSE envelopes.
+// A MessageSigner's raw signature is its binary OpenPGP signature.
 func SignRaw(s ssh.Signer, data []byte, namespace string) ([]byte, error) {
+	if ms, ok := s.(MessageSigner); ok {
+		return signMessage(ms, data, namespace)
+	}
 	sig, err := signSSHSig(s, data, namespace)
 	if err != nil {
 		return nil, err
 	}
 	return sig.Marshal(), nil
+}
+
+// MessageSigner is a Signer that signs whole messages through another
+// program rather than making raw SSH signatures: an OpenPGP key held by
+// gpg-agent (internal/gpgsign), whose SignMessage returns a binary OpenPGP
+// signature carrying the namespace and key notations (openpgp.go), or a
+// key file signed with by ssh-keygen -Y sign (internal/sshkeygen: a
+// security key not in ssh-agent), whose SignMessage returns a binary
+// SSHSIG structure. Its Sign method (ssh.Signer) fails.
+type MessageSigner interface {
+	ssh.Signer
+	SignMessage(data []byte, namespace string) ([]byte, error)
+}
+
+// signMessage signs with ms and checks the signature against ms's public
+// key before returning it, so that a wrong key or a missing notation fails
+// here rather than at every verifier.
+func signMessage(ms MessageSigner, data []byte, namespace string) ([]byte, error) {
+	if namespace == "" {
+		return nil, errors.New("sign: sign: empty namespace")
+	}
+	pub := ms.PublicKey()
+	if err := checkKey(pub); err != nil {
+		return nil, fmt.Errorf("sign: sign: %w", err)
+	}
+	raw, err := ms.SignMessage(data, namespace)
+	if err != nil {
+		return nil, err
+	}
+	fp := Fingerprint(pub)
+	if _, err := VerifyRaw(raw, data, namespace, func(got string) (ssh.PublicKey, bool) { return pub, got == fp }); err != nil {
+		return nil, fmt.Errorf("sign: sign with %s: the signature made does not verify: %w", fp, err)
+	}
+	return raw, nil
 }
 
 func signSSHSig(s ssh.Signer, data []byte, namespace string) (*sshsig.Signature, error) {
@@ -65,7 +120,17 @@ func signSSHSig(s ssh.Signer, data []byte, namespace string) (*sshsig.Signature,
 // ErrUnknownKey; if the signature is malformed, for another namespace or
 // hash, or does not verify with the trusted key, with ErrBadSignature. On
 // success it returns the trusted key.
+//
+// An armored OpenPGP signature ("-----BEGIN PGP SIGNATURE-----") is
+// verified as VerifyRaw verifies its body.
 func VerifySSHSig(armored, data []byte, namespace string, lookup func(fingerprint string) (ssh.PublicKey, bool)) (ssh.PublicKey, error) {
+	if isArmoredOpenPGPSignature(armored) {
+		raw, err := unarmorOpenPGPSignature(armored)
+		if err != nil {
+			return nil, err
+		}
+		return VerifyRaw(raw, data, namespace, lookup)
+	}
 	raw, err := unarmor(armored)
 	if err != nil {
 		return nil, err
@@ -74,12 +139,19 @@ func VerifySSHSig(armored, data []byte, namespace string, lookup func(fingerprin
 }
 
 // VerifyRaw is VerifySSHSig for the binary SSHSIG structure made by SignRaw.
+// A binary OpenPGP signature (which SignRaw makes for an OpenPGP key) is
+// verified by the same rules: its namespace notation must equal namespace,
+// and lookup is asked for the key its key notation names (see
+// openpgp.go).
 func VerifyRaw(sig, data []byte, namespace string, lookup func(fingerprint string) (ssh.PublicKey, bool)) (ssh.PublicKey, error) {
 	if namespace == "" {
 		return nil, errors.New("sign: verify: empty namespace")
 	}
 	if lookup == nil {
 		return nil, errors.New("sign: verify: no key lookup")
+	}
+	if isOpenPGPSignature(sig) {
+		return verifyOpenPGP(sig, data, namespace, lookup)
 	}
 	parsed, err := parseRaw(sig)
 	if err != nil {
@@ -104,6 +176,29 @@ func VerifyRaw(sig, data []byte, namespace string, lookup func(fingerprint strin
 	if err := checkKey(trusted); err != nil {
 		return nil, fmt.Errorf("sign: verify: %w", err)
 	}
+	if isSKType(trusted.Type()) {
+		// Flags (presence, verification) and application are checked
+		// here, against the trusted key's options.
+		sk, ok := trusted.(*SKKey)
+		if !ok {
+			if sk, err = NewSKKey(trusted, false); err != nil {
+				return nil, fmt.Errorf("sign: verify: %w", err)
+			}
+		}
+		signed, err := sshsigSignedData(namespace, h, data)
+		if err != nil {
+			return nil, err
+		}
+		// verifySK does the whole check (the same mathematics as
+		// golang.org/x/crypto/ssh, plus the flags it does not check
+		// against the key's options), differentially tested against
+		// ssh-keygen -Y verify; checking twice would double the cost of
+		// every sk signature.
+		if err := verifySK(sk, signed, parsed.Signature); err != nil {
+			return nil, err
+		}
+		return trusted, nil
+	}
 	if err := sshsig.Verify(bytes.NewReader(data), parsed, trusted, h, namespace); err != nil {
 		return nil, fmt.Errorf("%w: key %s: %v", ErrBadSignature, fp, err)
 	}
@@ -114,6 +209,13 @@ func VerifyRaw(sig, data []byte, namespace string, lookup func(fingerprint strin
 // armored signature, without verifying anything: use it only to find a key
 // or to explain an error.
 func SignatureFingerprint(armored []byte) (string, error) {
+	if isArmoredOpenPGPSignature(armored) {
+		raw, err := unarmorOpenPGPSignature(armored)
+		if err != nil {
+			return "", err
+		}
+		return openPGPSignatureFingerprint(raw)
+	}
 	raw, err := unarmor(armored)
 	if err != nil {
 		return "", err
@@ -123,6 +225,20 @@ func SignatureFingerprint(armored []byte) (string, error) {
 		return "", err
 	}
 	return Fingerprint(parsed.PublicKey), nil
+}
+
+// UnarmorSSHSig returns the binary SSHSIG structure of an armored SSH
+// signature, parsed as strictly as VerifySSHSig parses it (without
+// verifying it). Errors wrap ErrBadSignature.
+func UnarmorSSHSig(armored []byte) ([]byte, error) {
+	raw, err := unarmor(armored)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := parseRaw(raw); err != nil {
+		return nil, err
+	}
+	return raw, nil
 }
 
 // unarmor returns the body of exactly one "SSH SIGNATURE" PEM block that
@@ -183,7 +299,12 @@ func parseRaw(raw []byte) (*sshsig.Signature, error) {
 	if h := sig.HashAlgorithm; h != sshsig.HashSHA512 && h != sshsig.HashSHA256 {
 		return nil, fmt.Errorf("%w: hash algorithm %.16q", ErrBadSignature, h)
 	}
-	if len(sig.Signature.Rest) != 0 {
+	if isSKType(sig.PublicKey.Type()) {
+		// A security key's signature ends in its flags and counter.
+		if _, _, err := SKSignatureFields(sig.Signature.Rest); err != nil {
+			return nil, err
+		}
+	} else if len(sig.Signature.Rest) != 0 {
 		return nil, fmt.Errorf("%w: malformed: trailing data in signature", ErrBadSignature)
 	}
 	// Reject anything the parser skipped or normalized (reserved field,

@@ -26,7 +26,9 @@ import (
 // ErrUnsupportedKey: policy and root keys must be ed25519 or ecdsa-p256.
 // PublicKey returns the crypto.PublicKey, so metadata.KeyFromPublicKey gives
 // the same key ID as TUFKey. Every signature is checked against the public
-// key before it is returned.
+// key before it is returned. A security key or an OpenPGP key gets a signer
+// that also implements TUFKeyHolder (tufkinds.go): such keys sign rule
+// files as persons, never root or rules metadata.
 func TUFSigner(s ssh.Signer) (signature.Signer, error) {
 	if s == nil {
 		return nil, ErrNoKey
@@ -34,6 +36,12 @@ func TUFSigner(s ssh.Signer) (signature.Signer, error) {
 	pub := s.PublicKey()
 	switch pub.Type() {
 	case ssh.KeyAlgoED25519, ssh.KeyAlgoECDSA256:
+	case ssh.KeyAlgoSKED25519, ssh.KeyAlgoSKECDSA256, KeyTypeOpenPGP:
+		// Person keys of these kinds sign rule files (see tufkinds.go).
+		if err := checkKey(pub); err != nil {
+			return nil, fmt.Errorf("sign: tuf signer %s: %w", Fingerprint(pub), err)
+		}
+		return &kindTUFSigner{s: s, pub: pub}, nil
 	default:
 		return nil, fmt.Errorf("sign: tuf signer %s: %w: %s (policy/root keys must be ed25519 or ecdsa-p256)", Fingerprint(pub), ErrUnsupportedKey, pub.Type())
 	}

@@ -93,6 +93,9 @@ func ReadPublicKey(path string) (ssh.PublicKey, error) {
 	if errors.As(err, &refused) {
 		return nil, report.Usagef("key %s: %v", path, refused)
 	}
+	if sign.IsArmoredOpenPGPKey(data) {
+		return nil, report.Usagef("key %s: %v", path, err)
+	}
 	if pubData, err := os.ReadFile(path + ".pub"); err == nil {
 		pub, _, err := sign.ParsePublicKey(pubData)
 		if err == nil {
@@ -109,5 +112,5 @@ func ReadPublicKey(path string) (ssh.PublicKey, error) {
 	if errors.As(err, &refused) {
 		return nil, report.Usagef("key %s: %v", path, refused)
 	}
-	return nil, report.Usagef("%s is not an SSH public key (expected a line like \"ssh-ed25519 AAAA... name\")", path)
+	return nil, report.Usagef("%s is not an SSH public key (expected a line like \"ssh-ed25519 AAAA... name\", a security key's \"sk-ssh-ed25519@openssh.com AAAA... name\", or an OpenPGP key from gpg --export --armor FINGERPRINT)", path)
 }

@@ -160,5 +160,5 @@ func (f *Factory) RepoFromGit() (*porcelain.Repo, error) {
 }
 
 func (f *Factory) porcelain(g *gitrepo.Repo) *porcelain.Repo {
-	return &porcelain.Repo{Git: g, Now: f.Now, AgentSocket: f.Getenv("SSH_AUTH_SOCK"), Home: f.Getenv("HOME")}
+	return &porcelain.Repo{Git: g, Now: f.Now, AgentSocket: f.Getenv("SSH_AUTH_SOCK"), Home: f.Getenv("HOME"), Prompt: f.Stderr}
 }

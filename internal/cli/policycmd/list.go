@@ -13,6 +13,7 @@ import (
 	"github.com/git-secure/git-secure/internal/cli/factory"
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/porcelain"
+	"github.com/git-secure/git-secure/internal/sign"
 )
 
 // ListOptions are the flags of policy list.
@@ -119,6 +120,9 @@ type revokeJSON struct {
 type personJSON struct {
 	Name string   `json:"name"`
 	Keys []string `json:"keys"`
+	// KeyKinds says, for each of Keys, what kind of key it is (its
+	// type, a security key's options, an OpenPGP key's fingerprint).
+	KeyKinds []string `json:"keyKinds"`
 }
 
 // newPolicyJSON is policy list's document of p (st says whether a change
@@ -151,6 +155,7 @@ func newPolicyJSON(p *policy.Policy, st *porcelain.Staged) PolicyJSON {
 		pj := personJSON{Name: person.Name}
 		for _, k := range person.Keys {
 			pj.Keys = append(pj.Keys, k.Fingerprint)
+			pj.KeyKinds = append(pj.KeyKinds, sign.DescribeKey(k.Public))
 		}
 		j.Persons = append(j.Persons, pj)
 	}
@@ -177,7 +182,14 @@ func printPolicy(f *factory.Factory, j PolicyJSON, p *policy.Policy) {
 		f.Out("  (none: add with git secure policy add-person NAME --key FILE)\n")
 	}
 	for _, pj := range j.Persons {
-		f.Out("  %-16s %s\n", pj.Name, strings.Join(pj.Keys, ", "))
+		keys := make([]string, len(pj.Keys))
+		for i, k := range pj.Keys {
+			keys[i] = k
+			if i < len(pj.KeyKinds) && !strings.HasPrefix(pj.KeyKinds[i], "ssh-") && !strings.HasPrefix(pj.KeyKinds[i], "ecdsa-") {
+				keys[i] += " (" + pj.KeyKinds[i] + ")" // security and OpenPGP keys
+			}
+		}
+		f.Out("  %-16s %s\n", pj.Name, strings.Join(keys, ", "))
 	}
 	f.Out("\nrules:\n")
 	if len(j.Rules) == 0 {
