@@ -225,4 +225,3 @@ func runHook(t *testing.T, srv *server, path, stdin string, env ...string) (stri
 	}
 	return out.String(), 0
 }
-
