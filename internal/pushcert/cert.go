@@ -63,6 +63,9 @@ type Cert struct {
 	Pusher   string
 	PushTime int64
 	TZ       string
+	// pusherLine is the pusher line's value as written (git puts one or
+	// two spaces before the date, depending on the key kind).
+	pusherLine string
 	// Pushee is the URL the pusher pushed to (git leaves out any user and
 	// password); Nonce the session nonce the server issued.
 	Pushee  string
@@ -210,7 +213,7 @@ func (c *Cert) parsePusher(v string) error {
 	if !strings.HasSuffix(v, " "+ts+" "+tz) || id == "" {
 		return fmt.Errorf("pusher line %.64q is not \"<key> <time> <tz>\"", v)
 	}
-	c.Pusher, c.PushTime, c.TZ = id, t, tz
+	c.Pusher, c.PushTime, c.TZ, c.pusherLine = id, t, tz, v
 	return nil
 }
 
@@ -396,4 +399,26 @@ func short(h gitrepo.Hash) string {
 		return "(none)"
 	}
 	return h.String()[:12]
+}
+
+// Encode writes the certificate from its fields: the bytes Parse read.
+func (c *Cert) Encode() []byte {
+	var b bytes.Buffer
+	b.WriteString("certificate version 0.1\n")
+	b.WriteString("pusher " + c.pusherLine + "\n")
+	if c.Pushee != "" {
+		b.WriteString("pushee " + c.Pushee + "\n")
+	}
+	if c.Nonce != "" {
+		b.WriteString("nonce " + c.Nonce + "\n")
+	}
+	for _, o := range c.Options {
+		b.WriteString("push-option " + o + "\n")
+	}
+	b.WriteString("\n")
+	for _, u := range c.Updates {
+		fmt.Fprintf(&b, "%s %s %s\n", u.Old, u.New, u.Ref)
+	}
+	b.Write(c.Signature)
+	return b.Bytes()
 }
