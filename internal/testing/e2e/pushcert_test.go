@@ -87,6 +87,13 @@ func TestSignedPushRecorded(t *testing.T) {
 				t.Fatalf("stored certificate:\n%s", cert)
 			}
 
+			// The pusher's clone has the certificate of its push at once
+			// and verifies.
+			if got := alice.refValue(dir, "refs/secure/pushcerts"); got != store {
+				t.Fatalf("after the signed push, alice's refs/secure/pushcerts = %q, want the server's %s", got, store)
+			}
+			alice.secure(dir, "verify", "--full")
+
 			// A fresh clone through git-remote-secure takes the store and
 			// verifies the certificate.
 			bob := newUser(t, "bob")
@@ -157,8 +164,10 @@ func TestSignedPushAttacks(t *testing.T) {
 		t.Fatalf("a refused push changed the store: %s, was %s", got, firstStore)
 	}
 
-	// The genuine signed push goes through.
-	alice.git(dir, "push", "-q", "--signed", "origin", "main")
+	// The genuine signed push goes through (signed because the clone's
+	// configuration says so: git hands git-remote-secure "if-asked").
+	alice.git(dir, "config", "push.gpgSign", "if-asked")
+	alice.git(dir, "push", "-q", "origin", "main")
 	entries := entriesFor(srv.admin.rslLog(path), "refs/heads/main")
 	second := entries[len(entries)-1]
 	if second.New != c2 {
