@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -22,11 +23,18 @@ const (
 	keyCertNonceSeed = "receive.certNonceSeed"
 	keyCertNonceSlop = "receive.certNonceSlop"
 	defaultNonceSlop = "60"
+	// keyAllowedSigners is where git looks for the keys it checks SSH
+	// signatures with, push certificates included (GIT_PUSH_CERT_STATUS,
+	// which git-secure does not use: the policy decides). Unset, git's
+	// receive-pack prints "gpg.ssh.allowedSignersFile needs to be
+	// configured" to every signed pusher.
+	keyAllowedSigners = "gpg.ssh.allowedSignersFile"
 )
 
 // EnsureCertNonceSeed makes the bare repository gitDir ask pushers for
 // push certificates (git push --signed): it sets receive.certNonceSeed to
-// a fresh random secret, and receive.certNonceSlop, when unset. Without a
+// a fresh random secret, receive.certNonceSlop, and
+// gpg.ssh.allowedSignersFile (to the empty /dev/null), each when unset. Without a
 // seed git refuses git push --signed ("the receiving end does not support
 // --signed push").
 func EnsureCertNonceSeed(gitDir string) error {
@@ -46,10 +54,14 @@ func EnsureCertNonceSeed(gitDir string) error {
 			return err
 		}
 	}
-	if _, ok, err := g.Config(keyCertNonceSlop); err != nil {
-		return err
-	} else if !ok {
-		return g.SetConfig(keyCertNonceSlop, defaultNonceSlop)
+	for _, kv := range [][2]string{{keyCertNonceSlop, defaultNonceSlop}, {keyAllowedSigners, os.DevNull}} {
+		if _, ok, err := g.Config(kv[0]); err != nil {
+			return err
+		} else if !ok {
+			if err := g.SetConfig(kv[0], kv[1]); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -35,7 +35,7 @@ type pushCerts struct {
 // certificate stored for rec in refs/secure/pushcerts, signed by a key of
 // a person of pol not revoked at rec, with a pushee and nonce, that states
 // exactly ref old..new and a move of the log that brought rec.
-func (v *verifier) checkSignedPush(rec *rsl.Record, pol *policy.Policy, ref string, old, new gitrepo.Hash, d *Decision) error {
+func (v *verifier) checkSignedPush(i int, rec *rsl.Record, pol *policy.Policy, ref string, old, new gitrepo.Hash, d *Decision) error {
 	var rules []string
 	for _, rd := range d.Rules {
 		if rd.Rule.SignedPush {
@@ -61,7 +61,7 @@ func (v *verifier) checkSignedPush(rec *rsl.Record, pol *policy.Policy, ref stri
 			return nil
 		}
 	}
-	why, err := v.pushCertProblem(pc, rec, pol, ref, old, new)
+	why, err := v.pushCertProblem(pc, i, rec, pol, ref, old, new)
 	if err != nil || why == "" {
 		return err
 	}
@@ -95,7 +95,7 @@ func (v *verifier) pushCertState() (*pushCerts, error) {
 
 // pushCertProblem is "" when a valid certificate is stored for rec, else
 // why none counts (every stored one's reason).
-func (v *verifier) pushCertProblem(pc *pushCerts, rec *rsl.Record, pol *policy.Policy, ref string, old, new gitrepo.Hash) (string, error) {
+func (v *verifier) pushCertProblem(pc *pushCerts, i int, rec *rsl.Record, pol *policy.Policy, ref string, old, new gitrepo.Hash) (string, error) {
 	raws, err := pushcert.Lookup(v.repo, pc.store, rec.ID)
 	if err != nil {
 		return "", fmt.Errorf("verify: entry #%d: %w", rec.Entry.Number, err)
@@ -106,7 +106,7 @@ func (v *verifier) pushCertProblem(pc *pushCerts, rec *rsl.Record, pol *policy.P
 	revoked := v.revokedAt(rec.Entry.Number)
 	var whys []string
 	for _, raw := range raws {
-		why, err := v.certFor(pc, raw, rec, pol, ref, old, new, revoked)
+		why, err := v.certFor(pc, i, raw, rec, pol, ref, old, new, revoked)
 		if err != nil {
 			return "", err
 		}
@@ -118,8 +118,9 @@ func (v *verifier) pushCertProblem(pc *pushCerts, rec *rsl.Record, pol *policy.P
 	return strings.Join(whys, "; "), nil
 }
 
-// certFor judges one stored certificate for rec: "" when it counts.
-func (v *verifier) certFor(pc *pushCerts, raw []byte, rec *rsl.Record, pol *policy.Policy, ref string, old, new gitrepo.Hash, revoked func(string) bool) (string, error) {
+// certFor judges one stored certificate for rec, the window's entry i:
+// "" when it counts.
+func (v *verifier) certFor(pc *pushCerts, i int, raw []byte, rec *rsl.Record, pol *policy.Policy, ref string, old, new gitrepo.Hash, revoked func(string) bool) (string, error) {
 	c, err := pushcert.Parse(raw)
 	if err != nil {
 		return fmt.Sprintf("stored certificate: %v", err), nil
@@ -149,14 +150,17 @@ func (v *verifier) certFor(pc *pushCerts, raw []byte, rec *rsl.Record, pol *poli
 		return fmt.Sprintf("certificate by %s: %v", person.Name, err), nil
 	}
 	// The entry lies in the log move the certificate states (after its
-	// old tip, up to its new one), and that move is this log's.
+	// old tip, up to its new one), and that move is this log's. Both
+	// walks are as long as the push (the log is one chain, checked by
+	// now); the new tip is looked up in the window before asking git.
 	in, err := v.repo.IsAncestor(rec.ID, l.New)
 	if err == nil && in && !l.Old.IsZero() {
-		var before bool
-		before, err = v.repo.IsAncestor(rec.ID, l.Old)
-		in = !before
+		in = l.Old != rec.ID
+		if in {
+			in, err = v.repo.IsAncestor(l.Old, rec.ID)
+		}
 	}
-	if err == nil && in && !pc.logTip.IsZero() {
+	if err == nil && in && !v.inWindow(i, l.New) && !pc.logTip.IsZero() {
 		in, err = v.repo.IsAncestor(l.New, pc.logTip)
 	}
 	if err != nil {
@@ -166,4 +170,15 @@ func (v *verifier) certFor(pc *pushCerts, raw []byte, rec *rsl.Record, pol *poli
 		return fmt.Sprintf("certificate by %s: %v: its log move %s..%s does not bring this entry", person.Name, pushcert.ErrMismatch, shortOrNone(l.Old), shortOrNone(l.New)), nil
 	}
 	return "", nil
+}
+
+// inWindow reports whether entry id is the window's entry i or a later
+// one.
+func (v *verifier) inWindow(i int, id gitrepo.Hash) bool {
+	for _, r := range v.records[min(i, len(v.records)):] {
+		if r.ID == id {
+			return true
+		}
+	}
+	return false
 }

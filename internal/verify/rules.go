@@ -271,7 +271,7 @@ func (v *verifier) authorize(i int, rec *rsl.Record, ref string, old, new gitrep
 		v.used[key] = rec.Entry.Number
 	}
 	if !skip {
-		if err := v.checkSignedPush(rec, pol, ref, old, new, d); err != nil {
+		if err := v.checkSignedPush(i, rec, pol, ref, old, new, d); err != nil {
 			return err
 		}
 	}
