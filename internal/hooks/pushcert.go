@@ -86,7 +86,8 @@ var nonceStatus = map[string]string{
 }
 
 // prepareCert judges the push certificate git received (GIT_PUSH_CERT,
-// GIT_PUSH_CERT_NONCE_STATUS): a push that carries one is refused unless
+// GIT_PUSH_CERT_NONCE_STATUS) of a push that adds log entries (of any
+// other push it is ignored: nothing stores it): the push is refused unless
 // the nonce is the one this server issued, the certificate parses, names
 // the pushee and nonce, states exactly the push's updates, and is signed
 // by a key of a person of the policy the push leaves in force. When the
@@ -104,6 +105,12 @@ func (c *Context) prepareCert(lines []RefLine, st *pushState) (*certStore, error
 	refuse := func(format string, args ...any) (*certStore, error) {
 		c.say("rejected: the push certificate (git push --signed): "+format, args...)
 		return nil, ErrRejected
+	}
+	newLog := st.proposed[rsl.Ref]
+	if newLog.IsZero() || newLog == st.oldLog {
+		// No entry to store it with: nothing depends on it (a signed push
+		// of a review branch by someone the policy does not list).
+		return nil, nil
 	}
 	if s := c.Getenv("GIT_PUSH_CERT_NONCE_STATUS"); s != "OK" {
 		why, ok := nonceStatus[s]
@@ -144,10 +151,6 @@ func (c *Context) prepareCert(lines []RefLine, st *pushState) (*certStore, error
 			return nil, ErrRejected
 		}
 		return refuse("signature by %s: %v", fp, err)
-	}
-	newLog := st.proposed[rsl.Ref]
-	if newLog.IsZero() || newLog == st.oldLog {
-		return nil, nil // no entry to store it with: nothing records this push
 	}
 	max, err := c.configInt("secure.maxPushEntries", defaultMaxPushEntries)
 	if err != nil {
