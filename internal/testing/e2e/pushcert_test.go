@@ -132,10 +132,12 @@ func TestSignedPushAttacks(t *testing.T) {
 	// entries, pushed past git-remote-secure with a certificate signed by
 	// another key.
 	c2 := alice.commit(dir, "two.txt", "2\n")
-	if r := alice.run(dir, "git", "push", "origin", "main"); r.code == 0 {
-		t.Fatalf("unsigned push accepted:\n%s", r)
-	}
+	oldLog := srv.admin.rev(path, "refs/secure/rsl")
+	alice.secure(dir, "rsl", "record", "refs/heads/main")
 	rslTip := alice.rev(dir, "refs/secure/rsl")
+	if rslTip == oldLog {
+		t.Fatal("git secure rsl record wrote no entry")
+	}
 	mallory := newUser(t, "mallory")
 	r := alice.run(dir, "git", append(direct(url), "-c", "user.signingkey="+mallory.key.Private, "push", "--no-verify", "--atomic", "--signed", url, "main", "refs/secure/rsl")...)
 	if r.code == 0 || !hasAll(r.stderr, "rejected: the push certificate (git push --signed) is signed by SHA256:", "which is no key of a person of the policy") {
@@ -144,7 +146,7 @@ func TestSignedPushAttacks(t *testing.T) {
 
 	// The hook as git runs it, with a real certificate (the first push's)
 	// and the update alice has pending.
-	oldMain, oldLog := srv.admin.rev(path, "refs/heads/main"), srv.admin.rev(path, "refs/secure/rsl")
+	oldMain := srv.admin.rev(path, "refs/heads/main")
 	alice.must(dir, "git", append(direct(url), "push", "-q", "--no-verify", url, "main:refs/heads/stage", rslTip+":refs/heads/stage-log")...)
 	stdin := oldMain + " " + c2 + " refs/heads/main\n" + oldLog + " " + rslTip + " refs/secure/rsl\n"
 	for _, tc := range []struct {
