@@ -436,7 +436,7 @@ func InstallServer(gitDir, binary string) error {
 			return err
 		}
 	}
-	return nil
+	return EnsureCertNonceSeed(gitDir)
 }
 
 // UninstallServer restores the server's previous hooks.

@@ -18,6 +18,7 @@ import (
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/porcelain"
+	"github.com/git-secure/git-secure/internal/pushcert"
 	"github.com/git-secure/git-secure/internal/report"
 	"github.com/git-secure/git-secure/internal/rsl"
 	"github.com/git-secure/git-secure/internal/sign"
@@ -210,6 +211,11 @@ func (c *Context) preReceive(input []byte) error {
 	if err := c.fastForwardsOnly(lines, st.proposed[policy.Ref]); err != nil {
 		return err
 	}
+	cert, err := c.prepareCert(lines, st)
+	if err != nil {
+		return err
+	}
+	c.Trace.Mark("push certificate")
 	budget, err := c.pushBudget(st.oldLog, st.proposed[rsl.Ref])
 	if err != nil {
 		return err
@@ -224,13 +230,16 @@ func (c *Context) preReceive(input []byte) error {
 	_, err = c.Repo.VerifyProposed(st.proposed, opts)
 	c.Trace.Mark("verify")
 	if err == nil {
-		return nil
+		return c.storeCert(cert)
 	}
 	var failed *verify.Failed
 	if !errors.As(err, &failed) {
 		return err
 	}
-	return c.judgePush(failed, st)
+	if err := c.judgePush(failed, st); err != nil {
+		return err
+	}
+	return c.storeCert(cert)
 }
 
 // pushState is the server's state before a push and the one it proposes.
@@ -301,6 +310,10 @@ func (c *Context) checkMetadataLines(lines []RefLine, proposed map[string]gitrep
 			if err := c.checkStatementPush(l, proposed); err != nil {
 				return err
 			}
+		case pushcert.Ref:
+			c.say("error: %s is written by the server alone (the certificates of signed pushes, stored as they arrive): a push cannot change it", l.Ref)
+			c.say("hint: push without it; to sign a push, use git push --signed")
+			return ErrRejected
 		case policy.Ref:
 			if l.New.IsZero() {
 				c.say("error: %s cannot be deleted", l.Ref)

@@ -96,6 +96,9 @@ func describeRule(r *Rule) string {
 	if r.TreeApprovals {
 		parts = append(parts, "tree approvals")
 	}
+	if r.SignedPush {
+		parts = append(parts, "signed pushes")
+	}
 	return strings.Join(parts, ", ")
 }
 

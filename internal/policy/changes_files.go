@@ -49,7 +49,7 @@ func fileRules(p *Policy, name string) []*Rule {
 	out := make([]*Rule, 0, len(f.Rules))
 	for _, r := range f.Rules {
 		out = append(out, &Rule{Name: r.Name, Refs: r.Refs, Paths: r.Paths, Allow: r.Allow, Threshold: r.Threshold,
-			Require: r.Require, TestsBy: r.TestsBy, TreeApprovals: r.TreeApprovals, EveryRef: r.EveryRef, File: r.File})
+			Require: r.Require, TestsBy: r.TestsBy, TreeApprovals: r.TreeApprovals, SignedPush: r.SignedPush, EveryRef: r.EveryRef, File: r.File})
 	}
 	return out
 }

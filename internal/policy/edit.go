@@ -130,6 +130,9 @@ func (p *Policy) ruleRole(byName map[string]*Person, r *Rule) metadata.Delegated
 	if r.TreeApprovals {
 		fields[fieldTrees] = "true"
 	}
+	if r.SignedPush {
+		fields[fieldSigned] = "true"
+	}
 	if len(r.Refs) == 0 && len(r.Paths) > 0 && !r.EveryRef {
 		fields[fieldScope] = scopeProtected
 	}

@@ -18,6 +18,7 @@ const (
 	fieldRequire = "x-git-secure-require"        // role: "GROUP=N" strings
 	fieldTests   = "x-git-secure-tests-by"       // role: groups whose test runs are required
 	fieldTrees   = "x-git-secure-tree-approvals" // role: "true" when tree-bound approvals count
+	fieldSigned  = "x-git-secure-signed-push"    // role: "true" when entries need a stored push certificate
 	teamPrefix   = "team:"
 	maxTeams     = 1000
 	maxGlobal    = 100

@@ -118,6 +118,11 @@ type Rule struct {
 	// TreeApprovals lets approvals bound to the new commit's tree count
 	// (they survive a rebase or an amended message that keeps the tree).
 	TreeApprovals bool
+	// SignedPush requires each entry the rule covers to have been pushed
+	// with git push --signed: a push certificate by a person of the
+	// policy, stored by the server in refs/secure/pushcerts, that states
+	// exactly the entry's update (internal/pushcert).
+	SignedPush bool
 	// EveryRef marks a path rule without ref patterns stored before path
 	// rules were scoped (it has no x-git-secure-path-scope field): it
 	// keeps the meaning it was signed with and covers every ref, as
@@ -772,7 +777,7 @@ func (p *Policy) decodeRuleIn(d *metadata.DelegatedRole, inFile bool) (*Rule, er
 		return nil, fail("terminating and path_hash_prefixes are not used")
 	}
 	for k := range d.UnrecognizedFields {
-		if k != fieldAllow && k != fieldRequire && k != fieldTests && k != fieldTrees && k != fieldScope {
+		if k != fieldAllow && k != fieldRequire && k != fieldTests && k != fieldTrees && k != fieldScope && k != fieldSigned {
 			return nil, fail("unknown field %q", k)
 		}
 	}
@@ -829,6 +834,12 @@ func decodeRuleFields(d *metadata.DelegatedRole) (*Rule, error) {
 			return nil, fmt.Errorf("%s must be \"true\" when present", fieldTrees)
 		}
 		r.TreeApprovals = true
+	}
+	if v, present := d.UnrecognizedFields[fieldSigned]; present {
+		if v != "true" {
+			return nil, fmt.Errorf("%s must be \"true\" when present", fieldSigned)
+		}
+		r.SignedPush = true
 	}
 	if v, present := d.UnrecognizedFields[fieldTests]; present {
 		if r.TestsBy, ok = stringList(v); !ok || len(r.TestsBy) == 0 {

@@ -11,13 +11,15 @@ import (
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/porcelain"
+	"github.com/git-secure/git-secure/internal/pushcert"
 	"github.com/git-secure/git-secure/internal/report"
 	"github.com/git-secure/git-secure/internal/rsl"
 	"github.com/git-secure/git-secure/internal/verify"
 )
 
 // secureRefs are the metadata refs the helper carries.
-var secureRefs = []string{rsl.Ref, policy.Ref, attest.Ref, policy.StagingRef}
+// The push certificates are taken, never sent: only the server writes them.
+var secureRefs = []string{rsl.Ref, policy.Ref, attest.Ref, policy.StagingRef, pushcert.Ref}
 
 // ErrVerifyFailed is returned when what a remote serves does not verify.
 var ErrVerifyFailed = errors.New("the remote's state does not verify")
@@ -276,7 +278,7 @@ func (h *Helper) adopt(remote, local map[string]gitrepo.Hash) error {
 			adoptedOwn = want
 			continue
 		}
-		if name == attest.Ref || name == policy.StagingRef {
+		if name == attest.Ref || name == policy.StagingRef || name == pushcert.Ref {
 			if !have.IsZero() && !mustAncestor(g, have, want) {
 				if name == attest.Ref && !mustAncestor(g, want, have) {
 					h.logf("note: your local approvals and the remote's have diverged; keeping yours (push them with git push)")

@@ -124,6 +124,10 @@ type gitOptions struct {
 	progress    bool
 	leases      []string
 	pushOptions []string
+	// signed is git push --signed's value ("true" or "if-asked"; "" for
+	// an unsigned push): the real push signs a push certificate for the
+	// server, which stores it with the log entries (internal/pushcert).
+	signed string
 }
 
 // prefetched is the policy at the snapshot's refs/secure/policy and the
@@ -466,6 +470,19 @@ func (h *Helper) option(opt string) string {
 		return h.optionDepth(value)
 	case "filter":
 		return h.optionFilter(value)
+	case "pushcert":
+		// git push --signed[=true|if-asked]: the certificate must be
+		// signed by the push that reaches the server, the helper's own,
+		// for the updates it sends (the branch and the log together).
+		switch value {
+		case "true", "if-asked":
+			h.opts.signed = value
+		case "false":
+			h.opts.signed = ""
+		default:
+			return "error invalid pushcert value"
+		}
+		return "ok"
 	case "push-option":
 		if value == "" || strings.ContainsAny(value, "\n\x00") {
 			return "error invalid push option"
@@ -488,6 +505,9 @@ func (h *Helper) pushFlags() []string {
 	}
 	if h.opts.progress {
 		out = append(out, "--progress")
+	}
+	if h.opts.signed != "" {
+		out = append(out, "--signed="+h.opts.signed)
 	}
 	return out
 }

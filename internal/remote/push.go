@@ -801,6 +801,9 @@ func (h *Helper) runPushRaw(specs []pushSpec, extra []string) pushResult {
 		if err := h.Repo.Git.SetConfig(h.configKey("securetip"), tip.String()); err != nil {
 			h.logf("warning: pushed, but cannot remember the remote's new log tip (%v): a later rollback of this push would not be noticed; git fetch will remember it", err)
 		}
+		if h.opts.signed != "" {
+			h.takePushCerts()
+		}
 	}
 	return res
 }

@@ -270,6 +270,11 @@ func (v *verifier) authorize(i int, rec *rsl.Record, ref string, old, new gitrep
 	for _, key := range counted {
 		v.used[key] = rec.Entry.Number
 	}
+	if !skip {
+		if err := v.checkSignedPush(i, rec, pol, ref, old, new, d); err != nil {
+			return err
+		}
+	}
 	for _, f := range d.Failures() {
 		v.problems = append(v.problems, &Problem{
 			Entry: rec.Entry.Number, EntryID: rec.ID, Ref: ref, Rule: f.Rule, Kind: f.Kind,

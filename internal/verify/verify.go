@@ -315,6 +315,10 @@ type verifier struct {
 	finalPolicy       *policy.Policy
 	policyCommit      gitrepo.Hash
 
+	// pushCerts is the push certificate store, read when a rule first
+	// requires signed pushes (pushcert.go).
+	pushCerts *pushCerts
+
 	policies []*policy.Policy // policy in force at each entry of the window
 	signers  []string         // fingerprint of the verified signer of each entry of the window
 

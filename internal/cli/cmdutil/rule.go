@@ -17,6 +17,8 @@ type RuleJSON struct {
 	TestsBy   []string `json:"requireTestsBy,omitempty"`
 	// TreeApprovals: approvals bound to the new tree count.
 	TreeApprovals bool `json:"treeApprovals,omitempty"`
+	// SignedPush: every entry needs a push certificate (git push --signed).
+	SignedPush bool `json:"requireSignedPush,omitempty"`
 	// EveryRef: a path rule without ref patterns signed before path rules
 	// were scoped; it judges every ref.
 	EveryRef bool `json:"everyRef,omitempty"`
@@ -47,6 +49,9 @@ func RuleSummary(r RuleJSON) string {
 	}
 	if r.TreeApprovals {
 		line += "; tree-bound approvals count"
+	}
+	if r.SignedPush {
+		line += "; pushed with git push --signed"
 	}
 	return line
 }

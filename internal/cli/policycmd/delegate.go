@@ -180,7 +180,7 @@ func newDelegationsJSON(p *policy.Policy) []DelegationJSON {
 
 // newRuleJSON is policy list's document of one rule.
 func newRuleJSON(r *policy.Rule) cmdutil.RuleJSON {
-	rj := cmdutil.RuleJSON{Name: r.Name, Refs: r.Refs, Paths: r.Paths, Allow: r.Allow, Threshold: r.Threshold, TestsBy: r.TestsBy, TreeApprovals: r.TreeApprovals, EveryRef: r.EveryRef}
+	rj := cmdutil.RuleJSON{Name: r.Name, Refs: r.Refs, Paths: r.Paths, Allow: r.Allow, Threshold: r.Threshold, TestsBy: r.TestsBy, TreeApprovals: r.TreeApprovals, SignedPush: r.SignedPush, EveryRef: r.EveryRef}
 	for _, q := range r.Require {
 		rj.Require = append(rj.Require, q.String())
 	}

@@ -65,6 +65,8 @@ type AddRuleOptions struct {
 	Threshold     int
 	ThresholdSet  bool
 	TreeApprovals bool
+	// SignedPush is --require-signed-push.
+	SignedPush bool
 	// File is the rule file to add the rule to (--file); empty for the
 	// top-level rules.
 	File string
@@ -88,7 +90,8 @@ moved or deleted. Examples:
    git secure policy add-rule main --ref refs/heads/main --allow alice --allow bob --threshold 2
    git secure policy add-rule main --ref refs/heads/main --require team:developers=2 --require team:security=1
    git secure policy add-rule crypto --path 'src/crypto/**' --allow team:security
-   git secure policy add-rule tested --ref refs/heads/main --allow team:developers --require-tests-by ci`,
+   git secure policy add-rule tested --ref refs/heads/main --allow team:developers --require-tests-by ci
+   git secure policy add-rule release --ref 'refs/tags/v*' --allow alice --require-signed-push`,
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "ref", Usage: "ref `PATTERN`, e.g. refs/heads/main or refs/tags/v* (repeatable)"},
 			&cli.StringSliceFlag{Name: "path", Usage: "file `PATTERN`, e.g. src/crypto/** (repeatable)"},
@@ -97,12 +100,13 @@ moved or deleted. Examples:
 			&cli.StringSliceFlag{Name: "require", Usage: "`GROUP=N`: N distinct persons of GROUP (a person or team:NAME) must sign or approve, every --require at once (repeatable)"},
 			&cli.StringSliceFlag{Name: "require-tests-by", Usage: "`GROUP` (person or team:NAME) that must have attested a passing test run on the new tree (git secure attest run)"},
 			&cli.BoolFlag{Name: "tree-approvals", Usage: "let approvals bound to the new tree count (git secure attest approve --tree): they survive a rebase or amend that keeps the tree"},
+			&cli.BoolFlag{Name: "require-signed-push", Usage: "every entry must arrive in a push signed with git push --signed by a person of the policy; the server stores the certificate (refs/secure/pushcerts) and refuses unsigned pushes"},
 			fileFlag,
 		},
 		Action: func(c *cli.Context) error {
 			return runAddRule(c.Context, &AddRuleOptions{F: f, Args: c.Args().Slice(), Refs: c.StringSlice("ref"), Paths: c.StringSlice("path"),
 				Allow: c.StringSlice("allow"), Require: c.StringSlice("require"), TestsBy: c.StringSlice("require-tests-by"),
-				Threshold: c.Int("threshold"), ThresholdSet: c.IsSet("threshold"), TreeApprovals: c.Bool("tree-approvals"), File: c.String("file")})
+				Threshold: c.Int("threshold"), ThresholdSet: c.IsSet("threshold"), TreeApprovals: c.Bool("tree-approvals"), SignedPush: c.Bool("require-signed-push"), File: c.String("file")})
 		},
 	}
 }
@@ -112,7 +116,7 @@ func runAddRule(_ context.Context, opts *AddRuleOptions) error {
 	if len(opts.Args) != 1 {
 		return report.Usagef("add-rule takes exactly one NAME")
 	}
-	rule := policy.Rule{Name: opts.Args[0], Refs: everyRefSpelled(opts.Refs), Paths: opts.Paths, Allow: opts.Allow, Threshold: opts.Threshold, TestsBy: opts.TestsBy, TreeApprovals: opts.TreeApprovals}
+	rule := policy.Rule{Name: opts.Args[0], Refs: everyRefSpelled(opts.Refs), Paths: opts.Paths, Allow: opts.Allow, Threshold: opts.Threshold, TestsBy: opts.TestsBy, TreeApprovals: opts.TreeApprovals, SignedPush: opts.SignedPush}
 	for _, q := range opts.Require {
 		req, err := policy.ParseRequirement(q)
 		if err != nil {

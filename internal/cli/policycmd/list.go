@@ -160,7 +160,7 @@ func newPolicyJSON(p *policy.Policy, st *porcelain.Staged) PolicyJSON {
 		j.Persons = append(j.Persons, pj)
 	}
 	for _, r := range p.Rules() {
-		rj := cmdutil.RuleJSON{Name: r.Name, Refs: r.Refs, Paths: r.Paths, Allow: r.Allow, Threshold: r.Threshold, TestsBy: r.TestsBy, TreeApprovals: r.TreeApprovals, EveryRef: r.EveryRef}
+		rj := cmdutil.RuleJSON{Name: r.Name, Refs: r.Refs, Paths: r.Paths, Allow: r.Allow, Threshold: r.Threshold, TestsBy: r.TestsBy, TreeApprovals: r.TreeApprovals, SignedPush: r.SignedPush, EveryRef: r.EveryRef}
 		for _, q := range r.Require {
 			rj.Require = append(rj.Require, q.String())
 		}
