@@ -115,14 +115,6 @@ func Parse(raw []byte) (*Cert, error) {
 	if lines[0] != "certificate version 0.1" {
 		return nil, bad("first line %.64q, want \"certificate version 0.1\"", lines[0])
 	}
-	n := 1
-	next := func(prefix string) (string, bool) {
-		if n < len(lines) && strings.HasPrefix(lines[n], prefix) {
-			n++
-			return lines[n-1][len(prefix):], true
-		}
-		return "", false
-	}
 	for _, l := range lines {
 		if len(l) > maxLine {
 			return nil, bad("a line of %d bytes", len(l))
@@ -131,22 +123,44 @@ func Parse(raw []byte) (*Cert, error) {
 			return nil, bad("a control character in %.64q", l)
 		}
 	}
+	n, err := c.parseHeader(lines)
+	if err != nil {
+		return nil, bad("%v", err)
+	}
+	if err := c.parseUpdates(lines[n:]); err != nil {
+		return nil, bad("%v", err)
+	}
+	return c, nil
+}
+
+// parseHeader reads the lines after the version line up to and including
+// the blank line, in git's order, and returns the index of the first
+// update line.
+func (c *Cert) parseHeader(lines []string) (int, error) {
+	n := 1
+	next := func(prefix string) (string, bool) {
+		if n < len(lines) && strings.HasPrefix(lines[n], prefix) {
+			n++
+			return lines[n-1][len(prefix):], true
+		}
+		return "", false
+	}
 	pusher, ok := next("pusher ")
 	if !ok {
-		return nil, bad("no pusher line")
+		return 0, errors.New("no pusher line")
 	}
 	if err := c.parsePusher(pusher); err != nil {
-		return nil, bad("%v", err)
+		return 0, err
 	}
 	if v, ok := next("pushee "); ok {
 		if v == "" {
-			return nil, bad("empty pushee")
+			return 0, errors.New("empty pushee")
 		}
 		c.Pushee = v
 	}
 	if v, ok := next("nonce "); ok {
 		if v == "" {
-			return nil, bad("empty nonce")
+			return 0, errors.New("empty nonce")
 		}
 		c.Nonce = v
 	}
@@ -156,33 +170,38 @@ func Parse(raw []byte) (*Cert, error) {
 			break
 		}
 		if len(c.Options) == MaxOptions {
-			return nil, bad("more than %d push options", MaxOptions)
+			return 0, fmt.Errorf("more than %d push options", MaxOptions)
 		}
 		c.Options = append(c.Options, v)
 	}
 	if n >= len(lines) || lines[n] != "" {
-		return nil, bad("unexpected header line %.64q", at(lines, n))
+		return 0, fmt.Errorf("unexpected header line %.64q", at(lines, n))
 	}
-	n++
+	return n + 1, nil
+}
+
+// parseUpdates reads the "<old> <new> <ref>" lines: each ref once, at
+// least one, at most MaxUpdates.
+func (c *Cert) parseUpdates(lines []string) error {
 	seen := map[string]bool{}
-	for ; n < len(lines); n++ {
-		u, err := parseUpdate(lines[n])
+	for _, l := range lines {
+		u, err := parseUpdate(l)
 		if err != nil {
-			return nil, bad("%v", err)
+			return err
 		}
 		if seen[u.Ref] {
-			return nil, bad("%s updated twice", u.Ref)
+			return fmt.Errorf("%s updated twice", u.Ref)
 		}
 		if len(c.Updates) == MaxUpdates {
-			return nil, bad("more than %d ref updates", MaxUpdates)
+			return fmt.Errorf("more than %d ref updates", MaxUpdates)
 		}
 		seen[u.Ref] = true
 		c.Updates = append(c.Updates, u)
 	}
 	if len(c.Updates) == 0 {
-		return nil, bad("no ref update")
+		return errors.New("no ref update")
 	}
-	return c, nil
+	return nil
 }
 
 func at(lines []string, n int) string {
