@@ -112,6 +112,9 @@ func (r *Repo) RecordForgeReviews(pr ForgePullRequest, keyFile string) (*ForgeRe
 		if to, err = gitrepo.ParseHash(pr.MergeSHA); err != nil {
 			return nil, fmt.Errorf("forge: merge commit %q: %v", pr.MergeSHA, err)
 		}
+		if err := r.checkForgeMerge(pr, ref, from, head, to); err != nil {
+			return nil, err
+		}
 	}
 	out := &ForgeRecorded{Ref: ref, From: from, To: to, App: app.Name, Records: []ForgeRecordLine{}}
 	// The effective approval of each account: its latest review that is
@@ -178,4 +181,26 @@ func (r *Repo) RecordForgeReviews(pr ForgePullRequest, keyFile string) (*ForgeRe
 		out.Store = store.Tip()
 	}
 	return out, nil
+}
+
+// checkForgeMerge checks that the forge's merge commit merges exactly the
+// reviewed head into the base's recorded tip: parents from and head, in
+// that order, as the forge's test merge makes them. The reviews were made
+// on the head; signed for any other commit (a merge computed before the
+// last push, or one the forge lists by mistake) they would approve
+// content nobody reviewed.
+func (r *Repo) checkForgeMerge(pr ForgePullRequest, ref string, from, head, merge gitrepo.Hash) error {
+	c, err := r.Git.ReadCommit(merge)
+	if err != nil {
+		return usage("the forge's merge commit %s of pull request %s is not here: fetch it first (git fetch origin refs/pull/%s/merge)", merge.String()[:12], pr.Number, pr.Number)
+	}
+	if len(c.Parents) != 2 || c.Parents[0] != from || c.Parents[1] != head {
+		parents := make([]string, len(c.Parents))
+		for i, p := range c.Parents {
+			parents[i] = p.String()[:12]
+		}
+		return fmt.Errorf("%w: the forge's merge commit %s of pull request %s has parents [%s], not %s's recorded tip %s and the reviewed head %s: its reviews would approve content nobody reviewed; nothing recorded (wait until the forge has updated its merge commit, or update the pull request, and run again)",
+			ErrRefused, merge.String()[:12], pr.Number, strings.Join(parents, " "), ref, from.String()[:12], head.String()[:12])
+	}
+	return nil
 }
