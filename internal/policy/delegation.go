@@ -78,6 +78,11 @@ type RuleFile struct {
 	// SignedBy and Missing are the signer persons with and without a valid
 	// signature on the file.
 	SignedBy, Missing []string
+	// SignedKeys holds, for each person of SignedBy, the fingerprints of
+	// every key of theirs with a valid signature on the file: a verifier
+	// that knows which keys were revoked when the file changed counts only
+	// the others (verify.CheckPolicyRevoked).
+	SignedKeys map[string][]string
 	// Outside lists what of the file lies beyond its delegation's
 	// namespace; verification ignores it there and warns.
 	Outside []string
@@ -418,6 +423,7 @@ func (p *Policy) judgeRuleFile(n *node, f *RuleFile) {
 	}
 	payload, err := cjson.EncodeCanonical(f.Meta.Signed)
 	signed := map[string]bool{}
+	f.SignedKeys = nil
 	if err == nil {
 		for _, s := range f.Meta.Signatures {
 			k, ok := p.personKeys[s.KeyID]
@@ -425,11 +431,15 @@ func (p *Policy) judgeRuleFile(n *node, f *RuleFile) {
 				continue
 			}
 			owner := p.ownerFP[k.Fingerprint]
-			if owner == nil || !signers[owner.Name] || signed[owner.Name] {
+			if owner == nil || !signers[owner.Name] || slices.Contains(f.SignedKeys[owner.Name], k.Fingerprint) {
 				continue
 			}
 			if verifyTUF(k.TUF, payload, s.Signature) {
 				signed[owner.Name] = true
+				if f.SignedKeys == nil {
+					f.SignedKeys = map[string][]string{}
+				}
+				f.SignedKeys[owner.Name] = append(f.SignedKeys[owner.Name], k.Fingerprint)
 			}
 		}
 	}

@@ -3,6 +3,8 @@ package verify
 import (
 	"bytes"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/git-secure/git-secure/internal/policy"
@@ -12,7 +14,9 @@ import (
 // whose signed content differs from prev's (nil for the first policy), the
 // signatures of its delegation's signer persons: the change needs their
 // threshold, as TUF requires of delegated metadata.
-func ruleFileStatuses(prev, next *policy.Policy) ([]RoleStatus, error) {
+// A signature by a key revoked (compromised) when the file changed does
+// not count: its thief could otherwise rewrite the file.
+func ruleFileStatuses(prev, next *policy.Policy, revoked func(fp string) bool) ([]RoleStatus, error) {
 	var out []RoleStatus
 	for _, f := range next.RuleFiles() {
 		if prev != nil {
@@ -31,6 +35,24 @@ func ruleFileStatuses(prev, next *policy.Policy) ([]RoleStatus, error) {
 			}
 		}
 		threshold, signed, missing, _ := next.RuleFileStatus(f.Name)
+		if revoked != nil {
+			var kept []string
+			for _, person := range signed {
+				var bad []string
+				for _, fp := range f.SignedKeys[person] {
+					if revoked(fp) {
+						bad = append(bad, fp)
+					}
+				}
+				if len(bad) < len(f.SignedKeys[person]) {
+					kept = append(kept, person)
+					continue
+				}
+				missing = append(missing, fmt.Sprintf("%s (key %s revoked)", person, strings.Join(bad, ", ")))
+			}
+			signed = kept
+			sort.Strings(missing)
+		}
 		out = append(out, RoleStatus{Role: "rule file " + f.Name, Threshold: threshold, SignedBy: signed, Missing: missing})
 	}
 	return out, nil
