@@ -61,18 +61,42 @@ func ruleFileStatuses(prev, next *policy.Policy, revoked func(fp string) bool) (
 // checkRuleFiles requires every rule file of next to count (its
 // delegation's threshold signed it, every file above it counts, its rules
 // name persons the policy has) and a changed file's version to grow.
+//
+// A file the change writes (new, or changed) must not expire before the
+// rules metadata in force (the earlier of prev's and next's targets.json):
+// a rule file past its expiry expires the whole policy, so a file's
+// signers could otherwise stop every update of the repository, far beyond
+// their namespace, by signing a file that expires soon. git-secure's own
+// edits give a file the same lifetime as the rules, from a later time.
 func checkRuleFiles(prev, next *policy.Policy) error {
+	rulesExpire := next.Targets.Signed.Expires
+	if prev != nil && prev.Targets.Signed.Expires.Before(rulesExpire) {
+		rulesExpire = prev.Targets.Signed.Expires
+	}
 	for _, f := range next.RuleFiles() {
 		if f.Untrusted != "" {
 			return fmt.Errorf("%w: rule file %s: %s", ErrThreshold, f.Name, f.Untrusted)
 		}
-		if prev == nil {
-			continue
-		}
-		if old, ok := prev.RuleFile(f.Name); ok && old.Meta != nil {
-			if err := checkVersion("rule file "+f.Name, old.Meta, f.Meta, false); err != nil {
-				return err
+		changed := true
+		if prev != nil {
+			if old, ok := prev.RuleFile(f.Name); ok && old.Meta != nil {
+				if err := checkVersion("rule file "+f.Name, old.Meta, f.Meta, false); err != nil {
+					return err
+				}
+				a, err := signedPayload(old.Meta)
+				if err != nil {
+					return err
+				}
+				b, err := signedPayload(f.Meta)
+				if err != nil {
+					return err
+				}
+				changed = !bytes.Equal(a, b)
 			}
+		}
+		if exp := f.Meta.Signed.Expires; changed && exp.Before(rulesExpire) {
+			return fmt.Errorf("%w: rule file %s expires on %s, before the rules metadata in force (%s): it would expire the whole policy first; edit it with git-secure (git secure policy add-rule or remove-rule --file %s gives it the rules' lifetime) and sign it again",
+				ErrMalformed, f.Name, exp.Format(time.RFC3339), rulesExpire.Format(time.RFC3339), f.Name)
 		}
 	}
 	return nil
