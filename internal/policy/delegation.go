@@ -35,6 +35,11 @@ const (
 	// how deep delegations nest below targets.json.
 	MaxRuleFiles       = 1000
 	MaxDelegationDepth = 8
+	// MaxRuleFilesSize bounds the bytes of all rule files of a policy
+	// together: anyone may push a staged change, which every clone
+	// fetches and reads, so 1000 files of 1 MiB each must not be what a
+	// reader holds.
+	MaxRuleFilesSize = 16 << 20
 
 	fieldSigners  = "x-git-secure-signers"   // role: persons and teams who sign the rule file
 	fieldRuleFile = "x-git-secure-rule-file" // rule file: its own name, signed (no file passes as another)
@@ -346,6 +351,12 @@ func (p *Policy) indexRuleFiles(raw map[string][]byte) error {
 	p.nodes, p.rulesFor = nil, nil
 	if len(raw) > MaxRuleFiles {
 		return fmt.Errorf("%w: more than %d rule files", ErrMalformed, MaxRuleFiles)
+	}
+	total := 0
+	for _, data := range raw {
+		if total += len(data); total > MaxRuleFilesSize {
+			return fmt.Errorf("%w: rule files hold more than %d bytes together", ErrMalformed, MaxRuleFilesSize)
+		}
 	}
 	for name, data := range raw {
 		if !validName(name) {
