@@ -91,3 +91,38 @@ func write(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// A packed-refs file that lists one ref twice with two values: git
+// for-each-ref lists both, git rev-parse resolves one, and which one a
+// listing kept depended on the reader (the in-process one kept the last,
+// the sort after for-each-ref either). Now both readers refuse to answer,
+// naming the ref, with or without the in-process readers.
+func TestListRefsRefusesARefListedTwice(t *testing.T) {
+	for _, env := range []string{"in-process", EnvNoFastPath} {
+		t.Run(env, func(t *testing.T) {
+			s := testutil.NewSandbox(t)
+			dir := s.InitRepo("repo", 3)
+			gitDir := filepath.Join(dir, ".git")
+			a, b := strings.TrimSpace(s.Git(dir, "rev-parse", "HEAD~1")), strings.TrimSpace(s.Git(dir, "rev-parse", "HEAD"))
+			s.Git(dir, "pack-refs", "--all")
+			write(t, filepath.Join(gitDir, "packed-refs"), "# pack-refs with: peeled fully-peeled sorted \n"+
+				a+" refs/heads/dup\n"+b+" refs/heads/dup\n"+b+" refs/heads/main\n")
+			e := inProcessEnv(s)
+			if env == EnvNoFastPath {
+				e = append(e, EnvNoFastPath+"=1")
+			}
+			g, err := OpenWithEnv(dir, e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Close()
+			refs, err := g.ListRefs("refs/heads/")
+			if b < a {
+				a, b = b, a
+			}
+			if err == nil || !strings.Contains(err.Error(), "refs/heads/dup is listed twice, at "+a[:12]+" and "+b[:12]) {
+				t.Fatalf("ListRefs = %v, %v; want it refused naming refs/heads/dup", refs, err)
+			}
+		})
+	}
+}

@@ -228,6 +228,11 @@ func (f *Repo) readPackedRefs(path string) (map[string]ID, error) {
 		if !ok || h == (ID{}) {
 			return nil, errRefsFallback
 		}
+		if _, dup := out[string(name)]; dup {
+			// git lists both and resolves one: let it say so (ListRefs
+			// refuses a ref listed twice).
+			return nil, errRefsFallback
+		}
 		out[string(name)] = h
 	}
 	return out, nil
