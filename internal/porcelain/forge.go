@@ -15,7 +15,7 @@ import (
 type ForgePullRequest struct {
 	Forge    string // "github" or "gitlab"
 	Number   string // decimal
-	BaseRef  string // branch name or full ref
+	BaseRef  string // the name of the branch it merges into ("main")
 	HeadSHA  string
 	MergeSHA string // the forge's test merge commit, "" when none
 	Reviews  []ForgeReviewEvent
@@ -73,10 +73,10 @@ func (r *Repo) RecordForgeReviews(pr ForgePullRequest, keyFile string) (*ForgeRe
 	if !ok {
 		return nil, fmt.Errorf("%w: key %s is not a forge app of the policy in force, so its records would not count; a root key holder runs: git secure trust add-forge-app NAME --key BRIDGE.pub", ErrRefused, fp)
 	}
-	ref := pr.BaseRef
-	if !strings.HasPrefix(ref, "refs/") {
-		ref = "refs/heads/" + ref
-	}
+	// A pull request merges into a branch, and the forge names it by its
+	// name: a branch named refs/tags/v2.0 is refs/heads/refs/tags/v2.0,
+	// never the tag (reviews of it must not approve creating the tag).
+	ref := "refs/heads/" + pr.BaseRef
 	if err := attest.ValidRef(ref); err != nil {
 		return nil, usage("base %q: %v", pr.BaseRef, err)
 	}

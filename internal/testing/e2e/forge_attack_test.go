@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -88,4 +89,58 @@ func TestForgeMergeCommitMustMergeTheReviewedHead(t *testing.T) {
 	if r := alice.run(dir, "git", "push", "origin", "main"); r.code != 0 {
 		t.Fatalf("the push of the reviewed merge:\n%s", r)
 	}
+}
+
+// Attack: a pull request's base is a branch (GitHub's base.ref is its
+// name), but the bridge took a base name starting with "refs/" for a full
+// ref. Alice opens a pull request into a branch she named refs/tags/v2.0
+// (refs/heads/refs/tags/v2.0, an unprotected branch), bob and carol
+// approve it, and the bridge recorded their reviews as approvals of
+// creating the tag refs/tags/v2.0 at the head: the release rule's two
+// reviewers were met for a tag nobody was asked about, and the enforcing
+// server took alice's push of the tag. Now the base is always the branch
+// refs/heads/<name>: the approvals are of that branch, and the tag's push
+// is refused.
+func TestForgeBaseIsAlwaysABranch(t *testing.T) {
+	srv := startServer(t, trFile)
+	_, url := srv.newRepo("forge-base.git", true)
+	alice, bob, carol, bridge, ci := newUser(t, "alice"), newUser(t, "bob"), newUser(t, "carol"), newUser(t, "bridge"), newUser(t, "ci")
+	dir := benchRepo(t, alice, "work", url, true)
+	alice.secure(dir, "policy", "add-person", "bob", "--key", bob.key.Public, "--github", "bob-gh")
+	alice.secure(dir, "policy", "add-person", "carol", "--key", carol.key.Public, "--github", "carol-gh")
+	alice.secure(dir, "policy", "add-rule", "releases", "--ref", "refs/tags/v*", "--allow", "bob", "--allow", "carol", "--threshold", "2")
+	alice.secure(dir, "trust", "add-forge-app", "ci-bridge", "--key", bridge.key.Public)
+	alice.secure(dir, "policy", "apply")
+	alice.git(dir, "push", "-q", "origin", "main")
+
+	alice.git(dir, "checkout", "-q", "-b", "topic", "main")
+	head := alice.commit(dir, "f.txt", "a change\n")
+	alice.git(dir, "push", "-q", "origin", "HEAD:refs/heads/topic", "main:refs/heads/refs/tags/v2.0")
+	alice.git(dir, "checkout", "-q", "main")
+
+	gh := &fakeGitHub{head: head, base: "refs/tags/v2.0"}
+	api := gh.serve(t)
+	gh.review(301, "bob-gh", "APPROVED", head)
+	gh.review(302, "carol-gh", "APPROVED", head)
+	d := ci.path("rec")
+	ci.git(ci.sb.Home, "clone", "-q", url, d)
+	ci.git(d, "fetch", "-q", "origin", "+refs/secure/*:refs/secure/*")
+	saved := ci.sb.Extra
+	ci.sb.Extra = append(append([]string{}, saved...), "GITHUB_TOKEN=ci-token")
+	r := ci.run(d, "git", "secure", "forge", "record-approvals", "--pr", "1", "--repo", "acme/widget", "--api-url", api, "--key", bridge.key.Private)
+	ci.sb.Extra = saved
+	if r.code != 0 || !strings.Contains(r.stdout, "refs/heads/refs/tags/v2.0 ") {
+		t.Fatalf("record-approvals of a pull request into the branch refs/tags/v2.0 must record approvals of that branch:\n%s", r)
+	}
+	ci.git(d, "push", "-q", "origin", "refs/secure/attestations")
+
+	// The base branch goes (git would otherwise match the tag's name to
+	// it on push), and alice pushes the tag.
+	alice.git(dir, "push", "-q", "origin", ":refs/heads/refs/tags/v2.0")
+	alice.git(dir, "tag", "v2.0", head)
+	r = alice.run(dir, "git", "push", "origin", "refs/tags/v2.0")
+	if r.code == 0 {
+		t.Fatalf("the tag v2.0 was created on approvals of a pull request into a branch:\n%s", r)
+	}
+	wantAll(t, "push of the tag", r, "rule releases")
 }

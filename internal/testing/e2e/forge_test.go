@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -16,6 +17,7 @@ type fakeGitHub struct {
 	mu      sync.Mutex
 	head    string
 	merge   string // merge_commit_sha, "" for none
+	base    string // base.ref, "main" when empty
 	reviews []map[string]any
 }
 
@@ -45,7 +47,7 @@ func (g *fakeGitHub) serve(t *testing.T) string {
 		switch r.URL.Path {
 		case "/repos/acme/widget/pulls/1":
 			pr := map[string]any{"number": 1, "state": "open", "merged": false,
-				"head": map[string]any{"ref": "review/x", "sha": g.head}, "base": map[string]any{"ref": "main"}}
+				"head": map[string]any{"ref": "review/x", "sha": g.head}, "base": map[string]any{"ref": cmp.Or(g.base, "main")}}
 			if g.merge != "" {
 				pr["merge_commit_sha"] = g.merge
 			}
