@@ -182,12 +182,22 @@ func (r *Repo) ListRefs(prefixes ...string) ([]Ref, error) {
 	}
 	sort.Slice(refs, func(i, j int) bool { return refs[i].Name < refs[j].Name })
 	// Overlapping prefixes cannot produce duplicates (one process, one
-	// listing), but stay defensive.
+	// listing). A ref listed twice comes from a packed-refs file that
+	// holds it twice: git for-each-ref lists both values, git rev-parse
+	// resolves one, so which state is the repository's is not known.
 	out := refs[:0]
 	for i, ref := range refs {
-		if i == 0 || ref.Name != refs[i-1].Name {
-			out = append(out, ref)
+		if i > 0 && ref.Name == refs[i-1].Name {
+			if ref.Hash != refs[i-1].Hash {
+				a, b := ref.Hash.String(), refs[i-1].Hash.String()
+				if b < a {
+					a, b = b, a
+				}
+				return nil, fmt.Errorf("gitrepo: list refs: %s is listed twice, at %s and %s (packed-refs holds it twice; git resolves one of them): repair it with git update-ref -d %s, which drops one value (until git for-each-ref lists it once), then git update-ref %s VALUE", ref.Name, a[:12], b[:12], ref.Name, ref.Name)
+			}
+			continue
 		}
+		out = append(out, ref)
 	}
 	return out, nil
 }

@@ -62,6 +62,7 @@ func Changes(base, staged *Policy) []string {
 	out = append(out, diffNamed("global rule", base.GlobalRules(), staged.GlobalRules(), func(g *GlobalRule) string { return g.Name },
 		func(g *GlobalRule) string { return fmt.Sprintf("%s on %s", g.Type, strings.Join(g.Refs, ", ")) })...)
 	out = append(out, ruleFileChanges(base, staged)...)
+	out = append(out, forgeChanges(base, staged)...)
 	for _, rv := range staged.Revocations() {
 		if !slices.Contains(base.Revocations(), rv) {
 			out = append(out, fmt.Sprintf("revokes key %s from entry #%d", rv.Fingerprint, rv.FromEntry))

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -10,6 +11,7 @@ import (
 // not be shown to its signers as "renews the expiry".
 func ruleFileChanges(base, staged *Policy) []string {
 	out := diffNamed("delegation", allDelegations(base), allDelegations(staged), func(d *Delegation) string { return d.Name }, describeDelegation)
+	out = append(out, delegationOrder(base, staged, "")...)
 	seen := map[string]bool{}
 	var names []string
 	for _, p := range []*Policy{staged, base} {
@@ -21,6 +23,7 @@ func ruleFileChanges(base, staged *Policy) []string {
 		}
 	}
 	for _, name := range names {
+		out = append(out, delegationOrder(base, staged, name)...)
 		in := " in rule file " + name
 		out = append(out, diffNamed("rule", fileRules(base, name), fileRules(staged, name), func(r *Rule) string { return r.Name + in }, describeRule)...)
 	}
@@ -70,4 +73,30 @@ func describeDelegation(d *Delegation) string {
 		parts = append(parts, "delegated by rule file "+d.Parent)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// delegationOrder describes a change of the order of the delegations of
+// file ("" for targets.json) that both policies hold: the order is their
+// precedence (TUF's search), so a change that only reorders them changes
+// which rules apply, and must not pass for none.
+func delegationOrder(base, staged *Policy, file string) []string {
+	names := func(p *Policy, other *Policy) []string {
+		var out []string
+		for _, d := range p.Delegations(file) {
+			if slices.ContainsFunc(other.Delegations(file), func(o *Delegation) bool { return o.Name == d.Name }) {
+				out = append(out, d.Name)
+			}
+		}
+		return out
+	}
+	was, now := names(base, staged), names(staged, base)
+	if slices.Equal(was, now) {
+		return nil
+	}
+	where := "targets.json"
+	if file != "" {
+		where = "rule file " + file
+	}
+	return []string{fmt.Sprintf("changes the order of the delegations of %s to %s (was %s): an earlier terminating delegation shadows the later ones",
+		where, strings.Join(now, ", "), strings.Join(was, ", "))}
 }

@@ -30,6 +30,11 @@ const (
 	// how deep delegations nest below targets.json.
 	MaxRuleFiles       = 1000
 	MaxDelegationDepth = 8
+	// MaxRuleFilesSize bounds the bytes of all rule files of a policy
+	// together: anyone may push a staged change, which every clone
+	// fetches and reads, so 1000 files of 1 MiB each must not be what a
+	// reader holds.
+	MaxRuleFilesSize = 16 << 20
 
 	fieldSigners  = "x-git-secure-signers"   // role: persons and teams who sign the rule file
 	fieldRuleFile = "x-git-secure-rule-file" // rule file: its own name, signed (no file passes as another)
@@ -73,6 +78,11 @@ type RuleFile struct {
 	// SignedBy and Missing are the signer persons with and without a valid
 	// signature on the file.
 	SignedBy, Missing []string
+	// SignedKeys holds, for each person of SignedBy, the fingerprints of
+	// every key of theirs with a valid signature on the file: a verifier
+	// that knows which keys were revoked when the file changed counts only
+	// the others (verify.CheckPolicyRevoked).
+	SignedKeys map[string][]string
 	// Outside lists what of the file lies beyond its delegation's
 	// namespace; verification ignores it there and warns.
 	Outside []string
@@ -337,6 +347,12 @@ func (p *Policy) indexRuleFiles(raw map[string][]byte) error {
 	if len(raw) > MaxRuleFiles {
 		return fmt.Errorf("%w: more than %d rule files", ErrMalformed, MaxRuleFiles)
 	}
+	total := 0
+	for _, data := range raw {
+		if total += len(data); total > MaxRuleFilesSize {
+			return fmt.Errorf("%w: rule files hold more than %d bytes together", ErrMalformed, MaxRuleFilesSize)
+		}
+	}
 	for name, data := range raw {
 		if !validName(name) {
 			return fmt.Errorf("%w: bad rule file name %q", ErrMalformed, name)
@@ -413,6 +429,7 @@ func (p *Policy) judgeRuleFile(n *node, f *RuleFile) {
 	}
 	payload, err := cjson.EncodeCanonical(f.Meta.Signed)
 	signed := map[string]bool{}
+	f.SignedKeys = nil
 	if err == nil {
 		for _, s := range f.Meta.Signatures {
 			k, ok := p.personKeys[s.KeyID]
@@ -420,11 +437,15 @@ func (p *Policy) judgeRuleFile(n *node, f *RuleFile) {
 				continue
 			}
 			owner := p.ownerFP[k.Fingerprint]
-			if owner == nil || !signers[owner.Name] || signed[owner.Name] {
+			if owner == nil || !signers[owner.Name] || slices.Contains(f.SignedKeys[owner.Name], k.Fingerprint) {
 				continue
 			}
 			if k.VerifyMetadata(payload, s.Signature) {
 				signed[owner.Name] = true
+				if f.SignedKeys == nil {
+					f.SignedKeys = map[string][]string{}
+				}
+				f.SignedKeys[owner.Name] = append(f.SignedKeys[owner.Name], k.Fingerprint)
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -64,7 +65,12 @@ func Load(r Reader, h gitrepo.Hash) (*Policy, error) {
 }
 
 // loadRuleFiles reads the rule files of policy commit h from tree t: only
-// regular files NAME.json, at most MaxRuleFiles, each at most MaxFileSize.
+// regular files NAME.json, at most MaxRuleFiles, each at most MaxFileSize
+// and all together at most MaxRuleFilesSize, each a blob of its own (a
+// file names itself, so no two valid files are the same blob). It stops
+// at the first file beyond, before reading the rest: a staged change
+// anyone may push is read by every clone, and 1000 entries naming one
+// blob of 1 MiB cost its pusher a few kilobytes.
 func loadRuleFiles(r Reader, h, t gitrepo.Hash) (map[string][]byte, error) {
 	entries, err := r.ReadTree(t)
 	if err != nil {
@@ -74,15 +80,26 @@ func loadRuleFiles(r Reader, h, t gitrepo.Hash) (map[string][]byte, error) {
 		return nil, fmt.Errorf("%w: policy commit %s: %s/ must hold 1 to %d rule files", ErrMalformed, h, RulesDir, MaxRuleFiles)
 	}
 	out := make(map[string][]byte, len(entries))
+	seen := make(map[gitrepo.Hash]string, len(entries))
+	left := int64(MaxRuleFilesSize)
 	for _, e := range entries {
 		name, ok := strings.CutSuffix(e.Name, ".json")
 		if e.Mode != 0o100644 || !ok || !validName(name) {
 			return nil, fmt.Errorf("%w: policy commit %s holds unexpected %s/%s", ErrMalformed, h, RulesDir, e.Name)
 		}
-		typ, data, err := r.ReadObject(e.Hash, MaxFileSize)
+		if other, dup := seen[e.Hash]; dup {
+			return nil, fmt.Errorf("%w: policy commit %s: %s/%s is the same blob as %s/%s (a rule file names itself: no two can be the same)", ErrMalformed, h, RulesDir, e.Name, RulesDir, other)
+		}
+		seen[e.Hash] = e.Name
+		limit := min(int64(MaxFileSize), left)
+		typ, data, err := r.ReadObject(e.Hash, limit)
+		if errors.Is(err, gitrepo.ErrTooLarge) && limit < MaxFileSize {
+			return nil, fmt.Errorf("%w: policy commit %s: its rule files hold more than %d bytes together (%s/%s is beyond)", ErrMalformed, h, MaxRuleFilesSize, RulesDir, e.Name)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("policy: read %s/%s of %s: %w", RulesDir, e.Name, h, err)
 		}
+		left -= int64(len(data))
 		if typ != "blob" {
 			return nil, fmt.Errorf("%w: %s/%s of %s is a %s", ErrMalformed, RulesDir, e.Name, h, typ)
 		}

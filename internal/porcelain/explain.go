@@ -192,9 +192,10 @@ func (r *Repo) explainDecision(x *Explanation, pol *policy.Policy, rslTip gitrep
 	if err != nil {
 		return nil, err
 	}
-	if !d.Satisfied() {
+	if !d.Satisfied() || len(x.ViaForge) > 0 {
 		// As verification does: approvals a store commit dropped still
-		// count (the store is append-only).
+		// count (the store is append-only), and so do withdrawals of
+		// forge reviews (a dropped one must not bring a review back).
 		view, dropped, err := store.WithHistory()
 		if err != nil {
 			return nil, err

@@ -15,7 +15,7 @@ import (
 type ForgePullRequest struct {
 	Forge    string // "github" or "gitlab"
 	Number   string // decimal
-	BaseRef  string // branch name or full ref
+	BaseRef  string // the name of the branch it merges into ("main")
 	HeadSHA  string
 	MergeSHA string // the forge's test merge commit, "" when none
 	Reviews  []ForgeReviewEvent
@@ -133,10 +133,10 @@ func (r *Repo) RecordForgeReviews(pr ForgePullRequest, keyFile string) (*ForgeRe
 // the log records to the head when the head contains it (a fast-forward),
 // else to the forge's merge commit.
 func (r *Repo) forgeUpdate(pr ForgePullRequest) (ref string, from, to gitrepo.Hash, err error) {
-	ref = pr.BaseRef
-	if !strings.HasPrefix(ref, "refs/") {
-		ref = "refs/heads/" + ref
-	}
+	// A pull request merges into a branch, and the forge names it by its
+	// name: a branch named refs/tags/v2.0 is refs/heads/refs/tags/v2.0,
+	// never the tag (reviews of it must not approve creating the tag).
+	ref = "refs/heads/" + pr.BaseRef
 	if err := attest.ValidRef(ref); err != nil {
 		return "", from, to, usage("base %q: %v", pr.BaseRef, err)
 	}
@@ -169,6 +169,9 @@ func (r *Repo) forgeUpdate(pr ForgePullRequest) (ref string, from, to gitrepo.Ha
 		if to, err = gitrepo.ParseHash(pr.MergeSHA); err != nil {
 			return "", from, to, fmt.Errorf("forge: merge commit %q: %v", pr.MergeSHA, err)
 		}
+		if err := r.checkForgeMerge(pr, ref, from, head, to); err != nil {
+			return "", from, to, err
+		}
 	}
 	return ref, from, to, nil
 }
@@ -192,4 +195,26 @@ func effectiveReviews(pr ForgePullRequest) map[string]string {
 		}
 	}
 	return effective
+}
+
+// checkForgeMerge checks that the forge's merge commit merges exactly the
+// reviewed head into the base's recorded tip: parents from and head, in
+// that order, as the forge's test merge makes them. The reviews were made
+// on the head; signed for any other commit (a merge computed before the
+// last push, or one the forge lists by mistake) they would approve
+// content nobody reviewed.
+func (r *Repo) checkForgeMerge(pr ForgePullRequest, ref string, from, head, merge gitrepo.Hash) error {
+	c, err := r.Git.ReadCommit(merge)
+	if err != nil {
+		return usage("the forge's merge commit %s of pull request %s is not here: fetch it first (git fetch origin refs/pull/%s/merge)", merge.String()[:12], pr.Number, pr.Number)
+	}
+	if len(c.Parents) != 2 || c.Parents[0] != from || c.Parents[1] != head {
+		parents := make([]string, len(c.Parents))
+		for i, p := range c.Parents {
+			parents[i] = p.String()[:12]
+		}
+		return fmt.Errorf("%w: the forge's merge commit %s of pull request %s has parents [%s], not %s's recorded tip %s and the reviewed head %s: its reviews would approve content nobody reviewed; nothing recorded (wait until the forge has updated its merge commit, or update the pull request, and run again)",
+			ErrRefused, merge.String()[:12], pr.Number, strings.Join(parents, " "), ref, from.String()[:12], head.String()[:12])
+	}
+	return nil
 }

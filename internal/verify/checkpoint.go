@@ -46,6 +46,13 @@ type Checkpoint struct {
 	// Index, when set, is the index of the entries up to Entry kept
 	// beside the checkpoint (index.go).
 	Index *CheckpointIndex `json:"index,omitempty"`
+	// Revoked maps each key revoked by a policy of the log up to Entry to
+	// the first entry it is revoked from: verification applies the union
+	// of every policy's revocations, and a later policy that drops one
+	// does not bring the key back (the policy in force at the checkpoint
+	// may no longer list it). Always written ({} for none): a checkpoint
+	// saved without it is not used.
+	Revoked map[string]uint64 `json:"revoked"`
 }
 
 // CheckpointRef is a ref's latest recorded entry.
@@ -146,6 +153,9 @@ func (v *verifier) startFrom(cp *Checkpoint) error {
 	if cp.RootPin != RootPin(v.opts.RootKeys, v.opts.RootThreshold) {
 		return errStale // made under another pin: it proves nothing about this one
 	}
+	if cp.Revoked == nil {
+		return errStale // saved before it kept the revocations: they may be missing
+	}
 	pol, err := policy.Load(v.repo, cp.PolicyCommit)
 	if err != nil {
 		return errStale
@@ -165,13 +175,29 @@ func (v *verifier) startFrom(cp *Checkpoint) error {
 	for _, k := range cp.Used {
 		v.used[k] = cp.Entry
 	}
+	// The revocations of the policies before the checkpoint's, with those
+	// a repeated pass already knows (a new map: one in use is never
+	// modified).
+	seed := make(map[string]uint64, len(cp.Revoked)+len(v.seedRevoked))
+	for fp, n := range cp.Revoked {
+		seed[fp] = n
+	}
+	for fp, n := range v.seedRevoked {
+		if from, ok := seed[fp]; !ok || n < from {
+			seed[fp] = n
+		}
+	}
+	v.seedRevoked = seed
 	return nil
 }
 
 // checkpoint returns the state after a complete, successful verification.
 func (v *verifier) checkpoint() *Checkpoint {
 	cp := &Checkpoint{Version: CheckpointVersion, Entry: v.lastNum, EntryID: v.lastID, RootPin: RootPin(v.opts.RootKeys, v.opts.RootThreshold),
-		PolicyEntry: v.res.PolicyEntry, PolicyCommit: v.policyCommit, Refs: map[string]CheckpointRef{}}
+		PolicyEntry: v.res.PolicyEntry, PolicyCommit: v.policyCommit, Refs: map[string]CheckpointRef{}, Revoked: map[string]uint64{}}
+	for fp, n := range v.revokedFrom {
+		cp.Revoked[fp] = n
+	}
 	for ref, st := range v.state {
 		if len(st) == 0 {
 			continue

@@ -113,7 +113,7 @@ type anchorStatus struct {
 func (s anchorStatus) ok() bool { return len(s.signed) >= s.need }
 
 func (p *pin) status(pol *policy.Policy) (anchorStatus, error) {
-	st, err := roleStatus(pol, metadata.ROOT, pol.Root)
+	st, err := roleStatus(pol, metadata.ROOT, pol.Root, nil)
 	if err != nil {
 		return anchorStatus{}, err
 	}

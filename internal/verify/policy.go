@@ -39,8 +39,9 @@ func signedPayload[T metadata.Roles](m *metadata.Metadata[T]) ([]byte, error) {
 }
 
 // roleStatus checks each signature of m made by a key of role in the
-// delegating root. Invalid signatures simply do not count.
-func roleStatus[T metadata.Roles](delegator *policy.Policy, role string, m *metadata.Metadata[T]) (RoleStatus, error) {
+// delegating root. Invalid signatures simply do not count, nor do those of
+// keys revoked reports (nil: none) revoked.
+func roleStatus[T metadata.Roles](delegator *policy.Policy, role string, m *metadata.Metadata[T], revoked func(fp string) bool) (RoleStatus, error) {
 	keys, threshold := delegator.RoleKeys(role)
 	st := RoleStatus{Role: role, Threshold: threshold}
 	payload, err := signedPayload(m)
@@ -58,9 +59,12 @@ func roleStatus[T metadata.Roles](delegator *policy.Policy, role string, m *meta
 		}
 		seen[k.Fingerprint] = true
 		sig, ok := sigs[k.ID]
-		if ok && k.VerifyMetadata(payload, sig) {
+		switch {
+		case ok && revoked != nil && revoked(k.Fingerprint):
+			st.Missing = append(st.Missing, k.Fingerprint+" (revoked)")
+		case ok && k.VerifyMetadata(payload, sig):
 			st.SignedBy = append(st.SignedBy, k.Fingerprint)
-		} else {
+		default:
 			st.Missing = append(st.Missing, k.Fingerprint)
 		}
 	}
@@ -72,8 +76,33 @@ func roleStatus[T metadata.Roles](delegator *policy.Policy, role string, m *meta
 // PolicyStatus reports, for a proposed policy next replacing prev (nil for
 // the first policy), the signature status of every threshold the change
 // needs: the new root by its own root keys, a changed root also by the old
-// root keys, and the rules by the new root's rules keys.
+// root keys, and the rules by the new root's rules keys. Signatures on
+// changed rules or rule files by a key either policy revokes do not count
+// (PolicyStatusRevoked).
 func PolicyStatus(prev, next *policy.Policy) ([]RoleStatus, error) {
+	return PolicyStatusRevoked(prev, next, RevokedIn(prev, next))
+}
+
+// RevokedIn reports whether a policy of ps revokes the key fp, from any
+// entry: what a change about to be recorded can know without the log.
+func RevokedIn(ps ...*policy.Policy) func(fp string) bool {
+	return func(fp string) bool {
+		for _, p := range ps {
+			if p != nil && p.RevokedFrom(fp) != 0 {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// PolicyStatusRevoked is PolicyStatus for a change made when the keys
+// revoked reports were revoked (compromised): their signatures do not
+// count on the rules metadata or a rule file that the change writes (new,
+// or changed); metadata left as it was keeps the signatures made before.
+// The root keeps its own (a root rotation is how a compromised root key
+// goes).
+func PolicyStatusRevoked(prev, next *policy.Policy, revoked func(fp string) bool) ([]RoleStatus, error) {
 	var out []RoleStatus
 	rootChanged := true
 	if prev != nil {
@@ -89,25 +118,39 @@ func PolicyStatus(prev, next *policy.Policy) ([]RoleStatus, error) {
 	}
 	if rootChanged {
 		if prev != nil {
-			st, err := roleStatus(prev, metadata.ROOT, next.Root)
+			st, err := roleStatus(prev, metadata.ROOT, next.Root, nil)
 			if err != nil {
 				return nil, err
 			}
 			st.Role = "root (old keys)"
 			out = append(out, st)
 		}
-		st, err := roleStatus(next, metadata.ROOT, next.Root)
+		st, err := roleStatus(next, metadata.ROOT, next.Root, nil)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, st)
 	}
-	st, err := roleStatus(next, metadata.TARGETS, next.Targets)
+	targetsRevoked := revoked
+	if prev != nil {
+		a, err := signedPayload(prev.Targets)
+		if err != nil {
+			return nil, err
+		}
+		b, err := signedPayload(next.Targets)
+		if err != nil {
+			return nil, err
+		}
+		if bytes.Equal(a, b) {
+			targetsRevoked = nil // signed before; this change does not write it
+		}
+	}
+	st, err := roleStatus(next, metadata.TARGETS, next.Targets, targetsRevoked)
 	if err != nil {
 		return nil, err
 	}
 	out = append(out, st)
-	files, err := ruleFileStatuses(prev, next)
+	files, err := ruleFileStatuses(prev, next, revoked)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +163,13 @@ func PolicyStatus(prev, next *policy.Policy) ([]RoleStatus, error) {
 // unchanged metadata keeps its version), and neither file has expired at at.
 // The error wraps ErrThreshold, ErrRollback or ErrExpired.
 func CheckPolicy(prev, next *policy.Policy, at time.Time) error {
-	statuses, err := PolicyStatus(prev, next)
+	return CheckPolicyRevoked(prev, next, at, RevokedIn(prev, next))
+}
+
+// CheckPolicyRevoked is CheckPolicy for a change recorded when the keys
+// revoked reports were revoked (PolicyStatusRevoked).
+func CheckPolicyRevoked(prev, next *policy.Policy, at time.Time, revoked func(fp string) bool) error {
+	statuses, err := PolicyStatusRevoked(prev, next, revoked)
 	if err != nil {
 		return err
 	}

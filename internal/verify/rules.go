@@ -312,6 +312,34 @@ func (v *verifier) decide(rec *rsl.Record, pol *policy.Policy, t Transition, in 
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if !v.storeHistory {
+		// A forge review counts only while no record withdraws it, and
+		// a store commit that drops the withdrawal (pushed where no
+		// hook guards the store) must not bring it back: before one
+		// counts, read the store's history (once), whose union holds
+		// every withdrawal ever stored.
+		forge, _, _, err := ForgeApprovers(store, pol, ref, old, new, v.revokedAt(rec.Entry.Number))
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if len(forge) > 0 {
+			again, err := v.useStoreHistory()
+			if errors.Is(err, attest.ErrHistoryBudget) {
+				return nil, nil, nil, &budgetError{rec: rec, err: fmt.Errorf("%w: %v", ErrBudget, err)}
+			}
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			if again {
+				if store, err = v.attestations(); err != nil {
+					return nil, nil, nil, err
+				}
+				if in.Approvers, notes, err = Approvers(store, pol, ref, old, new, v.revokedAt(rec.Entry.Number)); err != nil {
+					return nil, nil, nil, err
+				}
+			}
+		}
+	}
 	if len(in.Approvers) > 0 {
 		counted = append(counted, key)
 	}

@@ -230,7 +230,17 @@ func (v *verifier) policyWindow(w *window) error {
 				v.failPolicy(rec, e.Ref, kind, "fetch refs/secure/policy from the remote", "%v", err)
 				return errPolicy
 			}
-			if err := CheckPolicy(v.curPolicy, next, rec.Commit.Committer.When); err != nil {
+			// Keys revoked at this entry (by any policy so far, or by
+			// this one) sign no rules or rule file it writes.
+			n := e.Number
+			revoked := func(fp string) bool {
+				if from, ok := v.revokedFrom[fp]; ok && from <= n {
+					return true
+				}
+				from := next.RevokedFrom(fp)
+				return from != 0 && from <= n
+			}
+			if err := CheckPolicyRevoked(v.curPolicy, next, rec.Commit.Committer.When, revoked); err != nil {
 				v.failPolicy(rec, e.Ref, kindOf(err), hint, "policy %s: %v", short(e.New), err)
 				return errPolicy
 			}

@@ -127,7 +127,9 @@ func (f *Repo) readLooseRef(path, name string, rf *refFiles) error {
 		return nil
 	}
 	h, ok := parseID(line)
-	if !ok {
+	if !ok || h == (ID{}) {
+		// git ignores a ref holding the null name as broken
+		// ("ignoring broken ref"): let it list what it lists.
 		return errRefsFallback
 	}
 	rf.loose[name] = h
@@ -135,8 +137,16 @@ func (f *Repo) readLooseRef(path, name string, rf *refFiles) error {
 }
 
 // resolve follows name through symbolic refs to a value, loose first.
-func (rf *refFiles) resolve(name string) (ID, bool) {
-	for depth := 0; depth <= maxSymDepth; depth++ {
+// Only the loose refs under dirs were read: a target outside them may be
+// loose with another value than packed-refs holds (git reads the loose
+// one), so it is not resolved here (false: ask git).
+func (rf *refFiles) resolve(name string, dirs []string) (ID, bool) {
+	// git reads at most SYMREF_MAXDEPTH names (refs.c), the value
+	// included: a longer chain is broken to it, and left to it here.
+	for depth := 0; depth < maxSymDepth; depth++ {
+		if !underAny(name, dirs) {
+			return ID{}, false
+		}
 		if h, ok := rf.loose[name]; ok {
 			return h, true
 		}
@@ -160,9 +170,11 @@ func (rf *refFiles) list(dirs []string) ([]Ref, error) {
 		out = append(out, Ref{Name: name, ID: h})
 	}
 	for name := range rf.symbolic {
-		h, ok := rf.resolve(name)
+		h, ok := rf.resolve(name, dirs)
 		if !ok {
-			return nil, errRefsFallback // dangling: let git decide how to list it
+			// Dangling, or pointing outside the refs read: let git
+			// decide how to list it.
+			return nil, errRefsFallback
 		}
 		out = append(out, Ref{Name: name, ID: h})
 	}
@@ -213,7 +225,12 @@ func (f *Repo) readPackedRefs(path string) (map[string]ID, error) {
 			return nil, errRefsFallback
 		}
 		h, ok := parseID(hs)
-		if !ok {
+		if !ok || h == (ID{}) {
+			return nil, errRefsFallback
+		}
+		if _, dup := out[string(name)]; dup {
+			// git lists both and resolves one: let it say so (ListRefs
+			// refuses a ref listed twice).
 			return nil, errRefsFallback
 		}
 		out[string(name)] = h

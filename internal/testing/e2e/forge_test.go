@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -15,6 +16,8 @@ import (
 type fakeGitHub struct {
 	mu      sync.Mutex
 	head    string
+	merge   string // merge_commit_sha, "" for none
+	base    string // base.ref, "main" when empty
 	reviews []map[string]any
 }
 
@@ -43,8 +46,12 @@ func (g *fakeGitHub) serve(t *testing.T) string {
 		w.Header().Set("Content-Type", "application/json")
 		switch r.URL.Path {
 		case "/repos/acme/widget/pulls/1":
-			json.NewEncoder(w).Encode(map[string]any{"number": 1, "state": "open", "merged": false,
-				"head": map[string]any{"ref": "review/x", "sha": g.head}, "base": map[string]any{"ref": "main"}})
+			pr := map[string]any{"number": 1, "state": "open", "merged": false,
+				"head": map[string]any{"ref": "review/x", "sha": g.head}, "base": map[string]any{"ref": cmp.Or(g.base, "main")}}
+			if g.merge != "" {
+				pr["merge_commit_sha"] = g.merge
+			}
+			json.NewEncoder(w).Encode(pr)
 		case "/repos/acme/widget/pulls/1/reviews":
 			json.NewEncoder(w).Encode(g.reviews)
 		default:
