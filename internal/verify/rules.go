@@ -312,69 +312,82 @@ func (v *verifier) decide(rec *rsl.Record, pol *policy.Policy, t Transition, in 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if !v.storeHistory {
-		// A forge review counts only while no record withdraws it, and
-		// a store commit that drops the withdrawal (pushed where no
-		// hook guards the store) must not bring it back: before one
-		// counts, read the store's history (once), whose union holds
-		// every withdrawal ever stored.
-		forge, _, _, err := ForgeApprovers(store, pol, ref, old, new, v.revokedAt(rec.Entry.Number))
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		if len(forge) > 0 {
-			again, err := v.useStoreHistory()
-			if errors.Is(err, attest.ErrHistoryBudget) {
-				return nil, nil, nil, &budgetError{rec: rec, err: fmt.Errorf("%w: %v", ErrBudget, err)}
-			}
-			if err != nil {
-				return nil, nil, nil, err
-			}
-			if again {
-				if store, err = v.attestations(); err != nil {
-					return nil, nil, nil, err
-				}
-				if in.Approvers, notes, err = Approvers(store, pol, ref, old, new, v.revokedAt(rec.Entry.Number)); err != nil {
-					return nil, nil, nil, err
-				}
-			}
-		}
+	if store, in.Approvers, notes, err = v.forgeHistoryRecount(rec, store, pol, ref, old, new, in.Approvers, notes); err != nil {
+		return nil, nil, nil, err
 	}
 	if len(in.Approvers) > 0 {
 		counted = append(counted, key)
 	}
-	var tree gitrepo.Hash
-	if !new.IsZero() && allowsTreeApprovals(pol, ref) {
-		// Without the tree no tree-bound approval counts; the problem is
-		// reported with every other one.
-		if tree, err = treeOf(v.repo, new); err != nil {
-			if err := v.objectProblem(rec, ref, err); err != nil {
-				return nil, nil, nil, err
-			}
-		}
+	var more, treeCounted []string
+	if in.TreeApprovers, more, treeCounted, err = v.treeApprovers(rec, store, pol, ref, old, new); err != nil {
+		return nil, nil, nil, err
 	}
-	if !tree.IsZero() {
-		treeKey := usedKey(ref+"\x00tree", old, tree)
-		if n, dup := v.used[treeKey]; dup {
-			notes = append(notes, fmt.Sprintf("tree-bound approvals of this update were already counted for entry #%d", n))
-		} else {
-			var more []string
-			in.TreeApprovers, more, err = TreeApprovers(store, pol, ref, old, tree, v.revokedAt(rec.Entry.Number))
-			if err != nil {
-				return nil, nil, nil, err
-			}
-			notes = append(notes, more...)
-			if len(in.TreeApprovers) > 0 {
-				counted = append(counted, treeKey)
-			}
-		}
-	}
+	notes, counted = append(notes, more...), append(counted, treeCounted...)
 	if len(in.Approvers) > 0 || len(in.TreeApprovers) > 0 {
 		if d, err = Decide(v.src, pol, t, in); err != nil {
 			return nil, nil, nil, v.objectProblem(rec, ref, err)
 		}
 	}
 	return d, notes, counted, nil
+}
+
+// forgeHistoryRecount reads the store's history (once) before a forge
+// review counts, and recounts the approvals when that history can change
+// them. A forge review counts only while no record withdraws it, and a
+// store commit that drops the withdrawal (pushed where no hook guards the
+// store) must not bring it back: the union of the store's history holds
+// every withdrawal ever stored.
+func (v *verifier) forgeHistoryRecount(rec *rsl.Record, store *attest.Store, pol *policy.Policy, ref string, old, new gitrepo.Hash, approvers, notes []string) (*attest.Store, []string, []string, error) {
+	if v.storeHistory {
+		return store, approvers, notes, nil
+	}
+	revoked := v.revokedAt(rec.Entry.Number)
+	forge, _, _, err := ForgeApprovers(store, pol, ref, old, new, revoked)
+	if err != nil || len(forge) == 0 {
+		return store, approvers, notes, err
+	}
+	again, err := v.useStoreHistory()
+	if errors.Is(err, attest.ErrHistoryBudget) {
+		return nil, nil, nil, &budgetError{rec: rec, err: fmt.Errorf("%w: %v", ErrBudget, err)}
+	}
+	if err != nil || !again {
+		return store, approvers, notes, err
+	}
+	if store, err = v.attestations(); err != nil {
+		return nil, nil, nil, err
+	}
+	approvers, notes, err = Approvers(store, pol, ref, old, new, revoked)
+	return store, approvers, notes, err
+}
+
+// treeApprovers reads the approvals bound to new's tree when a rule on ref
+// lets them count, unless they were counted for an earlier entry. counted
+// is the key of v.used to mark if the decision stands.
+func (v *verifier) treeApprovers(rec *rsl.Record, store *attest.Store, pol *policy.Policy, ref string, old, new gitrepo.Hash) (approvers, notes, counted []string, err error) {
+	if new.IsZero() || !allowsTreeApprovals(pol, ref) {
+		return nil, nil, nil, nil
+	}
+	tree, err := treeOf(v.repo, new)
+	if err != nil {
+		// Without the tree no tree-bound approval counts; the problem is
+		// reported with every other one.
+		return nil, nil, nil, v.objectProblem(rec, ref, err)
+	}
+	if tree.IsZero() {
+		return nil, nil, nil, nil
+	}
+	treeKey := usedKey(ref+"\x00tree", old, tree)
+	if n, dup := v.used[treeKey]; dup {
+		return nil, []string{fmt.Sprintf("tree-bound approvals of this update were already counted for entry #%d", n)}, nil, nil
+	}
+	approvers, notes, err = TreeApprovers(store, pol, ref, old, tree, v.revokedAt(rec.Entry.Number))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if len(approvers) > 0 {
+		counted = []string{treeKey}
+	}
+	return approvers, notes, counted, nil
 }
 
 // useStoreHistory switches the verification to the union of the

@@ -212,65 +212,76 @@ func (v *verifier) policyWindow(w *window) error {
 			continue
 		}
 		if e.IsPolicy() {
-			hint := "only a policy signed by the required thresholds can be applied: see git secure policy apply"
-			if e.Old != v.curPolicyCommit {
-				v.failPolicy(rec, e.Ref, ErrChain, hint, "policy change from %s, but the policy in force is %s", short(e.Old), shortOrNone(v.curPolicyCommit))
-				return errPolicy
+			if err := v.stepPolicy(w, rec, firstNum); err != nil {
+				return err
 			}
-			if e.New.IsZero() {
-				v.failPolicy(rec, e.Ref, ErrChain, hint, "the policy cannot be deleted")
-				return errPolicy
-			}
-			next, err := policy.Load(v.repo, e.New)
-			if err != nil {
-				kind := ErrMalformed
-				if errors.Is(err, gitrepo.ErrNotFound) {
-					kind = ErrMissingObject
-				}
-				v.failPolicy(rec, e.Ref, kind, "fetch refs/secure/policy from the remote", "%v", err)
-				return errPolicy
-			}
-			// Keys revoked at this entry (by any policy so far, or by
-			// this one) sign no rules or rule file it writes.
-			n := e.Number
-			revoked := func(fp string) bool {
-				if from, ok := v.revokedFrom[fp]; ok && from <= n {
-					return true
-				}
-				from := next.RevokedFrom(fp)
-				return from != 0 && from <= n
-			}
-			if err := CheckPolicyRevoked(v.curPolicy, next, rec.Commit.Committer.When, revoked); err != nil {
-				v.failPolicy(rec, e.Ref, kindOf(err), hint, "policy %s: %v", short(e.New), err)
-				return errPolicy
-			}
-			if v.pin != nil {
-				if err := v.pin.observe(next, e.Number); err != nil {
-					v.failPolicy(rec, e.Ref, ErrMalformed, hint, "policy %s: %v", short(e.New), err)
-					return errPolicy
-				}
-			}
-			w.prev[e.Number] = v.curPolicy
-			v.curPolicy, v.curPolicyCommit = next, e.New
-			for _, r := range next.Revocations() {
-				if r.FromEntry <= v.base {
-					return errStale // revokes entries verified before the checkpoint
-				}
-			}
-			for _, r := range next.Revocations() {
-				if from, ok := v.revokedFrom[r.Fingerprint]; r.FromEntry < firstNum && (!ok || r.FromEntry < from) {
-					v.addRevocations(next)
-					v.retro = true
-					return errRetro
-				}
-			}
-			v.addRevocations(next)
-			v.res.PolicyEntry = e.Number
-			v.spans = append(v.spans, policySpan{from: e.Number, pol: next})
 		}
 		w.policies[i] = v.curPolicy
 	}
 	w.revoked = v.revokedFrom
+	return nil
+}
+
+// stepPolicy checks the policy change rec against the policy in force and
+// puts it in force. The error is errPolicy (a problem was recorded),
+// errStale or errRetro.
+func (v *verifier) stepPolicy(w *window, rec *rsl.Record, firstNum uint64) error {
+	e := rec.Entry
+	hint := "only a policy signed by the required thresholds can be applied: see git secure policy apply"
+	if e.Old != v.curPolicyCommit {
+		v.failPolicy(rec, e.Ref, ErrChain, hint, "policy change from %s, but the policy in force is %s", short(e.Old), shortOrNone(v.curPolicyCommit))
+		return errPolicy
+	}
+	if e.New.IsZero() {
+		v.failPolicy(rec, e.Ref, ErrChain, hint, "the policy cannot be deleted")
+		return errPolicy
+	}
+	next, err := policy.Load(v.repo, e.New)
+	if err != nil {
+		kind := ErrMalformed
+		if errors.Is(err, gitrepo.ErrNotFound) {
+			kind = ErrMissingObject
+		}
+		v.failPolicy(rec, e.Ref, kind, "fetch refs/secure/policy from the remote", "%v", err)
+		return errPolicy
+	}
+	// Keys revoked at this entry (by any policy so far, or by
+	// this one) sign no rules or rule file it writes.
+	n := e.Number
+	revoked := func(fp string) bool {
+		if from, ok := v.revokedFrom[fp]; ok && from <= n {
+			return true
+		}
+		from := next.RevokedFrom(fp)
+		return from != 0 && from <= n
+	}
+	if err := CheckPolicyRevoked(v.curPolicy, next, rec.Commit.Committer.When, revoked); err != nil {
+		v.failPolicy(rec, e.Ref, kindOf(err), hint, "policy %s: %v", short(e.New), err)
+		return errPolicy
+	}
+	if v.pin != nil {
+		if err := v.pin.observe(next, e.Number); err != nil {
+			v.failPolicy(rec, e.Ref, ErrMalformed, hint, "policy %s: %v", short(e.New), err)
+			return errPolicy
+		}
+	}
+	w.prev[e.Number] = v.curPolicy
+	v.curPolicy, v.curPolicyCommit = next, e.New
+	for _, r := range next.Revocations() {
+		if r.FromEntry <= v.base {
+			return errStale // revokes entries verified before the checkpoint
+		}
+	}
+	for _, r := range next.Revocations() {
+		if from, ok := v.revokedFrom[r.Fingerprint]; r.FromEntry < firstNum && (!ok || r.FromEntry < from) {
+			v.addRevocations(next)
+			v.retro = true
+			return errRetro
+		}
+	}
+	v.addRevocations(next)
+	v.res.PolicyEntry = e.Number
+	v.spans = append(v.spans, policySpan{from: e.Number, pol: next})
 	return nil
 }
 
