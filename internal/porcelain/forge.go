@@ -34,6 +34,7 @@ type ForgeRecorded struct {
 	Ref     string            `json:"ref"`
 	From    gitrepo.Hash      `json:"from"`
 	To      gitrepo.Hash      `json:"to"`
+	Tree    gitrepo.Hash      `json:"tree"` // the reviewed result's tree (zero: not here)
 	App     string            `json:"app"`
 	Records []ForgeRecordLine `json:"records"`
 	Skipped []string          `json:"skipped,omitempty"`
@@ -140,6 +141,15 @@ func (r *Repo) RecordForgeReviews(pr ForgePullRequest, keyFile string) (*ForgeRe
 	}
 	signerFile := attest.SignerFile(s.PublicKey())
 	dir := attest.ForgeReviewDir(ref, from, to)
+	// Each review is also recorded bound to the tree of the reviewed
+	// result: the commit a merge button, a squash or a rebase merge makes
+	// is not the one reviewed, but has its tree (RecordForgeMerge).
+	tree, err := r.treeOf(to)
+	if err != nil {
+		tree = gitrepo.ZeroHash
+		out.Skipped = append(out.Skipped, fmt.Sprintf("the reviewed result %s is not here, so the reviews are not recorded for the commit a merge button makes (fetch it: git fetch origin refs/pull/%s/merge)", to, pr.Number))
+	}
+	out.Tree = tree
 	done := map[string]bool{}
 	for _, rv := range pr.Reviews {
 		if rv.State != "APPROVED" && rv.State != "DISMISSED" || done[rv.ID] {
@@ -171,6 +181,21 @@ func (r *Repo) RecordForgeReviews(pr ForgePullRequest, keyFile string) (*ForgeRe
 		msg := fmt.Sprintf("git-secure: forge app %s records %s review %s by %s (%s) as %s: %s %s..%s", app.Name, pr.Forge, rv.ID, rv.Account, personName, state, ref, shortOrNone(from), shortOrNone(to))
 		if out.Store, err = store.Add(dir+"/"+attest.ForgeReviewFile(signerFile, pr.Forge, rv.ID, state), env, who, msg); err != nil {
 			return nil, fmt.Errorf("forge: store review %s by %s: %w", rv.ID, rv.Account, err)
+		}
+		if !tree.IsZero() {
+			f.ToTree = tree
+			stmt, err := f.Statement()
+			if err != nil {
+				return nil, fmt.Errorf("forge: review %s by %s: %w", rv.ID, rv.Account, err)
+			}
+			env, err := attest.Sign(stmt, s)
+			if err != nil {
+				return nil, err
+			}
+			path := attest.ForgeReviewTreeDir(ref, from, tree) + "/" + attest.ForgeReviewFile(signerFile, pr.Forge, rv.ID, state)
+			if out.Store, err = store.Add(path, env, who, msg+" (tree "+tree.String()[:12]+")"); err != nil {
+				return nil, fmt.Errorf("forge: store review %s by %s: %w", rv.ID, rv.Account, err)
+			}
 		}
 		out.Records = append(out.Records, ForgeRecordLine{Person: personName, Account: rv.Account, Review: rv.ID, State: state})
 	}

@@ -24,8 +24,8 @@ import (
 func NewCmdForge(f *factory.Factory) *cli.Command {
 	return &cli.Command{
 		Name:        "forge",
-		Usage:       "hosted forges: record pull-request reviews as approvals (run by CI with a forge app key)",
-		Subcommands: []*cli.Command{newCmdRecordApprovals(f)},
+		Usage:       "hosted forges: record pull-request reviews as approvals, and merge-button merges as entries (run by CI with a forge app key)",
+		Subcommands: []*cli.Command{newCmdRecordApprovals(f), newCmdRecordMerge(f)},
 	}
 }
 
