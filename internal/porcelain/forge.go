@@ -25,7 +25,7 @@ type ForgePullRequest struct {
 type ForgeReviewEvent struct {
 	ID       string // decimal
 	Account  string
-	State    string // APPROVED, CHANGES_REQUESTED, COMMENTED, DISMISSED, PENDING
+	State    string // APPROVED, CHANGES_REQUESTED, COMMENTED, DISMISSED, PENDING (GitLab: APPROVED only; an unapproval is a review no longer listed)
 	CommitID string
 }
 
@@ -141,6 +141,13 @@ func (r *Repo) RecordForgeReviews(pr ForgePullRequest, keyFile string) (*ForgeRe
 	}
 	signerFile := attest.SignerFile(s.PublicKey())
 	dir := attest.ForgeReviewDir(ref, from, to)
+	// An approval this bridge recorded for the update that the forge no
+	// longer lists (a GitLab unapproval removes it) is withdrawn.
+	gone, err := r.unlistedApprovals(store, dir, signerFile, pr)
+	if err != nil {
+		return nil, err
+	}
+	pr.Reviews = append(pr.Reviews, gone...)
 	// Each review is also recorded bound to the tree of the reviewed
 	// result: the commit a merge button, a squash or a rebase merge makes
 	// is not the one reviewed, but has its tree (RecordForgeMerge).
@@ -201,6 +208,36 @@ func (r *Repo) RecordForgeReviews(pr ForgePullRequest, keyFile string) (*ForgeRe
 	}
 	if out.Store.IsZero() {
 		out.Store = store.Tip()
+	}
+	return out, nil
+}
+
+// unlistedApprovals returns, as dismissals, the approvals of pr that this
+// bridge (signerFile) recorded in dir and that pr no longer lists as
+// approving. A record is this bridge's when its file name, which binds
+// the signer, says so; a forged one here would only add a withdrawal.
+func (r *Repo) unlistedApprovals(store *attest.Store, dir, signerFile string, pr ForgePullRequest) ([]ForgeReviewEvent, error) {
+	files, err := store.Envelopes(dir)
+	if err != nil {
+		return nil, fmt.Errorf("forge: read the recorded reviews: %w", err)
+	}
+	listed := map[string]bool{}
+	for _, rv := range pr.Reviews {
+		listed[rv.ID] = true
+	}
+	var out []ForgeReviewEvent
+	for _, file := range files {
+		env, err := attest.ParseEnvelope(file.Data)
+		if err != nil {
+			continue
+		}
+		f, err := attest.ParseForgeReview(env.Payload)
+		if err != nil || f.State != attest.ReviewApproved || f.Forge != pr.Forge || f.PullRequest != pr.Number ||
+			file.Name != attest.ForgeReviewFile(signerFile, f.Forge, f.Review, f.State) || listed[f.Review] {
+			continue
+		}
+		listed[f.Review] = true
+		out = append(out, ForgeReviewEvent{ID: f.Review, Account: f.Account, State: "DISMISSED"})
 	}
 	return out, nil
 }

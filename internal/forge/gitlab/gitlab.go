@@ -185,5 +185,17 @@ func (c *Client) apiError(what string, err error) error {
 	return fmt.Errorf("gitlab: %s of %s: %v", what, c.project, err)
 }
 
-// UserID returns a user id as the decimal string attestations carry.
-func UserID(id int64) string { return strconv.FormatInt(id, 10) }
+// ApprovalID returns the decimal id the bridge records for approval a:
+// the time it was given (Unix seconds) followed by the approver's user id
+// on nine digits. GitLab keeps no id of an approval, and the same user's
+// approval after an unapproval must be a review of its own (the withdrawal
+// of the first stays recorded).
+func ApprovalID(a Approval) (string, error) {
+	if a.At.IsZero() || a.At.Unix() <= 0 || a.At.Unix() > 9999999999 {
+		return "", fmt.Errorf("gitlab: the approval by %s has no usable approved_at time", a.Username)
+	}
+	if a.UserID <= 0 || a.UserID > 999999999 {
+		return "", fmt.Errorf("gitlab: the approval by %s has user id %d, more than nine digits", a.Username, a.UserID)
+	}
+	return strconv.FormatInt(a.At.Unix(), 10) + fmt.Sprintf("%09d", a.UserID), nil
+}
