@@ -44,6 +44,9 @@
 #   GIT_SECURE_BRIDGE_KEY   record-merge: the forge app's private key (the
 #                           secret's content; GIT_SECURE_BRIDGE_KEY_FILE: a
 #                           file). Without either, record-merge does nothing.
+#   GITLAB_TOKEN, CI_API_V4_URL  record-merge on GitLab: first record the
+#                           approvals of the merge requests the push landed
+#                           (git secure forge record-approvals --gitlab --commit)
 #   GIT_SECURE_REF          record-merge: the branch pushed (default: from
 #                           the CI: GITHUB_REF, CI_COMMIT_BRANCH)
 #   GIT_SECURE_SUMMARY      file the Markdown summary is appended to
@@ -232,6 +235,13 @@ cmd_record_merge() {
 		trap "rm -f '$key'" EXIT
 		chmod 600 "$key"
 		printf '%s\n' "$GIT_SECURE_BRIDGE_KEY" >"$key"
+	fi
+	# GitLab runs no pipeline when someone approves: record the approvals
+	# of the merge requests this push landed now, before the move.
+	if [ -n "${GITLAB_TOKEN:-}" ] && [ -n "${CI_API_V4_URL:-}" ]; then
+		say "record-merge: recording the approvals of the merge requests merged as $sha"
+		git secure forge record-approvals --gitlab --commit "$sha" --branch "${ref#refs/heads/}" --key "$key" >&2 || return $?
+		git push -q "$remote" refs/secure/attestations || die "cannot push refs/secure/attestations to $remote: the job's token needs write access to the repository"
 	fi
 	# Another job may push the log between our fetch and our push: fetch
 	# it again and record on top, a few times.

@@ -36,6 +36,9 @@ type RecordApprovalsOptions struct {
 	// GitLab reads merge request MR of a GitLab project instead.
 	GitLab bool
 	MR     int
+	// Commit (with GitLab) records every merge request merged into
+	// Branch that contains it, instead of MR.
+	Commit, Branch string
 	// Repo is OWNER/NAME on the forge; APIURL the REST API's root. Both
 	// default to the variables a GitHub Actions job has.
 	Repo   string
@@ -67,12 +70,14 @@ $CI_API_V4_URL, else gitlab.com), the token $GITLAB_TOKEN (read_api).`,
 			&cli.IntFlag{Name: "pr", Usage: "pull request `NUMBER` (GitHub)"},
 			&cli.BoolFlag{Name: "gitlab", Usage: "read a GitLab merge request (--mr) instead of a GitHub pull request"},
 			&cli.IntFlag{Name: "mr", Usage: "merge request `IID` (GitLab, with --gitlab)"},
+			&cli.StringFlag{Name: "commit", Usage: "with --gitlab: record the merge requests merged into --branch that contain `COMMIT` (a push pipeline: $CI_COMMIT_SHA)"},
+			&cli.StringFlag{Name: "branch", Usage: "with --commit: the `BRANCH` they were merged into (default $CI_COMMIT_BRANCH)"},
 			&cli.StringFlag{Name: "repo", Usage: "`OWNER/NAME` on the forge (default $GITHUB_REPOSITORY)"},
 			&cli.StringFlag{Name: "api-url", Usage: "the REST API `URL` (default $GITHUB_API_URL, else api.github.com; GitHub Enterprise: https://HOST/api/v3)"},
 			cmdutil.KeyFlag, cmdutil.JSONFlag,
 		},
 		Action: func(c *cli.Context) error {
-			return runRecordApprovals(c.Context, &RecordApprovalsOptions{F: f, PR: c.Int("pr"), GitLab: c.Bool("gitlab"), MR: c.Int("mr"), Repo: c.String("repo"),
+			return runRecordApprovals(c.Context, &RecordApprovalsOptions{F: f, PR: c.Int("pr"), GitLab: c.Bool("gitlab"), MR: c.Int("mr"), Commit: c.String("commit"), Branch: c.String("branch"), Repo: c.String("repo"),
 				APIURL: c.String("api-url"), Key: c.String("key"), JSON: c.Bool("json")})
 		},
 	}
@@ -80,9 +85,9 @@ $CI_API_V4_URL, else gitlab.com), the token $GITLAB_TOKEN (read_api).`,
 
 func runRecordApprovals(ctx context.Context, opts *RecordApprovalsOptions) error {
 	f := opts.F
-	if opts.GitLab || opts.MR != 0 {
+	if opts.GitLab || opts.MR != 0 || opts.Commit != "" || opts.Branch != "" {
 		if !opts.GitLab || opts.PR != 0 {
-			return report.Usagef("--mr goes with --gitlab, --pr without it (GitHub)")
+			return report.Usagef("--mr and --commit go with --gitlab, --pr without it (GitHub)")
 		}
 		return runRecordGitLab(ctx, opts)
 	}

@@ -22,8 +22,8 @@ func runRecordGitLab(ctx context.Context, opts *RecordApprovalsOptions) error {
 	if api == "" {
 		api = f.Getenv("CI_API_V4_URL")
 	}
-	if opts.MR <= 0 {
-		return report.Usagef("--mr must be a merge request number (its IID, as in !7)")
+	if (opts.MR <= 0) == (opts.Commit == "") {
+		return report.Usagef("--gitlab takes --mr IID (a merge request, as in !7) or --commit SHA (the merge requests merged as it), one of them")
 	}
 	gc, err := gitlab.New(api, f.Getenv("GITLAB_TOKEN"), repo, nil)
 	if err != nil {
@@ -48,15 +48,49 @@ func runRecordGitLab(ctx context.Context, opts *RecordApprovalsOptions) error {
 	if !reset {
 		return fmt.Errorf("%w: project %s keeps approvals when commits are pushed to a merge request, so an approval GitLab lists may be of an older commit; nothing recorded: turn on Settings > Merge requests > Approval settings > \"Remove all approvals when commits are added to the source branch\"", porcelain.ErrRefused, repo)
 	}
-	mr, err := gc.MergeRequest(ctx, int64(opts.MR))
+	if opts.Commit != "" {
+		// A push pipeline of a branch: the merge requests it landed.
+		branch := opts.Branch
+		if branch == "" {
+			branch = f.Getenv("CI_COMMIT_BRANCH")
+		}
+		if branch == "" {
+			return report.Usagef("--commit needs --branch (the branch the merge requests were merged into; default $CI_COMMIT_BRANCH)")
+		}
+		sha, err := r.Git.ResolveRevision(opts.Commit)
+		if err != nil {
+			return report.Usagef("unknown commit %q: fetch it first", opts.Commit)
+		}
+		iids, err := gc.MergedRequestsOfCommit(ctx, sha.String(), branch)
+		if err != nil {
+			return envErr(err)
+		}
+		if len(iids) == 0 {
+			f.Out("no merge request merged into %s contains %s: nothing to record\n", branch, sha.String()[:12])
+			return nil
+		}
+		for _, iid := range iids {
+			if err := recordGitLabMR(ctx, gc, r, opts, repo, iid); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return recordGitLabMR(ctx, gc, r, opts, repo, int64(opts.MR))
+}
+
+// recordGitLabMR records the approvals of merge request iid.
+func recordGitLabMR(ctx context.Context, gc *gitlab.Client, r *porcelain.Repo, opts *RecordApprovalsOptions, repo string, iid int64) error {
+	f := opts.F
+	mr, err := gc.MergeRequest(ctx, iid)
 	if err != nil {
 		return envErr(err)
 	}
-	approvals, err := gc.Approvals(ctx, int64(opts.MR))
+	approvals, err := gc.Approvals(ctx, iid)
 	if err != nil {
 		return envErr(err)
 	}
-	in := porcelain.ForgePullRequest{Forge: "gitlab", Number: strconv.Itoa(opts.MR), BaseRef: mr.TargetBranch, HeadSHA: mr.HeadSHA, MergeSHA: mr.MergeSHA}
+	in := porcelain.ForgePullRequest{Forge: "gitlab", Number: strconv.FormatInt(iid, 10), BaseRef: mr.TargetBranch, HeadSHA: mr.HeadSHA, MergeSHA: mr.MergeSHA}
 	for _, a := range approvals {
 		id, err := gitlab.ApprovalID(a)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -142,6 +143,40 @@ func (c *Client) Approvals(ctx context.Context, iid int64) ([]Approval, error) {
 		out = append(out, ap)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
+	return out, nil
+}
+
+// MergedRequestsOfCommit returns the IIDs of the merge requests of
+// commit sha (all pages) that were merged into targetBranch, in
+// increasing order: the merge requests a push of targetBranch landed.
+func (c *Client) MergedRequestsOfCommit(ctx context.Context, sha, targetBranch string) ([]int64, error) {
+	if !hexRe.MatchString(sha) {
+		return nil, fmt.Errorf("gitlab: %q is not a commit id", sha)
+	}
+	var out []int64
+	opts := []gl.RequestOptionFunc{gl.WithContext(ctx)}
+	for page := 0; ; page++ {
+		if page == 100 {
+			return nil, fmt.Errorf("gitlab: commit %s is in more than 100 pages of merge requests: refusing to read on", sha)
+		}
+		mrs, resp, err := c.gl.Commits.ListMergeRequestsByCommit(c.project, sha, opts...)
+		if err != nil {
+			return nil, c.apiError(fmt.Sprintf("list the merge requests of commit %s", sha[:12]), err)
+		}
+		for _, mr := range mrs {
+			if mr == nil || mr.IID <= 0 {
+				return nil, fmt.Errorf("gitlab: commit %s: the API answered a malformed merge request", sha[:12])
+			}
+			if mr.State == "merged" && mr.TargetBranch == targetBranch && !slices.Contains(out, mr.IID) {
+				out = append(out, mr.IID)
+			}
+		}
+		if resp == nil || resp.NextPage == 0 {
+			break
+		}
+		opts = []gl.RequestOptionFunc{gl.WithContext(ctx), gl.WithOffsetPaginationParameters(resp.NextPage)}
+	}
+	slices.Sort(out)
 	return out, nil
 }
 

@@ -29,7 +29,11 @@ func (rp replay) server(t *testing.T) *httptest.Server {
 			http.Error(w, `{"message":"401 Unauthorized"}`, http.StatusUnauthorized)
 			return
 		}
-		a, ok := rp[r.URL.EscapedPath()]
+		key := r.URL.EscapedPath()
+		if r.URL.RawQuery != "" {
+			key += "?" + r.URL.RawQuery
+		}
+		a, ok := rp[key]
 		if !ok {
 			w.WriteHeader(http.StatusNotFound)
 			fmt.Fprint(w, `{"message":"404 Not found"}`)
@@ -172,5 +176,31 @@ func TestNewRefusesBadProject(t *testing.T) {
 		if _, err := New("", "", p, nil); err != nil {
 			t.Errorf("project %q: %v", p, err)
 		}
+	}
+}
+
+// The merge requests of a commit come in pages (X-Next-Page); only those
+// merged into the branch count.
+func TestMergedRequestsOfCommitPaginated(t *testing.T) {
+	sha := strings.Repeat("6", 40)
+	page1 := `[{"id":1,"iid":12,"state":"merged","target_branch":"main"},{"id":2,"iid":3,"state":"opened","target_branch":"main"}]`
+	page2 := `[{"id":3,"iid":9,"state":"merged","target_branch":"release"},{"id":4,"iid":5,"state":"merged","target_branch":"main"},{"id":1,"iid":12,"state":"merged","target_branch":"main"}]`
+	c := client(t, replay{
+		api + "/repository/commits/" + sha + "/merge_requests":        {body: page1, header: map[string]string{"X-Next-Page": "2", "X-Page": "1", "X-Total-Pages": "2"}},
+		api + "/repository/commits/" + sha + "/merge_requests?page=2": {body: page2, header: map[string]string{"X-Page": "2", "X-Total-Pages": "2"}},
+	}, "t0ken")
+	got, err := c.MergedRequestsOfCommit(context.Background(), sha, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != "[5 12]" {
+		t.Fatalf("merged merge requests of main: %v, want [5 12]", got)
+	}
+	bad := client(t, replay{api + "/repository/commits/" + sha + "/merge_requests": {body: `[{"id":1,"iid":0,"state":"merged"}]`}}, "t0ken")
+	if _, err := bad.MergedRequestsOfCommit(context.Background(), sha, "main"); err == nil || !strings.Contains(err.Error(), "the API answered a malformed merge request") {
+		t.Fatalf("malformed: %v", err)
+	}
+	if _, err := c.MergedRequestsOfCommit(context.Background(), "HEAD", "main"); err == nil || !strings.Contains(err.Error(), `"HEAD" is not a commit id`) {
+		t.Fatalf("bad sha: %v", err)
 	}
 }
