@@ -3,6 +3,7 @@ package porcelain
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
@@ -170,7 +171,9 @@ func (r *Repo) recordForgeMergeOnce(ref string, to gitrepo.Hash, s sign.Signer, 
 			return nil, err
 		}
 		number++
-		res.Entries = append(res.Entries, ForgeMergeEntry{Entry: e.Number, ID: tip, Old: cur, New: c, Approvers: x.Approved})
+		approvers := slices.Clone(x.Approved)
+		slices.Sort(approvers)
+		res.Entries = append(res.Entries, ForgeMergeEntry{Entry: e.Number, ID: tip, Old: cur, New: c, Approvers: slices.Compact(approvers)})
 		cur, failed = c, nil
 	}
 	if tip != base {

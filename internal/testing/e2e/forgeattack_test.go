@@ -100,3 +100,89 @@ func TestForgeBridgeEntryAttacks(t *testing.T) {
 		})
 	}
 }
+
+// The server hook where one runs judges a bridge entry as verification
+// does: the CI job's entry of a move the persons approved (tree-bound,
+// with their own keys here) is accepted; a hand-made bridge entry of an
+// unapproved move is refused, naming the rule.
+func TestForgeBridgeEntryOnEnforcingServer(t *testing.T) {
+	srv := startServer(t, trFile)
+	path, url := srv.newRepo("hooked.git", true)
+	alice, bob, carol, bridge, ci := newUser(t, "alice"), newUser(t, "bob"), newUser(t, "carol"), newUser(t, "bridge"), newUser(t, "ci")
+	dir := benchRepo(t, alice, "work", url, true)
+	alice.secure(dir, "policy", "remove-rule", "protect-main")
+	alice.secure(dir, "policy", "add-person", "bob", "--key", bob.key.Public)
+	alice.secure(dir, "policy", "add-person", "carol", "--key", carol.key.Public)
+	alice.secure(dir, "policy", "add-rule", "reviewed", "--ref", "refs/heads/main", "--allow", "bob", "--allow", "carol", "--threshold", "2", "--tree-approvals")
+	alice.secure(dir, "trust", "add-forge-app", "ci-bridge", "--key", bridge.key.Public)
+	alice.secure(dir, "policy", "apply")
+	alice.git(dir, "push", "-q", "origin", "main")
+	alice.git(dir, "checkout", "-q", "-b", "review/1")
+	head := alice.commit(dir, "f.txt", "reviewed\n")
+	alice.git(dir, "push", "-q", "origin", "HEAD:refs/heads/review/1")
+	alice.git(dir, "checkout", "-q", "main")
+	for _, u := range []*user{bob, carol} {
+		alice.secure(dir, "attest", "approve", "main", "--to", head, "--tree", "--key", u.key.Private)
+	}
+	alice.git(dir, "push", "-q", "origin", "refs/secure/attestations")
+
+	// An administrator merges on the server with the hooks off (as a
+	// forge's merge button that bypasses them would): a merge commit with
+	// the reviewed tree.
+	hooksOff := []string{"-c", "core.hooksPath=/dev/null"}
+	server := func(args ...string) string { return strings.TrimSpace(srv.admin.git(path, append(hooksOff, args...)...)) }
+	base := server("rev-parse", "refs/heads/main")
+	x := server("commit-tree", server("rev-parse", head+"^{tree}"), "-p", base, "-p", head, "-m", "Merge pull request #1")
+	server("update-ref", "refs/heads/main", x, base)
+
+	d := checkoutLikeActions(ci, url, "job", x, "refs/remotes/origin/main")
+	if r := runCI(ci, d, nil, "fetch"); r.code != 0 {
+		t.Fatalf("fetch step:\n%s", r)
+	}
+	env := []string{"GITHUB_EVENT_NAME=push", "GITHUB_REF=refs/heads/main", "GITHUB_SHA=" + x, "GIT_SECURE_BRIDGE_KEY_FILE=" + bridge.key.Private, "GITHUB_STEP_SUMMARY=" + ci.path("s.md")}
+	if r := runCI(ci, d, env, "record-merge"); r.code != 0 || !strings.Contains(r.stderr, "signed by forge app ci-bridge, approved by bob, carol") {
+		t.Fatalf("the bridge's entry of an approved merge must be accepted by the server hook:\n%s", r)
+	}
+	if got := server("rev-parse", "refs/secure/rsl"); got != strings.TrimSpace(ci.git(d, "rev-parse", "refs/secure/rsl")) {
+		t.Fatalf("the server's log is not the job's")
+	}
+
+	// A hand-made bridge entry of an unapproved move, pushed to the hook.
+	evil := server("commit-tree", server("rev-parse", "refs/heads/main^{tree}"), "-p", x, "-m", "nobody reviewed this")
+	server("update-ref", "refs/heads/main", evil, x)
+	repo, err := gitrepo.OpenWithEnv(d, ci.sb.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer repo.Close()
+	ci.git(d, "fetch", "-q", "origin", "refs/heads/main")
+	s, err := sign.LoadSigner(sign.KeySpec{File: bridge.key.Private})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tip, err := gitrepo.ParseHash(strings.TrimSpace(ci.git(d, "rev-parse", "refs/secure/rsl")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := repo.ReadCommit(tip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := rsl.FromCommit(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldH, _ := gitrepo.ParseHash(x)
+	newH, _ := gitrepo.ParseHash(evil)
+	e := &rsl.Entry{Number: last.Number + 1, Type: rsl.TypeRef, Ref: "refs/heads/main", Old: oldH, New: newH}
+	id, err := rsl.Write(repo, e, tip, gitrepo.Ident{Name: "mallory", Email: "m@example.com", When: time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)},
+		func(p []byte) ([]byte, error) { return sign.SignSSHSig(s, p, sign.NamespaceGit) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ci.run(d, "git", "push", "origin", id.String()+":refs/secure/rsl")
+	if r.code == 0 || !strings.Contains(r.stderr, "rule reviewed") || !strings.Contains(r.stderr, "signed by forge app ci-bridge") {
+		t.Fatalf("the hook must refuse a bridge entry of an unapproved move:\n%s", r)
+	}
+}
