@@ -130,7 +130,9 @@ func TestForgeBridgeEntryOnEnforcingServer(t *testing.T) {
 	// forge's merge button that bypasses them would): a merge commit with
 	// the reviewed tree.
 	hooksOff := []string{"-c", "core.hooksPath=/dev/null"}
-	server := func(args ...string) string { return strings.TrimSpace(srv.admin.git(path, append(hooksOff, args...)...)) }
+	server := func(args ...string) string {
+		return strings.TrimSpace(srv.admin.git(path, append(hooksOff, args...)...))
+	}
 	base := server("rev-parse", "refs/heads/main")
 	x := server("commit-tree", server("rev-parse", head+"^{tree}"), "-p", base, "-p", head, "-m", "Merge pull request #1")
 	server("update-ref", "refs/heads/main", x, base)
