@@ -219,7 +219,7 @@ func TestForgeMergeButtonFlow(t *testing.T) {
 	if r := freshVerify("fresh1"); r.code != 0 {
 		t.Fatalf("verify in a fresh clone after the recorded merge:\n%s", r)
 	}
-	if out := ci.secure(ci.path("fresh1"), "rsl", "log"); !strings.Contains(out, x1[:12]) {
+	if out := ci.secure(ci.path("fresh1"), "rsl", "log"); !strings.Contains(out, x1[:12]+"  by forge app ci-bridge, for the forge's merge") {
 		t.Fatalf("the log does not record the merge %s:\n%s", x1[:12], out)
 	}
 
