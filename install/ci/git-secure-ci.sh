@@ -13,6 +13,14 @@
 #                              request also answer "would merging this
 #                              satisfy the policy, who must still approve?"
 #                              and write it to the job summary
+#   git-secure-ci.sh record-merge
+#                              on a push to a branch: record the forge's
+#                              move (merge button, squash, rebase merge, web
+#                              edit) signed by the forge bridge key, if the
+#                              approvals recorded for it meet the policy;
+#                              push the log. Exit 1, naming who must still
+#                              approve (or saying to revert), otherwise.
+#                              Run it before verify.
 #
 # Settings (environment):
 #   GIT_SECURE_VERSION      release to install (default: latest)
@@ -33,6 +41,14 @@
 #   GIT_SECURE_HEAD         the commit that would land (default: from the CI:
 #                           GitHub's refs/pull/N/merge commit, GitLab's
 #                           merged-results commit or the MR head)
+#   GIT_SECURE_BRIDGE_KEY   record-merge: the forge app's private key (the
+#                           secret's content; GIT_SECURE_BRIDGE_KEY_FILE: a
+#                           file). Without either, record-merge does nothing.
+#   GITLAB_TOKEN, CI_API_V4_URL  record-merge on GitLab: first record the
+#                           approvals of the merge requests the push landed
+#                           (git secure forge record-approvals --gitlab --commit)
+#   GIT_SECURE_REF          record-merge: the branch pushed (default: from
+#                           the CI: GITHUB_REF, CI_COMMIT_BRANCH)
 #   GIT_SECURE_SUMMARY      file the Markdown summary is appended to
 #                           (default: $GITHUB_STEP_SUMMARY, else
 #                           git-secure-summary.md)
@@ -191,9 +207,72 @@ cmd_verify() {
 	return $rc
 }
 
+ci_ref() {
+	local r=${GIT_SECURE_REF:-${GITHUB_REF:-}}
+	if [ -z "$r" ] && [ -n "${CI_COMMIT_BRANCH:-}" ]; then r=refs/heads/$CI_COMMIT_BRANCH; fi
+	echo "$r"
+}
+
+cmd_record_merge() {
+	local event ref sha key summary rc=0 out attempt
+	event=$(ci_event)
+	summary=$(summary_file)
+	if [ "$event" != push ]; then say "record-merge: not a push ($event): nothing to record"; return 0; fi
+	ref=$(ci_ref)
+	case "$ref" in
+	refs/heads/*) ;;
+	*) say "record-merge: $ref is not a branch: nothing to record"; return 0 ;;
+	esac
+	sha=$(ci_head)
+	key=${GIT_SECURE_BRIDGE_KEY_FILE:-}
+	if [ -z "$key" ]; then
+		if [ -z "${GIT_SECURE_BRIDGE_KEY:-}" ]; then
+			say "record-merge: no forge bridge key (GIT_SECURE_BRIDGE_KEY): a move the forge made stays unrecorded and verify fails on it"
+			return 0
+		fi
+		key=$(mktemp)
+		# shellcheck disable=SC2064
+		trap "rm -f '$key'" EXIT
+		chmod 600 "$key"
+		printf '%s\n' "$GIT_SECURE_BRIDGE_KEY" >"$key"
+	fi
+	# GitLab runs no pipeline when someone approves: record the approvals
+	# of the merge requests this push landed now, before the move.
+	if [ -n "${GITLAB_TOKEN:-}" ] && [ -n "${CI_API_V4_URL:-}" ]; then
+		say "record-merge: recording the approvals of the merge requests merged as $sha"
+		git secure forge record-approvals --gitlab --commit "$sha" --branch "${ref#refs/heads/}" --key "$key" >&2 || return $?
+		git push -q "$remote" refs/secure/attestations || die "cannot push refs/secure/attestations to $remote: the job's token needs write access to the repository"
+	fi
+	# Another job may push the log between our fetch and our push: fetch
+	# it again and record on top, a few times.
+	for attempt in 1 2 3; do
+		rc=0
+		out=$(git secure forge record-merge "$ref" --to "$sha" --key "$key" 2>&1) || rc=$?
+		printf '%s\n' "$out" >&2
+		if [ "$(git rev-parse refs/secure/rsl)" != "$(git ls-remote "$remote" refs/secure/rsl | cut -f1)" ]; then
+			if ! git push "$remote" refs/secure/rsl; then
+				say "the log on $remote moved meanwhile (attempt $attempt): fetching it and recording again"
+				git fetch -q "$remote" "+refs/secure/*:refs/secure/*"
+				continue
+			fi
+		fi
+		break
+	done
+	{
+		if [ $rc -eq 0 ]; then
+			printf '### git-secure: the forge'"'"'s move of %s is recorded\n\n' "$ref"
+		else
+			printf '### git-secure: the forge'"'"'s move of %s is NOT allowed (exit %d)\n\n' "$ref" "$rc"
+		fi
+		printf '```\n%s\n```\n\n' "$(printf '%s' "$out" | sed 's/```/`` `/g')"
+	} >>"$summary"
+	return $rc
+}
+
 case "${1:-}" in
 install) cmd_install ;;
 fetch) cmd_fetch ;;
+record-merge) cmd_record_merge ;;
 verify) cmd_verify ;;
-*) die "usage: $0 install|fetch|verify" ;;
+*) die "usage: $0 install|fetch|record-merge|verify" ;;
 esac

@@ -41,6 +41,14 @@ type ForgeReview struct {
 	Review      string // the forge's review id, decimal
 	PullRequest string // the pull or merge request number, decimal
 	State       string // ReviewApproved or ReviewWithdrawn
+	// ToTree, when not zero, binds the record to the tree of To instead
+	// of To itself (a tree-bound forge review): it then approves moving
+	// Ref from From to any commit whose tree is ToTree, such as the
+	// commit a merge button, a squash or a rebase merge makes, which no
+	// reviewer saw but whose content is the reviewed result. It is
+	// stored in ForgeReviewTreeDir and counts only for rules that accept
+	// tree-bound approvals (docs/format.md, "Forge merges").
+	ToTree gitrepo.Hash
 }
 
 var (
@@ -83,6 +91,9 @@ func (f ForgeReview) validate() error {
 	if f.State != ReviewApproved && f.State != ReviewWithdrawn {
 		return malformed("forge review state %q is not %s or %s", f.State, ReviewApproved, ReviewWithdrawn)
 	}
+	if f.To.IsZero() && !f.ToTree.IsZero() {
+		return malformed("forge review of a deletion has toTree")
+	}
 	return nil
 }
 
@@ -102,6 +113,9 @@ func (f ForgeReview) Statement() ([]byte, error) {
 		"pullRequest":   f.PullRequest,
 		"state":         f.State,
 	}
+	if !f.ToTree.IsZero() {
+		pred["toTree"] = hexOf(f.ToTree)
+	}
 	return encodeStatement(f.Ref, "gitCommit", hexOf(f.To), PredicateForgeReview, pred)
 }
 
@@ -113,7 +127,7 @@ func ParseForgeReview(statement []byte) (ForgeReview, error) {
 	if err != nil {
 		return f, err
 	}
-	if err := checkKeys(pred, "forge review predicate", []string{"formatVersion", "ref", "from", "to", "forge", "account", "review", "pullRequest", "state"}); err != nil {
+	if err := checkKeys(pred, "forge review predicate", []string{"formatVersion", "ref", "from", "to", "forge", "account", "review", "pullRequest", "state"}, "toTree"); err != nil {
 		return f, malformed("%v", err)
 	}
 	for key, dst := range map[string]*string{"ref": &f.Ref, "forge": &f.Forge, "account": &f.Account, "review": &f.Review, "pullRequest": &f.PullRequest, "state": &f.State} {
@@ -126,6 +140,14 @@ func ParseForgeReview(statement []byte) (ForgeReview, error) {
 	}
 	if f.To, err = predHash(pred, "to"); err != nil {
 		return ForgeReview{}, err
+	}
+	if _, ok := pred["toTree"]; ok {
+		if f.ToTree, err = predHash(pred, "toTree"); err != nil {
+			return ForgeReview{}, err
+		}
+		if f.ToTree.IsZero() {
+			return ForgeReview{}, malformed("forge review toTree is present but zero")
+		}
 	}
 	if name != f.Ref || subj != f.To {
 		return ForgeReview{}, malformed("subject %s@%s does not match the predicate's %s to %s", name, hexOf(subj), f.Ref, hexOf(f.To))
@@ -142,6 +164,14 @@ func ParseForgeReview(statement []byte) (ForgeReview, error) {
 // checks, as for approvals.
 func ForgeReviewDir(ref string, from, to gitrepo.Hash) string {
 	return "forge-reviews/" + hashParts(forgeReviewDomain, ref, hexOf(from), hexOf(to))
+}
+
+// ForgeReviewTreeDir returns the store directory of tree-bound forge
+// reviews of ref moving from from to a commit whose tree is tree:
+// "forge-reviews-tree/" + hex(SHA-256(domain NUL "tree" NUL ref NUL
+// from-hex NUL tree-hex)).
+func ForgeReviewTreeDir(ref string, from, tree gitrepo.Hash) string {
+	return "forge-reviews-tree/" + hashParts(forgeReviewDomain, "tree", ref, hexOf(from), hexOf(tree))
 }
 
 // ForgeReviewFile returns the file name of one forge review record:
@@ -179,7 +209,11 @@ func CheckForgeReviewFile(dir, name string, e *Envelope) (ForgeReview, error) {
 	if want := ForgeReviewFile(signer, f.Forge, f.Review, f.State); name != want {
 		return f, fmt.Errorf("%w: forge review stored as %q, belongs in %q", ErrMismatch, name, want)
 	}
-	if want := ForgeReviewDir(f.Ref, f.From, f.To); dir != want {
+	want := ForgeReviewDir(f.Ref, f.From, f.To)
+	if !f.ToTree.IsZero() {
+		want = ForgeReviewTreeDir(f.Ref, f.From, f.ToTree)
+	}
+	if dir != want {
 		return f, fmt.Errorf("%w: forge review belongs in %s, not %s", ErrMismatch, want, dir)
 	}
 	return f, nil

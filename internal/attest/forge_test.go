@@ -101,3 +101,60 @@ func TestStoreAddForgeReview(t *testing.T) {
 		}
 	}
 }
+
+// A tree-bound forge review (toTree) round-trips, is refused with a zero
+// or malformed toTree, and is stored only in the tree directory of its
+// update (ref, from, toTree), never in the commit-bound one.
+func TestForgeReviewTreeBound(t *testing.T) {
+	f := testForgeReview()
+	f.ToTree = gitrepo.Hash{0xee}
+	st, err := f.Statement()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(st), `"toTree":"ee00000000000000000000000000000000000000"`) {
+		t.Fatalf("statement without toTree: %s", st)
+	}
+	got, err := ParseForgeReview(st)
+	if err != nil || got != f {
+		t.Fatalf("ParseForgeReview = %+v, %v; want %+v", got, err, f)
+	}
+	zero := strings.Replace(string(st), "ee00000000000000000000000000000000000000", strings.Repeat("0", 40), 1)
+	if _, err := ParseForgeReview([]byte(zero)); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "toTree is present but zero") {
+		t.Errorf("zero toTree: %v", err)
+	}
+	short := strings.Replace(string(st), "ee00000000000000000000000000000000000000", "ee00", 1)
+	if _, err := ParseForgeReview([]byte(short)); !errors.Is(err, ErrMalformed) {
+		t.Errorf("short toTree: %v", err)
+	}
+	del := testForgeReview()
+	del.To, del.ToTree = gitrepo.ZeroHash, gitrepo.Hash{0xee}
+	if _, err := del.Statement(); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "deletion has toTree") {
+		t.Errorf("tree-bound deletion: %v", err)
+	}
+
+	_, _, repo := openRepo(t)
+	store, err := OpenStore(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bridge := seedSigner(t, 9)
+	env, err := Sign(st, bridge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := ForgeReviewFile(SignerFile(bridge.PublicKey()), f.Forge, f.Review, f.State)
+	who := gitrepo.Ident{Name: "ci", Email: "ci@example.com"}
+	if _, err := store.Add(ForgeReviewDir(f.Ref, f.From, f.To)+"/"+name, env, who, "x"); !errors.Is(err, ErrMismatch) {
+		t.Errorf("tree-bound review in the commit directory: %v", err)
+	}
+	if _, err := store.Add(ForgeReviewTreeDir(f.Ref, f.From, gitrepo.Hash{0xef})+"/"+name, env, who, "x"); !errors.Is(err, ErrMismatch) {
+		t.Errorf("tree-bound review in another tree's directory: %v", err)
+	}
+	if _, err := store.Add(ForgeReviewTreeDir(f.Ref, f.From, f.ToTree)+"/"+name, env, who, "x"); err != nil {
+		t.Fatalf("tree-bound review at its path: %v", err)
+	}
+	if ForgeReviewTreeDir(f.Ref, f.From, f.ToTree) == ForgeReviewDir(f.Ref, f.From, f.ToTree) {
+		t.Error("tree and commit directories of the same hex collide")
+	}
+}

@@ -291,7 +291,7 @@ func checkAdd(path string, envelope []byte) error {
 		return err
 	}
 	dir := parts[0] + "/" + parts[1]
-	if parts[0] == "forge-reviews" {
+	if parts[0] == "forge-reviews" || parts[0] == "forge-reviews-tree" {
 		// One file per bridge, review and state, not per signer.
 		_, err := CheckForgeReviewFile(dir, parts[2], e)
 		return err

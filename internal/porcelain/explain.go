@@ -181,6 +181,24 @@ func (r *Repo) explainDecision(x *Explanation, pol *policy.Policy, rslTip gitrep
 			return nil, nil, nil, err
 		}
 		x.ViaForge = via
+		// Tree-bound forge reviews (a merge button's commit), where a rule
+		// counts tree-bound approvals.
+		if !x.New.IsZero() && allowsTreeApprovals(pol, x.Ref) {
+			if tree, err := r.treeOf(x.New); err == nil {
+				_, tvia, _, err := verify.ForgeTreeApprovers(store, pol, x.Ref, x.Old, tree, revoked)
+				if err != nil {
+					return nil, nil, nil, err
+				}
+				x.ViaForge = append(x.ViaForge, tvia...)
+				// Why tree-bound approvals did not count (decisionInputs
+				// counts them).
+				_, more, err := verify.TreeApprovers(store, pol, x.Ref, x.Old, tree, revoked)
+				if err != nil {
+					return nil, nil, nil, err
+				}
+				notes = append(notes, more...)
+			}
+		}
 		in, err := r.decisionInputs(store, pol, rslTip, t, approvers)
 		if err != nil {
 			return nil, nil, nil, err
@@ -249,4 +267,15 @@ func (r *Repo) refUnderPolicy(name, noLog string) (string, gitrepo.Hash, *policy
 		return "", gitrepo.Hash{}, nil, err
 	}
 	return ref, rslTip, pol, nil
+}
+
+// allowsTreeApprovals reports whether a rule covering ref counts
+// tree-bound approvals.
+func allowsTreeApprovals(pol *policy.Policy, ref string) bool {
+	for _, rule := range pol.RulesFor(ref) {
+		if rule.TreeApprovals {
+			return true
+		}
+	}
+	return false
 }

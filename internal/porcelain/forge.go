@@ -6,6 +6,7 @@ import (
 
 	"github.com/git-secure/git-secure/internal/attest"
 	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/sign"
 )
 
@@ -25,7 +26,7 @@ type ForgePullRequest struct {
 type ForgeReviewEvent struct {
 	ID       string // decimal
 	Account  string
-	State    string // APPROVED, CHANGES_REQUESTED, COMMENTED, DISMISSED, PENDING
+	State    string // APPROVED, CHANGES_REQUESTED, COMMENTED, DISMISSED, PENDING (GitLab: APPROVED only; an unapproval is a review no longer listed)
 	CommitID string
 }
 
@@ -34,6 +35,7 @@ type ForgeRecorded struct {
 	Ref     string            `json:"ref"`
 	From    gitrepo.Hash      `json:"from"`
 	To      gitrepo.Hash      `json:"to"`
+	Tree    gitrepo.Hash      `json:"tree"` // the reviewed result's tree (zero: not here)
 	App     string            `json:"app"`
 	Records []ForgeRecordLine `json:"records"`
 	Skipped []string          `json:"skipped,omitempty"`
@@ -63,21 +65,16 @@ func (r *Repo) RecordForgeReviews(pr ForgePullRequest, keyFile string) (*ForgeRe
 	if err != nil {
 		return nil, err
 	}
-	s, err := r.LoadSigner(keyFile)
+	s, appName, err := r.forgeAppSigner(pol, keyFile)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	fp := sign.Fingerprint(s.PublicKey())
-	app, ok := pol.ForgeAppByFingerprint(fp)
-	if !ok {
-		return nil, fmt.Errorf("%w: key %s is not a forge app of the policy in force, so its records would not count; a root key holder runs: git secure trust add-forge-app NAME --key BRIDGE.pub", ErrRefused, fp)
-	}
 	ref, from, to, err := r.forgeUpdate(pr)
 	if err != nil {
 		return nil, err
 	}
-	out := &ForgeRecorded{Ref: ref, From: from, To: to, App: app.Name, Records: []ForgeRecordLine{}}
+	out := &ForgeRecorded{Ref: ref, From: from, To: to, App: appName, Records: []ForgeRecordLine{}}
 	effective := effectiveReviews(pr)
 	who, err := r.Ident()
 	if err != nil {
@@ -89,6 +86,21 @@ func (r *Repo) RecordForgeReviews(pr ForgePullRequest, keyFile string) (*ForgeRe
 	}
 	signerFile := attest.SignerFile(s.PublicKey())
 	dir := attest.ForgeReviewDir(ref, from, to)
+	// An approval this bridge recorded for the update that the forge no
+	// longer lists (a GitLab unapproval removes it) is withdrawn.
+	gone, err := r.unlistedApprovals(store, dir, signerFile, pr)
+	if err != nil {
+		return nil, err
+	}
+	pr.Reviews = append(pr.Reviews, gone...)
+	// Each review is also recorded bound to the tree of the reviewed
+	// result: the commit a merge button, a squash or a rebase merge makes
+	// is not the one reviewed, but has its tree (RecordForgeMerge).
+	tree, err := r.treeOf(to)
+	if out.Tree = tree; err != nil {
+		tree, out.Tree = gitrepo.ZeroHash, gitrepo.ZeroHash
+		out.Skipped = append(out.Skipped, fmt.Sprintf("the reviewed result %s is not here, so the reviews are not recorded for the commit a merge button makes (fetch it: git fetch origin refs/pull/%s/merge)", to, pr.Number))
+	}
 	done := map[string]bool{}
 	for _, rv := range pr.Reviews {
 		if rv.State != "APPROVED" && rv.State != "DISMISSED" || done[rv.ID] {
@@ -109,17 +121,17 @@ func (r *Repo) RecordForgeReviews(pr ForgePullRequest, keyFile string) (*ForgeRe
 			state = attest.ReviewApproved
 		}
 		f := attest.ForgeReview{Ref: ref, From: from, To: to, Forge: pr.Forge, Account: rv.Account, Review: rv.ID, PullRequest: pr.Number, State: state}
-		stmt, err := f.Statement()
-		if err != nil {
-			return nil, fmt.Errorf("forge: review %s by %s: %w", rv.ID, rv.Account, err)
-		}
-		env, err := attest.Sign(stmt, s)
-		if err != nil {
+		msg := fmt.Sprintf("git-secure: forge app %s records %s review %s by %s (%s) as %s: %s %s..%s", appName, pr.Forge, rv.ID, rv.Account, personName, state, ref, shortOrNone(from), shortOrNone(to))
+		file := attest.ForgeReviewFile(signerFile, pr.Forge, rv.ID, state)
+		if out.Store, err = addForgeRecord(store, s, f, dir+"/"+file, who, msg); err != nil {
 			return nil, err
 		}
-		msg := fmt.Sprintf("git-secure: forge app %s records %s review %s by %s (%s) as %s: %s %s..%s", app.Name, pr.Forge, rv.ID, rv.Account, personName, state, ref, shortOrNone(from), shortOrNone(to))
-		if out.Store, err = store.Add(dir+"/"+attest.ForgeReviewFile(signerFile, pr.Forge, rv.ID, state), env, who, msg); err != nil {
-			return nil, fmt.Errorf("forge: store review %s by %s: %w", rv.ID, rv.Account, err)
+		if !tree.IsZero() {
+			f.ToTree = tree
+			path := attest.ForgeReviewTreeDir(ref, from, tree) + "/" + file
+			if out.Store, err = addForgeRecord(store, s, f, path, who, msg+" (tree "+tree.String()[:12]+")"); err != nil {
+				return nil, err
+			}
 		}
 		out.Records = append(out.Records, ForgeRecordLine{Person: personName, Account: rv.Account, Review: rv.ID, State: state})
 	}
@@ -217,4 +229,68 @@ func (r *Repo) checkForgeMerge(pr ForgePullRequest, ref string, from, head, merg
 			ErrRefused, merge.String()[:12], pr.Number, strings.Join(parents, " "), ref, from.String()[:12], head.String()[:12])
 	}
 	return nil
+}
+
+// unlistedApprovals returns, as dismissals, the approvals of pr that this
+// bridge (signerFile) recorded in dir and that pr no longer lists as
+// approving. A record is this bridge's when its file name, which binds
+// the signer, says so; a forged one here would only add a withdrawal.
+func (r *Repo) unlistedApprovals(store *attest.Store, dir, signerFile string, pr ForgePullRequest) ([]ForgeReviewEvent, error) {
+	files, err := store.Envelopes(dir)
+	if err != nil {
+		return nil, fmt.Errorf("forge: read the recorded reviews: %w", err)
+	}
+	listed := map[string]bool{}
+	for _, rv := range pr.Reviews {
+		listed[rv.ID] = true
+	}
+	var out []ForgeReviewEvent
+	for _, file := range files {
+		env, err := attest.ParseEnvelope(file.Data)
+		if err != nil {
+			continue
+		}
+		f, err := attest.ParseForgeReview(env.Payload)
+		if err != nil || f.State != attest.ReviewApproved || f.Forge != pr.Forge || f.PullRequest != pr.Number ||
+			file.Name != attest.ForgeReviewFile(signerFile, f.Forge, f.Review, f.State) || listed[f.Review] {
+			continue
+		}
+		listed[f.Review] = true
+		out = append(out, ForgeReviewEvent{ID: f.Review, Account: f.Account, State: "DISMISSED"})
+	}
+	return out, nil
+}
+
+// addForgeRecord signs f with the bridge's key and stores it at path.
+func addForgeRecord(store *attest.Store, s sign.Signer, f attest.ForgeReview, path string, who gitrepo.Ident, msg string) (gitrepo.Hash, error) {
+	stmt, err := f.Statement()
+	if err != nil {
+		return gitrepo.Hash{}, fmt.Errorf("forge: review %s by %s: %w", f.Review, f.Account, err)
+	}
+	env, err := attest.Sign(stmt, s)
+	if err != nil {
+		return gitrepo.Hash{}, err
+	}
+	tip, err := store.Add(path, env, who, msg)
+	if err != nil {
+		return gitrepo.Hash{}, fmt.Errorf("forge: store review %s by %s: %w", f.Review, f.Account, err)
+	}
+	return tip, nil
+}
+
+// forgeAppSigner loads the bridge's key and the name of the forge app of
+// pol it is; a key that is no forge app's is refused (its records would
+// not count).
+func (r *Repo) forgeAppSigner(pol *policy.Policy, keyFile string) (sign.Signer, string, error) {
+	s, err := r.LoadSigner(keyFile)
+	if err != nil {
+		return nil, "", err
+	}
+	fp := sign.Fingerprint(s.PublicKey())
+	app, ok := pol.ForgeAppByFingerprint(fp)
+	if !ok {
+		s.Close()
+		return nil, "", fmt.Errorf("%w: key %s is not a forge app of the policy in force, so its records would not count; a root key holder runs: git secure trust add-forge-app NAME --key BRIDGE.pub", ErrRefused, fp)
+	}
+	return s, app.Name, nil
 }

@@ -180,6 +180,14 @@ func outOfStep(p *verify.Problem) bool {
 // names for the verified key, else the key's fingerprint as unverified.
 func (s *RepairScan) signer(rec *rsl.Record) string {
 	key, err := sign.VerifySSHSig(rec.Commit.Signature, rec.Commit.SignedPayload(), sign.NamespaceGit, s.pol.LookupKey)
+	if err != nil && rec.Entry.Type == rsl.TypeRef && !rec.Entry.IsPolicy() {
+		// The entry of a forge's merge, recorded by a forge app.
+		if k, ferr := sign.VerifySSHSig(rec.Commit.Signature, rec.Commit.SignedPayload(), sign.NamespaceGit, s.pol.LookupForgeAppKey); ferr == nil {
+			if app, ok := s.pol.ForgeAppByFingerprint(sign.Fingerprint(k)); ok {
+				return "forge app " + app.Name
+			}
+		}
+	}
 	if err != nil {
 		if fp, err := sign.SignatureFingerprint(rec.Commit.Signature); err == nil {
 			return "key " + fp + " (not in the policy in force)"

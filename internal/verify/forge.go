@@ -44,6 +44,26 @@ func ForgeApprovers(store *attest.Store, pol *policy.Policy, ref string, old, ne
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("verify: read forge reviews of %s %s..%s: %w", ref, short(old), short(new), err)
 	}
+	return forgeApprovers(pol, dir, files, revoked)
+}
+
+// ForgeTreeApprovers is ForgeApprovers for tree-bound forge reviews: those
+// of ref moving from old to any commit whose tree is tree (the commit a
+// merge button, a squash or a rebase merge makes). Callers count them
+// only for rules that accept tree-bound approvals.
+func ForgeTreeApprovers(store *attest.Store, pol *policy.Policy, ref string, old, tree gitrepo.Hash, revoked func(fp string) bool) ([]string, []ForgeApproval, []string, error) {
+	if store == nil || len(pol.ForgeApps()) == 0 {
+		return nil, nil, nil, nil
+	}
+	dir := attest.ForgeReviewTreeDir(ref, old, tree)
+	files, err := store.Envelopes(dir)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("verify: read tree-bound forge reviews of %s from %s: %w", ref, short(old), err)
+	}
+	return forgeApprovers(pol, dir, files, revoked)
+}
+
+func forgeApprovers(pol *policy.Policy, dir string, files []attest.File, revoked func(fp string) bool) ([]string, []ForgeApproval, []string, error) {
 	type recorded struct {
 		f   attest.ForgeReview
 		app *policy.ForgeApp
@@ -126,6 +146,20 @@ func forgeRecord(pol *policy.Policy, dir string, file attest.File, revoked func(
 // (each person once) and their notes to notes.
 func withForgeApprovers(store *attest.Store, pol *policy.Policy, ref string, old, new gitrepo.Hash, revoked func(string) bool, persons, notes []string) ([]string, []string, error) {
 	forge, _, more, err := ForgeApprovers(store, pol, ref, old, new, revoked)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, p := range forge {
+		if !contains(persons, p) {
+			persons = append(persons, p)
+		}
+	}
+	return persons, append(notes, more...), nil
+}
+
+// withForgeTreeApprovers is withForgeApprovers for tree-bound records.
+func withForgeTreeApprovers(store *attest.Store, pol *policy.Policy, ref string, old, tree gitrepo.Hash, revoked func(string) bool, persons, notes []string) ([]string, []string, error) {
+	forge, _, more, err := ForgeTreeApprovers(store, pol, ref, old, tree, revoked)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -128,3 +128,77 @@ func TestForgeApproversTrust(t *testing.T) {
 		t.Errorf("a policy without the app counted: %v", got)
 	}
 }
+
+// Tree-bound forge reviews count through TreeApprovers (for the tree of
+// the commit a merge button made), for the mapped person, and never as
+// approvals of a commit: a merge that changes the tree, or moves from
+// another recorded tip, finds none.
+func TestForgeTreeApprovers(t *testing.T) {
+	now := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
+	root, bob, app := forgeSigner(t, 1), forgeSigner(t, 2), forgeSigner(t, 4)
+	base, err := policy.New(root.PublicKey(), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := base.Clone()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []error{
+		pol.AddPerson(base, "bob", []ssh.PublicKey{bob.PublicKey()}, now),
+		pol.SetForgeAccount(base, "bob", "github", "bob-gh", now),
+		pol.AddForgeApp(base, "ci-bridge", app.PublicKey(), now),
+	} {
+		if step != nil {
+			t.Fatal(step)
+		}
+	}
+	sb := testutil.NewSandbox(t)
+	repo, err := gitrepo.OpenWithEnv(sb.InitRepo("repo", 1), sb.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer repo.Close()
+	store, err := attest.OpenStore(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, from, head, tree := "refs/heads/main", gitrepo.Hash{1}, gitrepo.Hash{2}, gitrepo.Hash{9}
+	f := attest.ForgeReview{Ref: ref, From: from, To: head, ToTree: tree, Forge: "github", Account: "bob-gh", Review: "1", PullRequest: "7", State: attest.ReviewApproved}
+	st, err := f.Statement()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := attest.Sign(st, app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := attest.ForgeReviewTreeDir(ref, from, tree) + "/" + attest.ForgeReviewFile(attest.SignerFile(app.PublicKey()), "github", "1", attest.ReviewApproved)
+	if _, err := store.Add(p, env, gitrepo.Ident{Name: "ci", Email: "ci@example.com", When: now}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name       string
+		from, tree gitrepo.Hash
+		want       string
+	}{
+		{"the reviewed tree", from, tree, "bob"},
+		{"another tree", from, gitrepo.Hash{8}, ""},
+		{"another recorded tip", gitrepo.Hash{3}, tree, ""},
+	}
+	for _, tt := range tests {
+		got, _, err := TreeApprovers(store, pol, ref, tt.from, tt.tree, nil)
+		if err != nil || strings.Join(got, ",") != tt.want {
+			t.Errorf("%s: TreeApprovers = %v, %v; want %q", tt.name, got, err, tt.want)
+		}
+	}
+	// Not an approval of any commit, the head's included.
+	if got, _, err := Approvers(store, pol, ref, from, head, nil); err != nil || len(got) != 0 {
+		t.Errorf("Approvers = %v, %v; a tree-bound forge review counted for a commit", got, err)
+	}
+	// A revoked bridge counts nothing.
+	appFP := sign.Fingerprint(app.PublicKey())
+	if got, _, _ := TreeApprovers(store, pol, ref, from, tree, func(fp string) bool { return fp == appFP }); len(got) != 0 {
+		t.Errorf("revoked bridge counted: %v", got)
+	}
+}

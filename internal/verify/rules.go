@@ -149,7 +149,8 @@ func TreeApprovers(store *attest.Store, pol *policy.Policy, ref string, old, tre
 		}
 		return nil
 	})
-	return persons, notes, nil
+	// Tree-bound forge reviews (the commit a forge's merge button made).
+	return withForgeTreeApprovers(store, pol, ref, old, tree, revoked, persons, notes)
 }
 
 // allowsTreeApprovals reports whether a rule covering ref lets tree-bound
@@ -269,6 +270,9 @@ func (v *verifier) authorize(i int, rec *rsl.Record, ref string, old, new gitrep
 	}
 	for _, key := range counted {
 		v.used[key] = rec.Entry.Number
+	}
+	if app, ok := pol.ForgeAppByFingerprint(v.signers[i]); ok && len(d.Failures()) > 0 {
+		notes = append([]string{fmt.Sprintf("the entry is signed by forge app %s (a move the forge made): the bridge is no person and never counts, so approvals by persons, their own or recorded forge reviews, must meet the rule", app.Name)}, notes...)
 	}
 	if !skip {
 		if err := v.checkSignedPush(i, rec, pol, ref, old, new, d); err != nil {

@@ -393,8 +393,28 @@ func (v *verifier) checkSignature(w *window, i int) (string, error) {
 			return pol.LookupKey(fp)
 		}
 	}
-	key, err := sign.VerifySSHSig(rec.Commit.Signature, rec.Commit.SignedPayload(), sign.NamespaceGit, lookup)
+	// A forge app the root trusts may sign the entry of a ref update the
+	// forge made (a merge button): it is no person, so the rules must be
+	// met by approvals alone (authorize finds no signer to count). It
+	// signs nothing else: no policy entry, no annotation.
+	bridge := rec.Entry.Type == rsl.TypeRef && !rec.Entry.IsPolicy()
+	withApps := func(fp string) (ssh.PublicKey, bool) {
+		if k, ok := lookup(fp); ok {
+			return k, ok
+		}
+		if bridge {
+			return pol.LookupForgeAppKey(fp)
+		}
+		return nil, false
+	}
+	key, err := sign.VerifySSHSig(rec.Commit.Signature, rec.Commit.SignedPayload(), sign.NamespaceGit, withApps)
 	if err != nil {
+		if errors.Is(err, sign.ErrUnknownKey) {
+			fp, _ := sign.SignatureFingerprint(rec.Commit.Signature)
+			if app, ok := pol.ForgeAppByFingerprint(fp); ok {
+				return "", fmt.Errorf("signed by forge app %s (%s), which may sign only the entries of ref updates, never a policy entry or an annotation", app.Name, fp)
+			}
+		}
 		if errors.Is(err, sign.ErrUnknownKey) {
 			fp, _ := sign.SignatureFingerprint(rec.Commit.Signature)
 			return "", fmt.Errorf("signed by %s, a key the policy in force does not know", fp)

@@ -24,8 +24,8 @@ import (
 func NewCmdForge(f *factory.Factory) *cli.Command {
 	return &cli.Command{
 		Name:        "forge",
-		Usage:       "hosted forges: record pull-request reviews as approvals (run by CI with a forge app key)",
-		Subcommands: []*cli.Command{newCmdRecordApprovals(f)},
+		Usage:       "hosted forges: record pull-request reviews as approvals, and merge-button merges as entries (run by CI with a forge app key)",
+		Subcommands: []*cli.Command{newCmdRecordApprovals(f), newCmdRecordMerge(f)},
 	}
 }
 
@@ -33,6 +33,12 @@ func NewCmdForge(f *factory.Factory) *cli.Command {
 type RecordApprovalsOptions struct {
 	F  *factory.Factory
 	PR int
+	// GitLab reads merge request MR of a GitLab project instead.
+	GitLab bool
+	MR     int
+	// Commit (with GitLab) records every merge request merged into
+	// Branch that contains it, instead of MR.
+	Commit, Branch string
 	// Repo is OWNER/NAME on the forge; APIURL the REST API's root. Both
 	// default to the variables a GitHub Actions job has.
 	Repo   string
@@ -52,15 +58,26 @@ dismissed, made stale by a push or followed by a request for changes as
 withdrawn. The update is the base branch from the value the log records to the
 head when it contains it, else to the forge's merge commit. Push the store
 afterwards: git push origin refs/secure/attestations.
-The token is read from $GITHUB_TOKEN.`,
+The token is read from $GITHUB_TOKEN.
+With --gitlab --mr N it reads a GitLab merge request instead: each current
+approval is recorded as approved, an approval recorded before that GitLab no
+longer lists (an unapproval) as withdrawn. GitLab does not say which commit an
+approval was given on, so the project must drop approvals when commits are
+added ("reset approvals on push"): otherwise nothing is recorded. --repo is
+GROUP/NAME (default $CI_PROJECT_PATH), --api-url the v4 API (default
+$CI_API_V4_URL, else gitlab.com), the token $GITLAB_TOKEN (read_api).`,
 		Flags: []cli.Flag{
-			&cli.IntFlag{Name: "pr", Usage: "pull request `NUMBER`", Required: true},
+			&cli.IntFlag{Name: "pr", Usage: "pull request `NUMBER` (GitHub)"},
+			&cli.BoolFlag{Name: "gitlab", Usage: "read a GitLab merge request (--mr) instead of a GitHub pull request"},
+			&cli.IntFlag{Name: "mr", Usage: "merge request `IID` (GitLab, with --gitlab)"},
+			&cli.StringFlag{Name: "commit", Usage: "with --gitlab: record the merge requests merged into --branch that contain `COMMIT` (a push pipeline: $CI_COMMIT_SHA)"},
+			&cli.StringFlag{Name: "branch", Usage: "with --commit: the `BRANCH` they were merged into (default $CI_COMMIT_BRANCH)"},
 			&cli.StringFlag{Name: "repo", Usage: "`OWNER/NAME` on the forge (default $GITHUB_REPOSITORY)"},
 			&cli.StringFlag{Name: "api-url", Usage: "the REST API `URL` (default $GITHUB_API_URL, else api.github.com; GitHub Enterprise: https://HOST/api/v3)"},
 			cmdutil.KeyFlag, cmdutil.JSONFlag,
 		},
 		Action: func(c *cli.Context) error {
-			return runRecordApprovals(c.Context, &RecordApprovalsOptions{F: f, PR: c.Int("pr"), Repo: c.String("repo"),
+			return runRecordApprovals(c.Context, &RecordApprovalsOptions{F: f, PR: c.Int("pr"), GitLab: c.Bool("gitlab"), MR: c.Int("mr"), Commit: c.String("commit"), Branch: c.String("branch"), Repo: c.String("repo"),
 				APIURL: c.String("api-url"), Key: c.String("key"), JSON: c.Bool("json")})
 		},
 	}
@@ -68,6 +85,12 @@ The token is read from $GITHUB_TOKEN.`,
 
 func runRecordApprovals(ctx context.Context, opts *RecordApprovalsOptions) error {
 	f := opts.F
+	if opts.GitLab || opts.MR != 0 || opts.Commit != "" || opts.Branch != "" {
+		if !opts.GitLab || opts.PR != 0 {
+			return report.Usagef("--mr and --commit go with --gitlab, --pr without it (GitHub)")
+		}
+		return runRecordGitLab(ctx, opts)
+	}
 	repo := opts.Repo
 	if repo == "" {
 		repo = f.Getenv("GITHUB_REPOSITORY")
@@ -104,6 +127,11 @@ func runRecordApprovals(ctx context.Context, opts *RecordApprovalsOptions) error
 	for _, rv := range reviews {
 		in.Reviews = append(in.Reviews, porcelain.ForgeReviewEvent{ID: github.ReviewID(rv.ID), Account: rv.Login, State: rv.State, CommitID: rv.CommitID})
 	}
+	return recordAndSay(f, r, in, opts)
+}
+
+// recordAndSay records pr's reviews and says what was recorded.
+func recordAndSay(f *factory.Factory, r *porcelain.Repo, in porcelain.ForgePullRequest, opts *RecordApprovalsOptions) error {
 	res, err := r.RecordForgeReviews(in, opts.Key)
 	if err != nil {
 		return err

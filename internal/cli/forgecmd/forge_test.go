@@ -2,6 +2,7 @@ package forgecmd
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/git-secure/git-secure/internal/report"
@@ -23,6 +24,11 @@ func TestRunRecordApprovalsUsage(t *testing.T) {
 		{"no pr", RecordApprovalsOptions{Repo: "o/n"}, "--pr must be a pull request number"},
 		{"no repo", RecordApprovalsOptions{PR: 7}, `github: repository "" is not OWNER/NAME (pass --repo OWNER/NAME)`},
 		{"bad repo", RecordApprovalsOptions{PR: 7, Repo: "o/n/x"}, `github: repository "o/n/x" is not OWNER/NAME (pass --repo OWNER/NAME)`},
+		{"mr without --gitlab", RecordApprovalsOptions{MR: 7, Repo: "o/n"}, "--mr and --commit go with --gitlab, --pr without it (GitHub)"},
+		{"--pr with --gitlab", RecordApprovalsOptions{GitLab: true, PR: 7, MR: 7, Repo: "o/n"}, "--mr and --commit go with --gitlab, --pr without it (GitHub)"},
+		{"gitlab, no mr", RecordApprovalsOptions{GitLab: true, Repo: "o/n"}, "--gitlab takes --mr IID (a merge request, as in !7) or --commit SHA (the merge requests merged as it), one of them"},
+		{"gitlab, mr and commit", RecordApprovalsOptions{GitLab: true, MR: 7, Commit: "HEAD", Repo: "o/n"}, "--gitlab takes --mr IID (a merge request, as in !7) or --commit SHA (the merge requests merged as it), one of them"},
+		{"gitlab, no project", RecordApprovalsOptions{GitLab: true, MR: 7}, `gitlab: project "" is not GROUP/NAME or a project id (pass --repo GROUP/NAME)`},
 	} {
 		opts := tc.opts
 		opts.F = r.F()
@@ -30,5 +36,21 @@ func TestRunRecordApprovalsUsage(t *testing.T) {
 		if e, ok := report.As(err); !ok || e.Code != report.ExitUsage || e.Msg != tc.want {
 			t.Errorf("%s: %v, want exit 2 %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestRunRecordMergeUsage: an unknown commit is a usage error naming it;
+// a key that is no forge app of the policy is refused (exit 1) before
+// anything is signed.
+func TestRunRecordMergeUsage(t *testing.T) {
+	r := clitest.New(t)
+	r.Init()
+	err := runRecordMerge(&RecordMergeOptions{F: r.F(), Ref: "main", To: "no-such-commit"})
+	if e, ok := report.As(err); !ok || e.Code != report.ExitUsage || e.Msg != `unknown commit "no-such-commit": fetch it first (git fetch origin main)` {
+		t.Errorf("unknown commit: %v", err)
+	}
+	err = runRecordMerge(&RecordMergeOptions{F: r.F(), Ref: "main", Key: r.Priv("alice")})
+	if err == nil || !strings.Contains(err.Error(), "is not a forge app of the policy in force, so its entries would not verify; a root key holder runs: git secure trust add-forge-app NAME --key BRIDGE.pub") {
+		t.Errorf("a person's key as the bridge: %v", err)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/crypto/ssh"
+
 	"github.com/git-secure/git-secure/internal/cli/cmdutil"
 	"github.com/git-secure/git-secure/internal/cli/factory"
 	"github.com/git-secure/git-secure/internal/gitrepo"
@@ -33,8 +35,11 @@ type EntryJSON struct {
 	// the key is a root or rules key of no person.
 	Person string `json:"person,omitempty"`
 	// SignerStatus says what was checked: "person", "policy key" (a root
-	// or rules key of no person), "unknown key" or "bad signature".
+	// or rules key of no person), "forge app" (a forge bridge's entry of a
+	// move the forge made), "unknown key" or "bad signature".
 	SignerStatus string `json:"signerStatus"`
+	// ForgeApp names the forge app whose key signed the entry.
+	ForgeApp string `json:"forgeApp,omitempty"`
 	// Committer is the commit's committer field as written: anyone can
 	// write anything there, it names no one. Human output does not show it.
 	Committer string    `json:"committer"`
@@ -45,6 +50,7 @@ type EntryJSON struct {
 const (
 	SignerPerson    = "person"
 	SignerPolicyKey = "policy key"
+	SignerForgeApp  = "forge app"
 	SignerUnknown   = "unknown key"
 	SignerBad       = "bad signature"
 )
@@ -176,8 +182,22 @@ func resolveSigners(pending []*logItem, pol *policy.Policy) []*logItem {
 	var rest []*logItem
 	for _, it := range pending {
 		it.tries++
-		key, err := sign.VerifySSHSig(it.rec.Commit.Signature, it.rec.Commit.SignedPayload(), sign.NamespaceGit, pol.LookupKey)
+		lookup := pol.LookupKey
+		if e := it.rec.Entry; e.Type == rsl.TypeRef && !e.IsPolicy() {
+			// A forge app signs the entries of moves the forge made
+			// (git secure forge record-merge), and nothing else.
+			lookup = func(fp string) (ssh.PublicKey, bool) {
+				if k, ok := pol.LookupKey(fp); ok {
+					return k, ok
+				}
+				return pol.LookupForgeAppKey(fp)
+			}
+		}
+		key, err := sign.VerifySSHSig(it.rec.Commit.Signature, it.rec.Commit.SignedPayload(), sign.NamespaceGit, lookup)
 		switch {
+		case err == nil && forgeApp(pol, key) != "":
+			it.j.Signer, it.j.SignerStatus, it.j.ForgeApp = sign.Fingerprint(key), SignerForgeApp, forgeApp(pol, key)
+			it.resolved = true
 		case err == nil:
 			fp := sign.Fingerprint(key)
 			it.j.Signer, it.j.SignerStatus = fp, SignerPolicyKey
@@ -223,9 +243,19 @@ func signedBy(j EntryJSON) string {
 		return fmt.Sprintf("by %s (%s)", j.Person, key)
 	case SignerPolicyKey:
 		return fmt.Sprintf("by a root or rules key (%s)", key)
+	case SignerForgeApp:
+		return fmt.Sprintf("by forge app %s, for the forge's merge (%s)", j.ForgeApp, key)
 	case SignerBad:
 		return fmt.Sprintf("signature does NOT verify (%s)", key)
 	default:
 		return fmt.Sprintf("signed by %s, a key the policy in force does not know", key)
 	}
+}
+
+// forgeApp returns the name of the forge app whose key is key ("" none).
+func forgeApp(pol *policy.Policy, key ssh.PublicKey) string {
+	if app, ok := pol.ForgeAppByFingerprint(sign.Fingerprint(key)); ok {
+		return app.Name
+	}
+	return ""
 }

@@ -1,0 +1,236 @@
+// Package gitlab reads what the forge bridge needs from the GitLab REST
+// API (a merge request, who approves it, and whether the project drops
+// approvals when commits are pushed) through GitLab's client-go. It
+// trusts nothing it reads: every value is checked for shape here and the
+// bridge (internal/porcelain) decides what it means. It holds no global
+// state; a Client is safe for use by one goroutine at a time.
+package gitlab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	gl "gitlab.com/gitlab-org/api/client-go/v2"
+)
+
+// Client reads one project's merge requests.
+type Client struct {
+	gl      *gl.Client
+	project string // "group/sub/name" or a numeric id
+}
+
+var (
+	idRe      = regexp.MustCompile(`^[0-9]{1,19}$`)
+	segmentRe = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}$`)
+)
+
+// validProject reports whether project is a full path (group, subgroups
+// and name, at most 21 segments) or a numeric id.
+func validProject(project string) bool {
+	if idRe.MatchString(project) {
+		return true
+	}
+	segs := strings.Split(project, "/")
+	if len(segs) < 2 || len(segs) > 21 {
+		return false
+	}
+	for _, s := range segs {
+		if !segmentRe.MatchString(s) {
+			return false
+		}
+	}
+	return true
+}
+
+// New returns a client of project ("group/name", nested groups allowed,
+// or the numeric id) at the REST API baseURL ("" for
+// https://gitlab.com/api/v4; a self-managed instance's
+// https://HOST/api/v4, $CI_API_V4_URL in a job; or a test server). The
+// token (a project, group or personal access token with read_api) is
+// sent as PRIVATE-TOKEN. Requests are not retried: a failure is reported
+// as it is.
+func New(baseURL, token, project string, hc *http.Client) (*Client, error) {
+	if !validProject(project) {
+		return nil, fmt.Errorf("gitlab: project %q is not GROUP/NAME or a project id", project)
+	}
+	if hc == nil {
+		hc = &http.Client{Timeout: 60 * time.Second}
+	}
+	opts := []gl.ClientOptionFunc{gl.WithHTTPClient(hc), gl.WithoutRetries()}
+	if baseURL != "" {
+		opts = append(opts, gl.WithBaseURL(baseURL))
+	}
+	c, err := gl.NewClient(token, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("gitlab: API URL %q: %v", baseURL, err)
+	}
+	return &Client{gl: c, project: project}, nil
+}
+
+// MergeRequest is what the bridge needs of a merge request.
+type MergeRequest struct {
+	IID          int64
+	TargetBranch string // the branch it merges into ("main")
+	HeadSHA      string // 40 hex: the source branch's head
+	// MergeSHA is, once merged, the commit the merge made (the merge
+	// commit, else the squash commit), "" before: GitLab's API shows no
+	// test merge of an open merge request.
+	MergeSHA string
+	State    string // opened, closed, locked, merged
+}
+
+// Approval is one current approval of a merge request. GitLab keeps one
+// per user and drops it on unapproval, so the user's id identifies it.
+type Approval struct {
+	UserID   int64
+	Username string
+	At       time.Time
+}
+
+var hexRe = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
+// MergeRequest reads merge request iid.
+func (c *Client) MergeRequest(ctx context.Context, iid int64) (*MergeRequest, error) {
+	mr, _, err := c.gl.MergeRequests.GetMergeRequest(c.project, iid, nil, gl.WithContext(ctx))
+	if err != nil {
+		return nil, c.apiError(fmt.Sprintf("read merge request !%d", iid), err)
+	}
+	out := &MergeRequest{IID: iid, TargetBranch: mr.TargetBranch, HeadSHA: mr.SHA, State: mr.State}
+	if mr.State == "merged" {
+		out.MergeSHA = mr.MergeCommitSHA
+		if out.MergeSHA == "" {
+			out.MergeSHA = mr.SquashCommitSHA
+		}
+	}
+	if mr.IID != iid || out.TargetBranch == "" || !hexRe.MatchString(out.HeadSHA) || (out.MergeSHA != "" && !hexRe.MatchString(out.MergeSHA)) {
+		return nil, fmt.Errorf("gitlab: merge request !%d of %s: the API answered a malformed merge request", iid, c.project)
+	}
+	return out, nil
+}
+
+// Approvals reads who approves merge request iid now, in the order they
+// approved.
+func (c *Client) Approvals(ctx context.Context, iid int64) ([]Approval, error) {
+	a, _, err := c.gl.MergeRequestApprovals.GetConfiguration(c.project, iid, gl.WithContext(ctx))
+	if err != nil {
+		return nil, c.apiError(fmt.Sprintf("read the approvals of merge request !%d", iid), err)
+	}
+	if a.IID != 0 && a.IID != iid {
+		return nil, fmt.Errorf("gitlab: merge request !%d of %s: the API answered the approvals of !%d", iid, c.project, a.IID)
+	}
+	if len(a.ApprovedBy) > 10000 {
+		return nil, fmt.Errorf("gitlab: merge request !%d has more than 10000 approvals: refusing to read on", iid)
+	}
+	out := make([]Approval, 0, len(a.ApprovedBy))
+	seen := map[int64]bool{}
+	for _, ab := range a.ApprovedBy {
+		if ab == nil || ab.User == nil || ab.User.ID <= 0 || ab.User.Username == "" || seen[ab.User.ID] {
+			return nil, fmt.Errorf("gitlab: merge request !%d: the API answered a malformed approval", iid)
+		}
+		seen[ab.User.ID] = true
+		ap := Approval{UserID: ab.User.ID, Username: ab.User.Username}
+		if ab.ApprovedAt != nil {
+			ap.At = *ab.ApprovedAt
+		}
+		out = append(out, ap)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
+	return out, nil
+}
+
+// MergedRequestsOfCommit returns the IIDs of the merge requests of
+// commit sha (all pages) that were merged into targetBranch, in
+// increasing order: the merge requests a push of targetBranch landed.
+func (c *Client) MergedRequestsOfCommit(ctx context.Context, sha, targetBranch string) ([]int64, error) {
+	if !hexRe.MatchString(sha) {
+		return nil, fmt.Errorf("gitlab: %q is not a commit id", sha)
+	}
+	var out []int64
+	opts := []gl.RequestOptionFunc{gl.WithContext(ctx)}
+	for page := 0; ; page++ {
+		if page == 100 {
+			return nil, fmt.Errorf("gitlab: commit %s is in more than 100 pages of merge requests: refusing to read on", sha)
+		}
+		mrs, resp, err := c.gl.Commits.ListMergeRequestsByCommit(c.project, sha, opts...)
+		if err != nil {
+			return nil, c.apiError(fmt.Sprintf("list the merge requests of commit %s", sha[:12]), err)
+		}
+		for _, mr := range mrs {
+			if mr == nil || mr.IID <= 0 {
+				return nil, fmt.Errorf("gitlab: commit %s: the API answered a malformed merge request", sha[:12])
+			}
+			if mr.State == "merged" && mr.TargetBranch == targetBranch && !slices.Contains(out, mr.IID) {
+				out = append(out, mr.IID)
+			}
+		}
+		if resp == nil || resp.NextPage == 0 {
+			break
+		}
+		opts = []gl.RequestOptionFunc{gl.WithContext(ctx), gl.WithOffsetPaginationParameters(resp.NextPage)}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// ResetsApprovalsOnPush reports whether the project drops every approval
+// of a merge request when commits are added to it: only then is an
+// approval GitLab lists an approval of the current head (GitLab's API
+// does not say which commit was approved).
+func (c *Client) ResetsApprovalsOnPush(ctx context.Context) (bool, error) {
+	p, _, err := c.gl.Projects.GetApprovalConfiguration(c.project, gl.WithContext(ctx))
+	if err != nil {
+		return false, c.apiError("read the approval settings", err)
+	}
+	return p.ResetApprovalsOnPush, nil
+}
+
+// ErrRateLimited is wrapped by errors from an exhausted API rate limit.
+var ErrRateLimited = errors.New("gitlab: API rate limit exhausted")
+
+func (c *Client) apiError(what string, err error) error {
+	var er *gl.ErrorResponse
+	if errors.Is(err, gl.ErrNotFound) {
+		return fmt.Errorf("gitlab: %s of %s: not found (a wrong --repo or --mr, or a token that cannot read the project: give it read_api)", what, c.project)
+	}
+	if errors.As(err, &er) && er.Response != nil {
+		switch er.Response.StatusCode {
+		case http.StatusTooManyRequests:
+			wait := er.Response.Header.Get("Retry-After")
+			if wait == "" {
+				wait = "a while"
+			} else {
+				wait += " s"
+			}
+			return fmt.Errorf("%w: %s of %s: retry after %s, or use a token with a higher limit", ErrRateLimited, what, c.project, wait)
+		case http.StatusNotFound:
+			return fmt.Errorf("gitlab: %s of %s: not found (a wrong --repo or --mr, or a token that cannot read the project: give it read_api)", what, c.project)
+		case http.StatusUnauthorized, http.StatusForbidden:
+			return fmt.Errorf("gitlab: %s of %s: %s: the token (GITLAB_TOKEN) is missing or lacks read_api", what, c.project, er.Response.Status)
+		}
+		return fmt.Errorf("gitlab: %s of %s: %s", what, c.project, er.Response.Status)
+	}
+	return fmt.Errorf("gitlab: %s of %s: %v", what, c.project, err)
+}
+
+// ApprovalID returns the decimal id the bridge records for approval a:
+// the time it was given (Unix seconds) followed by the approver's user id
+// on nine digits. GitLab keeps no id of an approval, and the same user's
+// approval after an unapproval must be a review of its own (the withdrawal
+// of the first stays recorded).
+func ApprovalID(a Approval) (string, error) {
+	if a.At.IsZero() || a.At.Unix() <= 0 || a.At.Unix() > 9999999999 {
+		return "", fmt.Errorf("gitlab: the approval by %s has no usable approved_at time", a.Username)
+	}
+	if a.UserID <= 0 || a.UserID > 999999999 {
+		return "", fmt.Errorf("gitlab: the approval by %s has user id %d, more than nine digits", a.Username, a.UserID)
+	}
+	return strconv.FormatInt(a.At.Unix(), 10) + fmt.Sprintf("%09d", a.UserID), nil
+}
