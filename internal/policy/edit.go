@@ -41,7 +41,14 @@ func invalid(format string, args ...any) error {
 
 // rebuildTargets writes persons and rules back into the targets metadata
 // and re-indexes.
-func (p *Policy) rebuildTargets(persons []*Person, rules []*Rule) error {
+func (p *Policy) rebuildTargets(persons []*Person, rules []*Rule) (err error) {
+	// A refused rebuild leaves p as it was.
+	savedDeleg, savedFields := p.Targets.Signed.Delegations, p.Targets.Signed.UnrecognizedFields
+	defer func() {
+		if err != nil {
+			p.Targets.Signed.Delegations, p.Targets.Signed.UnrecognizedFields = savedDeleg, savedFields
+		}
+	}()
 	keys := map[string]*metadata.Key{}
 	rawPersons := map[string]any{}
 	byName := map[string]*Person{}
@@ -96,6 +103,11 @@ func (p *Policy) rebuildTargets(persons []*Person, rules []*Rule) error {
 		top[fieldForgeAccounts] = v
 	}
 	p.Targets.Signed.UnrecognizedFields = top
+	// A change that no reader could load (every clone would refuse the
+	// policy) is refused here, saying why.
+	if tg, err := p.Targets.ToBytes(false); err == nil && len(tg) > MaxFileSize {
+		return invalid("targets.json would be %d bytes, over the limit of %d (%d persons, %d keys): remove persons or keys no rule needs", len(tg), MaxFileSize, len(persons), len(keys))
+	}
 	// Round-trip through the encoder so the indexes see exactly what a
 	// reader of the stored bytes will see.
 	q, err := p.Clone()

@@ -48,7 +48,7 @@ func Load(r Reader, h gitrepo.Hash) (*Policy, error) {
 		if e.Mode != 0o100644 || (e.Name != RootFile && e.Name != TargetsFile) {
 			return nil, fmt.Errorf("%w: policy commit %s holds unexpected %s", ErrMalformed, h, e.Name)
 		}
-		typ, data, err := r.ReadObject(e.Hash, int64(maxSize(e.Name)))
+		typ, data, err := r.ReadObject(e.Hash, MaxFileSize)
 		if err != nil {
 			return nil, fmt.Errorf("policy: read %s of %s: %w", e.Name, h, err)
 		}
