@@ -11,8 +11,10 @@ import (
 // already verified: the remote lists exactly the refs remembered at the
 // last verified contact (forge namespaces aside: they are never fetched
 // nor judged), this clone's refs/secure/* are the ones listed (adopted,
-// nothing unpushed), every listed object is here, and the policy needs no
-// freshness statement (whose age must be judged at every fetch). Then the
+// nothing unpushed), every listed object is here, no secure.* setting
+// changed since (a root key pin or secure.requireFreshness set since may
+// change the verdict), and the policy needs no freshness statement (whose
+// age must be judged at every fetch). Then the
 // private fetch, verification and adoption would change nothing, and a
 // fetch with nothing new costs one listing, as with plain git. remote is
 // the remote's state as a verified fetch would give it: the remembered
@@ -20,7 +22,11 @@ import (
 func (h *Helper) nothingNew(listing map[string]gitrepo.Hash, head string) (remote map[string]gitrepo.Hash, ok bool) {
 	// Only a state this clone verified counts: the listing remembered
 	// after a push holds values nobody verified.
-	st, ok := h.loadStateFrom(h.verifiedStatePath())
+	key, ok := h.verifiedKey()
+	if !ok {
+		return nil, false
+	}
+	st, ok := h.loadStateFrom(h.verifiedStatePath(), key)
 	if !ok || st.Head != head || st.Refs[rsl.Ref].IsZero() {
 		return nil, false
 	}

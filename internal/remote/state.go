@@ -55,11 +55,13 @@ func (h *Helper) verifiedStatePath() string {
 
 // loadState reads the remembered listing; any problem means "none".
 func (h *Helper) loadState() (*remoteState, bool) {
-	return h.loadStateFrom(h.statePath())
+	return h.loadStateFrom(h.statePath(), h.URL)
 }
 
-// loadStateFrom reads a remembered state file; any problem means "none".
-func (h *Helper) loadStateFrom(path string) (*remoteState, bool) {
+// loadStateFrom reads a remembered state file written for key (the URL,
+// and for a verified state what it was verified under); any problem means
+// "none".
+func (h *Helper) loadStateFrom(path, key string) (*remoteState, bool) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, false
@@ -69,7 +71,7 @@ func (h *Helper) loadStateFrom(path string) (*remoteState, bool) {
 	if err != nil || len(data) > maxStateSize {
 		return nil, false
 	}
-	st, err := parseState(data, h.URL)
+	st, err := parseState(data, key)
 	if err != nil {
 		return nil, false
 	}
@@ -154,13 +156,32 @@ func (h *Helper) saveState(refs map[string]gitrepo.Hash, head string) {
 	writeState(h.statePath(), h.URL, refs, head)
 }
 
-// saveVerified remembers refs (and HEAD) as what a fetch just verified.
+// saveVerified remembers refs (and HEAD) as what a fetch just verified,
+// under the configuration it was verified with (verifiedKey).
 func (h *Helper) saveVerified(refs map[string]gitrepo.Hash, head string) {
-	if refs[rsl.Ref].IsZero() {
+	key, ok := h.verifiedKey()
+	if !ok || refs[rsl.Ref].IsZero() {
 		_ = os.Remove(h.verifiedStatePath())
 		return
 	}
-	writeState(h.verifiedStatePath(), h.URL, refs, head)
+	writeState(h.verifiedStatePath(), key, refs, head)
+}
+
+// verifiedKey names the URL and every secure.* setting (root key pin,
+// required freshness, shallow history...): a verified state remembered
+// under other settings is not used, since they may change the verdict.
+func (h *Helper) verifiedKey() (string, bool) {
+	cfg, err := h.Repo.Git.ConfigList()
+	if err != nil {
+		return "", false
+	}
+	sum := sha256.New()
+	for _, e := range cfg {
+		if strings.HasPrefix(strings.ToLower(e.Key), "secure.") {
+			fmt.Fprintf(sum, "%q=%q/%v\n", e.Key, e.Value, e.NoValue)
+		}
+	}
+	return h.URL + "\x00" + hex.EncodeToString(sum.Sum(nil)), true
 }
 
 // writeState replaces the state file path (best effort: a failure only

@@ -76,6 +76,7 @@ func countTraced(t *testing.T, path string, prefixes ...string) []int {
 // TestFetchNothingNew: a fetch that finds the remote exactly as this
 // clone last verified it lists the remote and stops (no private fetch, no
 // verification), and every other state is judged in full:
+//   - a root key pin set since: judged, and refused;
 //   - something new: fetched and verified;
 //   - the server moves main back without an entry, to a commit the clone
 //     has: refused, naming main (the remembered state no longer matches);
@@ -102,6 +103,13 @@ func TestFetchNothingNew(t *testing.T) {
 	if c := countTraced(t, trace, "git ls-remote", private); c[0] != 1 || c[1] != 0 {
 		t.Fatalf("fetch with nothing new: %d listings and %d private fetches, want 1 and 0", c[0], c[1])
 	}
+
+	// A setting that changes the verdict, set since: judged in full.
+	carol.git(dest, "config", "secure.rootKeys", carol.fingerprint())
+	if r := carol.run(dest, "git", "fetch"); r.code == 0 || !strings.Contains(r.stderr, "secure.rootKeys") {
+		t.Fatalf("fetch with nothing new after pinning a key that is no root key: want a refusal naming secure.rootKeys:\n%s", r)
+	}
+	carol.git(dest, "config", "--unset", "secure.rootKeys")
 
 	old := alice.rev(dir, "main")
 	alice.commit(dir, "new.txt", "new\n")
