@@ -91,14 +91,8 @@ func runRecordApprovals(ctx context.Context, opts *RecordApprovalsOptions) error
 		}
 		return runRecordGitLab(ctx, opts)
 	}
-	repo := opts.Repo
-	if repo == "" {
-		repo = f.Getenv("GITHUB_REPOSITORY")
-	}
-	api := opts.APIURL
-	if api == "" {
-		api = f.Getenv("GITHUB_API_URL")
-	}
+	repo := orEnv(f, opts.Repo, "GITHUB_REPOSITORY")
+	api := orEnv(f, opts.APIURL, "GITHUB_API_URL")
 	if opts.PR <= 0 {
 		return report.Usagef("--pr must be a pull request number")
 	}
@@ -110,10 +104,7 @@ func runRecordApprovals(ctx context.Context, opts *RecordApprovalsOptions) error
 	if err != nil {
 		return err
 	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	ctx, cancel := apiContext(ctx)
 	defer cancel()
 	pr, err := gc.PullRequest(ctx, opts.PR)
 	if err != nil {
@@ -151,6 +142,24 @@ func recordAndSay(f *factory.Factory, r *porcelain.Repo, in porcelain.ForgePullR
 	}
 	f.Out("next: git push origin refs/secure/attestations\n")
 	return nil
+}
+
+// orEnv is the flag's value, or when it is empty the CI environment's
+// variable name (GitHub Actions and GitLab CI set them for every job).
+func orEnv(f *factory.Factory, flag, name string) string {
+	if flag != "" {
+		return flag
+	}
+	return f.Getenv(name)
+}
+
+// apiContext bounds a run's forge API calls: a forge that stops answering
+// fails the job in minutes rather than at the CI runner's time limit.
+func apiContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return context.WithTimeout(ctx, 5*time.Minute)
 }
 
 // envErr makes a forge API failure an environment error (exit 2): the

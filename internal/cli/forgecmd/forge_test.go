@@ -39,6 +39,31 @@ func TestRunRecordApprovalsUsage(t *testing.T) {
 	}
 }
 
+// TestRunRecordApprovalsFromCIEnvironment: with no --repo the forge
+// repository comes from the CI job's variable, and --repo wins over it.
+func TestRunRecordApprovalsFromCIEnvironment(t *testing.T) {
+	r := clitest.New(t)
+	r.Init()
+	r.Vars["GITHUB_REPOSITORY"] = "env/gh/x"
+	r.Vars["CI_PROJECT_PATH"] = "env lab"
+	for _, tc := range []struct {
+		name string
+		opts RecordApprovalsOptions
+		want string
+	}{
+		{"github from env", RecordApprovalsOptions{PR: 7}, `github: repository "env/gh/x" is not OWNER/NAME (pass --repo OWNER/NAME)`},
+		{"github flag wins", RecordApprovalsOptions{PR: 7, Repo: "o/n/y"}, `github: repository "o/n/y" is not OWNER/NAME (pass --repo OWNER/NAME)`},
+		{"gitlab from env", RecordApprovalsOptions{GitLab: true, MR: 7}, `gitlab: project "env lab" is not GROUP/NAME or a project id (pass --repo GROUP/NAME)`},
+	} {
+		opts := tc.opts
+		opts.F = r.F()
+		err := runRecordApprovals(context.Background(), &opts)
+		if e, ok := report.As(err); !ok || e.Code != report.ExitUsage || e.Msg != tc.want {
+			t.Errorf("%s: %v, want exit 2 %q", tc.name, err, tc.want)
+		}
+	}
+}
+
 // TestRunRecordMergeUsage: an unknown commit is a usage error naming it;
 // a key that is no forge app of the policy is refused (exit 1) before
 // anything is signed.

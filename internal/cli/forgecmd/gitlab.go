@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/git-secure/git-secure/internal/forge/gitlab"
 	"github.com/git-secure/git-secure/internal/porcelain"
@@ -14,14 +13,8 @@ import (
 // runRecordGitLab is forge record-approvals --gitlab --mr N.
 func runRecordGitLab(ctx context.Context, opts *RecordApprovalsOptions) error {
 	f := opts.F
-	repo := opts.Repo
-	if repo == "" {
-		repo = f.Getenv("CI_PROJECT_PATH")
-	}
-	api := opts.APIURL
-	if api == "" {
-		api = f.Getenv("CI_API_V4_URL")
-	}
+	repo := orEnv(f, opts.Repo, "CI_PROJECT_PATH")
+	api := orEnv(f, opts.APIURL, "CI_API_V4_URL")
 	if (opts.MR <= 0) == (opts.Commit == "") {
 		return report.Usagef("--gitlab takes --mr IID (a merge request, as in !7) or --commit SHA (the merge requests merged as it), one of them")
 	}
@@ -33,10 +26,7 @@ func runRecordGitLab(ctx context.Context, opts *RecordApprovalsOptions) error {
 	if err != nil {
 		return err
 	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	ctx, cancel := apiContext(ctx)
 	defer cancel()
 	// GitLab's API does not say which commit an approval was given on:
 	// only a project that drops approvals when commits are pushed makes a
@@ -50,10 +40,7 @@ func runRecordGitLab(ctx context.Context, opts *RecordApprovalsOptions) error {
 	}
 	if opts.Commit != "" {
 		// A push pipeline of a branch: the merge requests it landed.
-		branch := opts.Branch
-		if branch == "" {
-			branch = f.Getenv("CI_COMMIT_BRANCH")
-		}
+		branch := orEnv(f, opts.Branch, "CI_COMMIT_BRANCH")
 		if branch == "" {
 			return report.Usagef("--commit needs --branch (the branch the merge requests were merged into; default $CI_COMMIT_BRANCH)")
 		}
