@@ -70,7 +70,21 @@ type Entry struct {
 	// TypeAnnotation fields.
 	Skips  []Skip
 	Reason string
+
+	// Org, on an entry of a repository whose policy inherits an
+	// organisation policy, names the organisation policy version the
+	// entry is judged under (internal/org). Never on a policy entry.
+	Org *OrgVersion
 }
+
+// OrgVersion names one version of an organisation policy: the entry of
+// the organisation policy repository's log that recorded it.
+type OrgVersion struct {
+	Number uint64
+	ID     gitrepo.Hash
+}
+
+func (o OrgVersion) String() string { return fmt.Sprintf("%d %s", o.Number, o.ID) }
 
 // IsPolicy reports whether e records a policy change.
 func (e *Entry) IsPolicy() bool { return e.Type == TypeRef && e.Ref == PolicyRef }
@@ -132,6 +146,19 @@ func (e *Entry) Validate() error {
 	default:
 		return fmt.Errorf("%w: unknown type %q", ErrMalformed, e.Type)
 	}
+	return e.validateOrg()
+}
+
+func (e *Entry) validateOrg() error {
+	if e.Org == nil {
+		return nil
+	}
+	if e.IsPolicy() {
+		return fmt.Errorf("%w: a policy entry names no organisation policy version", ErrMalformed)
+	}
+	if e.Org.Number < 1 || e.Org.Number > MaxNumber || e.Org.ID.IsZero() {
+		return fmt.Errorf("%w: org must name an entry number from 1 to %d and its non-zero ID", ErrMalformed, uint64(MaxNumber))
+	}
 	return nil
 }
 
@@ -182,6 +209,9 @@ func (e *Entry) Encode() ([]byte, error) {
 			fmt.Fprintf(&b, "skip: %d %s\n", s.Number, s.ID)
 		}
 		fmt.Fprintf(&b, "reason: %s\n", e.Reason)
+	}
+	if e.Org != nil {
+		fmt.Fprintf(&b, "org: %s\n", e.Org)
 	}
 	if b.Len() > MaxMessageSize {
 		return nil, fmt.Errorf("%w: message larger than %d bytes", ErrMalformed, MaxMessageSize)
@@ -246,6 +276,9 @@ func Decode(msg []byte) (*Entry, error) {
 		if p.err == nil {
 			return nil, fmt.Errorf("%w: unknown type %q", ErrMalformed, e.Type)
 		}
+	}
+	if p.err == nil && p.peek("org") {
+		e.Org = p.org()
 	}
 	if p.err != nil {
 		return nil, p.err
@@ -325,6 +358,27 @@ func (p *fieldParser) number(key string) uint64 {
 		p.fail(key + ": " + err.Error())
 	}
 	return n
+}
+
+// org parses "org: <number> <entry-id>".
+func (p *fieldParser) org() *OrgVersion {
+	v := p.next("org")
+	num, id, ok := strings.Cut(v, " ")
+	if !ok {
+		p.fail("org must be \"<number> <entry-id>\"")
+		return nil
+	}
+	n, err := parseNumber(num)
+	if err != nil {
+		p.fail("org number: " + err.Error())
+		return nil
+	}
+	h, err := gitrepo.ParseHash(id)
+	if err != nil {
+		p.fail("org id: " + err.Error())
+		return nil
+	}
+	return &OrgVersion{Number: n, ID: h}
 }
 
 // parseNumber accepts only canonical decimal: no sign, no leading zeros.
