@@ -613,6 +613,9 @@ func checkRoot(rs *metadata.RootType, ts *metadata.TargetsType) (map[string]*Key
 	if err := checkFreshnessFields(rs); err != nil {
 		return nil, err
 	}
+	if err := checkOrgField(rs.UnrecognizedFields); err != nil {
+		return nil, err
+	}
 	rootKeys, err := keyMap("root", rs.Keys)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,147 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Inherit returns the policy that judges an entry of a repository whose
+// own policy is local and that inherits the organisation policy org: the
+// organisation's persons, teams, global rules and rules come first, the
+// repository's own are added below them. local's root (root and rules
+// keys, freshness, forge apps) and its rule files stay its own; the
+// result is for judging entries only and carries no valid targets
+// signature (policy changes are judged on local itself).
+//
+// Rules add up (every rule covering an update must be met), so nothing
+// local can weaken an organisation rule except by taking one of its names;
+// Inherit refuses that: a local person of an organisation person's name
+// with other keys, a key two persons of different names hold, a team of an
+// organisation team's name with other members, a rule, global rule or
+// delegation with an organisation rule's name. An organisation policy
+// that itself inherits, or delegates to rule files, is refused (not
+// supported).
+func Inherit(org, local *Policy) (*Policy, error) {
+	if org.Org() != nil {
+		return nil, fmt.Errorf("policy: the organisation policy itself inherits an organisation policy; nesting is not supported")
+	}
+	if len(org.delegations) > 0 {
+		return nil, fmt.Errorf("policy: the organisation policy delegates to rule files, which an inheriting repository cannot take yet: keep organisation rules in targets.json")
+	}
+	out, err := local.Clone()
+	if err != nil {
+		return nil, err
+	}
+	persons, err := mergePersons(org.persons, local.persons)
+	if err != nil {
+		return nil, err
+	}
+	teams, err := mergeTeams(org.teams, local.teams)
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]bool{}
+	for _, g := range org.global {
+		names[g.Name] = true
+	}
+	for _, g := range local.global {
+		if names[g.Name] {
+			return nil, inheritConflict("global rule %s is the organisation's: give the repository's global rule another name", g.Name)
+		}
+	}
+	names = map[string]bool{}
+	for _, r := range org.rules {
+		names[r.Name] = true
+	}
+	for _, r := range local.rules {
+		if names[r.Name] {
+			return nil, inheritConflict("rule %s is the organisation's: give the repository's rule another name", r.Name)
+		}
+	}
+	for _, d := range local.delegations {
+		if names[d.Name] {
+			return nil, inheritConflict("delegation %s has the name of an organisation rule: give it another name", d.Name)
+		}
+	}
+	out.teams = teams
+	out.global = append(slices.Clone(org.global), local.global...)
+	rules := append(slices.Clone(org.rules), local.rules...)
+	if err := out.rebuildTargets(persons, rules); err != nil {
+		return nil, fmt.Errorf("policy: inherit the organisation policy: %w", err)
+	}
+	return out, nil
+}
+
+// ErrInheritConflict is wrapped when a repository's policy cannot be
+// combined with its organisation's.
+var ErrInheritConflict = fmt.Errorf("policy: conflicts with the organisation policy")
+
+func inheritConflict(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInheritConflict, fmt.Sprintf(format, args...))
+}
+
+// mergePersons lists org's persons then local's; a person both list must
+// hold the same keys, and no key may belong to two names.
+func mergePersons(org, local []*Person) ([]*Person, error) {
+	out := slices.Clone(org)
+	byName := map[string]*Person{}
+	owner := map[string]string{}
+	for _, p := range org {
+		byName[p.Name] = p
+		for _, k := range p.Keys {
+			owner[k.Fingerprint] = p.Name
+		}
+	}
+	for _, p := range local {
+		if o, ok := byName[p.Name]; ok {
+			if !sameKeys(o, p) {
+				return nil, inheritConflict("person %s is in the organisation policy with other keys: remove the repository's person %s, or give the same keys", p.Name, p.Name)
+			}
+			continue
+		}
+		for _, k := range p.Keys {
+			if name, ok := owner[k.Fingerprint]; ok {
+				return nil, inheritConflict("key %s of the repository's person %s is the organisation's person %s's: remove the repository's person", k.Fingerprint, p.Name, name)
+			}
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func sameKeys(a, b *Person) bool {
+	fa, fb := make([]string, 0, len(a.Keys)), make([]string, 0, len(b.Keys))
+	for _, k := range a.Keys {
+		fa = append(fa, k.Fingerprint)
+	}
+	for _, k := range b.Keys {
+		fb = append(fb, k.Fingerprint)
+	}
+	slices.Sort(fa)
+	slices.Sort(fb)
+	return slices.Equal(fa, fb)
+}
+
+// mergeTeams lists org's teams then local's; a team both list must have
+// the same members (a repository must not add members to a team an
+// organisation rule names).
+func mergeTeams(org, local []*Team) ([]*Team, error) {
+	out := slices.Clone(org)
+	byName := map[string]*Team{}
+	for _, t := range org {
+		byName[t.Name] = t
+	}
+	for _, t := range local {
+		if o, ok := byName[t.Name]; ok {
+			a, b := slices.Clone(o.Members), slices.Clone(t.Members)
+			slices.Sort(a)
+			slices.Sort(b)
+			if !slices.Equal(a, b) {
+				return nil, inheritConflict("team %s is the organisation's with other members: give the repository's team another name", t.Name)
+			}
+			continue
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}

@@ -1,0 +1,215 @@
+package policy
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// orgPolicy: the organisation's persons alice and bob, team leads, a
+// global rule and a rule "org-main" (main needs 2 of alice, bob).
+func orgPolicy(t *testing.T) (*Policy, *testKey, *testKey) {
+	t.Helper()
+	root, alice, bob := newTestKey(t, "org-root"), newTestKey(t, "alice"), newTestKey(t, "bob")
+	p, err := New(root.Pub, t0)
+	must(t, err)
+	must(t, p.AddPerson(nil, "alice", []ssh.PublicKey{alice.Pub}, t0))
+	must(t, p.AddPerson(nil, "bob", []ssh.PublicKey{bob.Pub}, t0))
+	must(t, p.AddTeam(nil, "leads", []string{"alice", "bob"}, t0))
+	must(t, p.AddGlobalRule(nil, GlobalRule{Name: "tags-immutable", Type: GlobalNoForcePush, Refs: []string{"refs/tags/*"}}, t0))
+	must(t, p.AddRule(nil, Rule{Name: "org-main", Refs: []string{"refs/heads/main"}, Allow: []string{"team:leads"}, Threshold: 2}, t0))
+	return p, alice, bob
+}
+
+// localPolicy: the repository's own person carol and a rule on release
+// branches.
+func localPolicy(t *testing.T) (*Policy, *testKey) {
+	t.Helper()
+	root, carol := newTestKey(t, "repo-root"), newTestKey(t, "carol")
+	p, err := New(root.Pub, t0)
+	must(t, err)
+	must(t, p.AddPerson(nil, "carol", []ssh.PublicKey{carol.Pub}, t0))
+	must(t, p.AddRule(nil, Rule{Name: "release", Refs: []string{"refs/heads/release/*"}, Allow: []string{"carol"}, Threshold: 1}, t0))
+	return p, carol
+}
+
+func TestOrgFieldRoundTrip(t *testing.T) {
+	p, _ := localPolicy(t)
+	if p.Org() != nil {
+		t.Fatal("a new policy inherits nothing")
+	}
+	orgRoot := newTestKey(t, "org-root")
+	base, _ := p.Clone()
+	must(t, p.SetOrg(base, Org{URL: "https://git.example.org/policy.git", RootKeys: []string{orgRoot.FP}}, t0))
+	if p.Root.Signed.Version != base.Root.Signed.Version+1 {
+		t.Fatalf("SetOrg is a root change: version %d after %d", p.Root.Signed.Version, base.Root.Signed.Version)
+	}
+	r, tg, err := p.Encode()
+	must(t, err)
+	q, err := Parse(r, tg)
+	must(t, err)
+	o := q.Org()
+	if o == nil || o.URL != "https://git.example.org/policy.git" || len(o.RootKeys) != 1 || o.RootKeys[0] != orgRoot.FP || o.RootThreshold != 1 {
+		t.Fatalf("Org() = %+v", o)
+	}
+	if !strings.Contains(string(r), `"x-git-secure-org":{"rootKeys":["`+orgRoot.FP+`"],"rootThreshold":"1","url":"https://git.example.org/policy.git"}`) {
+		t.Fatalf("stored form: %s", r)
+	}
+	must(t, q.RemoveOrg(nil, t0))
+	if q.Org() != nil {
+		t.Fatal("RemoveOrg left the field")
+	}
+}
+
+func TestOrgFieldRejects(t *testing.T) {
+	fp := newTestKey(t, "org-root").FP
+	fp2 := newTestKey(t, "org-root-2").FP
+	for _, tc := range []struct {
+		name string
+		org  Org
+		want string
+	}{
+		{"ext transport", Org{URL: "ext::sh -c touch% /tmp/pwned", RootKeys: []string{fp}}, "holds a space"},
+		{"ext without space", Org{URL: "ext::evil", RootKeys: []string{fp}}, "is not an https://"},
+		{"option", Org{URL: "--upload-pack=touch", RootKeys: []string{fp}}, "is not an https://"},
+		{"scp host option", Org{URL: "git@-oProxyCommand=x:p", RootKeys: []string{fp}}, "is not an https://"},
+		{"control", Org{URL: "https://x/\n", RootKeys: []string{fp}}, "control"},
+		{"empty", Org{URL: "", RootKeys: []string{fp}}, "1 to 1024 bytes"},
+		{"scheme only", Org{URL: "https://", RootKeys: []string{fp}}, "is not an https://"},
+		{"no keys", Org{URL: "https://x/p"}, "1 to 32 pinned root keys"},
+		{"not a fingerprint", Org{URL: "https://x/p", RootKeys: []string{"MD5:ab"}}, "not an SSH fingerprint"},
+		{"threshold", Org{URL: "https://x/p", RootKeys: []string{fp, fp2}, RootThreshold: 3}, "root threshold 3 with 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _ := localPolicy(t)
+			err := p.SetOrg(nil, tc.org, t0)
+			if !errors.Is(err, ErrInvalidChange) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("SetOrg = %v, want %q", err, tc.want)
+			}
+			if p.Org() != nil {
+				t.Fatal("a refused SetOrg changed the policy")
+			}
+		})
+	}
+	for _, ok := range []string{"git@github.com:org/policy.git", "ssh://git@host/p", "file:///srv/policy.git", "git://host/p"} {
+		if err := ValidOrgURL(ok); err != nil {
+			t.Errorf("ValidOrgURL(%q) = %v", ok, err)
+		}
+	}
+	// A stored field of another shape is malformed, not ignored.
+	p, _ := localPolicy(t)
+	for _, raw := range []any{
+		"https://x/p",
+		map[string]any{"url": "https://x/p", "rootKeys": []any{fp}},
+		map[string]any{"url": "https://x/p", "rootKeys": []any{fp}, "rootThreshold": "01"},
+		map[string]any{"url": "https://x/p", "rootKeys": []any{fp2, fp}, "rootThreshold": "1"},
+		map[string]any{"url": "https://x/p", "rootKeys": []any{fp}, "rootThreshold": "1", "extra": "x"},
+	} {
+		if err := checkOrgField(map[string]any{fieldOrg: raw}); !errors.Is(err, ErrMalformed) {
+			t.Errorf("checkOrgField(%v) = %v, want ErrMalformed", raw, err)
+		}
+	}
+	_ = p
+}
+
+// TestInherit: the organisation's persons, teams, global rules and rules
+// come first; the repository's own are added below; both bind.
+func TestInherit(t *testing.T) {
+	org, alice, _ := orgPolicy(t)
+	local, carol := localPolicy(t)
+	m, err := Inherit(org, local)
+	must(t, err)
+	var names []string
+	for _, r := range m.Rules() {
+		names = append(names, r.Name)
+	}
+	if strings.Join(names, ",") != "org-main,release" {
+		t.Fatalf("rules %v, want org-main then release", names)
+	}
+	if _, ok := m.PersonByFingerprint(alice.FP); !ok {
+		t.Fatal("alice (organisation) is not a person of the merged policy")
+	}
+	if _, ok := m.PersonByFingerprint(carol.FP); !ok {
+		t.Fatal("carol (repository) is not a person of the merged policy")
+	}
+	if got := m.RulesFor("refs/heads/main"); len(got) != 1 || got[0].Name != "org-main" || got[0].Threshold != 2 {
+		t.Fatalf("main is governed by %v, want the organisation's rule", got)
+	}
+	if g := m.GlobalRules(); len(g) != 1 || g[0].Name != "tags-immutable" {
+		t.Fatalf("global rules %v", g)
+	}
+	if tm, ok := m.Team("leads"); !ok || len(tm.Members) != 2 {
+		t.Fatalf("team leads: %v %v", tm, ok)
+	}
+	// The repository's root stays its own.
+	if m.Root.Signed.Version != local.Root.Signed.Version || m.Org() != local.Org() {
+		t.Fatal("the merged policy's root is not the repository's")
+	}
+	// Inherit changes neither input.
+	if len(local.Rules()) != 1 || len(org.Persons()) != 2 {
+		t.Fatal("Inherit modified its inputs")
+	}
+	// A person removed from the organisation is gone from the merge.
+	org2, _ := org.Clone()
+	must(t, org2.RemoveRule(nil, "org-main", t0))
+	must(t, org2.RemoveTeam(nil, "leads", t0))
+	must(t, org2.RemovePerson(nil, "bob", t0))
+	m2, err := Inherit(org2, local)
+	must(t, err)
+	if _, ok := m2.Person("bob"); ok {
+		t.Fatal("bob, removed from the organisation, is still a person")
+	}
+	// The same person in both with the same keys is one person.
+	same, _ := local.Clone()
+	must(t, same.AddPerson(nil, "alice", []ssh.PublicKey{alice.Pub}, t0))
+	m3, err := Inherit(org, same)
+	must(t, err)
+	if len(m3.Persons()) != 3 {
+		t.Fatalf("persons %d, want 3 (alice once)", len(m3.Persons()))
+	}
+}
+
+func TestInheritConflicts(t *testing.T) {
+	org, alice, _ := orgPolicy(t)
+	mallory := newTestKey(t, "mallory")
+	for _, tc := range []struct {
+		name string
+		edit func(p *Policy)
+		want string
+	}{
+		{"person with other keys", func(p *Policy) {
+			must(t, p.AddPerson(nil, "alice", []ssh.PublicKey{mallory.Pub}, t0))
+		}, "person alice is in the organisation policy with other keys"},
+		{"organisation key under another name", func(p *Policy) {
+			must(t, p.AddPerson(nil, "al", []ssh.PublicKey{alice.Pub}, t0))
+		}, "is the organisation's person alice's"},
+		{"team with more members", func(p *Policy) {
+			must(t, p.AddPerson(nil, "mallory", []ssh.PublicKey{mallory.Pub}, t0))
+			must(t, p.AddTeam(nil, "leads", []string{"mallory"}, t0))
+		}, "team leads is the organisation's with other members"},
+		{"rule of the same name", func(p *Policy) {
+			must(t, p.AddRule(nil, Rule{Name: "org-main", Refs: []string{"refs/heads/main"}, Allow: []string{"carol"}, Threshold: 1}, t0))
+		}, "rule org-main is the organisation's"},
+		{"global rule of the same name", func(p *Policy) {
+			must(t, p.AddGlobalRule(nil, GlobalRule{Name: "tags-immutable", Type: GlobalMinPersons, N: 1}, t0))
+		}, "global rule tags-immutable is the organisation's"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			local, _ := localPolicy(t)
+			tc.edit(local)
+			_, err := Inherit(org, local)
+			if !errors.Is(err, ErrInheritConflict) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Inherit = %v, want %q", err, tc.want)
+			}
+		})
+	}
+	// A nested organisation is refused.
+	nested, _ := org.Clone()
+	must(t, nested.SetOrg(nil, Org{URL: "https://x/p", RootKeys: []string{mallory.FP}}, t0))
+	local, _ := localPolicy(t)
+	if _, err := Inherit(nested, local); err == nil || !strings.Contains(err.Error(), "nesting is not supported") {
+		t.Fatalf("Inherit of a nested organisation = %v", err)
+	}
+}
