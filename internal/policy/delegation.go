@@ -95,8 +95,9 @@ type node struct {
 	chain []*Delegation // from targets.json's delegation down to d
 	file  *RuleFile
 	// shadows are the terminating delegations earlier in the search
-	// order that are not ancestors: one that matches an item ends the
-	// search before d is reached.
+	// order, listed in d's file or a file above it, that are not
+	// ancestors: one that matches an item ends the search before d is
+	// reached.
 	shadows []*node
 	blocked bool // an ancestor counts for nothing: d is never reached
 }
@@ -408,15 +409,34 @@ func (p *Policy) indexRuleFiles(raw map[string][]byte) error {
 		}
 	}
 	// Shadows: the terminating delegations before each node in the search
-	// order that are not its ancestors.
+	// order that are not its ancestors and sit in a file above it (the
+	// node is a later delegation of that file, or below one). A file's
+	// signers order only their own file's delegations: a terminating
+	// delegation deep in a team's file must not switch off a requirement
+	// that a file above it (targets.json's rules keys) delegated later.
 	for i, n := range p.nodes {
 		for _, t := range p.nodes[:i] {
-			if t.d.Terminating && !slices.Contains(n.chain, t.d) {
+			if t.d.Terminating && !slices.Contains(n.chain, t.d) && inFileAbove(t, n) {
 				n.shadows = append(n.shadows, t)
 			}
 		}
 	}
 	return nil
+}
+
+// inFileAbove reports whether t's parent file is n's or one above it:
+// t's chain without t is a prefix of n's chain.
+func inFileAbove(t, n *node) bool {
+	parent := t.chain[:len(t.chain)-1]
+	if len(parent) > len(n.chain) {
+		return false
+	}
+	for i, d := range parent {
+		if n.chain[i] != d {
+			return false
+		}
+	}
+	return true
 }
 
 // judgeRuleFile checks f's signatures against its delegation and its

@@ -10,9 +10,11 @@ import (
 // order each file lists them: a delegation whose namespace (and every
 // namespace above it) matches the item is visited, its rule file's rules
 // that cover the item apply, and its own delegations are searched next. A
-// terminating delegation that matches the item ends the search once its
-// subtree is done: later delegations (its siblings', and its ancestors'
-// later ones) are not consulted for that item. Every rule reached applies
+// terminating delegation that matches the item ends the search of its own
+// file once its subtree is done: the later delegations of that file are
+// not consulted for that item. The files above it go on being searched: a
+// team orders only its own delegations, and cannot switch off one that a
+// file above it lists later. Every rule reached applies
 // (they add up; none replaces another): a rule file can add requirements
 // inside its namespace and never remove one that targets.json or another
 // file sets.

@@ -49,7 +49,8 @@ NAME ...; sign --file NAME; apply) without the rules keys, and can delegate
 further (delegate --file NAME). Their rules apply only inside the namespace;
 the rules of targets.json (and of every file the search reaches) still apply.
 Delegations are searched in order, depth first (TUF order); a --terminating one
-that matches ends the search. The new file must be signed by its signers too
+that matches ends the search of the file that lists it (files above it are still
+searched: a team cannot switch off what the rules keys delegate). The new file must be signed by its signers too
 before the change applies (they run git secure policy sign --file NAME).
 Examples:
    git secure policy delegate security --path 'src/crypto/**' --key team:security
