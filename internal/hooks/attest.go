@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/git-secure/git-secure/internal/attest"
@@ -16,22 +17,62 @@ const maxDroppedNamed = 5
 // and git-secure adds one commit per approval or test run.
 const defaultMaxPushStoreCommits = 1_000
 
+// defaultMaxPushStoreEntries bounds the tree entries the comparisons of
+// one push read (git config secure.maxPushStoreEntries raises it). A
+// commit that adds one approval costs about twice the entries of the
+// directories on its path (a store of 10 000 approvals: some 20 000), so
+// the default takes a push of a hundred such commits. Without it, a pusher
+// without any key kept the hook busy for over twenty minutes with 1000
+// commits flipping the store between two trees of a million entries.
+const defaultMaxPushStoreEntries = 4_000_000
+
+// errStoreBudget is returned by budgetReader once a push has read its
+// entries' worth of store trees.
+var errStoreBudget = errors.New("tree entry budget spent")
+
+// budgetReader reads trees and charges their entries to one push's budget.
+type budgetReader struct {
+	attest.TreeReader
+	left int
+}
+
+func (b *budgetReader) ReadTree(h gitrepo.Hash) ([]gitrepo.TreeEntry, error) {
+	if b.left < 0 {
+		return nil, errStoreBudget
+	}
+	entries, err := b.TreeReader.ReadTree(h)
+	if err != nil {
+		return nil, err
+	}
+	if b.left -= len(entries); b.left < 0 {
+		return nil, errStoreBudget
+	}
+	return entries, nil
+}
+
 // attestationsKept refuses a push of refs/secure/attestations (created, or
 // extending old) in which any new commit drops or changes an envelope one
 // of its parents holds: the store is append-only, or anyone with push
 // access could wipe everyone's approvals, at once or one commit at a time
 // (a wipe hidden between two commits that restore nothing is still a
 // wipe in the history verification reads). It also bounds how many new
-// commits (commit-parent comparisons) one push may bring. Only trees are
-// compared (equal subtrees skipped); the blobs of what changed are read to
-// tell a stored envelope from garbage planted at a signer's path, which
-// may be replaced (attest.Protected).
+// commits (commit-parent comparisons) one push may bring, and the tree
+// entries their comparisons read (each pair of trees compared once). Only
+// trees are compared (equal subtrees skipped); the blobs of what changed
+// are read to tell a stored envelope from garbage planted at a signer's
+// path, which may be replaced (attest.Protected).
 func (c *Context) attestationsKept(l RefLine) error {
 	g := c.Repo.Git
 	max, err := c.configInt("secure.maxPushStoreCommits", defaultMaxPushStoreCommits)
 	if err != nil {
 		return err
 	}
+	entries, err := c.configInt("secure.maxPushStoreEntries", defaultMaxPushStoreEntries)
+	if err != nil {
+		return err
+	}
+	budget := &budgetReader{TreeReader: g, left: entries}
+	seen := map[[2]gitrepo.Hash]bool{}
 	commits, err := g.NewCommits(l.New, l.Old, max+1)
 	if err != nil {
 		return err
@@ -53,7 +94,18 @@ func (c *Context) attestationsKept(l RefLine) error {
 			if err != nil {
 				return fmt.Errorf("hooks: read %s commit %s: %w", l.Ref, p, err)
 			}
-			if err := c.envelopesKept(l.Ref, h, nc.Tree, p, pc.Tree); err != nil {
+			pair := [2]gitrepo.Hash{pc.Tree, nc.Tree}
+			if seen[pair] {
+				continue // the same trees, the same answer
+			}
+			seen[pair] = true
+			err = c.envelopesKept(budget, l.Ref, h, nc.Tree, p, pc.Tree)
+			if errors.Is(err, errStoreBudget) {
+				c.say("rejected: comparing the new commits of %s with their parents reads more than %d tree entries; the server reads at most %d per push", l.Ref, entries, entries)
+				c.say("hint: push in smaller steps, or ask the administrator to raise git config secure.maxPushStoreEntries")
+				return ErrRejected
+			}
+			if err != nil {
 				return err
 			}
 		}
@@ -70,9 +122,9 @@ func max1(n int) int {
 
 // envelopesKept refuses commit (tree) of ref when its tree drops or
 // changes a stored envelope of its parent's tree.
-func (c *Context) envelopesKept(ref string, commit, tree, parent, parentTree gitrepo.Hash) error {
+func (c *Context) envelopesKept(trees attest.TreeReader, ref string, commit, tree, parent, parentTree gitrepo.Hash) error {
 	g := c.Repo.Git
-	dropped, err := attest.Dropped(g, parentTree, tree)
+	dropped, err := attest.Dropped(trees, parentTree, tree)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -72,6 +73,83 @@ func TestApprovalsStoreEveryCommitKept(t *testing.T) {
 		tip = m.git(mdir, "commit-tree", tree, "-p", tip, "-m", "filler")
 	}
 	refused("four new store commits", tip, "adds more than 3 commits", "refs/secure/attestations", "secure.maxPushStoreCommits")
+
+	// A normal approval push is accepted under the same setting.
+	next = a.commit(dir, "g.txt", "approved again\n")
+	a.secure(dir, "attest", "approve", "main", "--to", next, "--key", b.key.Private)
+	if r := a.run(dir, "git", "push", "origin", "main"); r.code != 0 {
+		t.Fatalf("a normal approval push refused:\n%s", r)
+	}
+	if got := srv.admin.rev(repo, "refs/secure/attestations"); got == approved {
+		t.Fatalf("the server's store did not take bob's new approval")
+	}
+}
+
+// TestApprovalsStoreEntryBudget: the server's comparison of each new store
+// commit with its parents reads trees, and a pusher without any key once
+// kept the hook busy for over twenty minutes (and 380 MB) with 1000 store
+// commits flipping between two trees of a million entries. Every tree
+// entry read is now charged to one budget for the whole push
+// (secure.maxPushStoreEntries): mallory's commits, each with another
+// version of a directory of 3000 entries, are refused naming the setting
+// and the server's store stays; a normal approval push passes under the
+// same setting.
+func TestApprovalsStoreEntryBudget(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, trFile)
+	repo, url := srv.newRepo("storebudget.git", true)
+	a, b, m := newUser(t, "alice"), newUser(t, "bob"), newUser(t, "mallory")
+	dir := a.sb.InitRepo("alice", 2)
+	a.configure(dir)
+	a.git(dir, "remote", "add", "origin", url)
+	a.secure(dir, "init")
+	for _, u := range []*user{a, b} {
+		a.secure(dir, "policy", "add-person", u.name, "--key", u.key.Public)
+	}
+	a.secure(dir, "policy", "add-rule", "protect-main", "--ref", "refs/heads/main", "--allow", "alice", "--allow", "bob", "--threshold", "2")
+	a.secure(dir, "policy", "apply")
+	a.git(dir, "push", "-q", "-u", "origin", "main")
+	next := a.commit(dir, "f.txt", "approved\n")
+	a.secure(dir, "attest", "approve", "main", "--to", next, "--key", b.key.Private)
+	if r := a.run(dir, "git", "push", "origin", "main"); r.code != 0 {
+		t.Fatalf("approved push refused:\n%s", r)
+	}
+	approved := srv.admin.rev(repo, "refs/secure/attestations")
+
+	mdir := filepath.Join(m.sb.Home, "m")
+	m.git(m.sb.Home, "clone", "-q", url, mdir)
+	m.git(mdir, "fetch", "-q", "origin", "refs/secure/attestations:refs/secure/attestations")
+	mktree := func(lines string) string {
+		t.Helper()
+		r := m.runStdin(mdir, []byte(lines), "git", "mktree")
+		if r.code != 0 {
+			t.Fatalf("git mktree:\n%s", r)
+		}
+		return strings.TrimSpace(r.stdout)
+	}
+	blob := strings.TrimSpace(m.runStdin(mdir, []byte("filler\n"), "git", "hash-object", "-w", "--stdin").stdout)
+	leaf := mktree("100644 blob " + blob + "\tfiller.json\n")
+	var big strings.Builder
+	for i := 0; i < 3000; i++ {
+		fmt.Fprintf(&big, "040000 tree %s\td%04d\n", leaf, i)
+	}
+	root := m.git(mdir, "ls-tree", "refs/secure/attestations") + "\n"
+	// Nothing stored is dropped: each commit only adds another version of
+	// the bulk directory, which the server has to read in full twice.
+	tip := approved
+	for i := 0; i < 8; i++ {
+		bulk := mktree(big.String() + fmt.Sprintf("040000 tree %s\tz%d\n", leaf, i))
+		tree := mktree(root + "040000 tree " + bulk + "\tbulk\n")
+		tip = m.git(mdir, "commit-tree", tree, "-p", tip, "-m", "bulk")
+	}
+	srv.admin.git(repo, "config", "secure.maxPushStoreEntries", "20000")
+	r := m.run(mdir, "git", "push", "origin", tip+":refs/secure/attestations")
+	if r.code == 0 || !hasAll(r.stderr, "comparing the new commits of refs/secure/attestations with their parents reads more than 20000 tree entries", "raise git config secure.maxPushStoreEntries") {
+		t.Fatalf("eight store commits of 3000-entry trees under a budget of 20000 entries: want a refusal naming the setting:\n%s", r)
+	}
+	if got := srv.admin.rev(repo, "refs/secure/attestations"); got != approved {
+		t.Fatalf("the server's store moved to %s", got)
+	}
 
 	// A normal approval push is accepted under the same setting.
 	next = a.commit(dir, "g.txt", "approved again\n")
