@@ -44,10 +44,14 @@ type ExplainedRule struct {
 	TestsBy   []string `json:"requireTestsBy,omitempty"`
 	// EveryRef: an older path rule without ref patterns that covers every
 	// ref (policy.Rule.EveryRef).
-	EveryRef bool     `json:"everyRef,omitempty"`
-	Applies  bool     `json:"applies"`          // to the update explained (path rules only when protected files change)
-	Signed   []string `json:"signed,omitempty"` // persons counted
-	Files    []string `json:"files,omitempty"`  // protected files the update changes
+	EveryRef bool `json:"everyRef,omitempty"`
+	// TreeApprovals: approvals bound to the new commit's tree count.
+	TreeApprovals bool `json:"treeApprovals,omitempty"`
+	// SignedPush: the entry needs a push certificate (git push --signed).
+	SignedPush bool     `json:"requireSignedPush,omitempty"`
+	Applies    bool     `json:"applies"`          // to the update explained (path rules only when protected files change)
+	Signed     []string `json:"signed,omitempty"` // persons counted
+	Files      []string `json:"files,omitempty"`  // protected files the update changes
 	// Chain names the delegations from the top-level rules down to the
 	// rule file that holds the rule (empty for a top-level rule).
 	Chain []string `json:"chain,omitempty"`
@@ -106,12 +110,17 @@ func (r *Repo) evaluate(x *Explanation, pol *policy.Policy, rslTip gitrepo.Hash)
 	}
 	for _, rule := range pol.RulesFor(ref) {
 		er := ExplainedRule{Name: rule.Name, Refs: rule.Refs, Paths: rule.Paths, Allow: rule.Allow, Threshold: rule.Threshold, TestsBy: rule.TestsBy, EveryRef: rule.EveryRef,
-			Chain: rule.Chain, Untrusted: rule.Untrusted}
+			TreeApprovals: rule.TreeApprovals, SignedPush: rule.SignedPush, Chain: rule.Chain, Untrusted: rule.Untrusted}
 		for _, q := range rule.Require {
 			er.Require = append(er.Require, q.String())
 		}
 		if rd, ok := applied[rule.Name]; ok {
 			er.Applies, er.Signed, er.Files = true, rd.Signed, rd.Paths
+			if rule.SignedPush && x.Pending {
+				// Not judged here: the certificate exists only once the
+				// server has accepted the push.
+				x.Notes = append(x.Notes, fmt.Sprintf("rule %s also needs the update pushed with a push certificate: git push through git-secure signs it (git push --signed) when the server accepts signed pushes; the server refuses it otherwise", rule.Name))
+			}
 		}
 		x.Rules = append(x.Rules, er)
 	}

@@ -3,6 +3,8 @@ package cmdutil
 import (
 	"fmt"
 	"strings"
+
+	"github.com/git-secure/git-secure/internal/porcelain"
 )
 
 // RuleJSON is one rule in policy list --json; RuleSummary describes it
@@ -54,4 +56,10 @@ func RuleSummary(r RuleJSON) string {
 		line += "; pushed with git push --signed"
 	}
 	return line
+}
+
+// ExplainedRuleSummary is RuleSummary for a rule explain evaluated.
+func ExplainedRuleSummary(r porcelain.ExplainedRule) string {
+	return RuleSummary(RuleJSON{Refs: r.Refs, Paths: r.Paths, Allow: r.Allow, Threshold: r.Threshold, Require: r.Require, TestsBy: r.TestsBy,
+		TreeApprovals: r.TreeApprovals, SignedPush: r.SignedPush, EveryRef: r.EveryRef})
 }

@@ -128,7 +128,7 @@ func writeMergeableMarkdown(w io.Writer, x *porcelain.Explanation) error {
 		fmt.Fprintf(&b, "| (none) | no rule protects %s | | | |\n", mdText(x.Ref))
 	}
 	for _, r := range x.Rules {
-		needs := cmdutil.RuleSummary(cmdutil.RuleJSON{Refs: r.Refs, Paths: r.Paths, Allow: r.Allow, Threshold: r.Threshold, Require: r.Require, TestsBy: r.TestsBy, EveryRef: r.EveryRef})
+		needs := cmdutil.ExplainedRuleSummary(r)
 		counted, missing, fix := "", "", ""
 		switch {
 		case !r.Applies:
