@@ -601,3 +601,18 @@ func (p *Policy) RuleFileStatus(name string) (threshold int, signedBy, missing [
 	}
 	return 0, nil, nil, false
 }
+
+// Expires is the earliest expiry of the policy's metadata (root, rules
+// and every rule file): from then on CheckExpiry-style checks refuse it.
+func (p *Policy) Expires() time.Time {
+	exp := p.Root.Signed.Expires
+	if t := p.Targets.Signed.Expires; t.Before(exp) {
+		exp = t
+	}
+	for _, f := range p.RuleFiles() {
+		if f.Meta != nil && f.Meta.Signed.Expires.Before(exp) {
+			exp = f.Meta.Signed.Expires
+		}
+	}
+	return exp
+}

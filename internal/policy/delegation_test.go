@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/crypto/ssh"
 )
@@ -410,4 +411,36 @@ func FuzzParseDelegated(f *testing.F) {
 			t.Fatalf("Clone: %v", err)
 		}
 	})
+}
+
+// TestPolicyExpires: a policy expires with the first of its root, its
+// rules and its rule files.
+func TestPolicyExpires(t *testing.T) {
+	d := newDeleg(t)
+	p := d.p
+	if got, want := p.Expires(), p.Root.Signed.Expires; !got.Equal(want) {
+		t.Fatalf("all expire together: %v, want %v", got, want)
+	}
+	early := p.Root.Signed.Expires.Add(-48 * time.Hour)
+	for _, tc := range []struct {
+		name string
+		set  func(time.Time)
+	}{
+		{"root", func(e time.Time) { p.Root.Signed.Expires = e }},
+		{"rules", func(e time.Time) { p.Targets.Signed.Expires = e }},
+		{"rule file", func(e time.Time) {
+			for _, f := range p.RuleFiles() {
+				if f.Name == "crypto" {
+					f.Meta.Signed.Expires = e
+				}
+			}
+		}},
+	} {
+		saved := p.Expires()
+		tc.set(early)
+		if got := p.Expires(); !got.Equal(early) {
+			t.Errorf("%s expires first: %v, want %v", tc.name, got, early)
+		}
+		tc.set(saved)
+	}
 }

@@ -138,6 +138,7 @@ func (h *Helper) checkRemoteLog(remote map[string]gitrepo.Hash, forPush bool) er
 	}
 	localTip := local[rsl.Ref]
 	remoteTip := remote[rsl.Ref]
+	h.verifiedUntil = time.Time{}
 	seen, _, _ := g.Config(h.configKey("securetip"))
 	if remoteTip.IsZero() {
 		return h.noRemoteLog(seen, localTip)
@@ -147,6 +148,9 @@ func (h *Helper) checkRemoteLog(remote map[string]gitrepo.Hash, forPush bool) er
 		return err
 	}
 	res, err := h.Repo.VerifyProposed(remote, verify.Options{AllowShallow: h.allowShallow(), RequireFreshness: freshness.Required(g)})
+	if err == nil && !res.Freshness {
+		h.verifiedUntil = res.ValidUntil
+	}
 	if forPush && h.staleForPush(err) {
 		err = nil
 	}

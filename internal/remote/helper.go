@@ -29,6 +29,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/git-secure/git-secure/internal/attest"
 	"github.com/git-secure/git-secure/internal/display"
@@ -66,6 +67,10 @@ type Helper struct {
 	// forgiven is set when secure.verifyOnFetch=warn let through a state
 	// that does not verify.
 	forgiven bool
+	// verifiedUntil is, after a fetch, until when its verdict holds (the
+	// policy's expiry); zero when it must not be remembered (no log, a
+	// freshness policy, a state that did not verify).
+	verifiedUntil time.Time
 	// prelisted is the listing "list" made to decide whether the remote
 	// uses git-secure (a clone), used once by the fetch that follows:
 	// a clone lists the remote once, not twice.
@@ -659,7 +664,7 @@ func (h *Helper) list(forPush bool) error {
 	}
 	h.saveState(h.remote, head)
 	if !h.forgiven {
-		h.saveVerified(h.remote, head)
+		h.saveVerified(h.remote, head, h.verifiedUntil)
 	}
 	h.listed, h.listedHead = refs, head
 	writeList(h.Out, refs, head)

@@ -13,10 +13,12 @@ import (
 // nor judged), this clone's refs/secure/* are the ones listed (adopted,
 // nothing unpushed), every listed object is here, no secure.* setting
 // changed since (a root key pin or secure.requireFreshness set since may
-// change the verdict), and the policy needs no freshness statement (whose
-// age must be judged at every fetch). Then the
-// private fetch, verification and adoption would change nothing, and a
-// fetch with nothing new costs one listing, as with plain git. remote is
+// change the verdict), and the policy it was verified under has not
+// expired since. A policy with freshness keys is never remembered (the
+// statement's age must be judged at every fetch): the verified fetch
+// wrote that down, so no policy is read here. Then the private fetch,
+// verification and adoption would change nothing, and a fetch with
+// nothing new costs one listing, as with plain git. remote is
 // the remote's state as a verified fetch would give it: the remembered
 // refs, with the forge namespaces at their listed values.
 func (h *Helper) nothingNew(listing map[string]gitrepo.Hash, head string) (remote map[string]gitrepo.Hash, ok bool) {
@@ -27,7 +29,7 @@ func (h *Helper) nothingNew(listing map[string]gitrepo.Hash, head string) (remot
 		return nil, false
 	}
 	st, ok := h.loadStateFrom(h.verifiedStatePath(), key)
-	if !ok || st.Head != head || st.Refs[rsl.Ref].IsZero() {
+	if !ok || st.Head != head || st.Refs[rsl.Ref].IsZero() || st.Until.IsZero() || h.Repo.Now().After(st.Until) {
 		return nil, false
 	}
 	// ls-remote lists HEAD's value as a ref; HEAD is compared by name.
@@ -67,15 +69,13 @@ func (h *Helper) nothingNew(listing map[string]gitrepo.Hash, head string) (remot
 			}
 		}
 	}
-	if pol, _, err := h.Repo.CurrentPolicy(); err != nil || pol == nil || pol.Freshness() != nil {
-		return nil, false
-	}
 	remote = map[string]gitrepo.Hash{}
 	for name, hash := range st.Refs {
 		if !isForgeRef(name) && name != "HEAD" {
 			remote[name] = hash
 		}
 	}
+	h.verifiedUntil = st.Until
 	return addUnfetched(remote, listed), true
 }
 

@@ -12,7 +12,9 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/rsl"
@@ -41,6 +43,10 @@ const maxStateSize = 32 << 20
 type remoteState struct {
 	Head string
 	Refs map[string]gitrepo.Hash
+	// Until is, for a verified state, when the policy it was verified
+	// under first expires; zero for a listing (and then a verified state
+	// is not used).
+	Until time.Time
 }
 
 func (h *Helper) statePath() string {
@@ -84,7 +90,8 @@ func urlKey(u string) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// parseState reads "url <key>\nhead <ref>\n" then "<hash> <ref>" lines. A
+// parseState reads "url <key>\nhead <ref>\n", an optional "until <unix
+// seconds>" line, then "<hash> <ref>" lines. A
 // listing remembered for another URL (the remote was repointed) is not
 // used.
 func parseState(data []byte, wantURL string) (*remoteState, error) {
@@ -106,6 +113,12 @@ func parseState(data []byte, wantURL string) (*remoteState, error) {
 				return nil, fmt.Errorf("bad head line %q", text)
 			}
 			st.Head = head
+		case line == 3 && strings.HasPrefix(text, "until "):
+			sec, err := strconv.ParseInt(strings.TrimPrefix(text, "until "), 10, 64)
+			if err != nil || sec <= 0 {
+				return nil, fmt.Errorf("bad until line %q", text)
+			}
+			st.Until = time.Unix(sec, 0).UTC()
 		default:
 			hexHash, name, ok := strings.Cut(text, " ")
 			// HEAD is the one name outside refs/ that ls-remote lists (a
@@ -133,6 +146,9 @@ func parseState(data []byte, wantURL string) (*remoteState, error) {
 func (st *remoteState) encode(remoteURL string) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "url %s\nhead %s\n", urlKey(remoteURL), st.Head)
+	if !st.Until.IsZero() {
+		fmt.Fprintf(&b, "until %d\n", st.Until.Unix())
+	}
 	names := make([]string, 0, len(st.Refs))
 	for n := range st.Refs {
 		names = append(names, n)
@@ -153,18 +169,21 @@ func (h *Helper) saveState(refs map[string]gitrepo.Hash, head string) {
 		h.forgetState()
 		return
 	}
-	writeState(h.statePath(), h.URL, refs, head)
+	writeState(h.statePath(), h.URL, &remoteState{Head: head, Refs: refs})
 }
 
 // saveVerified remembers refs (and HEAD) as what a fetch just verified,
-// under the configuration it was verified with (verifiedKey).
-func (h *Helper) saveVerified(refs map[string]gitrepo.Hash, head string) {
+// under the configuration it was verified with (verifiedKey), until the
+// policy it was verified under expires (until). A zero until (a verdict
+// that must be made anew at every fetch: a freshness statement's age)
+// remembers nothing.
+func (h *Helper) saveVerified(refs map[string]gitrepo.Hash, head string, until time.Time) {
 	key, ok := h.verifiedKey()
-	if !ok || refs[rsl.Ref].IsZero() {
+	if !ok || refs[rsl.Ref].IsZero() || until.IsZero() {
 		_ = os.Remove(h.verifiedStatePath())
 		return
 	}
-	writeState(h.verifiedStatePath(), key, refs, head)
+	writeState(h.verifiedStatePath(), key, &remoteState{Head: head, Refs: refs, Until: until})
 }
 
 // verifiedKey names the URL and every secure.* setting (root key pin,
@@ -186,11 +205,10 @@ func (h *Helper) verifiedKey() (string, bool) {
 
 // writeState replaces the state file path (best effort: a failure only
 // costs a round trip or a verification later).
-func writeState(path, remoteURL string, refs map[string]gitrepo.Hash, head string) {
+func writeState(path, remoteURL string, st *remoteState) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return
 	}
-	st := &remoteState{Head: head, Refs: refs}
 	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
 	if err := os.WriteFile(tmp, st.encode(remoteURL), 0o644); err != nil {
 		_ = os.Remove(tmp)

@@ -3,6 +3,7 @@ package remote
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
 )
@@ -29,6 +30,12 @@ func TestStateRoundTrip(t *testing.T) {
 	if _, err := parseState(data, "https://example.com/other.git"); err == nil {
 		t.Error("a listing remembered for another URL was used")
 	}
+	// A verified state says until when it holds.
+	st.Until = time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)
+	got, err = parseState(st.encode(url), url)
+	if err != nil || !got.Until.Equal(st.Until) || len(got.Refs) != 3 {
+		t.Fatalf("round trip with until: %+v, %v", got, err)
+	}
 }
 
 func TestParseStateRejects(t *testing.T) {
@@ -44,6 +51,10 @@ func TestParseStateRejects(t *testing.T) {
 		{"bad ref name", key + "head \n" + main + " refs/heads/a..b\n"},
 		{"other top-level name", key + "head \n" + main + " FETCH_HEAD\n"},
 		{"no separator", key + "head \n" + main + "\n"},
+		{"zero until", key + "head \nuntil 0\n"},
+		{"negative until", key + "head \nuntil -5\n"},
+		{"bad until", key + "head \nuntil tomorrow\n"},
+		{"until after the refs", key + "head \n" + main + " refs/heads/main\nuntil 5\n"},
 		{"long line", key + "head \n" + main + " refs/heads/" + strings.Repeat("x", 70000) + "\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -61,13 +72,14 @@ func FuzzParseState(f *testing.F) {
 	url := "file:///srv/r.git"
 	f.Add([]byte("url " + urlKey(url) + "\nhead refs/heads/main\n" + strings.Repeat("a", 40) + " refs/heads/main\n"))
 	f.Add([]byte("url x\nhead \n"))
+	f.Add([]byte("url " + urlKey(url) + "\nhead \nuntil 1800000000\n" + strings.Repeat("b", 40) + " refs/secure/rsl\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		st, err := parseState(data, url)
 		if err != nil {
 			return
 		}
 		again, err := parseState(st.encode(url), url)
-		if err != nil || again.Head != st.Head || len(again.Refs) != len(st.Refs) {
+		if err != nil || again.Head != st.Head || len(again.Refs) != len(st.Refs) || !again.Until.Equal(st.Until) {
 			t.Fatalf("round trip of an accepted listing failed: %v", err)
 		}
 		for name, h := range st.Refs {

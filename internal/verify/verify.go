@@ -141,6 +141,13 @@ type Result struct {
 	// Checkpoint is the state after this verification, when it checked
 	// every ref and everything verified; save it for the next run.
 	Checkpoint *Checkpoint `json:"-"`
+	// ValidUntil is when the policy in force first expires (root, rules
+	// or a rule file): until then the same refs verify the same way, so
+	// a fetch that finds the remote unchanged need not verify again.
+	ValidUntil time.Time `json:"-"`
+	// Freshness says the policy in force names freshness keys: the age
+	// of the freshness statement is judged anew at every fetch.
+	Freshness bool `json:"-"`
 }
 
 // ErrNoLog is returned when the repository has no refs/secure/rsl.

@@ -340,6 +340,7 @@ func (v *verifier) endPolicies() {
 	if cur.Targets.Signed.Expires.Before(v.res.PolicyExpires) {
 		v.res.PolicyExpires = cur.Targets.Signed.Expires
 	}
+	v.res.ValidUntil, v.res.Freshness = cur.Expires(), cur.Freshness() != nil
 	if err := CheckExpiry(cur, v.opts.Now); err != nil {
 		v.fail(nil, rsl.PolicyRef, "", ErrExpired,
 			"the policy must be renewed by its signers: git secure policy renew, then git secure policy apply",
