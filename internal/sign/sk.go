@@ -7,14 +7,12 @@ import (
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/sha256"
-	"crypto/sha512"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/big"
 	"strings"
 
-	"github.com/hiddeco/sshsig"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -137,11 +135,12 @@ func parseSKBlob(blob []byte) (typ string, point []byte, app string, err error) 
 		if !ok || len(point) != 65 || point[0] != 4 {
 			return fail("ecdsa key must be an uncompressed P-256 point")
 		}
-		if _, err := ecdsaP256(point); err != nil {
+		// A copy: the check must keep no reference to blob.
+		if _, err := ecdsaP256(bytes.Clone(point)); err != nil {
 			return fail("%v", err)
 		}
 	default:
-		return fail("type %.64q is not a security key type", t)
+		return fail("type %.64q is not a security key type", string(t))
 	}
 	a, rest, ok := sshString(rest, true)
 	if !ok {
@@ -154,11 +153,11 @@ func parseSKBlob(blob []byte) (typ string, point []byte, app string, err error) 
 		return fail("application of %d bytes exceeds %d", len(a), MaxSKApplication)
 	}
 	if !strings.HasPrefix(string(a), "ssh:") {
-		return fail("application %.64q does not start with \"ssh:\"", a)
+		return fail("application %.64q does not start with \"ssh:\"", string(a))
 	}
 	for _, c := range a {
 		if c < 0x21 || c > 0x7e {
-			return fail("application %.64q is not printable ASCII", a)
+			return fail("application %.64q is not printable ASCII", string(a))
 		}
 	}
 	return string(t), point, string(a), nil
@@ -201,17 +200,17 @@ func SKSignedData(application string, flags byte, counter uint32, data []byte) [
 	return append(out, msg[:]...)
 }
 
-// verifySK checks an sk signature over data (the bytes the SSH layer
-// signs) made by key: the signature algorithm, the flags (user presence
-// always; user verification when the key requires it; no unknown bits)
-// and the signature over SKSignedData. It does its own parsing, so that
-// the rules stay here whatever golang.org/x/crypto/ssh does.
-func verifySK(key *SKKey, data []byte, sig *ssh.Signature) error {
-	fp := Fingerprint(key)
-	if sig == nil || sig.Format != key.Type() {
+// verifySK checks an sk signature (algorithm format, signature blob, and
+// rest: flags and counter) over data (the bytes the SSH layer signs) made
+// by key, whose fingerprint is fp: the signature algorithm, the flags (user presence always; user
+// verification when the key requires it; no unknown bits) and the
+// signature over SKSignedData. It does its own parsing, so that the rules
+// stay here whatever golang.org/x/crypto/ssh does.
+func verifySK(key *SKKey, fp string, data, format, blob, rest []byte) error {
+	if string(format) != key.Type() {
 		return fmt.Errorf("%w: key %s: not a %s signature", ErrBadSignature, fp, key.Type())
 	}
-	flags, counter, err := SKSignatureFields(sig.Rest)
+	flags, counter, err := SKSignatureFields(rest)
 	if err != nil {
 		return fmt.Errorf("key %s: %w", fp, err)
 	}
@@ -227,12 +226,12 @@ func verifySK(key *SKKey, data []byte, sig *ssh.Signature) error {
 	signed := SKSignedData(key.Application, flags, counter, data)
 	switch key.Type() {
 	case ssh.KeyAlgoSKED25519:
-		if len(sig.Blob) != ed25519.SignatureSize || !ed25519.Verify(ed25519.PublicKey(key.point), signed, sig.Blob) {
+		if len(blob) != ed25519.SignatureSize || !ed25519.Verify(ed25519.PublicKey(key.point), signed, blob) {
 			return fmt.Errorf("%w: key %s: security key signature does not verify", ErrBadSignature, fp)
 		}
 	case ssh.KeyAlgoSKECDSA256:
-		var rs struct{ R, S *big.Int }
-		if err := ssh.Unmarshal(sig.Blob, &rs); err != nil || !bytes.Equal(ssh.Marshal(&rs), sig.Blob) || rs.R.Sign() <= 0 || rs.S.Sign() <= 0 {
+		r, s, ok := parseECDSASignature(blob)
+		if !ok {
 			return fmt.Errorf("%w: key %s: malformed ecdsa signature", ErrBadSignature, fp)
 		}
 		pub, err := ecdsaP256(key.point)
@@ -240,36 +239,13 @@ func verifySK(key *SKKey, data []byte, sig *ssh.Signature) error {
 			return fmt.Errorf("%w: key %s: %v", ErrBadSignature, fp, err)
 		}
 		h := sha256.Sum256(signed)
-		if !ecdsa.Verify(pub, h[:], rs.R, rs.S) {
+		if !ecdsa.Verify(pub, h[:], r, s) {
 			return fmt.Errorf("%w: key %s: security key signature does not verify", ErrBadSignature, fp)
 		}
 	default:
 		return fmt.Errorf("%w: %s", ErrUnsupportedKey, key.Type())
 	}
 	return nil
-}
-
-// sshsigSignedData is the blob an SSHSIG signature covers: the magic
-// preamble, namespace, reserved field, hash algorithm and H(message).
-func sshsigSignedData(namespace string, h sshsig.HashAlgorithm, message []byte) ([]byte, error) {
-	var digest []byte
-	switch h {
-	case sshsig.HashSHA512:
-		d := sha512.Sum512(message)
-		digest = d[:]
-	case sshsig.HashSHA256:
-		d := sha256.Sum256(message)
-		digest = d[:]
-	default:
-		return nil, fmt.Errorf("%w: hash algorithm %.16q", ErrBadSignature, h)
-	}
-	body := ssh.Marshal(struct {
-		Namespace string
-		Reserved  string
-		Hash      string
-		Digest    []byte
-	}{namespace, "", string(h), digest})
-	return append([]byte("SSHSIG"), body...), nil
 }
 
 // securityKeyFile handles the private key file of a security key (made by

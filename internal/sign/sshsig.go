@@ -3,7 +3,6 @@ package sign
 import (
 	"bytes"
 	"crypto/rand"
-	"encoding/pem"
 	"errors"
 	"fmt"
 
@@ -131,7 +130,9 @@ func VerifySSHSig(armored, data []byte, namespace string, lookup func(fingerprin
 		}
 		return VerifyRaw(raw, data, namespace, lookup)
 	}
-	raw, err := unarmor(armored)
+	// An ed25519 entry signature is under 200 bytes: decoded on the stack.
+	var buf [512]byte
+	raw, err := unarmorInto(buf[:0], armored)
 	if err != nil {
 		return nil, err
 	}
@@ -151,19 +152,29 @@ func VerifyRaw(sig, data []byte, namespace string, lookup func(fingerprint strin
 		return nil, errors.New("sign: verify: no key lookup")
 	}
 	if isOpenPGPSignature(sig) {
-		return verifyOpenPGP(sig, data, namespace, lookup)
+		// A copy, so that sig (often on the caller's stack) is kept by
+		// nothing.
+		return verifyOpenPGP(bytes.Clone(sig), data, namespace, lookup)
 	}
+	f, err := parseSSHSIG(sig)
+	if err != nil {
+		return nil, err
+	}
+	if f.keyType == ssh.KeyAlgoRSA {
+		return verifyRSA(bytes.Clone(sig), data, namespace, lookup)
+	}
+	return verifyFast(&f, data, namespace, lookup)
+}
+
+// verifyRSA verifies an SSHSIG signature by an RSA key through
+// hiddeco/sshsig and golang.org/x/crypto/ssh.
+func verifyRSA(sig, data []byte, namespace string, lookup func(fingerprint string) (ssh.PublicKey, bool)) (ssh.PublicKey, error) {
 	parsed, err := parseRaw(sig)
 	if err != nil {
 		return nil, err
 	}
 	if parsed.Namespace != namespace {
 		return nil, fmt.Errorf("%w: namespace %.64q, want %q", ErrBadSignature, parsed.Namespace, namespace)
-	}
-	h := parsed.HashAlgorithm
-	if h != sshsig.HashSHA512 && h != sshsig.HashSHA256 {
-		// parseRaw already checked; kept here so the rule is visible.
-		return nil, fmt.Errorf("%w: hash algorithm %.16q", ErrBadSignature, h)
 	}
 	fp := Fingerprint(parsed.PublicKey)
 	trusted, ok := lookup(fp)
@@ -176,30 +187,7 @@ func VerifyRaw(sig, data []byte, namespace string, lookup func(fingerprint strin
 	if err := checkKey(trusted); err != nil {
 		return nil, fmt.Errorf("sign: verify: %w", err)
 	}
-	if isSKType(trusted.Type()) {
-		// Flags (presence, verification) and application are checked
-		// here, against the trusted key's options.
-		sk, ok := trusted.(*SKKey)
-		if !ok {
-			if sk, err = NewSKKey(trusted, false); err != nil {
-				return nil, fmt.Errorf("sign: verify: %w", err)
-			}
-		}
-		signed, err := sshsigSignedData(namespace, h, data)
-		if err != nil {
-			return nil, err
-		}
-		// verifySK does the whole check (the same mathematics as
-		// golang.org/x/crypto/ssh, plus the flags it does not check
-		// against the key's options), differentially tested against
-		// ssh-keygen -Y verify; checking twice would double the cost of
-		// every sk signature.
-		if err := verifySK(sk, signed, parsed.Signature); err != nil {
-			return nil, err
-		}
-		return trusted, nil
-	}
-	if err := sshsig.Verify(bytes.NewReader(data), parsed, trusted, h, namespace); err != nil {
+	if err := sshsig.Verify(bytes.NewReader(data), parsed, trusted, parsed.HashAlgorithm, namespace); err != nil {
 		return nil, fmt.Errorf("%w: key %s: %v", ErrBadSignature, fp, err)
 	}
 	return trusted, nil
@@ -216,54 +204,35 @@ func SignatureFingerprint(armored []byte) (string, error) {
 		}
 		return openPGPSignatureFingerprint(raw)
 	}
-	raw, err := unarmor(armored)
+	raw, err := UnarmorSSHSig(armored)
 	if err != nil {
 		return "", err
 	}
-	parsed, err := parseRaw(raw)
+	f, err := parseSSHSIG(raw)
 	if err != nil {
 		return "", err
 	}
-	return Fingerprint(parsed.PublicKey), nil
+	return blobFingerprint(f.key), nil
 }
 
 // UnarmorSSHSig returns the binary SSHSIG structure of an armored SSH
 // signature, parsed as strictly as VerifySSHSig parses it (without
 // verifying it). Errors wrap ErrBadSignature.
 func UnarmorSSHSig(armored []byte) ([]byte, error) {
-	raw, err := unarmor(armored)
+	raw, err := unarmorInto(nil, armored)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := parseRaw(raw); err != nil {
+	f, err := parseSSHSIG(raw)
+	if err != nil {
 		return nil, err
 	}
+	if f.keyType == ssh.KeyAlgoRSA {
+		if _, err := parseRaw(raw); err != nil {
+			return nil, err
+		}
+	}
 	return raw, nil
-}
-
-// unarmor returns the body of exactly one "SSH SIGNATURE" PEM block that
-// starts armored and is followed by nothing but whitespace.
-func unarmor(armored []byte) ([]byte, error) {
-	if len(armored) > MaxSignatureSize {
-		return nil, fmt.Errorf("%w: armored signature of %d bytes exceeds %d", ErrBadSignature, len(armored), MaxSignatureSize)
-	}
-	if !bytes.HasPrefix(armored, []byte(armorBegin)) {
-		return nil, fmt.Errorf("%w: not an armored SSH signature", ErrBadSignature)
-	}
-	if bytes.Count(armored, []byte("-----BEGIN ")) != 1 || bytes.Count(armored, []byte("-----END ")) != 1 {
-		return nil, fmt.Errorf("%w: want exactly one armored SSH signature", ErrBadSignature)
-	}
-	block, rest := pem.Decode(armored)
-	if block == nil || block.Type != sshsig.PEMType {
-		return nil, fmt.Errorf("%w: malformed armor", ErrBadSignature)
-	}
-	if len(block.Headers) != 0 {
-		return nil, fmt.Errorf("%w: unexpected armor headers", ErrBadSignature)
-	}
-	if len(bytes.TrimSpace(rest)) != 0 {
-		return nil, fmt.Errorf("%w: trailing data after armored signature", ErrBadSignature)
-	}
-	return block.Bytes, nil
 }
 
 // parseRaw parses a binary SSHSIG structure strictly: version 1, a supported

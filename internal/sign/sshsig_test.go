@@ -282,9 +282,11 @@ func TestVerifyStrictParsing(t *testing.T) {
 	if _, err := sign.VerifySSHSig(armored, data, sign.NamespaceGit, trust(pub)); err != nil {
 		t.Fatal(err)
 	}
-	// Trailing whitespace and CRLF line ends are tolerated.
+	// Trailing whitespace is tolerated; CRLF line ends are not (git strips
+	// the CRs of the signatures it stores; ssh-keygen and encoding/pem
+	// write LF).
 	crlf := bytes.ReplaceAll(armored, []byte("\n"), []byte("\r\n"))
-	for _, ok := range [][]byte{append(bytes.Clone(armored), "\n\n  "...), bytes.TrimSuffix(armored, []byte("\n")), crlf} {
+	for _, ok := range [][]byte{append(bytes.Clone(armored), "\n\n  "...), bytes.TrimSuffix(armored, []byte("\n"))} {
 		if _, err := sign.VerifySSHSig(ok, data, sign.NamespaceGit, trust(pub)); err != nil {
 			t.Errorf("rejected acceptable armor %q: %v", ok, err)
 		}
@@ -338,6 +340,9 @@ func TestVerifyStrictParsing(t *testing.T) {
 		"bad base64":        []byte("-----BEGIN SSH SIGNATURE-----\n!!!!\n-----END SSH SIGNATURE-----\n"),
 		"missing end":       bytes.TrimSuffix(armored, []byte("-----END SSH SIGNATURE-----\n")),
 		"garbage then good": append([]byte("-----BEGIN SSH SIGNATURE-----\nAAAA\n"), armored...),
+		"CRLF":              crlf,
+		"CR after END":      append(bytes.Clone(armored), '\r'),
+		"CR in body":        crInBody(armored),
 	}
 	for name, in := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -360,6 +365,13 @@ func TestVerifyStrictParsing(t *testing.T) {
 			t.Errorf("raw %s: err = %v, want ErrBadSignature", name, err)
 		}
 	}
+}
+
+// crInBody puts a CR before the newline of the armor's first base64 line.
+func crInBody(armored []byte) []byte {
+	i := bytes.IndexByte(armored, '\n')
+	j := i + 1 + bytes.IndexByte(armored[i+1:], '\n')
+	return append(append(bytes.Clone(armored[:j]), '\r'), armored[j:]...)
 }
 
 func withHashSig(pub ssh.PublicKey, sig *ssh.Signature) []byte {
