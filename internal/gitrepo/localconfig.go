@@ -6,5 +6,5 @@ package gitrepo
 // user-wide install (git secure hooks install --global) sets everywhere.
 // ok is false if the key is not set there.
 func (r *Repo) LocalConfig(key string) (string, bool, error) {
-	return r.configGet("config --local", key)
+	return r.configGet("config --local", r.fast.LocalConfig, key)
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/git-secure/git-secure/internal/gitrepo/fastpath"
 )
 
 func contextBackground() context.Context { return context.Background() }
@@ -21,16 +23,25 @@ func checkConfigKey(key string) error {
 }
 
 // Config returns the value of key (git config --get, last value wins). ok
-// is false if the key is not set.
+// is false if the key is not set. The files are read again at every call,
+// in-process when the fast path reads them exactly as git does
+// (fastpath.Repo.Config), else by git config.
 func (r *Repo) Config(key string) (string, bool, error) {
-	return r.configGet("config", key)
+	return r.configGet("config", r.fast.Config, key)
 }
 
-// configGet runs git config [scope] --get for key: what, "config" or
-// "config --local", names the command in errors and gives the scope.
-func (r *Repo) configGet(what, key string) (string, bool, error) {
+// configGet returns git config [scope] --get for key: what, "config" or
+// "config --local", names the command in errors and gives the scope; fast
+// reads that scope in-process (ok false: git config reads it). The hooks
+// and the remote helper read several keys on every push and clone: one
+// git config process each cost more than the rest of a lookup.
+func (r *Repo) configGet(what string, fast func() ([]fastpath.ConfigEntry, bool), key string) (string, bool, error) {
 	if err := checkConfigKey(key); err != nil {
 		return "", false, err
+	}
+	if entries, ok := fast(); ok {
+		v, ok := getConfig(entries, key)
+		return v, ok, nil
 	}
 	args := append(strings.Fields(what), "--get", "--null", "--end-of-options", key)
 	out, err := r.run(nil, args...)
@@ -120,4 +131,17 @@ func (r *Repo) MergeBase(a Hash, others ...Hash) (Hash, bool, error) {
 		return ZeroHash, false, fmt.Errorf("gitrepo: merge-base %s: %w", a, err)
 	}
 	return h, true, nil
+}
+
+// getConfig is git config --get of key over entries already read: the
+// last value, "" for a key written without "=" (where ConfigValue says
+// "true").
+func getConfig(entries []fastpath.ConfigEntry, key string) (string, bool) {
+	want := canonicalConfigKey(key)
+	for i := len(entries) - 1; i >= 0; i-- {
+		if entries[i].Key == want {
+			return entries[i].Value, true
+		}
+	}
+	return "", false
 }

@@ -103,9 +103,14 @@ func (r *Repo) ResolveRef(name string) (Hash, bool, error) {
 		}
 		return h, true, nil
 	}
-	// for-each-ref matches exactly (or below name/, which cannot coexist
-	// with name); unlike rev-parse it applies no DWIM rules.
-	refs, err := r.forEachRef(name)
+	// The directory holding name, read in-process when the fast path can
+	// (the helper and hooks resolve a few refs on every push); else
+	// for-each-ref, which matches exactly (or below name/, which cannot
+	// coexist with name) and, unlike rev-parse, applies no DWIM rules.
+	refs, ok, err := r.fastRefs(name[:strings.LastIndexByte(name, '/')+1])
+	if err == nil && !ok {
+		refs, err = r.forEachRef(name)
+	}
 	if err != nil {
 		return ZeroHash, false, fmt.Errorf("gitrepo: resolve %s: %w", name, err)
 	}
@@ -209,18 +214,24 @@ func (r *Repo) listRefs(patterns []string) ([]Ref, error) {
 	if len(dirs) == 0 {
 		dirs = []string{"refs/"}
 	}
+	refs, ok, err := r.fastRefs(dirs...)
+	if err != nil || ok {
+		return refs, err
+	}
+	return r.forEachRef(patterns...)
+}
+
+// fastRefs lists the refs under dirs (each ending in "/") in-process; ok
+// is false when git must list them.
+func (r *Repo) fastRefs(dirs ...string) (refs []Ref, ok bool, err error) {
 	fast, ok, err := r.fast.ListRefs(dirs)
-	if err != nil {
-		return nil, err
+	if err != nil || !ok {
+		return nil, false, err
 	}
-	if !ok {
-		return r.forEachRef(patterns...)
-	}
-	var refs []Ref // nil when there are none, as from for-each-ref
 	for _, f := range fast {
-		refs = append(refs, Ref{Name: f.Name, Hash: Hash(f.ID)})
+		refs = append(refs, Ref{Name: f.Name, Hash: Hash(f.ID)}) // nil when there are none, as from for-each-ref
 	}
-	return refs, nil
+	return refs, true, nil
 }
 
 // SymbolicRef returns the target of the symbolic ref name (for example

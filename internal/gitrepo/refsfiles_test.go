@@ -62,6 +62,34 @@ func TestReadRefsFilesMatchesGit(t *testing.T) {
 		}
 	}
 
+	// ResolveRef reads the ref's directory in-process: the same answers as
+	// git for-each-ref of the exact name.
+	for _, name := range []string{"refs/heads/main", "refs/heads/packed-then-moved", "refs/heads/to-delete", "refs/heads/deep",
+		"refs/heads/deep/nested/branch", "refs/tags/v1", "refs/secure/rsl", "refs/secure/policy", "refs/secure/timestamp",
+		"refs/remotes/origin/HEAD", "refs/remotes/origin/main", "refs/nothing/here"} {
+		if _, ok, err := g.fastRefs(name[:strings.LastIndexByte(name, '/')+1]); !ok || err != nil {
+			t.Fatalf("%s is not resolved in-process: ok %v, err %v", name, ok, err)
+		}
+		got, gotOK, err := g.ResolveRef(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs, err := g.forEachRef(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want Hash
+		wantOK := false
+		for _, ref := range refs {
+			if ref.Name == name {
+				want, wantOK = ref.Hash, true
+			}
+		}
+		if got != want || gotOK != wantOK {
+			t.Errorf("ResolveRef(%s) = %s, %v; git for-each-ref: %s, %v", name, got, gotOK, want, wantOK)
+		}
+	}
+
 	t.Run("fallbacks", func(t *testing.T) {
 		for _, tc := range []struct{ name, ref, content string }{
 			{"garbage loose ref", "refs/heads/garbage", "not a hash\n"},

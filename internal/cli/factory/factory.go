@@ -144,10 +144,16 @@ func (f *Factory) RepoFromGit() (*porcelain.Repo, error) {
 	}
 	d = filepath.Clean(d)
 	workTree := ""
-	switch d {
-	case filepath.Join(f.Dir, ".git"):
+	switch {
+	case d == filepath.Join(f.Dir, ".git"):
 		workTree = filepath.Clean(f.Dir)
-	case filepath.Clean(f.Dir):
+	case d == filepath.Clean(f.Dir):
+	case filepath.IsAbs(f.Getenv("GIT_DIR")) && filepath.Base(d) == ".git":
+		// git clone runs the helper from where it was started, GIT_DIR
+		// naming the new repository's .git: its work tree is the
+		// directory holding it, as rev-parse finds it from inside (Open,
+		// three processes); OpenGitDir refuses a bare or moved work tree.
+		workTree = filepath.Dir(d)
 	default:
 		return f.Repo()
 	}

@@ -46,7 +46,7 @@ func (f *Repo) Config() ([]ConfigEntry, bool) {
 	}
 	var all []ConfigEntry
 	for _, file := range files {
-		data, err := readBounded(file, maxConfigFile)
+		entries, err := readConfigFile(file)
 		switch {
 		case err == nil:
 		case errors.Is(err, os.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
@@ -54,18 +54,47 @@ func (f *Repo) Config() ([]ConfigEntry, bool) {
 		default:
 			return nil, false
 		}
-		entries, err := parseConfig(data)
-		if err != nil {
-			return nil, false
-		}
-		for _, e := range entries {
-			if needsGitConfig(e) {
-				return nil, false
-			}
-		}
 		all = append(all, entries...)
 	}
 	return all, true
+}
+
+// LocalConfig reads the repository's own configuration file alone, as git
+// config --local --list gives it. ok is false whenever git config must
+// read it: the switch off, a linked work tree, GIT_CONFIG set, a missing,
+// unreadable or very large file, a syntax error, an include or a
+// per-worktree configuration.
+func (f *Repo) LocalConfig() ([]ConfigEntry, bool) {
+	if f == nil || LinkedWorkTree(f.gitDir) {
+		return nil, false
+	}
+	if _, ok := LookupEnv(f.env, "GIT_CONFIG"); ok {
+		return nil, false
+	}
+	entries, err := readConfigFile(filepath.Join(f.gitDir, "config"))
+	if err != nil {
+		return nil, false
+	}
+	return entries, true
+}
+
+// readConfigFile reads and parses one configuration file; an entry that
+// changes which files git reads is errConfigFallback.
+func readConfigFile(file string) ([]ConfigEntry, error) {
+	data, err := readBounded(file, maxConfigFile)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := parseConfig(data)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if needsGitConfig(e) {
+			return nil, errConfigFallback
+		}
+	}
+	return entries, nil
 }
 
 // needsGitConfig reports whether an entry changes which files git reads
