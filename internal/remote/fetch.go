@@ -144,6 +144,13 @@ func (h *Helper) checkRemoteLog(remote map[string]gitrepo.Hash, forPush bool) er
 		return h.noRemoteLog(seen, localTip)
 	}
 	adopt, err := h.extendsLocal(localTip, remoteTip, seen)
+	if errors.Is(err, errDiverged) {
+		// Unpublished policy entries of ours on an older tip (an apply
+		// that raced someone's push) are replayed on top of the remote's
+		// log; the verification below judges the result.
+		remote, err = h.replayOwn(remote, local, seen)
+		adopt = err == nil
+	}
 	if err != nil {
 		return err
 	}
@@ -216,8 +223,11 @@ func (h *Helper) extendsLocal(localTip, remoteTip gitrepo.Hash, seen string) (bo
 		}
 		return false, nil
 	}
-	return false, h.refuse("the remote's log (%s) and yours (%s) have diverged: the remote rewrote its log or serves different logs to different clients; compare with another clone before trusting it", remoteTip.String()[:12], localTip.String()[:12])
+	return false, errDiverged
 }
+
+// errDiverged says the remote's log and the local one forked.
+var errDiverged = errors.New("the logs diverged")
 
 // judgeProblems says what is wrong with a remote state that does not
 // verify (err) and refuses it, unless secure.verifyOnFetch=warn; a state
