@@ -291,7 +291,8 @@ func appendSignedData(dst []byte, namespace string, h sshsig.HashAlgorithm, dige
 	dst = appendSSHString(dst, namespace)
 	dst = appendSSHString(dst, "")
 	dst = appendSSHString(dst, string(h))
-	return appendSSHString(dst, string(digest))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(digest)))
+	return append(dst, digest...)
 }
 
 func appendSSHString(dst []byte, s string) []byte {
