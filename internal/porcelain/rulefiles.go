@@ -8,6 +8,7 @@ import (
 
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/sign"
+	"github.com/git-secure/git-secure/internal/verify"
 )
 
 // signRuleFiles signs, with s, the rule files of the staged change that
@@ -35,7 +36,7 @@ func signRuleFiles(st *Staged, s sign.Signer, only string) (bool, error) {
 	}
 	signed := false
 	for _, x := range statuses {
-		name, ok := strings.CutPrefix(x.Role, "rule file ")
+		name, ok := strings.CutPrefix(x.Role, verify.RuleFileRole)
 		if !ok || (only != "" && name != only) || !st.Policy.MaySign(name, person.Name) {
 			continue
 		}

@@ -3,9 +3,13 @@ package porcelain
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
+
+	"github.com/theupdateframework/go-tuf/v2/metadata"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
@@ -25,7 +29,13 @@ import (
 //
 //   - it is not a staged change of polTip (made on an older policy, or not
 //     a staged change at all): it can never be applied;
-//   - no key of the policy in force, nor of its own root, signed it;
+//   - no key that the policy in force trusts with its metadata (its root
+//     and rules keys, and the signers of its rule files) signed it: a key
+//     the staged change itself brings in proves nothing, or anyone could
+//     plant a change signed by a key of their own and keep every real
+//     co-signer's change out; nor do the signatures on rules the change
+//     leaves as they are, carried from the policy in force (every change
+//     that leaves them has those);
 //   - every key that signed old also signed next: a co-signer's version
 //     of the same change, or the proposer's own new change in place of
 //     one only they had signed.
@@ -51,14 +61,14 @@ func StagingReplaceable(g *gitrepo.Repo, old, next, polTip gitrepo.Hash) (string
 	if err != nil {
 		return "", fmt.Errorf("load the policy in force %s: %w", polTip, err)
 	}
-	oldSigned, err := signedBy(base, oldPol)
+	oldSigned, err := keptSigners(base, oldPol)
 	if err != nil {
 		return "", nil // not a change that could be applied
 	}
 	if len(oldSigned) == 0 {
 		return "", nil
 	}
-	nextSigned, err := signedBy(base, nextPol)
+	nextSigned, err := keptSigners(base, nextPol)
 	if err != nil {
 		return "", nil
 	}
@@ -107,6 +117,110 @@ func signedBy(base, staged *policy.Policy) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// keptSigners lists, sorted, the signatures on staged that a replacement
+// must keep: valid ones that count for the change from base, by keys base
+// trusts with its metadata (trustedKeys), leaving out the signatures on
+// rules the change leaves as they are that it carries from base
+// (carriedRules).
+func keptSigners(base, staged *policy.Policy) ([]string, error) {
+	sts, err := verify.PolicyStatus(base, staged)
+	if err != nil {
+		return nil, err
+	}
+	carried, err := carriedRules(base, staged)
+	if err != nil {
+		return nil, err
+	}
+	trusted := trustedKeys(base)
+	var out []string
+	for _, st := range sts {
+		for _, fp := range signerKeys(staged, st) {
+			if trusted[fp] && !(st.Role == metadata.TARGETS && carried[fp]) && !slices.Contains(out, fp) {
+				out = append(out, fp)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// carriedRules returns the fingerprints of the keys whose signature on
+// staged's rules (targets.json) is the one base's rules carry, byte for
+// byte on the same content: every change that leaves the rules alone has
+// it, so it is nobody's signature on this change.
+func carriedRules(base, staged *policy.Policy) (map[string]bool, error) {
+	a, err1 := json.Marshal(base.Targets.Signed)
+	b, err2 := json.Marshal(staged.Targets.Signed)
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(a, b) {
+		return nil, nil
+	}
+	had := map[string]string{}
+	for _, s := range base.Targets.Signatures {
+		had[s.KeyID] = string(s.Signature)
+	}
+	keys, _ := staged.RoleKeys(metadata.TARGETS)
+	out := map[string]bool{}
+	for _, s := range staged.Targets.Signatures {
+		if sig, ok := had[s.KeyID]; !ok || sig != string(s.Signature) {
+			continue
+		}
+		for _, k := range keys {
+			if k.ID == s.KeyID {
+				out[k.Fingerprint] = true
+			}
+		}
+	}
+	return out, nil
+}
+
+// signerKeys returns the fingerprints behind st.SignedBy: keys for root and
+// rules, each person's signing keys for a rule file.
+func signerKeys(staged *policy.Policy, st verify.RoleStatus) []string {
+	name, ok := strings.CutPrefix(st.Role, verify.RuleFileRole)
+	if !ok {
+		return st.SignedBy
+	}
+	f, ok := staged.RuleFile(name)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, person := range st.SignedBy {
+		out = append(out, f.SignedKeys[person]...)
+	}
+	return out
+}
+
+// trustedKeys returns the fingerprints of the keys p trusts with its
+// metadata: its root and rules keys, and the keys of its rule files'
+// signers.
+func trustedKeys(p *policy.Policy) map[string]bool {
+	out := map[string]bool{}
+	for _, role := range []string{metadata.ROOT, metadata.TARGETS} {
+		keys, _ := p.RoleKeys(role)
+		for _, k := range keys {
+			out[k.Fingerprint] = true
+		}
+	}
+	for _, f := range p.RuleFiles() {
+		d, ok := p.Delegation(f.Name)
+		if !ok {
+			continue
+		}
+		for _, name := range p.AllowedPersons(&policy.Rule{Allow: d.Signers}) {
+			if person, ok := p.Person(name); ok {
+				for _, k := range person.Keys {
+					out[k.Fingerprint] = true
+				}
+			}
+		}
+	}
+	return out
 }
 
 // sameContent reports whether a and b hold the same signed content

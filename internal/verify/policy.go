@@ -13,6 +13,9 @@ import (
 	"github.com/git-secure/git-secure/internal/policy"
 )
 
+// RuleFileRole prefixes a rule file's name in RoleStatus.Role.
+const RuleFileRole = "rule file "
+
 // RoleStatus says how far a metadata file is from its threshold.
 type RoleStatus struct {
 	Role      string   // "root" or "targets" (rules)

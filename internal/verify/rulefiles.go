@@ -53,7 +53,7 @@ func ruleFileStatuses(prev, next *policy.Policy, revoked func(fp string) bool) (
 			signed = kept
 			sort.Strings(missing)
 		}
-		out = append(out, RoleStatus{Role: "rule file " + f.Name, Threshold: threshold, SignedBy: signed, Missing: missing})
+		out = append(out, RoleStatus{Role: RuleFileRole + f.Name, Threshold: threshold, SignedBy: signed, Missing: missing})
 	}
 	return out, nil
 }

@@ -102,3 +102,70 @@ func TestStagedChangeShared(t *testing.T) {
 		t.Fatalf("the server's staged change is %s, want alice's third one %s", got, want)
 	}
 }
+
+// TestStagedChangeSelfTrustedPlant: only signatures by keys the policy in
+// force trusts with its metadata are signatures a replacement of the staged
+// change must keep. mallory (push access, no key in the policy) stages a
+// change that makes her key a rules key and signs it with that key: her
+// own change is the only thing that trusts it. The server (and alice's
+// helper) counted that signature, so every real change was refused as
+// dropping it, and alice's push said nothing had gone wrong. Now alice's
+// signed change replaces the plant, bob's co-signature on it travels and
+// applies, and mallory cannot plant hers again over alice's signed change.
+func TestStagedChangeSelfTrustedPlant(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, trFile)
+	repo, url := srv.newRepo("plant.git", true)
+	alice, bob, mallory := newUser(t, "alice"), newUser(t, "bob"), newUser(t, "mallory")
+	dir := benchRepo(t, alice, "one", url, true)
+
+	mdir := mallory.path("m")
+	mallory.git(mallory.sb.Home, "clone", "-q", url, mdir)
+	mallory.configure(mdir)
+	mallory.git(mdir, "fetch", "-q", "origin", "refs/secure/*:refs/secure/*")
+	plant := func(force string) result {
+		mallory.secure(mdir, "trust", "add-rules-key", mallory.key.Public)
+		mallory.secure(mdir, "policy", "sign")
+		return mallory.run(mdir, "git", "push", url, force+"refs/secure/policy-staging:refs/secure/policy-staging")
+	}
+	if r := plant(""); r.code != 0 {
+		t.Fatalf("mallory plants a self-signed staged change:\n%s", r)
+	}
+	planted := srv.admin.rev(repo, "refs/secure/policy-staging")
+
+	alice.git(dir, "fetch", "-q")
+	alice.secure(dir, "policy", "discard")
+	alice.secure(dir, "trust", "add-rules-key", bob.key.Public)
+	alice.secure(dir, "trust", "set-rules-threshold", "2")
+	if r := alice.run(dir, "git", "secure", "policy", "apply"); r.code != 1 || !strings.Contains(r.stderr, "does not have enough signatures yet") {
+		t.Fatalf("apply with bob's signature missing: want it pending:\n%s", r)
+	}
+	proposal := alice.rev(dir, "refs/secure/policy-staging")
+	r := alice.run(dir, "git", "push")
+	if r.code != 0 || !strings.Contains(r.stderr, "sent the staged policy") {
+		t.Fatalf("alice's push of her signed staged change over mallory's self-signed plant:\n%s", r)
+	}
+	if got := srv.admin.rev(repo, "refs/secure/policy-staging"); got != proposal || got == planted {
+		t.Fatalf("the server's staged change is %s, want alice's %s (mallory's was %s)", got, proposal, planted)
+	}
+
+	// alice's signature is one the policy in force trusts: mallory's
+	// self-signed plant cannot take its place.
+	mallory.git(mdir, "fetch", "-q", "origin", "+refs/secure/*:refs/secure/*")
+	mallory.secure(mdir, "policy", "discard")
+	if r := plant("+"); r.code == 0 || !hasAll(r.stderr, "refs/secure/policy-staging can only grow, or be replaced", "is signed by "+alice.fingerprint(), "the new one is not signed by them") {
+		t.Fatalf("mallory replacing alice's signed staged change with her self-signed one: want a refusal naming alice's signature:\n%s", r)
+	}
+
+	bdir := bob.path("b")
+	bob.secure(bob.sb.Home, "clone", url, bdir)
+	bob.configure(bdir)
+	bob.secure(bdir, "policy", "sign", "--staged", proposal[:12])
+	if r := bob.run(bdir, "git", "push", "origin", "+refs/secure/policy-staging:refs/secure/policy-staging"); r.code != 0 {
+		t.Fatalf("bob's push of his signature:\n%s", r)
+	}
+	alice.git(dir, "fetch", "-q")
+	alice.secure(dir, "policy", "apply")
+	alice.git(dir, "push", "-q")
+	srv.admin.secure(repo, "verify")
+}
