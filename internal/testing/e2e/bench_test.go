@@ -4,8 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/git-secure/git-secure/internal/testing/benchrepo"
 )
 
 // benchRepo (benchmarks and tests) makes a repository with history for u;
@@ -148,31 +152,114 @@ func benchPush(b *testing.B, tr transport, mode pushMode) {
 // helper to an enforcing server, alternately, per transport. On a shared
 // machine whose speed changes from one minute to the next, pushes measured
 // side by side give the ratio; the separate benchmarks below, run minutes
-// apart, do not. Reports plain-ms and secure-ms (means) and their ratio.
+// apart, do not. Reports plain-ms and secure-ms (means), their ratio, and
+// the same for CPU (pairStats).
 func BenchmarkPushPair(b *testing.B) {
 	for _, tr := range transports {
 		b.Run(string(tr), func(b *testing.B) {
 			plain, secure := newPushBench(b, tr, plainPush), newPushBench(b, tr, securePush)
-			var tp, ts time.Duration
+			var st pairStats
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				cp, cs := plain.commit(i), secure.commit(i)
-				t0 := time.Now()
-				plain.push()
-				t1 := time.Now()
-				secure.push()
-				t2 := time.Now()
-				tp, ts = tp+t1.Sub(t0), ts+t2.Sub(t1)
+				st.run(0, plain.push)
+				st.run(1, secure.push)
 				if i == 0 || i == b.N-1 {
 					plain.check(b, cp)
 					secure.check(b, cs)
 				}
 			}
-			b.ReportMetric(float64(tp.Microseconds())/1e3/float64(b.N), "plain-ms")
-			b.ReportMetric(float64(ts.Microseconds())/1e3/float64(b.N), "secure-ms")
-			b.ReportMetric(float64(ts)/float64(tp), "ratio")
+			st.report(b)
 		})
 	}
+}
+
+// BenchmarkClonePair: git clone URL and git clone secure::URL (fetches the
+// log, the policy and the approvals and verifies them, trusting the first
+// policy) of the same repository, alternately, per transport. The
+// repository is internal/testing/benchrepo's, with
+// GIT_SECURE_BENCH_CLONE_ENTRIES entries (default 1 000), cached.
+func BenchmarkClonePair(b *testing.B) {
+	n := 1000
+	if v := os.Getenv("GIT_SECURE_BENCH_CLONE_ENTRIES"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 2 {
+			b.Fatalf("GIT_SECURE_BENCH_CLONE_ENTRIES=%q: want a number of entries >= 2", v)
+		}
+	}
+	info, err := benchrepo.Cached(n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tr := range transports {
+		b.Run(string(tr), func(b *testing.B) {
+			srv := startServer(b, tr)
+			if _, err := benchrepo.Copy(info, filepath.Join(srv.root, "bench")); err != nil {
+				b.Fatal(err)
+			}
+			url := srv.base + "/bench/repo.git"
+			u := newUser(b, "carol")
+			want := srv.admin.refs(filepath.Join(srv.root, "bench", "repo.git"))["refs/secure/rsl"]
+			var st pairStats
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				pd, sd := u.path(fmt.Sprintf("plain-%d", i)), u.path(fmt.Sprintf("secure-%d", i))
+				st.run(0, func() { u.git(u.sb.Home, "clone", "-q", url, pd) })
+				st.run(1, func() { u.git(u.sb.Home, "clone", "-q", "secure::"+url, sd) })
+				b.StopTimer()
+				if got := u.refValue(sd, "refs/secure/rsl"); got != want {
+					b.Fatalf("the secure clone's log is at %q, the server's at %s", got, want)
+				}
+				for _, d := range []string{pd, sd} {
+					if err := os.RemoveAll(d); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StartTimer()
+			}
+			st.report(b)
+		})
+	}
+}
+
+// pairStats adds up the wall and CPU time of two commands run alternately
+// (0 plain git, 1 through git-secure). CPU is that of the child processes
+// this process waited for and of theirs (getrusage RUSAGE_CHILDREN): over
+// file:// and http-backend (a CGI child of the test) both sides of the
+// transfer; over git daemon the client side only.
+type pairStats struct {
+	n         [2]int
+	wall, cpu [2]time.Duration
+}
+
+func (p *pairStats) run(which int, f func()) {
+	c0, t0 := childCPU(), time.Now()
+	f()
+	p.wall[which] += time.Since(t0)
+	p.cpu[which] += childCPU() - c0
+	p.n[which]++
+}
+
+// report gives plain-ms, secure-ms and ratio (wall), plain-cpu-ms,
+// secure-cpu-ms and cpu-ratio.
+func (p *pairStats) report(b *testing.B) {
+	ms := func(d time.Duration, n int) float64 { return float64(d.Microseconds()) / 1e3 / float64(max(n, 1)) }
+	b.ReportMetric(ms(p.wall[0], p.n[0]), "plain-ms")
+	b.ReportMetric(ms(p.wall[1], p.n[1]), "secure-ms")
+	b.ReportMetric(float64(p.wall[1])/float64(max(p.wall[0], 1)), "ratio")
+	b.ReportMetric(ms(p.cpu[0], p.n[0]), "plain-cpu-ms")
+	b.ReportMetric(ms(p.cpu[1], p.n[1]), "secure-cpu-ms")
+	b.ReportMetric(float64(p.cpu[1])/float64(max(p.cpu[0], 1)), "cpu-ratio")
+}
+
+// childCPU is the user and system time of this process's children that
+// have been waited for.
+func childCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkPushPlain: push one new commit to main without git-secure (no
