@@ -223,6 +223,11 @@ func (c *Context) preReceive(input []byte) error {
 	// Freshness is the clients' check: a push is judged on its content,
 	// and a stopped timestamp job must not jam the server.
 	opts := verify.Options{Budget: budget, SkipFreshness: true}
+	// A push's new entries name the organisation's latest policy, so
+	// that whom the organisation removed loses access at once.
+	if opts.OrgCurrentFrom, err = c.firstNewEntry(st.oldLog); err != nil {
+		return err
+	}
 	c.Trace.Mark("read config")
 	if c.Trace != nil {
 		opts.Trace = func(phase string, _ time.Duration) { c.Trace.Mark("verify: " + phase) }
@@ -750,4 +755,21 @@ func (c *Context) fastForwardsOnly(lines []RefLine, polTip gitrepo.Hash) error {
 		}
 	}
 	return nil
+}
+
+// firstNewEntry is the number a push's first new entry has: one more
+// than the server's log tip's (1 without a log).
+func (c *Context) firstNewEntry(oldLog gitrepo.Hash) (uint64, error) {
+	if oldLog.IsZero() {
+		return 1, nil
+	}
+	commit, err := c.Repo.Git.ReadCommit(oldLog)
+	if err != nil {
+		return 0, fmt.Errorf("hook: read the log tip %s: %w", oldLog, err)
+	}
+	e, err := rsl.FromCommit(commit)
+	if err != nil {
+		return 0, fmt.Errorf("hook: %w", err)
+	}
+	return e.Number + 1, nil
 }

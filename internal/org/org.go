@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -127,7 +128,7 @@ func (c *Cache) load(o *policy.Org) (*state, error) {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, fmt.Errorf("org: %w", err)
 	}
-	repo, err := gitrepo.InitBare(dir, c.Env)
+	repo, err := gitrepo.InitBare(dir, cacheEnv(c.Env))
 	if err != nil {
 		return nil, fmt.Errorf("org: cache of %s: %w", o.URL, err)
 	}
@@ -275,4 +276,23 @@ func (c *Cache) verify(repo *gitrepo.Repo, o *policy.Org) (*state, error) {
 		return nil, fmt.Errorf("org: read the organisation log of %s: %w", o.URL, err)
 	}
 	return st, nil
+}
+
+// keptGitVars are the GIT_ variables the cache's git processes inherit:
+// how to reach a server and which configuration to read. Every other one
+// is dropped: in a server's pre-receive hook GIT_OBJECT_DIRECTORY and
+// GIT_QUARANTINE_PATH point at the push's quarantine, where the
+// organisation's objects must not go.
+var keptGitVars = []string{"GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSH_VARIANT",
+	"GIT_TERMINAL_PROMPT", "GIT_ASKPASS", "GIT_SECURE_NO_FASTPATH", "GIT_SECURE_NO_INPROCESS"}
+
+func cacheEnv(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(k, "GIT_") || slices.Contains(keptGitVars, k) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/git-secure/git-secure/internal/attest"
 	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/org"
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/rsl"
 	"github.com/git-secure/git-secure/internal/sign"
@@ -48,6 +49,8 @@ type Repo struct {
 
 	cp       *verify.Checkpoint // read once by checkpoint()
 	cpLoaded bool
+
+	orgs *org.Cache // OrgCache
 
 	// Trace, when set, is told when each phase of recording ends
 	// (GIT_SECURE_TRACE).

@@ -108,6 +108,13 @@ func (e precheckError) Is(target error) bool { return target == errPrecheck }
 func (r *Repo) prepareMoves(base gitrepo.Hash, pol *policy.Policy, s sign.Signer, who gitrepo.Ident, moves []verify.Transition, strict bool) (*Prepared, error) {
 	p := &Prepared{Base: base, Tip: base}
 	fp := sign.Fingerprint(s.PublicKey())
+	var orgV *rsl.OrgVersion
+	if len(moves) > 0 {
+		var err error
+		if pol, orgV, err = r.withOrg(pol); err != nil {
+			return nil, err
+		}
+	}
 	for _, t := range moves {
 		pending, err := r.precheckMove(pol, base, t, fp)
 		if err != nil {
@@ -124,7 +131,7 @@ func (r *Repo) prepareMoves(base gitrepo.Hash, pol *policy.Policy, s sign.Signer
 		return nil, err
 	}
 	for i, t := range moves {
-		e := &rsl.Entry{Number: number + uint64(i), Type: rsl.TypeRef, Ref: t.Ref, Old: t.Old, New: t.New}
+		e := &rsl.Entry{Number: number + uint64(i), Type: rsl.TypeRef, Ref: t.Ref, Old: t.Old, New: t.New, Org: orgV}
 		if p.Tip, err = rsl.Write(r.Git, e, p.Tip, who, signEntry(s)); err != nil {
 			return nil, err
 		}

@@ -19,5 +19,10 @@ func (r *Repo) VerifyProposed(values map[string]gitrepo.Hash, opts verify.Option
 	}
 	opts.Now, opts.RefValues = r.Now(), values
 	opts.RootKeys, opts.RootThreshold = pin, threshold
+	if opts.Org == nil {
+		c := r.OrgCache()
+		c.SkipFreshness = c.SkipFreshness || opts.SkipFreshness
+		opts.Org = c
+	}
 	return verify.WithStore(r.Git, r.Checkpoints(), opts, false)
 }

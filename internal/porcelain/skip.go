@@ -56,7 +56,7 @@ func (r *Repo) Skip(numbers []uint64, reason, keyFile string) (*SkipResult, erro
 	if err != nil {
 		return nil, err
 	}
-	if err := r.precheckSkip(policyTip, tip, moves, sign.Fingerprint(s.PublicKey()), res); err != nil {
+	if err := r.precheckSkip(e, policyTip, tip, moves, sign.Fingerprint(s.PublicKey()), res); err != nil {
 		return nil, err
 	}
 	id, err := rsl.Write(r.Git, e, tip, who, signEntry(s))
@@ -153,9 +153,12 @@ func refEntries(records []*rsl.Record) map[string][]*rsl.Record {
 // not move each ref back, and notes in res what an allowed skip still
 // needs. When the current or the restored state is not here the diff is
 // unknown, and every path rule applies (as verification does).
-func (r *Repo) precheckSkip(policyTip, rslTip gitrepo.Hash, moves []verify.Transition, fp string, res *SkipResult) error {
+func (r *Repo) precheckSkip(e *rsl.Entry, policyTip, rslTip gitrepo.Hash, moves []verify.Transition, fp string, res *SkipResult) error {
 	pol, err := policy.Load(r.Git, policyTip)
 	if err != nil {
+		return err
+	}
+	if pol, e.Org, err = r.withOrg(pol); err != nil {
 		return err
 	}
 	sort.Slice(moves, func(i, j int) bool { return moves[i].Ref < moves[j].Ref })

@@ -43,6 +43,10 @@ var (
 	// (refs/secure/timestamp) and the newest one is missing, too old,
 	// badly signed or vouches for a log this one does not extend.
 	ErrStale = errors.New("stale state")
+	// ErrOrgPolicy: an entry of a repository that inherits an
+	// organisation policy does not name a version of it that exists and
+	// is not older than the last one the log named (internal/org).
+	ErrOrgPolicy = errors.New("organisation policy")
 )
 
 // Problem is one verification failure: what (entry, ref), why (rule, kind,

@@ -85,6 +85,15 @@ type Options struct {
 	// (an object beyond its boundary is absent) become Result.Warnings
 	// naming each one, and no checkpoint is saved (see shallow.go).
 	AllowShallow bool
+	// Org gives the organisation policy versions that the entries of a
+	// repository inheriting one name (internal/org.Cache). Without it,
+	// such a repository fails verification (fail closed).
+	Org OrgSource
+	// OrgCurrentFrom, when not 0, requires the entries from this number
+	// on (a push's new entries) to name the organisation's latest policy
+	// version: a person the organisation removed loses access at once,
+	// whatever version their client names.
+	OrgCurrentFrom uint64
 
 	// index, set by WithStore, receives the index records of the
 	// entries replayed.
@@ -124,6 +133,11 @@ type Result struct {
 	Pin string `json:"pin,omitempty"`
 	// StalePin is the warning (also in Warnings) when Pin is PinStale.
 	StalePin string `json:"-"`
+	// Org is the URL of the organisation policy the policy in force
+	// inherits, and OrgVersion the newest version of it an entry names
+	// (0: none yet).
+	Org        string `json:"org,omitempty"`
+	OrgVersion uint64 `json:"orgVersion,omitempty"`
 	// Checked is how many entries this run checked (fewer than Entries
 	// when it started from a checkpoint).
 	Checked int `json:"checked"`
@@ -325,6 +339,8 @@ type verifier struct {
 	// pushCerts is the push certificate store, read when a rule first
 	// requires signed pushes (pushcert.go).
 	pushCerts *pushCerts
+	// orgs is the organisation policy timeline (org.go).
+	orgs orgTimeline
 
 	policies []*policy.Policy // policy in force at each entry of the window
 	signers  []string         // fingerprint of the verified signer of each entry of the window

@@ -216,7 +216,11 @@ func (v *verifier) policyWindow(w *window) error {
 				return err
 			}
 		}
-		w.policies[i] = v.curPolicy
+		pol, err := v.orgs.judging(v, rec)
+		if err != nil {
+			return err
+		}
+		w.policies[i] = pol
 	}
 	w.revoked = v.revokedFrom
 	return nil
@@ -320,6 +324,9 @@ func (v *verifier) endPolicies() {
 		return
 	}
 	cur := v.curPolicy
+	if merged := v.orgs.final(v); merged != nil {
+		cur = merged // the refs are judged with the organisation's rules too
+	}
 	v.finalPolicy, v.policyCommit = cur, v.curPolicyCommit
 	// Rules of rule files beyond their namespace are ignored there: say so.
 	for _, w := range cur.Warnings() {

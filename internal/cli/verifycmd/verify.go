@@ -159,6 +159,7 @@ func options(opts *Options, r *porcelain.Repo) (verify.Options, error) {
 	// --at judges history, not freshness.
 	vo.SkipFreshness = opts.NoFreshness || opts.At != ""
 	vo.RequireFreshness = freshness.Required(r.Git)
+	vo.Org = r.OrgCache()
 	if vo.RootKeys, vo.RootThreshold, err = cmdutil.RootPin(opts.Pin, r); err != nil {
 		return vo, err
 	}
