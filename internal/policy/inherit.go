@@ -22,6 +22,9 @@ import (
 // that itself inherits, or delegates to rule files, is refused (not
 // supported).
 func Inherit(org, local *Policy) (*Policy, error) {
+	if local.inherited || org.inherited {
+		return nil, fmt.Errorf("policy: Inherit of a policy that already inherits")
+	}
 	if org.Org() != nil {
 		return nil, fmt.Errorf("policy: the organisation policy itself inherits an organisation policy; nesting is not supported")
 	}
@@ -69,8 +72,13 @@ func Inherit(org, local *Policy) (*Policy, error) {
 	if err := out.rebuildTargets(persons, rules); err != nil {
 		return nil, fmt.Errorf("policy: inherit the organisation policy: %w", err)
 	}
+	out.inherited = true
 	return out, nil
 }
+
+// Inherited reports whether p is the result of Inherit: the policy that
+// judges entries, not one to edit or store.
+func (p *Policy) Inherited() bool { return p.inherited }
 
 // ErrInheritConflict is wrapped when a repository's policy cannot be
 // combined with its organisation's.

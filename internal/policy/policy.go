@@ -204,6 +204,7 @@ type Policy struct {
 	nodes       []*node              // every delegation in the TUF search order
 	rulesFor    *rulesCache          // RulesFor's answers by ref (rule files only)
 	forge       *forgeIndex          // forge bridges and accounts (forge.go)
+	inherited   bool                 // made by Inherit (inherit.go)
 }
 
 // Persons returns the persons, sorted by name.
@@ -473,7 +474,12 @@ func (p *Policy) Clone() (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ParseFiles(r, t, files)
+	q, err := ParseFiles(r, t, files)
+	if err != nil {
+		return nil, err
+	}
+	q.inherited = p.inherited
+	return q, nil
 }
 
 func newKey(k *metadata.Key) (*Key, error) {

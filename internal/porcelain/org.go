@@ -33,6 +33,9 @@ func (r *Repo) withOrg(pol *policy.Policy) (*policy.Policy, *rsl.OrgVersion, err
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: the policy inherits the organisation policy at %s: %v", ErrRefused, o.URL, err)
 	}
+	if pol.Inherited() {
+		return pol, &v, nil // PolicyAt combined it already
+	}
 	orgPol, err := c.PolicyAt(o, v)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", ErrRefused, err)

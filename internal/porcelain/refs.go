@@ -59,7 +59,18 @@ func (r *Repo) DropNamespace(ns, message string) {
 }
 
 // PolicyAt loads the policy of commit h (a refs/secure/policy value).
-func (r *Repo) PolicyAt(h gitrepo.Hash) (*policy.Policy, error) { return policy.Load(r.Git, h) }
+//
+// A policy that inherits an organisation policy is returned combined with
+// the organisation's latest version (fetched once per process): the
+// policy new entries and pushes are judged by.
+func (r *Repo) PolicyAt(h gitrepo.Hash) (*policy.Policy, error) {
+	p, err := policy.Load(r.Git, h)
+	if err != nil {
+		return nil, err
+	}
+	judging, _, err := r.withOrg(p)
+	return judging, err
+}
 
 // LatestEntry returns the latest entry for ref in the log at tip (nil if
 // it has none), read from the log alone (the checkpoint is not asked).

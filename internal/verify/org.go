@@ -108,25 +108,36 @@ func (t *orgTimeline) final(v *verifier) *policy.Policy {
 		return nil
 	}
 	v.res.Org = o.URL
-	if t.last == nil {
+	if v.opts.Org == nil {
+		v.failPolicy(nil, rsl.PolicyRef, ErrOrgPolicy, "verify with a git-secure that fetches organisation policies (git secure verify, a fetch through git-remote-secure)",
+			"the policy in force inherits the organisation policy at %s, which this verification cannot read", o.URL)
 		return nil
 	}
-	v.res.OrgVersion = t.last.Number
-	key := orgKey{local: v.curPolicyCommit, org: t.last.Number}
-	if p := t.merged[key]; p != nil {
-		return p
+	var err error
+	ver := t.last
+	if ver == nil {
+		// No entry named a version yet: the refs are judged by the
+		// organisation's latest, as the next entry will be.
+		var latest rsl.OrgVersion
+		if latest, err = v.opts.Org.Latest(o); err == nil {
+			ver = &latest
+		}
 	}
-	if v.opts.Org == nil {
-		return nil // judging already failed on the entry that named it
+	var orgPol *policy.Policy
+	if err == nil {
+		v.res.OrgVersion = ver.Number
+		if p := t.merged[orgKey{local: v.curPolicyCommit, org: ver.Number}]; p != nil {
+			return p
+		}
+		orgPol, err = v.opts.Org.PolicyAt(o, *ver)
 	}
-	orgPol, err := v.opts.Org.PolicyAt(o, *t.last)
 	if err == nil {
 		var merged *policy.Policy
 		if merged, err = policy.Inherit(orgPol, v.curPolicy); err == nil {
 			return merged
 		}
 	}
-	v.failPolicy(nil, rsl.PolicyRef, ErrOrgPolicy, "rename the repository's person, team or rule that takes an organisation name (git secure policy list)",
-		"the policy in force cannot inherit organisation policy version %d of %s: %v", t.last.Number, o.URL, err)
+	v.failPolicy(nil, rsl.PolicyRef, ErrOrgPolicy, "the organisation's administrators must restore its policy repository, or the repository's root keys stop inheriting it",
+		"the policy in force cannot inherit the organisation policy at %s: %v", o.URL, err)
 	return nil
 }

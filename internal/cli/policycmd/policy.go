@@ -43,6 +43,7 @@ rules keys' threshold (and, for root changes, the root thresholds) are met.`,
 			newCmdCheck(f),
 			newCmdDiscard(f),
 			newCmdSetFreshness(f),
+			newCmdInherit(f),
 			newCmdRemoveFreshness(f),
 		},
 	}
