@@ -39,7 +39,7 @@ type orgRepo struct {
 func newOrgRepo(t *testing.T) *orgRepo {
 	s := testutil.NewSandbox(t)
 	o := &orgRepo{t: t, s: s, keys: map[string]testutil.Key{}}
-	for _, n := range []string{"admin", "alice", "bob", "mallory"} {
+	for _, n := range []string{"admin", "alice", "bob", "mallory", "rita"} {
 		o.keys[n] = s.NewKey(n, "ed25519")
 	}
 	o.dir = s.InitRepo("org-policy", 1)
