@@ -493,7 +493,7 @@ func newKey(k *metadata.Key) (*Key, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
-	id, err := k.ID()
+	id, err := sign.KeyID(k)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}

@@ -248,7 +248,7 @@ func TUFKey(pub ssh.PublicKey) (*metadata.Key, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("sign: tuf key %s: %w", Fingerprint(pub), err)
 	}
-	id, err := k.ID()
+	id, err := KeyID(k)
 	if err != nil {
 		return nil, "", fmt.Errorf("sign: tuf key %s: %w", Fingerprint(pub), err)
 	}

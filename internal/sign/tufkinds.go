@@ -69,7 +69,7 @@ func tufKindKey(pub ssh.PublicKey) (*metadata.Key, string, error) {
 	default:
 		return nil, "", fmt.Errorf("sign: tuf key: %w: %s", ErrUnsupportedKey, pub.Type())
 	}
-	id, err := k.ID()
+	id, err := KeyID(k)
 	if err != nil {
 		return nil, "", fmt.Errorf("sign: tuf key %s: %w", Fingerprint(pub), err)
 	}
