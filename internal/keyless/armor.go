@@ -10,7 +10,7 @@ import (
 // MaxSignatureSize bounds an armored signature. gitsign's are about 4 KiB
 // (a certificate and a Rekor entry with a proof for a tree of 2^40 leaves
 // stay far below it).
-const MaxSignatureSize = 32 << 10
+const MaxSignatureSize = 16 << 10
 
 // ErrBadSignature is wrapped by every error about a signature that does not
 // verify.

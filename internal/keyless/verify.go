@@ -58,12 +58,21 @@ type Verified struct {
 // against the pinned trust, offline, and returns who made it and when.
 // The caller decides whether that identity may sign.
 func Verify(armored, data []byte, namespace string, trust *Trust) (*Verified, error) {
-	if namespace == "" {
-		return nil, fmt.Errorf("%w: empty namespace", ErrBadSignature)
-	}
 	der, err := Unarmor(armored)
 	if err != nil {
 		return nil, err
+	}
+	return VerifyDER(der, data, namespace, trust)
+}
+
+// VerifyDER is [Verify] for the DER of a signature (as a DSSE envelope or
+// a TUF signature carries it).
+func VerifyDER(der, data []byte, namespace string, trust *Trust) (*Verified, error) {
+	if namespace == "" {
+		return nil, fmt.Errorf("%w: empty namespace", ErrBadSignature)
+	}
+	if trust == nil {
+		return nil, fmt.Errorf("%w: no pinned Sigstore instance", ErrBadSignature)
 	}
 	m, err := parseMessage(der)
 	if err != nil {
@@ -164,7 +173,16 @@ func unmarshalUTF8(b []byte, s *string) error {
 
 // VerifyAs is [Verify] for a signature that must be want's.
 func VerifyAs(armored, data []byte, namespace string, trust *Trust, want Identity) (*Verified, error) {
-	v, err := Verify(armored, data, namespace, trust)
+	der, err := Unarmor(armored)
+	if err != nil {
+		return nil, err
+	}
+	return VerifyDERAs(der, data, namespace, trust, want)
+}
+
+// VerifyDERAs is [VerifyDER] for a signature that must be want's.
+func VerifyDERAs(der, data []byte, namespace string, trust *Trust, want Identity) (*Verified, error) {
+	v, err := VerifyDER(der, data, namespace, trust)
 	if err != nil {
 		return nil, err
 	}
@@ -173,3 +191,18 @@ func VerifyAs(armored, data []byte, namespace string, trust *Trust, want Identit
 	}
 	return v, nil
 }
+
+// PeekIdentity returns the identity the signature's certificate names,
+// without verifying anything: use it only to find whom to verify against.
+func PeekIdentity(der []byte) (Identity, error) {
+	m, err := parseMessage(der)
+	if err != nil {
+		return Identity{}, err
+	}
+	return CertIdentity(m.leaf)
+}
+
+// IsDER tells whether a raw signature is (to be parsed as) a CMS
+// signature: a DER SEQUENCE, which neither an SSHSIG blob ("SSHSIG") nor
+// an OpenPGP packet (high bit set) starts with.
+func IsDER(sig []byte) bool { return len(sig) > 0 && sig[0] == 0x30 }

@@ -95,7 +95,7 @@ func checkFreshnessFields(rs *metadata.RootType) error {
 		}
 	}
 	for k := range rs.UnrecognizedFields {
-		if k != fieldFormat && k != fieldMaxAge && k != fieldForgeApps && k != fieldOrg {
+		if k != fieldFormat && k != fieldMaxAge && k != fieldForgeApps && k != fieldOrg && k != fieldSigstore {
 			return fmt.Errorf("%w: root.json: unknown field %q", ErrMalformed, k)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/sigstore/sigstore/pkg/signature"
 	"github.com/theupdateframework/go-tuf/v2/metadata"
+
+	"github.com/git-secure/git-secure/internal/sign"
 )
 
 // VerifyMetadata reports whether sig is key's signature over payload (the
@@ -16,6 +18,10 @@ import (
 // listed as ECDSA (or the reverse) verifies nothing.
 func (key *Key) VerifyMetadata(payload, sig []byte) bool {
 	k := key.TUF
+	if _, ok := key.Public.(*sign.SigstoreKey); ok {
+		// With the pinned Sigstore instance the policy attached.
+		return sign.VerifyTUFSignatureKey(key.Public, payload, sig) == nil
+	}
 	if ok, handled := verifyKindTUF(k, payload, sig); handled {
 		return ok // a security key or an OpenPGP key (keykinds.go)
 	}

@@ -557,6 +557,9 @@ func (p *Policy) index(ruleFiles map[string][]byte) error {
 	if err != nil {
 		return err
 	}
+	if err := p.attachSigstore(personKeys); err != nil {
+		return err
+	}
 	if err := p.decodeTeams(ts.UnrecognizedFields[fieldTeams]); err != nil {
 		return err
 	}

@@ -68,6 +68,7 @@ func FuzzParsePublicKey(f *testing.F) {
 	f.Add([]byte("key::ssh-ed25519 AAAA"))
 	f.Add([]byte("sk-ssh-ed25519@openssh.com AAAA x"))
 	f.Add([]byte(""))
+	f.Add([]byte("sigstore-oidc https://accounts.google.com kim@example.com"))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		pub, comment, err := sign.ParsePublicKey(line)
 		if err != nil {
@@ -75,6 +76,9 @@ func FuzzParsePublicKey(f *testing.F) {
 		}
 		// A parsed key re-serializes and parses to the same key.
 		again := bytes.TrimSuffix(ssh.MarshalAuthorizedKey(pub), []byte("\n"))
+		if sk, ok := pub.(*sign.SigstoreKey); ok {
+			again = []byte(sk.String())
+		}
 		if comment != "" {
 			again = append(append(again, ' '), comment...)
 		}

@@ -162,7 +162,11 @@ func FuzzPublicKeyFromTUFKind(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	for _, pub := range []ssh.PublicKey{key, sk} {
+	sg, err := NewSigstoreKey("https://accounts.google.com", "kim@example.com")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, pub := range []ssh.PublicKey{key, sk, sg} {
 		k, _, err := TUFKey(pub)
 		if err != nil {
 			f.Fatal(err)

@@ -114,6 +114,11 @@ func checkKey(pub ssh.PublicKey) error {
 			return fmt.Errorf("%w: %s key without its key material", ErrUnsupportedKey, t)
 		}
 		return nil
+	case KeyTypeSigstore:
+		if _, ok := pub.(*SigstoreKey); !ok {
+			return fmt.Errorf("%w: %s key of another type", ErrUnsupportedKey, t)
+		}
+		return nil
 	default:
 		if strings.Contains(t, "-cert-") {
 			return fmt.Errorf("%w: %s (certificates are not supported)", ErrUnsupportedKey, t)
@@ -164,6 +169,10 @@ func ParsePublicKey(line []byte) (ssh.PublicKey, string, error) {
 	// ErrUnsupportedKey, and so that authorized_keys options (which come
 	// before the key type) are rejected.
 	typ := firstWord(l)
+	if string(typ) == KeyTypeSigstore {
+		k, err := parseSigstoreLine(l)
+		return k, "", err
+	}
 	verifyRequired := false
 	if string(typ) == OptionVerifyRequired {
 		verifyRequired = true
@@ -234,7 +243,7 @@ func cryptoKey(pub ssh.PublicKey) (crypto.PublicKey, error) {
 // of their own type (tufKindKey): they may be person keys, which sign
 // rule files, but not root or rules keys.
 func TUFKey(pub ssh.PublicKey) (*metadata.Key, string, error) {
-	if pub != nil && (isSKType(pub.Type()) || pub.Type() == KeyTypeOpenPGP) {
+	if pub != nil && (isSKType(pub.Type()) || pub.Type() == KeyTypeOpenPGP || pub.Type() == KeyTypeSigstore) {
 		return tufKindKey(pub)
 	}
 	ck, err := cryptoKey(pub)
@@ -263,7 +272,7 @@ func PublicKeyFromTUF(k *metadata.Key) (ssh.PublicKey, error) {
 		return nil, errors.New("sign: key from tuf: nil key")
 	}
 	switch k.Type {
-	case ssh.KeyAlgoSKED25519, ssh.KeyAlgoSKECDSA256, KeyTypeOpenPGP:
+	case ssh.KeyAlgoSKED25519, ssh.KeyAlgoSKECDSA256, KeyTypeOpenPGP, KeyTypeSigstore:
 		return publicKeyFromTUFKind(k)
 	case metadata.KeyTypeEd25519:
 		if k.Scheme != metadata.KeySchemeEd25519 {
@@ -401,6 +410,8 @@ func DescribeKey(pub ssh.PublicKey) string {
 	switch k := pub.(type) {
 	case *OpenPGPKey:
 		return "openpgp " + k.OpenPGPFingerprint()
+	case *SigstoreKey:
+		return k.String()
 	case *SKKey:
 		d := k.Type()
 		if k.Application != "ssh:" {

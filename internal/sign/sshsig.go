@@ -8,6 +8,8 @@ import (
 
 	"github.com/hiddeco/sshsig"
 	"golang.org/x/crypto/ssh"
+
+	"github.com/git-secure/git-secure/internal/keyless"
 )
 
 const (
@@ -123,6 +125,13 @@ func signSSHSig(s ssh.Signer, data []byte, namespace string) (*sshsig.Signature,
 // An armored OpenPGP signature ("-----BEGIN PGP SIGNATURE-----") is
 // verified as VerifyRaw verifies its body.
 func VerifySSHSig(armored, data []byte, namespace string, lookup func(fingerprint string) (ssh.PublicKey, bool)) (ssh.PublicKey, error) {
+	if keyless.IsArmored(armored) {
+		der, err := keyless.Unarmor(armored)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrBadSignature, err)
+		}
+		return VerifyRaw(der, data, namespace, lookup)
+	}
 	if isArmoredOpenPGPSignature(armored) {
 		raw, err := unarmorOpenPGPSignature(armored)
 		if err != nil {
@@ -155,6 +164,9 @@ func VerifyRaw(sig, data []byte, namespace string, lookup func(fingerprint strin
 		// A copy, so that sig (often on the caller's stack) is kept by
 		// nothing.
 		return verifyOpenPGP(bytes.Clone(sig), data, namespace, lookup)
+	}
+	if keyless.IsDER(sig) {
+		return verifyKeyless(sig, data, namespace, lookup)
 	}
 	f, err := parseSSHSIG(sig)
 	if err != nil {
@@ -197,6 +209,13 @@ func verifyRSA(sig, data []byte, namespace string, lookup func(fingerprint strin
 // armored signature, without verifying anything: use it only to find a key
 // or to explain an error.
 func SignatureFingerprint(armored []byte) (string, error) {
+	if keyless.IsArmored(armored) {
+		der, err := keyless.Unarmor(armored)
+		if err != nil {
+			return "", fmt.Errorf("%w: %v", ErrBadSignature, err)
+		}
+		return keylessFingerprint(der)
+	}
 	if isArmoredOpenPGPSignature(armored) {
 		raw, err := unarmorOpenPGPSignature(armored)
 		if err != nil {

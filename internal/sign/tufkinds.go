@@ -66,6 +66,12 @@ func tufKindKey(pub ssh.PublicKey) (*metadata.Key, string, error) {
 			return nil, "", fmt.Errorf("sign: tuf key: %w: openpgp key without its key material", ErrUnsupportedKey)
 		}
 		k = &metadata.Key{Type: KeyTypeOpenPGP, Scheme: SchemeOpenPGP, Value: metadata.KeyVal{PublicKey: base64.StdEncoding.EncodeToString(pk.raw)}}
+	case pub.Type() == KeyTypeSigstore:
+		sk, ok := pub.(*SigstoreKey)
+		if !ok {
+			return nil, "", fmt.Errorf("sign: tuf key: %w: %s key of another type", ErrUnsupportedKey, KeyTypeSigstore)
+		}
+		k = tufSigstoreKey(sk)
 	default:
 		return nil, "", fmt.Errorf("sign: tuf key: %w: %s", ErrUnsupportedKey, pub.Type())
 	}
@@ -115,6 +121,15 @@ func publicKeyFromTUFKind(k *metadata.Key) (ssh.PublicKey, error) {
 			return nil, fmt.Errorf("sign: key from tuf: %w", err)
 		}
 		return pk, nil
+	case KeyTypeSigstore:
+		if k.Scheme != KeyTypeSigstore {
+			return nil, fmt.Errorf("sign: key from tuf: %w: type %q with scheme %q", ErrUnsupportedKey, k.Type, k.Scheme)
+		}
+		sk, err := parseSigstoreWire(b)
+		if err != nil {
+			return nil, fmt.Errorf("sign: key from tuf: %w", err)
+		}
+		return sk, nil
 	}
 	return nil, fmt.Errorf("sign: key from tuf: %w: %q", ErrUnsupportedKey, k.Type)
 }
@@ -123,7 +138,7 @@ func publicKeyFromTUFKind(k *metadata.Key) (ssh.PublicKey, error) {
 // (ed25519, ecdsa P-256, RSA): what root and rules keys must be.
 func IsTUFNative(k *metadata.Key) bool {
 	switch k.Type {
-	case ssh.KeyAlgoSKED25519, ssh.KeyAlgoSKECDSA256, KeyTypeOpenPGP:
+	case ssh.KeyAlgoSKED25519, ssh.KeyAlgoSKECDSA256, KeyTypeOpenPGP, KeyTypeSigstore:
 		return false
 	}
 	return true
@@ -141,8 +156,15 @@ func VerifyTUFSignature(k *metadata.Key, payload, sig []byte) error {
 	if err != nil {
 		return err
 	}
+	return VerifyTUFSignatureKey(pub, payload, sig)
+}
+
+// VerifyTUFSignatureKey is VerifyTUFSignature with the key already
+// parsed: for a keyless identity, the policy's key with its pinned
+// Sigstore trust attached.
+func VerifyTUFSignatureKey(pub ssh.PublicKey, payload, sig []byte) error {
 	fp := Fingerprint(pub)
-	_, err = VerifyRaw(sig, payload, NamespacePolicy, func(got string) (ssh.PublicKey, bool) { return pub, got == fp })
+	_, err := VerifyRaw(sig, payload, NamespacePolicy, func(got string) (ssh.PublicKey, bool) { return pub, got == fp })
 	return err
 }
 

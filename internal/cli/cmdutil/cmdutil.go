@@ -76,6 +76,14 @@ func ReadPublicKeys(paths []string) ([]ssh.PublicKey, error) {
 // key file (FILE.pub next to it, or derived from an unencrypted key).
 // Every error is a usage error naming the file.
 func ReadPublicKey(path string) (ssh.PublicKey, error) {
+	if strings.HasPrefix(path, sign.KeyTypeSigstore+" ") {
+		// A keyless identity is given as its text, not in a file.
+		pub, _, err := sign.ParsePublicKey([]byte(path))
+		if err != nil {
+			return nil, report.Usagef("key %q: %v", path, err)
+		}
+		return pub, nil
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, report.Usagef("read key %s: %v", path, err)
@@ -112,5 +120,5 @@ func ReadPublicKey(path string) (ssh.PublicKey, error) {
 	if errors.As(err, &refused) {
 		return nil, report.Usagef("key %s: %v", path, refused)
 	}
-	return nil, report.Usagef("%s is not an SSH public key (expected a line like \"ssh-ed25519 AAAA... name\", a security key's \"sk-ssh-ed25519@openssh.com AAAA... name\", or an OpenPGP key from gpg --export --armor FINGERPRINT)", path)
+	return nil, report.Usagef("%s is not an SSH public key (expected a line like \"ssh-ed25519 AAAA... name\", a security key's \"sk-ssh-ed25519@openssh.com AAAA... name\", an OpenPGP key from gpg --export --armor FINGERPRINT, or a keyless identity given as \"sigstore-oidc ISSUER SUBJECT\")", path)
 }

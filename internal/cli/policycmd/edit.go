@@ -27,7 +27,7 @@ func newCmdAddPerson(f *factory.Factory) *cli.Command {
 		Name:      "add-person",
 		Usage:     "add a person with one or more keys (all count as one person)",
 		ArgsUsage: "NAME",
-		Flags:     []cli.Flag{&cli.StringSliceFlag{Name: "key", Usage: "public key `FILE` (repeatable)", Required: true}, forgeAccountFlags[0], forgeAccountFlags[1]},
+		Flags:     []cli.Flag{&cli.StringSliceFlag{Name: "key", Usage: "public key `FILE`, or a keyless identity \"sigstore-oidc ISSUER SUBJECT\" (repeatable)", Required: true}, forgeAccountFlags[0], forgeAccountFlags[1]},
 		Action: func(c *cli.Context) error {
 			return runAddPerson(c.Context, &AddPersonOptions{F: f, Args: c.Args().Slice(), Keys: c.StringSlice("key"),
 				GitHub: c.String("github"), GitLab: c.String("gitlab")})

@@ -36,6 +36,8 @@ new root keys' threshold (git secure policy sign / apply).`,
 			newCmdThreshold(f, "set-rules-threshold", "set how many rules keys must sign a rules change", metadata.TARGETS),
 			newCmdAddForgeApp(f),
 			newCmdRemoveForgeApp(f),
+			newCmdSetSigstore(f),
+			newCmdRemoveSigstore(f),
 			newCmdRevokeKey(f),
 		},
 	}

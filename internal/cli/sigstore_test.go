@@ -1,0 +1,54 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/git-secure/git-secure/internal/sign"
+	"github.com/git-secure/git-secure/internal/testing/keylesstest"
+)
+
+// TestCLISigstoreIdentity: trust set-sigstore pins a Sigstore instance (a
+// root change), add-person takes a keyless identity as its key text, and
+// both refuse what is malformed, saying why.
+func TestCLISigstoreIdentity(t *testing.T) {
+	h := NewCLIHarness(t)
+	h.Setup()
+	s := keylesstest.New(t)
+	dir := t.TempDir()
+	fulcio, rekor := filepath.Join(dir, "fulcio.pem"), filepath.Join(dir, "rekor.pub")
+	if err := os.WriteFile(fulcio, s.FulcioPEM(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(rekor, s.RekorPEM(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := h.Run("trust", "set-sigstore", "--fulcio-root", rekor, "--rekor-key", rekor)
+	if r.Code == 0 || !strings.Contains(r.Stderr, "CERTIFICATE") {
+		t.Errorf("a key as the Fulcio root:\n%s", r)
+	}
+	r = h.Want(0, "trust", "set-sigstore", "--fulcio-root", fulcio, "--rekor-key", rekor)
+	if !strings.Contains(r.Stdout, "staged: set sigstore") {
+		t.Errorf("set-sigstore output:\n%s", r)
+	}
+	h.Want(0, "policy", "apply", "--key", h.Priv("alice"))
+
+	id := "sigstore-oidc https://accounts.google.com kim@example.com"
+	r = h.Run("policy", "add-person", "kim", "--key", "sigstore-oidc http://accounts.google.com kim@example.com")
+	if r.Code != 2 || !strings.Contains(r.Stderr, "is not an https URL") {
+		t.Errorf("an http issuer:\n%s", r)
+	}
+	h.Want(0, "policy", "add-person", "kim", "--key", id)
+	h.Want(0, "policy", "apply", "--key", h.Priv("alice"))
+	pub, _, err := sign.ParsePublicKey([]byte(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = h.Want(0, "policy", "list", "--json")
+	if !strings.Contains(r.Stdout, sign.Fingerprint(pub)) {
+		t.Errorf("policy list lacks kim's identity %s:\n%s", sign.Fingerprint(pub), r)
+	}
+	h.Want(0, "verify")
+}
