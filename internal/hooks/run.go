@@ -187,8 +187,9 @@ func (c *Context) preReceive(input []byte) error {
 	g := c.Repo.Git
 	// The configuration (root key pin) is read while the refs are.
 	c.Repo.Preload()
-	marker := unprotectedMarker(g.GitDir())
+	marker, verified := unprotectedMarker(g.GitDir()), verifiedMarker(g.GitDir())
 	_ = os.Remove(marker) // a previous receive-pack with this pid
+	_ = os.Remove(verified)
 	if ok, err := c.unprotectedOnly(lines); err != nil {
 		return err
 	} else if ok {
@@ -235,7 +236,13 @@ func (c *Context) preReceive(input []byte) error {
 	_, err = c.Repo.VerifyProposed(st.proposed, opts)
 	c.Trace.Mark("verify")
 	if err == nil {
-		return c.storeCert(cert)
+		if err := c.storeCert(cert); err != nil {
+			return err
+		}
+		if selfContained(g, lines) {
+			c.markUnprotected(verified, input)
+		}
+		return nil
 	}
 	var failed *verify.Failed
 	if !errors.As(err, &failed) {

@@ -151,6 +151,43 @@ func TestServerTransactionScriptMarker(t *testing.T) {
 	if _, err := os.Stat(marker); !os.IsNotExist(err) {
 		t.Errorf("the marker stays after the last transaction of the push (stat: %v)", err)
 	}
+
+	// A push pre-receive verified whole (secure/verified-push.PID): one
+	// transaction of exactly its lines, with or without the HEAD line git
+	// adds, starts nothing; a part of them (a push without --atomic), or
+	// more, starts git-secure with the whole input.
+	verified := filepath.Join(dir, "secure", fmt.Sprintf("verified-push.%d", os.Getpid()))
+	log := strings.Repeat("e", 40) + " " + strings.Repeat("f", 40) + " refs/secure/rsl\n"
+	head := strings.Repeat("b", 40) + " " + strings.Repeat("c", 40) + " HEAD\n"
+	for _, tc := range []struct {
+		name, input string
+		start       bool
+	}{
+		{"exactly the push", main + log, false},
+		{"the push and HEAD", main + log + head, false},
+		{"the log alone", log, true},
+		{"the branch alone", main, true},
+		{"the branch and HEAD", main + head, true},
+		{"another line too", main + log + feature, true},
+		{"the lines in another order", log + main, true},
+	} {
+		if err := os.WriteFile(verified, []byte(main+log), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, got := run("prepared", tc.input)
+		if tc.start && (code != 1 || got != tc.input+"hook reference-transaction prepared\n") {
+			t.Errorf("%s: exit %d, git-secure got %q; want it started with the input", tc.name, code, got)
+		}
+		if !tc.start && (code != 0 || got != "") {
+			t.Errorf("%s: exit %d, git-secure got %q; want exit 0 without starting it", tc.name, code, got)
+		}
+		if code, _ := run("committed", tc.input); code != 0 {
+			t.Errorf("%s: committed: exit %d", tc.name, code)
+		}
+		if _, err := os.Stat(verified); !os.IsNotExist(err) {
+			t.Errorf("%s: the marker stays after the transaction (stat: %v)", tc.name, err)
+		}
+	}
 }
 
 // TestServerPostReceiveStartsOnlyWithKey: a push to an enforcing server

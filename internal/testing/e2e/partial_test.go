@@ -197,3 +197,50 @@ func lock(t *testing.T, path string) {
 	}
 	t.Cleanup(func() { os.Remove(path) })
 }
+
+// TestVerifiedPushNeedsNoSecondLook: a push pre-receive verified whole,
+// whose log entries record only refs the push moves (every push through
+// git-remote-secure), lands without starting git-secure in the
+// reference-transaction hook (pre-receive leaves its lines in
+// secure/verified-push.PID; the script compares); a push whose new entry
+// records a ref the push does not move still gets the check, which
+// reads that ref on the server. No marker is left behind.
+func TestVerifiedPushNeedsNoSecondLook(t *testing.T) {
+	srv := startServer(t, trFile)
+	repo, url := srv.newRepo("verified.git", true)
+	u := newUser(t, "alice")
+	dir := benchRepo(t, u, "one", url, true)
+	traced := func(args ...string) string {
+		t.Helper()
+		r := u.run(dir, "env", append([]string{"GIT_SECURE_TRACE=1"}, args...)...)
+		if r.code != 0 {
+			t.Fatalf("push:\n%s", r)
+		}
+		if !strings.Contains(r.stderr, "trace: pre-receive") {
+			t.Fatalf("no pre-receive trace: the server hook did not verify?\n%s", r)
+		}
+		return r.stderr
+	}
+	c := u.commit(dir, "f.txt", "through the helper\n")
+	if out := traced("git", "push", "origin", "main"); strings.Contains(out, "trace: reference-transaction") {
+		t.Errorf("git-secure started for the transaction of a push it verified whole:\n%s", out)
+	}
+	if got := srv.admin.rev(repo, "refs/heads/main"); got != c {
+		t.Fatalf("server main = %s, want %s", got, c)
+	}
+	// feature is on the server already; an entry recording it, pushed
+	// alone, names a ref outside the push's lines.
+	u.git(dir, "branch", "feature")
+	u.pushDirect(dir, url, "--no-verify", url, "feature")
+	u.secure(dir, "rsl", "record", "feature")
+	out := traced(append(append([]string{"git"}, direct(url)...), "push", "--no-verify", "--atomic", url, "refs/secure/rsl:refs/secure/rsl")...)
+	if !strings.Contains(out, "trace: reference-transaction") {
+		t.Errorf("the transaction check was skipped for an entry recording a ref outside the push:\n%s", out)
+	}
+	if left, _ := filepath.Glob(filepath.Join(repo, "secure", "*-push.*")); len(left) != 0 {
+		t.Errorf("markers left behind: %v", left)
+	}
+	if r := srv.admin.run(repo, "git", "secure", "verify"); r.code != 0 {
+		t.Fatalf("the server does not verify:\n%s", r)
+	}
+}
