@@ -147,6 +147,9 @@ func OpenWithEnv(dir string, env []string) (*Repo, error) {
 		return nil, fmt.Errorf("gitrepo: open %s: %w", dir, err)
 	}
 	base := filterEnv(env)
+	if gitDir, workTree, ok := discover(abs, base); ok {
+		return assemble(gitDir, workTree, gitDir, base, fastpath.FilesRefStore(gitDir)), nil
+	}
 	args := []string{"rev-parse", "--absolute-git-dir", "--is-bare-repository", "--is-inside-git-dir", "--show-object-format", "--git-common-dir"}
 	// The common case, inside a work tree, in one process; --show-toplevel
 	// fails in a bare repository or inside .git, which the slower path
