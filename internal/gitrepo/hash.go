@@ -64,6 +64,13 @@ func parseHashBytes(b []byte) (Hash, error) { return ParseHash(string(b)) }
 // String returns the hash as 40 lowercase hex digits.
 func (h Hash) String() string { return hex.EncodeToString(h[:]) }
 
+// AppendHex appends the 40 hexadecimal digits of h to b.
+func (h Hash) AppendHex(b []byte) []byte { return hex.AppendEncode(b, h[:]) }
+
+// IsEmptyTree reports whether h is the empty tree of a SHA-1 repository
+// (EmptyTreeHash).
+func (h Hash) IsEmptyTree() bool { return h == emptyTree }
+
 // IsZero reports whether h is ZeroHash.
 func (h Hash) IsZero() bool { return h == ZeroHash }
 

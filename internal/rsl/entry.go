@@ -5,7 +5,6 @@
 package rsl
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
@@ -91,20 +90,29 @@ func (e *Entry) IsPolicy() bool { return e.Type == TypeRef && e.Ref == PolicyRef
 
 // Title is the first line of the entry's message.
 func (e *Entry) Title() string {
+	var buf [128]byte
+	return string(e.appendTitle(buf[:0]))
+}
+
+// appendTitle appends the title: "rsl #N: create|update|delete REF",
+// "rsl #N: annotate", or "rsl #N: TYPE" for a type this version does not
+// know.
+func (e *Entry) appendTitle(b []byte) []byte {
+	b = strconv.AppendUint(append(b, "rsl #"...), e.Number, 10)
 	switch e.Type {
 	case TypeRef:
-		verb := "update"
+		verb := ": update "
 		switch {
 		case e.Old.IsZero():
-			verb = "create"
+			verb = ": create "
 		case e.New.IsZero():
-			verb = "delete"
+			verb = ": delete "
 		}
-		return fmt.Sprintf("rsl #%d: %s %s", e.Number, verb, e.Ref)
+		return append(append(b, verb...), e.Ref...)
 	case TypeAnnotation:
-		return fmt.Sprintf("rsl #%d: annotate", e.Number)
+		return append(b, ": annotate"...)
 	}
-	return fmt.Sprintf("rsl #%d: %s", e.Number, e.Type)
+	return append(append(b, ": "...), e.Type...)
 }
 
 // Validate checks the fields of e without reference to other entries.
@@ -199,44 +207,71 @@ func (e *Entry) Encode() ([]byte, error) {
 	if err := e.Validate(); err != nil {
 		return nil, err
 	}
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s\n\nformat: %s\nnumber: %d\ntype: %s\n", e.Title(), Format, e.Number, e.Type)
-	switch e.Type {
-	case TypeRef:
-		fmt.Fprintf(&b, "ref: %s\nold: %s\nnew: %s\n", e.Ref, e.Old, e.New)
-	case TypeAnnotation:
-		for _, s := range e.Skips {
-			fmt.Fprintf(&b, "skip: %d %s\n", s.Number, s.ID)
-		}
-		fmt.Fprintf(&b, "reason: %s\n", e.Reason)
-	}
-	if e.Org != nil {
-		fmt.Fprintf(&b, "org: %s\n", e.Org)
-	}
-	if b.Len() > MaxMessageSize {
+	b := e.appendMessage(make([]byte, 0, 256+len(e.Ref)+len(e.Reason)+64*len(e.Skips)))
+	if len(b) > MaxMessageSize {
 		return nil, fmt.Errorf("%w: message larger than %d bytes", ErrMalformed, MaxMessageSize)
 	}
-	return b.Bytes(), nil
+	return b, nil
+}
+
+// appendMessage appends the message of e, which must be valid: the
+// title, a blank line and one "key: value" line per field.
+func (e *Entry) appendMessage(b []byte) []byte {
+	b = e.appendTitle(b)
+	b = strconv.AppendUint(append(b, "\n\nformat: "+Format+"\nnumber: "...), e.Number, 10)
+	b = append(append(append(b, "\ntype: "...), e.Type...), '\n')
+	switch e.Type {
+	case TypeRef:
+		b = append(append(append(b, "ref: "...), e.Ref...), "\nold: "...)
+		b = append(e.Old.AppendHex(b), "\nnew: "...)
+		b = append(e.New.AppendHex(b), '\n')
+	case TypeAnnotation:
+		for _, s := range e.Skips {
+			b = append(strconv.AppendUint(append(b, "skip: "...), s.Number, 10), ' ')
+			b = append(s.ID.AppendHex(b), '\n')
+		}
+		b = append(append(append(b, "reason: "...), e.Reason...), '\n')
+	}
+	if e.Org != nil {
+		b = append(strconv.AppendUint(append(b, "org: "...), e.Org.Number, 10), ' ')
+		b = append(e.Org.ID.AppendHex(b), '\n')
+	}
+	return b
 }
 
 // Decode parses an entry's commit message strictly: it must be exactly what
 // Encode produces for the fields it holds.
 func Decode(msg []byte) (*Entry, error) {
+	return decode(string(msg))
+}
+
+// maxFieldLines is how many lines of a message decode splits without
+// allocating: the title, the blank line and the fields of a ref entry
+// with an org line fit.
+const maxFieldLines = 12
+
+// decode is Decode of a message held in a string (an entry's fields are
+// substrings of it).
+func decode(msg string) (*Entry, error) {
 	if len(msg) > MaxMessageSize {
 		return nil, fmt.Errorf("%w: message larger than %d bytes", ErrMalformed, MaxMessageSize)
 	}
-	if !bytes.HasSuffix(msg, []byte("\n")) {
+	if !strings.HasSuffix(msg, "\n") {
 		return nil, fmt.Errorf("%w: message does not end in a newline", ErrMalformed)
 	}
-	lines := strings.Split(string(msg[:len(msg)-1]), "\n")
+	var buf [maxFieldLines]string
+	lines := splitLines(buf[:0], msg[:len(msg)-1])
 	if len(lines) < 6 || lines[1] != "" {
 		return nil, fmt.Errorf("%w: missing title or fields", ErrMalformed)
 	}
-	p := fieldParser{lines: lines[2:]}
+	// The error lives outside p: Go's escape analysis would otherwise let
+	// returning it move the line array to the heap.
+	var perr error
+	p := fieldParser{lines: lines[2:], err: &perr}
 	e := &Entry{}
 	if v := p.next("format"); v != Format {
-		if p.err != nil {
-			return nil, p.err
+		if perr != nil {
+			return nil, perr
 		}
 		return nil, fmt.Errorf("%w: unsupported format %q (this version reads %s)", ErrMalformed, v, Format)
 	}
@@ -248,7 +283,7 @@ func Decode(msg []byte) (*Entry, error) {
 		e.Old = p.hash("old")
 		e.New = p.hash("new")
 	case TypeAnnotation:
-		for p.err == nil && p.peek("skip") {
+		for perr == nil && p.peek("skip") {
 			v := p.next("skip")
 			num, id, ok := strings.Cut(v, " ")
 			if !ok {
@@ -273,15 +308,15 @@ func Decode(msg []byte) (*Entry, error) {
 		}
 		e.Reason = p.next("reason")
 	default:
-		if p.err == nil {
+		if perr == nil {
 			return nil, fmt.Errorf("%w: unknown type %q", ErrMalformed, e.Type)
 		}
 	}
-	if p.err == nil && p.peek("org") {
+	if perr == nil && p.peek("org") {
 		e.Org = p.org()
 	}
-	if p.err != nil {
-		return nil, p.err
+	if perr != nil {
+		return nil, perr
 	}
 	if len(p.lines) != 0 {
 		return nil, fmt.Errorf("%w: unexpected line %q", ErrMalformed, truncate(p.lines[0]))
@@ -289,28 +324,38 @@ func Decode(msg []byte) (*Entry, error) {
 	if err := e.Validate(); err != nil {
 		return nil, err
 	}
-	if lines[0] != e.Title() {
+	var enc [512]byte
+	if string(e.appendTitle(enc[:0])) != lines[0] {
 		return nil, fmt.Errorf("%w: title %q does not match fields (want %q)", ErrMalformed, truncate(lines[0]), e.Title())
 	}
 	// Canonical: re-encoding must give the same bytes.
-	again, err := e.Encode()
-	if err != nil {
-		return nil, err
-	}
-	if !bytes.Equal(again, msg) {
+	if string(e.appendMessage(enc[:0])) != msg {
 		return nil, fmt.Errorf("%w: message is not in canonical form", ErrMalformed)
 	}
 	return e, nil
 }
 
+// splitLines appends the lines of s (split at every '\n', as
+// strings.Split splits) to lines.
+func splitLines(lines []string, s string) []string {
+	for {
+		line, rest, found := strings.Cut(s, "\n")
+		lines = append(lines, line)
+		if !found {
+			return lines
+		}
+		s = rest
+	}
+}
+
 type fieldParser struct {
 	lines []string
-	err   error
+	err   *error // the first failure
 }
 
 func (p *fieldParser) fail(msg string) {
-	if p.err == nil {
-		p.err = fmt.Errorf("%w: %s", ErrMalformed, msg)
+	if *p.err == nil {
+		*p.err = fmt.Errorf("%w: %s", ErrMalformed, msg)
 	}
 }
 
@@ -319,7 +364,7 @@ func (p *fieldParser) peek(key string) bool {
 }
 
 func (p *fieldParser) next(key string) string {
-	if p.err != nil {
+	if *p.err != nil {
 		return ""
 	}
 	if len(p.lines) == 0 {
@@ -338,7 +383,7 @@ func (p *fieldParser) next(key string) string {
 
 func (p *fieldParser) hash(key string) gitrepo.Hash {
 	v := p.next(key)
-	if p.err != nil {
+	if *p.err != nil {
 		return gitrepo.ZeroHash
 	}
 	h, err := gitrepo.ParseHash(v)
@@ -350,7 +395,7 @@ func (p *fieldParser) hash(key string) gitrepo.Hash {
 
 func (p *fieldParser) number(key string) uint64 {
 	v := p.next(key)
-	if p.err != nil {
+	if *p.err != nil {
 		return 0
 	}
 	n, err := parseNumber(v)
@@ -408,7 +453,7 @@ var ErrNotEntry = errors.New("rsl: not an RSL entry commit")
 // at most one parent) and decodes its message. It does not verify the
 // signature nor the chain.
 func FromCommit(c *gitrepo.Commit) (*Entry, error) {
-	if c.Tree.String() != gitrepo.EmptyTreeHash {
+	if !c.Tree.IsEmptyTree() {
 		return nil, fmt.Errorf("%w %s: tree is not empty", ErrNotEntry, c.Hash)
 	}
 	if len(c.Parents) > 1 {
@@ -417,7 +462,7 @@ func FromCommit(c *gitrepo.Commit) (*Entry, error) {
 	if len(c.Signature) == 0 {
 		return nil, fmt.Errorf("%w %s: unsigned", ErrNotEntry, c.Hash)
 	}
-	e, err := Decode([]byte(c.Message))
+	e, err := decode(c.Message)
 	if err != nil {
 		return nil, fmt.Errorf("entry %s: %w", c.Hash, err)
 	}
