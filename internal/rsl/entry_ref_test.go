@@ -161,7 +161,6 @@ func refFromCommit(c *gitrepo.Commit) (*Entry, error) {
 	return e, nil
 }
 
-
 // FuzzDecodeMatchesReference: Decode and Encode agree with the codec they
 // replaced on every message: the same entry or the same error, the same
 // bytes and title.
