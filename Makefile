@@ -70,7 +70,7 @@ test-nofastpath: ## the suite with every in-process reader off (GIT_SECURE_NO_FA
 test-short:
 	$(GO) test -short ./...
 
-bench: build ## benchmarks: verify 100 to 100 000 entries (CLI; Go up to 10 000), record, rsl log, verify --at, hooks; PASS/FAIL per target
+bench: build ## benchmarks: verify 100 to 1 000 000 entries (CLI; Go up to 10 000), record, rsl log, verify --at, clones and pushes per transport; PASS/FAIL per target
 	./scripts/bench.sh
 
 stress: build ## push races (8 x 50) and crash kills against loopback servers, bounded in time
