@@ -51,4 +51,29 @@ func TestCLISigstoreIdentity(t *testing.T) {
 		t.Errorf("policy list lacks kim's identity %s:\n%s", sign.Fingerprint(pub), r)
 	}
 	h.Want(0, "verify")
+
+	// kim signs log entries through gitsign (git's gpg.x509.program), in
+	// offline Rekor mode, with the pinned Sigstore.
+	h.Want(0, "policy", "add-rule", "dev", "--ref", "refs/heads/dev", "--allow", "kim")
+	h.Want(0, "policy", "apply", "--key", h.Priv("alice"))
+	state := t.TempDir()
+	s.Save(t, state)
+	h.Git("config", "gpg.x509.program", keylesstest.BuildFakeGitsign(t, t.TempDir()))
+	t.Setenv("KEYLESSTEST_DIR", state)
+	t.Setenv("KEYLESSTEST_ISSUER", "https://accounts.google.com")
+	t.Setenv("KEYLESSTEST_SUBJECT", "kim@example.com")
+	h.Git("branch", "dev", "main~1")
+	h.Want(0, "rsl", "record", "dev", "--key", id)
+	h.Want(0, "verify")
+
+	// The same identity certified by another Sigstore is not kim.
+	otherState := t.TempDir()
+	keylesstest.New(t).Save(t, otherState)
+	t.Setenv("KEYLESSTEST_DIR", otherState)
+	h.Git("branch", "-f", "dev", "main")
+	h.Want(0, "rsl", "record", "dev", "--key", id)
+	r = h.Want(1, "verify")
+	if !strings.Contains(r.Stdout+r.Stderr, "not the pinned Rekor log") {
+		t.Errorf("an entry signed through another Sigstore:\n%s", r)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/git-secure/git-secure/internal/gitsign"
 	"github.com/git-secure/git-secure/internal/gpgsign"
 	"github.com/git-secure/git-secure/internal/sign"
 	"github.com/git-secure/git-secure/internal/sshkeygen"
@@ -75,6 +76,39 @@ func (r *Repo) securityKeySigner(spec sign.KeySpec) (sign.Signer, bool, error) {
 		return nil, true, err
 	}
 	s, err := sshkeygen.New(program, priv, pub, r.Prompt)
+	if err != nil {
+		return nil, true, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	return s, true, nil
+}
+
+// loadKeylessSigner returns a gitsign-backed signer when the signing key
+// is a keyless identity: --key "sigstore-oidc ISSUER SUBJECT", or no --key
+// with git config gpg.format=x509 and user.signingkey that identity.
+// gpg.x509.program names the program ("gitsign"), as for git. ok is false
+// for any other key.
+func (r *Repo) loadKeylessSigner(keyFile string) (sign.Signer, bool, error) {
+	id := keyFile
+	if keyFile == "" {
+		format, _, err := r.ConfigValue("gpg.format")
+		if err != nil || format != "x509" {
+			return nil, false, err
+		}
+		if id, _, err = r.ConfigValue("user.signingKey"); err != nil {
+			return nil, false, err
+		}
+	}
+	if !strings.HasPrefix(id, sign.KeyTypeSigstore+" ") {
+		if keyFile == "" {
+			return nil, true, usage("gpg.format is x509 but user.signingkey is not a keyless identity: git config user.signingkey \"sigstore-oidc ISSUER SUBJECT\" (the identity gitsign logs in as), or pass --key")
+		}
+		return nil, false, nil
+	}
+	program, _, err := r.ConfigValue("gpg.x509.program")
+	if err != nil {
+		return nil, true, err
+	}
+	s, err := gitsign.New(program, id)
 	if err != nil {
 		return nil, true, fmt.Errorf("%w: %v", ErrUsage, err)
 	}

@@ -100,6 +100,9 @@ func usage(format string, args ...any) error {
 // An OpenPGP key in gpg is named by --key openpgp:FINGERPRINT, or by
 // user.signingkey when gpg.format is openpgp (keykinds.go).
 func (r *Repo) LoadSigner(keyFile string) (sign.Signer, error) {
+	if s, ok, err := r.loadKeylessSigner(keyFile); ok || err != nil {
+		return s, err
+	}
 	if s, ok, err := r.loadOpenPGPSigner(keyFile); ok || err != nil {
 		return s, err
 	}

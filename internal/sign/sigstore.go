@@ -147,3 +147,18 @@ func keylessFingerprint(der []byte) (string, error) {
 	}
 	return Fingerprint(&SigstoreKey{Identity: id}), nil
 }
+
+// checkKeylessMade checks a keyless signature just made, when the signer
+// knows no pinned Sigstore instance to verify it against: it must parse
+// strictly, carry a Rekor entry and name the identity asked for (gitsign
+// signs as whoever logged in). Every verifier checks the rest.
+func checkKeylessMade(sk *SigstoreKey, der []byte) error {
+	id, err := keyless.PeekIdentity(der)
+	if err != nil {
+		return fmt.Errorf("sign: the keyless signature made does not parse: %w", err)
+	}
+	if id != sk.Identity {
+		return fmt.Errorf("sign: gitsign signed as %s, not as %s: log in to that account when gitsign asks", id, sk.Identity)
+	}
+	return nil
+}

@@ -24,7 +24,8 @@ const (
 // LoadSigner and of golang.org/x/crypto/ssh do).
 //
 // A MessageSigner (an OpenPGP key in gpg) signs in its own format instead:
-// the result is then an armored "PGP SIGNATURE".
+// the result is then an armored "PGP SIGNATURE", or for a keyless
+// identity (gitsign) an armored "SIGNED MESSAGE".
 func SignSSHSig(s ssh.Signer, data []byte, namespace string) ([]byte, error) {
 	if ms, ok := s.(MessageSigner); ok {
 		raw, err := signMessage(ms, data, namespace)
@@ -33,6 +34,9 @@ func SignSSHSig(s ssh.Signer, data []byte, namespace string) ([]byte, error) {
 		}
 		if isOpenPGPSignature(raw) {
 			return ArmorOpenPGPSignature(raw)
+		}
+		if keyless.IsDER(raw) {
+			return keyless.Armor(raw), nil // as gitsign writes it
 		}
 		sig, err := parseRaw(raw)
 		if err != nil {
@@ -87,6 +91,9 @@ func signMessage(ms MessageSigner, data []byte, namespace string) ([]byte, error
 	raw, err := ms.SignMessage(data, namespace)
 	if err != nil {
 		return nil, err
+	}
+	if sk, ok := pub.(*SigstoreKey); ok && sk.Trust == nil {
+		return raw, checkKeylessMade(sk, raw)
 	}
 	fp := Fingerprint(pub)
 	if _, err := VerifyRaw(raw, data, namespace, func(got string) (ssh.PublicKey, bool) { return pub, got == fp }); err != nil {

@@ -36,7 +36,7 @@ func TUFSigner(s ssh.Signer) (signature.Signer, error) {
 	pub := s.PublicKey()
 	switch pub.Type() {
 	case ssh.KeyAlgoED25519, ssh.KeyAlgoECDSA256:
-	case ssh.KeyAlgoSKED25519, ssh.KeyAlgoSKECDSA256, KeyTypeOpenPGP:
+	case ssh.KeyAlgoSKED25519, ssh.KeyAlgoSKECDSA256, KeyTypeOpenPGP, KeyTypeSigstore:
 		// Person keys of these kinds sign rule files (see tufkinds.go).
 		if err := checkKey(pub); err != nil {
 			return nil, fmt.Errorf("sign: tuf signer %s: %w", Fingerprint(pub), err)
