@@ -83,7 +83,7 @@ func (t *orgTimeline) judging(v *verifier, rec *rsl.Record) (*policy.Policy, err
 	orgPol, err := v.opts.Org.PolicyAt(o, ver)
 	if err != nil {
 		v.failPolicy(rec, e.Ref, ErrOrgPolicy, "the organisation's administrators must restore its policy repository; until then nothing recorded under it verifies",
-			"organisation policy version %d of %s: %v", ver.Number, o.URL, err)
+			"%v", err)
 		return nil, errPolicy
 	}
 	merged, err := policy.Inherit(orgPol, cur)

@@ -40,6 +40,9 @@ type Options struct {
 	// judged at.
 	Now         string
 	NoFreshness bool
+	// Org, when set, is a file listing repositories to verify, each
+	// with its organisation policy, in one table.
+	Org string
 }
 
 // freshnessFlags are verify's flags about freshness.
@@ -70,6 +73,13 @@ the log never recorded is yours unless named as a REF argument. Without a
 remote, the repository's own refs are judged (a branch ahead of its entry is
 unpushed work). --json says which state was judged.
 
+With --org LIST, every repository the file LIST names (an organisation's
+repositories: one URL or path per line, optionally followed by the SHA256
+fingerprints of its root keys to pin) is fetched into a fresh mirror and
+verified as its server's state, with the organisation policy it inherits; one
+table (or --json) says which verify, which organisation policy version each
+names, and each one's first problem.
+
 Exit 0 when everything verifies, 1 when a check fails, 2 on usage errors.`,
 		Flags: []cli.Flag{cmdutil.JSONFlag, &cli.BoolFlag{Name: "full", Usage: "ignore the saved checkpoint and check every entry again"},
 			&cli.StringFlag{Name: "at", Usage: "with one REF: was `COMMIT` ever a verified state of REF? (exit 0 yes, 1 no)"},
@@ -78,10 +88,17 @@ Exit 0 when everything verifies, 1 when a check fails, 2 on usage errors.`,
 			cmdutil.RootKeyFlag("git config secure.rootKeys, else trust on first use"), cmdutil.RootThresholdFlag("git config secure.rootThreshold, else all of them"),
 			&cli.StringFlag{Name: "remote", Usage: "in a clone with a work tree, judge what remote `NAME` served (default: the checked-out branch's upstream remote, else origin, else the only remote)"},
 			&cli.BoolFlag{Name: "allow-shallow", Usage: "accept a shallow clone: the checks that need history beyond its boundary are skipped, each named in a warning"},
+			&cli.StringFlag{Name: "org", Usage: "verify every repository `LIST` names (a file: one URL or path per line, optionally followed by root key fingerprints to pin; # comments) in a fresh mirror each, with its organisation policy, and print one table"},
 			cmdutil.KeyFlag, freshnessFlags[0], freshnessFlags[1], mergeableFlags[0], mergeableFlags[1], mergeableFlags[2]},
 		Action: func(c *cli.Context) error {
 			if mo, ok := wantsMergeable(f, c); ok {
 				return runMergeable(c.Context, mo)
+			}
+			if c.IsSet("org") {
+				if c.Args().Len() > 0 || c.IsSet("at") || c.IsSet("attest") || c.IsSet("remote") {
+					return report.Usagef("--org verifies the repositories of its list: no REF, --at, --attest or --remote")
+				}
+				return runOrgVerify(c.Context, &Options{F: f, JSON: c.Bool("json"), Org: c.String("org")})
 			}
 			return runVerify(c.Context, &Options{F: f, Refs: c.Args().Slice(), JSON: c.Bool("json"), Full: c.Bool("full"),
 				At: c.String("at"), Attest: c.Bool("attest"), Out: c.String("out"), Key: c.String("key"), Pin: cmdutil.PinOf(c),

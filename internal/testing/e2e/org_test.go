@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -110,6 +111,27 @@ func TestOrgPolicy(t *testing.T) {
 		}
 	}
 
+	// One table for the organisation's repositories.
+	list := olga.path("repos.txt")
+	writeScript(t, list, "# the organisation's repositories\n"+urls[0]+"\n"+urls[1]+"\n")
+	r := olga.run(od, "git", "secure", "verify", "--org", list)
+	if r.code != 0 || strings.Count(r.stdout, " ok ") != 2 || !strings.Contains(r.stdout, "ORG VERSION") {
+		t.Fatalf("verify --org of two verifying repositories:\n%s", r)
+	}
+	var doc struct {
+		OK           bool `json:"ok"`
+		Repositories []struct {
+			Repository string `json:"repository"`
+			OK         bool   `json:"ok"`
+			Org        string `json:"org"`
+			OrgVersion uint64 `json:"orgVersion"`
+		} `json:"repositories"`
+	}
+	r = olga.run(od, "git", "secure", "verify", "--org", list, "--json")
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || r.code != 0 || !doc.OK || len(doc.Repositories) != 2 || doc.Repositories[1].Org != orgURL || doc.Repositories[1].OrgVersion == 0 {
+		t.Fatalf("verify --org --json (%v):\n%s", err, r)
+	}
+
 	// The organisation's server is put back to the snapshot that lists bob.
 	for ref, old := range withBob {
 		srv.admin.git(orgPath, "-c", "core.hooksPath=/dev/null", "update-ref", ref, old)
@@ -123,5 +145,16 @@ func TestOrgPolicy(t *testing.T) {
 		if r.code != 1 || !strings.Contains(r.stdout+r.stderr, "the organisation policy went back") {
 			t.Fatalf("verify of %s after the organisation's rollback:\n%s", urls[i], r)
 		}
+	}
+	// A fresh mirror has never seen the newer organisation log: the
+	// repositories' own logs show the rollback (their entries name a
+	// version the organisation's log no longer holds).
+	r = olga.run(od, "git", "secure", "verify", "--org", list)
+	if r.code != 1 || strings.Count(r.stdout, "FAILED") != 2 || !strings.Contains(r.stdout, "no such organisation policy version") {
+		t.Fatalf("verify --org after the organisation's rollback:\n%s", r)
+	}
+	r = olga.run(od, "git", "secure", "verify", "--org", list, "--json")
+	if r.code != 1 || strings.Count(r.stdout, "is newer than its log's latest policy") != 2 {
+		t.Fatalf("verify --org --json after the organisation's rollback:\n%s", r)
 	}
 }
