@@ -187,22 +187,18 @@ func (p *Policy) AddPersons(base *Policy, add []NewPerson, now time.Time) error 
 		}
 		person := &Person{Name: np.Name}
 		for _, pub := range np.Keys {
-			fp := sign.Fingerprint(pub)
-			if owner, ok := p.ownerFP[fp]; ok {
-				return invalid("key %s already belongs to person %s", fp, owner.Name)
-			}
-			if owner, ok := fps[fp]; ok {
-				if owner == np.Name {
-					return invalid("key %s given twice", fp)
-				}
-				return invalid("key %s already belongs to person %s", fp, owner)
-			}
-			fps[fp] = np.Name
-			tk, id, err := sign.TUFKey(pub)
+			k, err := p.newPersonKey(pub)
 			if err != nil {
-				return invalid("key %s: %v", fp, err)
+				return err
 			}
-			person.Keys = append(person.Keys, &Key{ID: id, Public: pub, Fingerprint: fp, TUF: tk})
+			if owner, ok := fps[k.Fingerprint]; ok {
+				if owner == np.Name {
+					return invalid("key %s given twice", k.Fingerprint)
+				}
+				return invalid("key %s already belongs to person %s", k.Fingerprint, owner)
+			}
+			fps[k.Fingerprint] = np.Name
+			person.Keys = append(person.Keys, k)
 		}
 		persons = append(persons, person)
 	}

@@ -28,6 +28,8 @@ rules keys' threshold (and, for root changes, the root thresholds) are met.`,
 		Subcommands: []*cli.Command{
 			newCmdAddPerson(f),
 			newCmdRemove(f, "remove-person", "remove a person (refused while a rule allows them)", "remove person ", (*policy.Policy).RemovePerson),
+			newCmdAddKey(f),
+			newCmdRemoveKey(f),
 			newCmdAddRule(f),
 			newCmdAddTeam(f),
 			newCmdRemove(f, "remove-team", "remove a team no rule names", "remove team ", (*policy.Policy).RemoveTeam),

@@ -3,6 +3,8 @@ package e2e
 import (
 	"strings"
 	"testing"
+
+	"github.com/git-secure/git-secure/internal/rsl"
 )
 
 // Found adopting git-secure as a stranger (a team of three): alice fetched,
@@ -93,4 +95,57 @@ func TestPolicyApplyRacesAPolicyChange(t *testing.T) {
 		t.Errorf("the server's policy lacks dave or erin:\n%s", list)
 	}
 	srv.admin.secure(repo, "verify")
+}
+
+// Key rotation without losing a person's rules: bob gets a new key
+// (add-key), then loses the old one (remove-key). His entries signed with
+// the old key before the change still verify; after it, a push signed
+// with the old key is refused by his own clone and by the server; his new
+// key pushes. A person's last key is not removed.
+func TestKeyRotation(t *testing.T) {
+	srv, repo, url, alice, bob, carol, adir, bdir := handOffWorld(t)
+	alice.secure(adir, "policy", "add-rule", "features", "--ref", "refs/heads/feature/**", "--allow", "bob")
+	alice.secure(adir, "policy", "apply")
+	alice.git(adir, "push", "-q")
+	bob.git(bdir, "pull", "-q")
+	bob.git(bdir, "checkout", "-q", "-b", "feature/x")
+	bob.commit(bdir, "x.txt", "old key\n")
+	bob.git(bdir, "push", "-q", "origin", "feature/x")
+
+	newKey := bob.sb.NewKey("bob-new", "ed25519")
+	alice.git(adir, "pull", "-q")
+	alice.secure(adir, "policy", "add-key", "bob", "--key", newKey.Public)
+	alice.secure(adir, "policy", "apply")
+	alice.secure(adir, "policy", "remove-key", "bob", bob.key.Public)
+	alice.secure(adir, "policy", "apply")
+	if r := alice.run(adir, "git", "secure", "policy", "remove-key", "carol", carol.key.Public); r.code == 0 || !strings.Contains(r.stderr, "last key of carol") || !strings.Contains(r.stderr, "policy add-key carol") {
+		t.Errorf("removing carol's only key:\n%s", r)
+	}
+	alice.git(adir, "push", "-q")
+	list := srv.admin.secure(repo, "policy", "list")
+	if !strings.Contains(list, "features") {
+		t.Errorf("bob's rule is gone after the rotation:\n%s", list)
+	}
+
+	// The old key signs nothing any more: bob's clone refuses, and so does
+	// the server an entry signed with it that goes past the helper.
+	bob.git(bdir, "pull", "-q", "origin", "feature/x")
+	bob.git(bdir, "fetch", "-q")
+	old := bob.commit(bdir, "y.txt", "still the old key\n")
+	if r := bob.run(bdir, "git", "push", "origin", "feature/x"); r.code == 0 || !strings.Contains(r.stderr, "not in the policy") {
+		t.Errorf("a push signed with the removed key:\n%s", r)
+	}
+	tip := forge(t, bob, bdir, &rsl.Entry{Type: rsl.TypeRef, Ref: "refs/heads/feature/x", Old: hash(t, srv.admin.rev(repo, "refs/heads/feature/x")), New: hash(t, old)})
+	r := bob.pushDirect(bdir, url, "--no-verify", "--atomic", url, old+":refs/heads/feature/x", tip+":refs/secure/rsl")
+	if r.code == 0 || !strings.Contains(r.stderr, "a key the policy in force does not know") {
+		t.Errorf("the server took an entry signed with the removed key:\n%s", r)
+	}
+	bob.git(bdir, "config", "user.signingkey", newKey.Private)
+	if r := bob.run(bdir, "git", "push", "origin", "feature/x"); r.code != 0 {
+		t.Fatalf("bob's push with his new key:\n%s", r)
+	}
+	srv.admin.secure(repo, "verify") // the old key's entries verify under the policy of their time
+	mirror := t.TempDir() + "/fresh.git"
+	carol.git(carol.sb.Home, "clone", "-q", "--mirror", url, mirror)
+	carol.secure(mirror, "verify", "--full")
 }
