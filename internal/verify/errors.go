@@ -75,7 +75,12 @@ func (p *Problem) Error() string {
 	if p.Rule != "" {
 		fmt.Fprintf(&b, ", rule %s", p.Rule)
 	}
-	fmt.Fprintf(&b, ": %v: %s", p.Kind, p.Detail)
+	if b.Len() > 0 {
+		b.WriteString(": ")
+	}
+	// A problem of the whole clone (a shallow file, a replace ref) names
+	// no entry and no ref: it starts with its kind.
+	fmt.Fprintf(&b, "%v: %s", p.Kind, p.Detail)
 	return b.String()
 }
 

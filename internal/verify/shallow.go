@@ -32,8 +32,8 @@ func (v *verifier) shallowClone(f gitrepo.HistoryFile) {
 		return
 	}
 	v.fail(nil, "", "", ErrReadRewritten,
-		"verification needs a full clone: git fetch --unshallow (in CI, a full-depth checkout, e.g. actions/checkout with fetch-depth: 0), then verify again; or accept the checks listed as not made: git secure verify --allow-shallow (for fetches through git-secure: git config secure.allowShallow true)",
-		"this clone is shallow (%s): checks that need history beyond its boundary (ancestry of a ref's old value, the files a change touched) cannot be made; each one is listed as a missing object", f.Path)
+		"verification needs a full clone: git fetch --unshallow (in CI, a full-depth checkout, e.g. actions/checkout with fetch-depth: 0), then verify again; or accept that those checks are not made: git secure verify --allow-shallow (for fetches through git-secure: git config secure.allowShallow true)",
+		"this clone is shallow (%s): checks that need history beyond its boundary (ancestry of a ref's old value, the files a change touched) cannot be made here: each one that the log needs fails on its own as a missing object (when none does, --allow-shallow verifies everything else)", f.Path)
 }
 
 // forgiveShallow reports whether problem p is a check the shallow clone

@@ -49,6 +49,9 @@ func TestShallowCloneAllowShallow(t *testing.T) {
 		!strings.Contains(r.stderr, "rule docs: missing object") || !strings.Contains(r.stderr, "git secure verify --allow-shallow") {
 		t.Fatalf("verify of a shallow clone must fail, naming the checks it could not make:\n%s", r)
 	}
+	if strings.Contains(r.stderr, "error: : ") || strings.Contains(r.stderr, "is listed") {
+		t.Errorf("the shallow clone's problem has an empty subject or says checks are listed:\n%s", r)
+	}
 	r = bob.run(d, "git", "secure", "verify", "--allow-shallow")
 	if r.code != 0 {
 		t.Fatalf("verify --allow-shallow:\n%s", r)
