@@ -17,9 +17,11 @@
 #                              on a push to a branch: record the forge's
 #                              move (merge button, squash, rebase merge, web
 #                              edit) signed by the forge bridge key, if the
-#                              approvals recorded for it meet the policy;
-#                              push the log. Exit 1, naming who must still
-#                              approve (or saying to revert), otherwise.
+#                              approvals recorded for it (or the reviews the
+#                              forge lists for the pull requests it merged)
+#                              meet the policy; push the store and the log.
+#                              Exit 1, naming who must still approve (or
+#                              saying to revert), otherwise.
 #                              Run it before verify.
 #
 # Settings (environment):
@@ -44,9 +46,12 @@
 #   GIT_SECURE_BRIDGE_KEY   record-merge: the forge app's private key (the
 #                           secret's content; GIT_SECURE_BRIDGE_KEY_FILE: a
 #                           file). Without either, record-merge does nothing.
-#   GITLAB_TOKEN, CI_API_V4_URL  record-merge on GitLab: first record the
-#                           approvals of the merge requests the push landed
-#                           (git secure forge record-approvals --gitlab --commit)
+#   GIT_SECURE_FORGE        record-merge: github, gitlab or none: the forge
+#                           asked which pull (merge) requests a step merged,
+#                           whose reviews are then recorded (forge
+#                           record-merge --forge). Default: gitlab with
+#                           GITLAB_TOKEN and CI_API_V4_URL, github with
+#                           GITHUB_TOKEN and GITHUB_REPOSITORY, else none.
 #   GIT_SECURE_REF          record-merge: the branch pushed (default: from
 #                           the CI: GITHUB_REF, CI_COMMIT_BRANCH)
 #   GIT_SECURE_SUMMARY      file the Markdown summary is appended to
@@ -207,6 +212,28 @@ cmd_verify() {
 	return $rc
 }
 
+# ci_forge names the forge whose API record-merge may ask (a token and the
+# repository are needed): GIT_SECURE_FORGE (github, gitlab or none), else
+# from the CI's variables.
+ci_forge() {
+	if [ -n "${GIT_SECURE_FORGE:-}" ]; then echo "$GIT_SECURE_FORGE"; return; fi
+	if [ -n "${GITLAB_TOKEN:-}" ] && [ -n "${CI_API_V4_URL:-}" ]; then echo gitlab; return; fi
+	if [ -n "${GITHUB_TOKEN:-}" ] && [ -n "${GITHUB_REPOSITORY:-}" ]; then echo github; return; fi
+	echo none
+}
+
+# changed_secure_refs prints those of the given refs whose value here
+# differs from the remote's.
+changed_secure_refs() {
+	local listed r here
+	listed=$(git ls-remote "$remote" "$@")
+	for r in "$@"; do
+		here=$(git rev-parse -q --verify "$r" || true)
+		[ -n "$here" ] || continue
+		if [ "$here" != "$(printf '%s\n' "$listed" | awk -v r="$r" '$2 == r { print $1 }')" ]; then printf '%s ' "$r"; fi
+	done
+}
+
 ci_ref() {
 	local r=${GIT_SECURE_REF:-${GITHUB_REF:-}}
 	if [ -z "$r" ] && [ -n "${CI_COMMIT_BRANCH:-}" ]; then r=refs/heads/$CI_COMMIT_BRANCH; fi
@@ -236,25 +263,30 @@ cmd_record_merge() {
 		chmod 600 "$key"
 		printf '%s\n' "$GIT_SECURE_BRIDGE_KEY" >"$key"
 	fi
-	# GitLab runs no pipeline when someone approves: record the approvals
-	# of the merge requests this push landed now, before the move.
-	if [ -n "${GITLAB_TOKEN:-}" ] && [ -n "${CI_API_V4_URL:-}" ]; then
-		say "record-merge: recording the approvals of the merge requests merged as $sha"
-		git secure forge record-approvals --gitlab --commit "$sha" --branch "${ref#refs/heads/}" --key "$key" >&2 || return $?
-		git push -q "$remote" refs/secure/attestations || die "cannot push refs/secure/attestations to $remote: the job's token needs write access to the repository"
-	fi
-	# Another job may push the log between our fetch and our push: fetch
-	# it again and record on top, a few times.
+	# Two pull requests merged before this job ran: the reviews of the
+	# second were recorded against the old base. record-merge asks the
+	# forge which pull requests a step it cannot record merged, records
+	# their reviews and judges it again (GitLab runs no pipeline when
+	# someone approves, so there this is how approvals are recorded).
+	local forge=() pushes
+	case "$(ci_forge)" in
+	github) forge=(--forge github) ;;
+	gitlab) forge=(--forge gitlab) ;;
+	esac
+	# Another job may push the log or the store between our fetch and our
+	# push: fetch them again and record on top, a few times.
 	for attempt in 1 2 3; do
 		rc=0
-		out=$(git secure forge record-merge "$ref" --to "$sha" --key "$key" 2>&1) || rc=$?
+		out=$(git secure forge record-merge "$ref" --to "$sha" --key "$key" ${forge[@]+"${forge[@]}"} 2>&1) || rc=$?
 		printf '%s\n' "$out" >&2
-		if [ "$(git rev-parse refs/secure/rsl)" != "$(git ls-remote "$remote" refs/secure/rsl | cut -f1)" ]; then
-			if ! git push "$remote" refs/secure/rsl; then
-				say "the log on $remote moved meanwhile (attempt $attempt): fetching it and recording again"
-				git fetch -q "$remote" "+refs/secure/*:refs/secure/*"
-				continue
-			fi
+		pushes=$(changed_secure_refs refs/secure/attestations refs/secure/rsl)
+		# The store first, in the same atomic push: an entry whose
+		# approvals are not on the server would not verify.
+		# shellcheck disable=SC2086
+		if [ -n "$pushes" ] && ! git push --atomic "$remote" $pushes; then
+			say "the log or the store on $remote moved meanwhile (attempt $attempt): fetching them and recording again"
+			git fetch -q "$remote" "+refs/secure/*:refs/secure/*"
+			continue
 		fi
 		break
 	done

@@ -18,8 +18,10 @@ type ForgePullRequest struct {
 	Number   string // decimal
 	BaseRef  string // the name of the branch it merges into ("main")
 	HeadSHA  string
-	MergeSHA string // the forge's test merge commit, "" when none
-	Reviews  []ForgeReviewEvent
+	MergeSHA string // the forge's test merge commit, or once merged the commit the merge made; "" when none
+	// Merged says the forge merged it (as MergeSHA).
+	Merged  bool
+	Reviews []ForgeReviewEvent
 }
 
 // ForgeReviewEvent is one review in submission order.
@@ -32,14 +34,16 @@ type ForgeReviewEvent struct {
 
 // ForgeRecorded is what RecordForgeReviews wrote.
 type ForgeRecorded struct {
-	Ref     string            `json:"ref"`
-	From    gitrepo.Hash      `json:"from"`
-	To      gitrepo.Hash      `json:"to"`
-	Tree    gitrepo.Hash      `json:"tree"` // the reviewed result's tree (zero: not here)
-	App     string            `json:"app"`
-	Records []ForgeRecordLine `json:"records"`
-	Skipped []string          `json:"skipped,omitempty"`
-	Store   gitrepo.Hash      `json:"store"`
+	Forge       string            `json:"forge"`
+	PullRequest string            `json:"pullRequest"`
+	Ref         string            `json:"ref"`
+	From        gitrepo.Hash      `json:"from"`
+	To          gitrepo.Hash      `json:"to"`
+	Tree        gitrepo.Hash      `json:"tree"` // the reviewed result's tree (zero: not here)
+	App         string            `json:"app"`
+	Records     []ForgeRecordLine `json:"records"`
+	Skipped     []string          `json:"skipped,omitempty"`
+	Store       gitrepo.Hash      `json:"store"`
 }
 
 // ForgeRecordLine is one record written (or already in the store).
@@ -52,8 +56,10 @@ type ForgeRecordLine struct {
 
 // RecordForgeReviews records, signed with the forge app key keyFile, each
 // review of pr as an approval of exactly the update merging it makes:
-// BaseRef from the value the log records to the head when the head
-// contains it (a fast-forward), else to the forge's merge commit. The
+// BaseRef from the value the log records to the commit the merge made
+// when pr is merged and that commit merges the reviewed head into it,
+// else to the head when the head contains it (a fast-forward), else to
+// the forge's merge commit (forgeTarget). The
 // latest approving review of an account made on the current head is
 // recorded as approved; every other approving or dismissed review (made
 // stale by a push, dismissed, or followed by a request for changes) as
@@ -74,7 +80,13 @@ func (r *Repo) RecordForgeReviews(pr ForgePullRequest, keyFile string) (*ForgeRe
 	if err != nil {
 		return nil, err
 	}
-	out := &ForgeRecorded{Ref: ref, From: from, To: to, App: appName, Records: []ForgeRecordLine{}}
+	return r.recordReviews(pol, s, appName, pr, ref, from, to)
+}
+
+// recordReviews records pr's reviews as approvals (or withdrawals) of
+// moving ref from from to to, signed by forge app appName's key s.
+func (r *Repo) recordReviews(pol *policy.Policy, s sign.Signer, appName string, pr ForgePullRequest, ref string, from, to gitrepo.Hash) (*ForgeRecorded, error) {
+	out := &ForgeRecorded{Forge: pr.Forge, PullRequest: pr.Number, Ref: ref, From: from, To: to, App: appName, Records: []ForgeRecordLine{}}
 	effective := effectiveReviews(pr)
 	who, err := r.Ident()
 	if err != nil {
@@ -163,29 +175,46 @@ func (r *Repo) forgeUpdate(pr ForgePullRequest) (ref string, from, to gitrepo.Ha
 	if last != nil {
 		from = last.Entry.New
 	}
+	to, err = r.forgeTarget(pr, ref, from)
+	return ref, from, to, err
+}
+
+// forgeTarget is the commit merging pr moves ref to from from: the merge
+// commit the forge made once merged, when it merges exactly the reviewed
+// head into from; else the head when it contains from (a fast-forward);
+// else the forge's merge commit, which must merge the head into from.
+func (r *Repo) forgeTarget(pr ForgePullRequest, ref string, from gitrepo.Hash) (gitrepo.Hash, error) {
 	head, err := gitrepo.ParseHash(pr.HeadSHA)
 	if err != nil {
-		return "", from, to, fmt.Errorf("forge: head %q: %v", pr.HeadSHA, err)
+		return head, fmt.Errorf("forge: head %q: %v", pr.HeadSHA, err)
 	}
-	to = head
+	var merge gitrepo.Hash
+	if pr.MergeSHA != "" {
+		if merge, err = gitrepo.ParseHash(pr.MergeSHA); err != nil {
+			return head, fmt.Errorf("forge: merge commit %q: %v", pr.MergeSHA, err)
+		}
+		// A merge button's commit binds the reviews to the very commit
+		// the branch moved to: the rule then needs no tree-bound approvals.
+		if pr.Merged && !from.IsZero() && r.checkForgeMerge(pr, ref, from, head, merge) == nil {
+			return merge, nil
+		}
+	}
 	ff := from.IsZero()
 	if !ff {
 		if ff, err = r.Git.IsAncestor(from, head); err != nil {
-			return "", from, to, usage("the pull request's head %s is not here: fetch it first (git fetch origin %s)", head.String()[:12], head)
+			return head, usage("the pull request's head %s is not here: fetch it first (git fetch origin %s)", head.String()[:12], head)
 		}
 	}
-	if !ff {
-		if pr.MergeSHA == "" {
-			return "", from, to, fmt.Errorf("%w: the head %s does not contain %s's recorded tip %s and the forge made no merge commit: update the pull request", ErrRefused, head.String()[:12], ref, from.String()[:12])
-		}
-		if to, err = gitrepo.ParseHash(pr.MergeSHA); err != nil {
-			return "", from, to, fmt.Errorf("forge: merge commit %q: %v", pr.MergeSHA, err)
-		}
-		if err := r.checkForgeMerge(pr, ref, from, head, to); err != nil {
-			return "", from, to, err
-		}
+	if ff {
+		return head, nil
 	}
-	return ref, from, to, nil
+	if merge.IsZero() {
+		return head, fmt.Errorf("%w: the head %s does not contain %s's recorded tip %s and the forge made no merge commit: update the pull request", ErrRefused, head.String()[:12], ref, from.String()[:12])
+	}
+	if err := r.checkForgeMerge(pr, ref, from, head, merge); err != nil {
+		return head, err
+	}
+	return merge, nil
 }
 
 // effectiveReviews maps each account (lower case) to its effective

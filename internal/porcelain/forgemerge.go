@@ -36,7 +36,22 @@ type ForgeMergeResult struct {
 	Entries []ForgeMergeEntry `json:"entries"`
 	NoOp    string            `json:"noop,omitempty"` // why nothing was needed
 	Tip     gitrepo.Hash      `json:"rsl"`            // the log's tip after
+	// Reviews are the reviews of merged pull requests the forge listed
+	// for the steps (ForgeLookup), recorded before judging them.
+	Reviews []*ForgeRecorded `json:"reviews,omitempty"`
+	// Notes say why a listed pull request's reviews were not recorded.
+	Notes []string     `json:"notes,omitempty"`
+	Store gitrepo.Hash `json:"store,omitzero"` // the store's tip after, when reviews were recorded
 }
+
+// ForgeLookup returns the pull (merge) requests the forge lists for
+// commit c, with their reviews: those merged as c, or whose commits c
+// is. RecordForgeMerge asks it about a step it cannot record with the
+// approvals already recorded, records the reviews of the ones merged
+// into the ref, and judges the step again: two pull requests merged
+// before the job ran then both record without anyone running
+// record-approvals for the second.
+type ForgeLookup func(c gitrepo.Hash) ([]ForgePullRequest, error)
 
 // ForgeMergeEntry is one entry recorded.
 type ForgeMergeEntry struct {
@@ -70,8 +85,11 @@ func (e *ForgeMergeRefused) Unwrap() error { return ErrRefused }
 // allowed, naming who must still approve, or saying the move rewrote
 // history and must be reverted. A to that the log already records, or
 // that is an ancestor of the recorded tip (a job of an earlier push that
-// ran late), records nothing. The caller pushes the log.
-func (r *Repo) RecordForgeMerge(name string, to gitrepo.Hash, keyFile string) (*ForgeMergeResult, error) {
+// ran late), records nothing. With lookup, a step the approvals recorded
+// do not allow is judged again after recording the reviews of the pull
+// requests the forge lists for it. The caller pushes the store and the
+// log.
+func (r *Repo) RecordForgeMerge(name string, to gitrepo.Hash, keyFile string, lookup ForgeLookup) (*ForgeMergeResult, error) {
 	ref, err := r.FullRefName(name)
 	if err != nil {
 		return nil, err
@@ -93,7 +111,7 @@ func (r *Repo) RecordForgeMerge(name string, to gitrepo.Hash, keyFile string) (*
 	}
 	var res *ForgeMergeResult
 	lost, err := Retry(func(int) (bool, error) {
-		res, err = r.recordForgeMergeOnce(ref, to, s, who)
+		res, err = r.recordForgeMergeOnce(ref, to, s, who, lookup)
 		return false, err
 	})
 	if lost {
@@ -102,7 +120,7 @@ func (r *Repo) RecordForgeMerge(name string, to gitrepo.Hash, keyFile string) (*
 	return res, err
 }
 
-func (r *Repo) recordForgeMergeOnce(ref string, to gitrepo.Hash, s sign.Signer, who gitrepo.Ident) (*ForgeMergeResult, error) {
+func (r *Repo) recordForgeMergeOnce(ref string, to gitrepo.Hash, s sign.Signer, who gitrepo.Ident, lookup ForgeLookup) (*ForgeMergeResult, error) {
 	snap, err := r.snapshotFor(ref)
 	if err != nil {
 		return nil, err
@@ -144,8 +162,8 @@ func (r *Repo) recordForgeMergeOnce(ref string, to gitrepo.Hash, s sign.Signer, 
 	}
 	var failed *Explanation
 	for _, c := range chain {
-		x := &Explanation{Ref: ref, Old: cur, New: c, Current: to, Recorded: old, Pending: true, Approved: []string{}, Rules: []ExplainedRule{}, Failures: []ExplainedFailure{}}
-		if err := r.evaluate(x, pol, tip); err != nil {
+		x, err := r.judgeForgeStep(res, pol, s, tip, cur, c, lookup)
+		if err != nil {
 			return nil, err
 		}
 		if !x.Satisfied {
@@ -177,6 +195,48 @@ func (r *Repo) recordForgeMergeOnce(ref string, to gitrepo.Hash, s sign.Signer, 
 		return nil, &ForgeMergeRefused{Result: res, Step: failed, Reason: forgeRefusal(failed, len(res.Entries))}
 	}
 	return res, nil
+}
+
+// judgeForgeStep judges the move of res.Ref from cur to c with the
+// approvals recorded; when they do not allow it and lookup is given, it
+// records the reviews of the pull requests the forge lists for c, merged
+// into the ref, and judges again.
+func (r *Repo) judgeForgeStep(res *ForgeMergeResult, pol *policy.Policy, s sign.Signer, tip, cur, c gitrepo.Hash, lookup ForgeLookup) (*Explanation, error) {
+	judge := func() (*Explanation, error) {
+		x := &Explanation{Ref: res.Ref, Old: cur, New: c, Current: res.New, Recorded: res.Old, Pending: true, Approved: []string{}, Rules: []ExplainedRule{}, Failures: []ExplainedFailure{}}
+		return x, r.evaluate(x, pol, tip)
+	}
+	x, err := judge()
+	if err != nil || x.Satisfied || lookup == nil {
+		return x, err
+	}
+	prs, err := lookup(c)
+	if err != nil {
+		return nil, err
+	}
+	recorded := false
+	for _, pr := range prs {
+		if !pr.Merged || "refs/heads/"+pr.BaseRef != res.Ref {
+			continue
+		}
+		to, err := r.forgeTarget(pr, res.Ref, cur)
+		if err != nil {
+			res.Notes = append(res.Notes, fmt.Sprintf("%s pull request %s merged as %s: reviews not recorded: %v", pr.Forge, pr.Number, shortHex(c), err))
+			continue
+		}
+		rec, err := r.recordReviews(pol, s, res.App, pr, res.Ref, cur, to)
+		if err != nil {
+			return nil, err
+		}
+		res.Reviews = append(res.Reviews, rec)
+		res.Store, recorded = rec.Store, true
+	}
+	if !recorded {
+		return x, nil
+	}
+	// Judge with the store as it is now.
+	r.UseAttestations(res.Store)
+	return judge()
 }
 
 // checkForgeMove settles the moves a forge app never records or that need

@@ -91,14 +91,12 @@ func runRecordApprovals(ctx context.Context, opts *RecordApprovalsOptions) error
 		}
 		return runRecordGitLab(ctx, opts)
 	}
-	repo := orEnv(f, opts.Repo, "GITHUB_REPOSITORY")
-	api := orEnv(f, opts.APIURL, "GITHUB_API_URL")
 	if opts.PR <= 0 {
 		return report.Usagef("--pr must be a pull request number")
 	}
-	gc, err := github.New(api, f.Getenv("GITHUB_TOKEN"), repo, nil)
+	gc, err := githubClient(f, opts.Repo, opts.APIURL)
 	if err != nil {
-		return report.Usagef("%v (pass --repo OWNER/NAME)", err)
+		return err
 	}
 	r, err := f.Repo()
 	if err != nil {
@@ -106,19 +104,61 @@ func runRecordApprovals(ctx context.Context, opts *RecordApprovalsOptions) error
 	}
 	ctx, cancel := apiContext(ctx)
 	defer cancel()
-	pr, err := gc.PullRequest(ctx, opts.PR)
+	in, err := githubPullRequest(ctx, gc, opts.PR, nil)
 	if err != nil {
-		return envErr(err)
+		return err
 	}
-	reviews, err := gc.Reviews(ctx, opts.PR)
+	return recordAndSay(f, r, in, opts)
+}
+
+// orEnv is the flag's value, or when it is empty the CI environment's
+// variable name (GitHub Actions and GitLab CI set them for every job).
+func orEnv(f *factory.Factory, flag, name string) string {
+	if flag != "" {
+		return flag
+	}
+	return f.Getenv(name)
+}
+
+// apiContext bounds a run's forge API calls: a forge that stops answering
+// fails the job in minutes rather than at the CI runner's time limit.
+func apiContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return context.WithTimeout(ctx, 5*time.Minute)
+}
+
+// githubClient is the GitHub API client of repo (default
+// $GITHUB_REPOSITORY) at api (default $GITHUB_API_URL), with the token
+// $GITHUB_TOKEN.
+func githubClient(f *factory.Factory, repo, api string) (*github.Client, error) {
+	repo = orEnv(f, repo, "GITHUB_REPOSITORY")
+	gc, err := github.New(orEnv(f, api, "GITHUB_API_URL"), f.Getenv("GITHUB_TOKEN"), repo, nil)
 	if err != nil {
-		return envErr(err)
+		return nil, report.Usagef("%v (pass --repo OWNER/NAME)", err)
 	}
-	in := porcelain.ForgePullRequest{Forge: "github", Number: strconv.Itoa(pr.Number), BaseRef: pr.BaseRef, HeadSHA: pr.HeadSHA, MergeSHA: pr.MergeSHA}
+	return gc, nil
+}
+
+// githubPullRequest reads pull request n and its reviews as the bridge
+// records them; pr, when given, is the pull request as a listing gave it.
+func githubPullRequest(ctx context.Context, gc *github.Client, n int, pr *github.PullRequest) (porcelain.ForgePullRequest, error) {
+	if pr == nil {
+		var err error
+		if pr, err = gc.PullRequest(ctx, n); err != nil {
+			return porcelain.ForgePullRequest{}, envErr(err)
+		}
+	}
+	reviews, err := gc.Reviews(ctx, n)
+	if err != nil {
+		return porcelain.ForgePullRequest{}, envErr(err)
+	}
+	in := porcelain.ForgePullRequest{Forge: "github", Number: strconv.Itoa(pr.Number), BaseRef: pr.BaseRef, HeadSHA: pr.HeadSHA, MergeSHA: pr.MergeSHA, Merged: pr.Merged}
 	for _, rv := range reviews {
 		in.Reviews = append(in.Reviews, porcelain.ForgeReviewEvent{ID: github.ReviewID(rv.ID), Account: rv.Login, State: rv.State, CommitID: rv.CommitID})
 	}
-	return recordAndSay(f, r, in, opts)
+	return in, nil
 }
 
 // recordAndSay records pr's reviews and says what was recorded.
@@ -142,24 +182,6 @@ func recordAndSay(f *factory.Factory, r *porcelain.Repo, in porcelain.ForgePullR
 	}
 	f.Out("next: git push origin refs/secure/attestations\n")
 	return nil
-}
-
-// orEnv is the flag's value, or when it is empty the CI environment's
-// variable name (GitHub Actions and GitLab CI set them for every job).
-func orEnv(f *factory.Factory, flag, name string) string {
-	if flag != "" {
-		return flag
-	}
-	return f.Getenv(name)
-}
-
-// apiContext bounds a run's forge API calls: a forge that stops answering
-// fails the job in minutes rather than at the CI runner's time limit.
-func apiContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	return context.WithTimeout(ctx, 5*time.Minute)
 }
 
 // envErr makes a forge API failure an environment error (exit 2): the

@@ -70,11 +70,26 @@ func TestRunRecordApprovalsFromCIEnvironment(t *testing.T) {
 func TestRunRecordMergeUsage(t *testing.T) {
 	r := clitest.New(t)
 	r.Init()
-	err := runRecordMerge(&RecordMergeOptions{F: r.F(), Ref: "main", To: "no-such-commit"})
+	err := runRecordMerge(context.Background(), &RecordMergeOptions{F: r.F(), Ref: "main", To: "no-such-commit"})
 	if e, ok := report.As(err); !ok || e.Code != report.ExitUsage || e.Msg != `unknown commit "no-such-commit": fetch it first (git fetch origin main)` {
 		t.Errorf("unknown commit: %v", err)
 	}
-	err = runRecordMerge(&RecordMergeOptions{F: r.F(), Ref: "main", Key: r.Priv("alice")})
+	for _, tc := range []struct {
+		opts RecordMergeOptions
+		want string
+	}{
+		{RecordMergeOptions{Forge: "svn"}, `--forge is github or gitlab, not "svn"`},
+		{RecordMergeOptions{Repo: "o/n"}, "--repo and --api-url go with --forge github|gitlab"},
+		{RecordMergeOptions{Forge: "github", Repo: "o"}, `github: repository "o" is not OWNER/NAME (pass --repo OWNER/NAME)`},
+		{RecordMergeOptions{Forge: "gitlab", Repo: "o"}, `gitlab: project "o" is not GROUP/NAME or a project id (pass --repo GROUP/NAME)`},
+	} {
+		opts := tc.opts
+		opts.F, opts.Ref = r.F(), "main"
+		if e, ok := report.As(runRecordMerge(context.Background(), &opts)); !ok || e.Code != report.ExitUsage || e.Msg != tc.want {
+			t.Errorf("%+v: %v, want exit 2 %q", tc.opts, e, tc.want)
+		}
+	}
+	err = runRecordMerge(context.Background(), &RecordMergeOptions{F: r.F(), Ref: "main", Key: r.Priv("alice")})
 	if err == nil || !strings.Contains(err.Error(), "is not a forge app of the policy in force, so its entries would not verify; a root key holder runs: git secure trust add-forge-app NAME --key BRIDGE.pub") {
 		t.Errorf("a person's key as the bridge: %v", err)
 	}

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
+	"github.com/git-secure/git-secure/internal/cli/factory"
 	"github.com/git-secure/git-secure/internal/forge/gitlab"
+	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/porcelain"
 	"github.com/git-secure/git-secure/internal/report"
 )
@@ -13,14 +16,12 @@ import (
 // runRecordGitLab is forge record-approvals --gitlab --mr N.
 func runRecordGitLab(ctx context.Context, opts *RecordApprovalsOptions) error {
 	f := opts.F
-	repo := orEnv(f, opts.Repo, "CI_PROJECT_PATH")
-	api := orEnv(f, opts.APIURL, "CI_API_V4_URL")
 	if (opts.MR <= 0) == (opts.Commit == "") {
 		return report.Usagef("--gitlab takes --mr IID (a merge request, as in !7) or --commit SHA (the merge requests merged as it), one of them")
 	}
-	gc, err := gitlab.New(api, f.Getenv("GITLAB_TOKEN"), repo, nil)
+	gc, repo, err := gitlabClient(f, opts.Repo, opts.APIURL)
 	if err != nil {
-		return report.Usagef("%v (pass --repo GROUP/NAME)", err)
+		return err
 	}
 	r, err := f.Repo()
 	if err != nil {
@@ -28,15 +29,8 @@ func runRecordGitLab(ctx context.Context, opts *RecordApprovalsOptions) error {
 	}
 	ctx, cancel := apiContext(ctx)
 	defer cancel()
-	// GitLab's API does not say which commit an approval was given on:
-	// only a project that drops approvals when commits are pushed makes a
-	// listed approval one of the current head.
-	reset, err := gc.ResetsApprovalsOnPush(ctx)
-	if err != nil {
-		return envErr(err)
-	}
-	if !reset {
-		return fmt.Errorf("%w: project %s keeps approvals when commits are pushed to a merge request, so an approval GitLab lists may be of an older commit; nothing recorded: turn on Settings > Merge requests > Approval settings > \"Remove all approvals when commits are added to the source branch\"", porcelain.ErrRefused, repo)
+	if err := checkResetsApprovals(ctx, gc, repo); err != nil {
+		return err
 	}
 	if opts.Commit != "" {
 		// A push pipeline of a branch: the merge requests it landed.
@@ -66,24 +60,96 @@ func runRecordGitLab(ctx context.Context, opts *RecordApprovalsOptions) error {
 	return recordGitLabMR(ctx, gc, r, opts, repo, int64(opts.MR))
 }
 
-// recordGitLabMR records the approvals of merge request iid.
-func recordGitLabMR(ctx context.Context, gc *gitlab.Client, r *porcelain.Repo, opts *RecordApprovalsOptions, repo string, iid int64) error {
-	f := opts.F
-	mr, err := gc.MergeRequest(ctx, iid)
+// gitlabClient is the GitLab API client of project repo (default
+// $CI_PROJECT_PATH) at api (default $CI_API_V4_URL, else gitlab.com),
+// with the token $GITLAB_TOKEN; it returns the project it reads.
+func gitlabClient(f *factory.Factory, repo, api string) (*gitlab.Client, string, error) {
+	repo = orEnv(f, repo, "CI_PROJECT_PATH")
+	gc, err := gitlab.New(orEnv(f, api, "CI_API_V4_URL"), f.Getenv("GITLAB_TOKEN"), repo, nil)
+	if err != nil {
+		return nil, "", report.Usagef("%v (pass --repo GROUP/NAME)", err)
+	}
+	return gc, repo, nil
+}
+
+// checkResetsApprovals refuses a project that keeps approvals when
+// commits are pushed: GitLab's API does not say which commit an approval
+// was given on, and only a project that drops approvals on push makes a
+// listed approval one of the current head.
+func checkResetsApprovals(ctx context.Context, gc *gitlab.Client, repo string) error {
+	reset, err := gc.ResetsApprovalsOnPush(ctx)
 	if err != nil {
 		return envErr(err)
+	}
+	if !reset {
+		return fmt.Errorf("%w: project %s keeps approvals when commits are pushed to a merge request, so an approval GitLab lists may be of an older commit; nothing recorded: turn on Settings > Merge requests > Approval settings > \"Remove all approvals when commits are added to the source branch\"", porcelain.ErrRefused, repo)
+	}
+	return nil
+}
+
+// recordGitLabMR records the approvals of merge request iid.
+func recordGitLabMR(ctx context.Context, gc *gitlab.Client, r *porcelain.Repo, opts *RecordApprovalsOptions, repo string, iid int64) error {
+	in, err := gitlabMergeRequest(ctx, gc, iid)
+	if err != nil {
+		return err
+	}
+	return recordAndSay(opts.F, r, in, opts)
+}
+
+// gitlabMergeRequest reads merge request iid and its approvals as the
+// bridge records them.
+func gitlabMergeRequest(ctx context.Context, gc *gitlab.Client, iid int64) (porcelain.ForgePullRequest, error) {
+	mr, err := gc.MergeRequest(ctx, iid)
+	if err != nil {
+		return porcelain.ForgePullRequest{}, envErr(err)
 	}
 	approvals, err := gc.Approvals(ctx, iid)
 	if err != nil {
-		return envErr(err)
+		return porcelain.ForgePullRequest{}, envErr(err)
 	}
-	in := porcelain.ForgePullRequest{Forge: "gitlab", Number: strconv.FormatInt(iid, 10), BaseRef: mr.TargetBranch, HeadSHA: mr.HeadSHA, MergeSHA: mr.MergeSHA}
+	in := porcelain.ForgePullRequest{Forge: "gitlab", Number: strconv.FormatInt(iid, 10), BaseRef: mr.TargetBranch, HeadSHA: mr.HeadSHA, MergeSHA: mr.MergeSHA, Merged: mr.State == "merged"}
 	for _, a := range approvals {
 		id, err := gitlab.ApprovalID(a)
 		if err != nil {
-			return envErr(err)
+			return porcelain.ForgePullRequest{}, envErr(err)
 		}
 		in.Reviews = append(in.Reviews, porcelain.ForgeReviewEvent{ID: id, Account: a.Username, State: "APPROVED", CommitID: mr.HeadSHA})
 	}
-	return recordAndSay(f, r, in, opts)
+	return in, nil
+}
+
+// gitlabLookup is the porcelain.ForgeLookup of record-merge --forge
+// gitlab: the merge requests of a commit merged into the ref, with their
+// approvals. The project's approval settings are checked on first use.
+func gitlabLookup(ctx context.Context, f *factory.Factory, opts *RecordMergeOptions, ref string) (porcelain.ForgeLookup, error) {
+	gc, repo, err := gitlabClient(f, opts.Repo, opts.APIURL)
+	if err != nil {
+		return nil, err
+	}
+	branch, ok := strings.CutPrefix(ref, "refs/heads/")
+	if !ok {
+		return nil, report.Usagef("--forge gitlab: %s is not a branch (merge requests merge into branches)", ref)
+	}
+	checked := false
+	return func(c gitrepo.Hash) ([]porcelain.ForgePullRequest, error) {
+		if !checked {
+			if err := checkResetsApprovals(ctx, gc, repo); err != nil {
+				return nil, err
+			}
+			checked = true
+		}
+		iids, err := gc.MergedRequestsOfCommit(ctx, c.String(), branch)
+		if err != nil {
+			return nil, envErr(err)
+		}
+		var out []porcelain.ForgePullRequest
+		for _, iid := range iids {
+			in, err := gitlabMergeRequest(ctx, gc, iid)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, in)
+		}
+		return out, nil
+	}, nil
 }

@@ -1,6 +1,7 @@
 package forgecmd
 
 import (
+	"context"
 	"errors"
 	"strings"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/git-secure/git-secure/internal/cli/cmdutil"
 	"github.com/git-secure/git-secure/internal/cli/factory"
+	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/porcelain"
 	"github.com/git-secure/git-secure/internal/report"
 )
@@ -18,6 +20,11 @@ type RecordMergeOptions struct {
 	Ref string
 	To  string // the forge's value of Ref (default: Ref's value here)
 	Key string // the forge app's signing key
+	// Forge ("github" or "gitlab"), when set, is asked which merged pull
+	// (merge) requests made a step the recorded approvals do not allow;
+	// their reviews are recorded before the step is judged again. Repo
+	// and APIURL are as for record-approvals.
+	Forge, Repo, APIURL string
 	// JSON writes the result (or the refusal's recorded part) as JSON.
 	JSON bool
 }
@@ -37,21 +44,35 @@ bound to the tree of the reviewed result: the commit a merge button, squash or
 rebase merge makes has that tree; the rule needs --tree-approvals). Two merges
 made before the job ran are recorded as two steps, each needing its own
 approvals. Otherwise it exits 1 naming who must still approve, or saying the
-move must be reverted. Push the log afterwards: git push origin refs/secure/rsl.`,
+move must be reverted.
+With --forge github (or gitlab), a step the recorded approvals do not allow
+is looked up on the forge first: the reviews of the pull requests merged as
+that commit (GitHub: the pull requests associated with a commit; GitLab: the
+merge requests of a commit, merged into REF) are recorded, as
+record-approvals would, and the step is judged again; so two pull requests
+merged before the job ran both record. --repo, --api-url and the token are
+as for record-approvals ($GITHUB_TOKEN with pull-requests: read; GitLab:
+$GITLAB_TOKEN with read_api, and the project must reset approvals on push).
+Push the store and the log afterwards:
+  git push origin refs/secure/attestations refs/secure/rsl`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "to", Usage: "the `COMMIT` the forge moved REF to (default: REF's value here)"},
+			&cli.StringFlag{Name: "forge", Usage: "`FORGE` (github or gitlab) to ask for the merged pull requests of a step not yet approved"},
+			&cli.StringFlag{Name: "repo", Usage: "with --forge: `OWNER/NAME` on the forge (default $GITHUB_REPOSITORY, GitLab $CI_PROJECT_PATH)"},
+			&cli.StringFlag{Name: "api-url", Usage: "with --forge: the REST API `URL` (default $GITHUB_API_URL, GitLab $CI_API_V4_URL)"},
 			cmdutil.KeyFlag, cmdutil.JSONFlag,
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return report.Usagef("forge record-merge takes one REF (the branch the forge moved), got %d arguments", c.NArg())
 			}
-			return runRecordMerge(&RecordMergeOptions{F: f, Ref: c.Args().First(), To: c.String("to"), Key: c.String("key"), JSON: c.Bool("json")})
+			return runRecordMerge(c.Context, &RecordMergeOptions{F: f, Ref: c.Args().First(), To: c.String("to"), Key: c.String("key"),
+				Forge: c.String("forge"), Repo: c.String("repo"), APIURL: c.String("api-url"), JSON: c.Bool("json")})
 		},
 	}
 }
 
-func runRecordMerge(opts *RecordMergeOptions) error {
+func runRecordMerge(ctx context.Context, opts *RecordMergeOptions) error {
 	f := opts.F
 	r, err := f.Repo()
 	if err != nil {
@@ -69,7 +90,13 @@ func runRecordMerge(opts *RecordMergeOptions) error {
 	if err != nil {
 		return report.Usagef("unknown commit %q: fetch it first (git fetch origin %s)", rev, opts.Ref)
 	}
-	res, err := r.RecordForgeMerge(ref, to, opts.Key)
+	ctx, cancel := apiContext(ctx)
+	defer cancel()
+	lookup, err := forgeLookup(ctx, opts, ref)
+	if err != nil {
+		return err
+	}
+	res, err := r.RecordForgeMerge(ref, to, opts.Key, lookup)
 	var refused *porcelain.ForgeMergeRefused
 	if errors.As(err, &refused) {
 		res = refused.Result
@@ -79,6 +106,7 @@ func runRecordMerge(opts *RecordMergeOptions) error {
 	if opts.JSON && err == nil {
 		return f.PrintJSON(res)
 	}
+	sayLookedUp(f, res)
 	for _, e := range res.Entries {
 		f.Out("recorded entry #%d: %s %s..%s, signed by forge app %s, approved by %s\n", e.Entry, res.Ref, cmdutil.ShortHash(e.Old), cmdutil.ShortHash(e.New), res.App, strings.Join(e.Approvers, ", "))
 	}
@@ -111,7 +139,64 @@ func runRecordMerge(opts *RecordMergeOptions) error {
 		return err
 	}
 	if len(res.Entries) > 0 {
-		f.Out("next: git push origin refs/secure/rsl\n")
+		f.Out("next: git push origin refs/secure/attestations refs/secure/rsl\n")
 	}
 	return nil
+}
+
+// sayLookedUp says which reviews of merged pull requests the forge
+// listed were recorded, and why some were not.
+func sayLookedUp(f *factory.Factory, res *porcelain.ForgeMergeResult) {
+	for _, rec := range res.Reviews {
+		f.Out("recorded the reviews of %s pull request %s (%s..%s, forge app %s):\n", rec.Forge, rec.PullRequest, cmdutil.ShortHash(rec.From), cmdutil.ShortHash(rec.To), rec.App)
+		for _, l := range rec.Records {
+			f.Out("  review %s by %s (%s): %s\n", l.Review, l.Account, l.Person, l.State)
+		}
+		for _, s := range rec.Skipped {
+			f.Out("  note: %s\n", s)
+		}
+	}
+	for _, n := range res.Notes {
+		f.Out("note: %s\n", n)
+	}
+}
+
+// forgeLookup is the porcelain.ForgeLookup of opts.Forge: the merged
+// pull requests (GitHub) or merge requests (GitLab) of a commit, with
+// their reviews; nil without --forge.
+func forgeLookup(ctx context.Context, opts *RecordMergeOptions, ref string) (porcelain.ForgeLookup, error) {
+	f := opts.F
+	switch opts.Forge {
+	case "":
+		if opts.Repo != "" || opts.APIURL != "" {
+			return nil, report.Usagef("--repo and --api-url go with --forge github|gitlab")
+		}
+		return nil, nil
+	case "github":
+		gc, err := githubClient(f, opts.Repo, opts.APIURL)
+		if err != nil {
+			return nil, err
+		}
+		return func(c gitrepo.Hash) ([]porcelain.ForgePullRequest, error) {
+			prs, err := gc.PullRequestsOfCommit(ctx, c.String())
+			if err != nil {
+				return nil, envErr(err)
+			}
+			var out []porcelain.ForgePullRequest
+			for i := range prs {
+				if !prs[i].Merged {
+					continue // an open pull request containing c made no step
+				}
+				in, err := githubPullRequest(ctx, gc, prs[i].Number, &prs[i])
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, in)
+			}
+			return out, nil
+		}, nil
+	case "gitlab":
+		return gitlabLookup(ctx, f, opts, ref)
+	}
+	return nil, report.Usagef("--forge is github or gitlab, not %q", opts.Forge)
 }

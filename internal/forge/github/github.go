@@ -87,9 +87,59 @@ func (c *Client) PullRequest(ctx context.Context, n int) (*PullRequest, error) {
 	if err != nil {
 		return nil, c.apiError(fmt.Sprintf("read pull request %d", n), err)
 	}
-	out := &PullRequest{Number: n, BaseRef: pr.GetBase().GetRef(), HeadSHA: pr.GetHead().GetSHA(), MergeSHA: pr.GetMergeCommitSHA(), State: pr.GetState(), Merged: pr.GetMerged()}
-	if pr.GetNumber() != n || out.BaseRef == "" || !hexRe.MatchString(out.HeadSHA) || (out.MergeSHA != "" && !hexRe.MatchString(out.MergeSHA)) {
+	out, err := c.pullRequest(pr)
+	if err != nil || out.Number != n {
 		return nil, fmt.Errorf("github: pull request %d of %s/%s: the API answered a malformed pull request", n, c.owner, c.repo)
+	}
+	return out, nil
+}
+
+// pullRequest checks the shape of pr as the API answered it.
+func (c *Client) pullRequest(pr *gh.PullRequest) (*PullRequest, error) {
+	if pr == nil {
+		return nil, errors.New("no pull request")
+	}
+	out := &PullRequest{Number: pr.GetNumber(), BaseRef: pr.GetBase().GetRef(), HeadSHA: pr.GetHead().GetSHA(), MergeSHA: pr.GetMergeCommitSHA(), State: pr.GetState(),
+		// A listed pull request carries merged_at, not merged.
+		Merged: pr.GetMerged() || pr.MergedAt != nil}
+	if out.Number <= 0 || out.BaseRef == "" || !hexRe.MatchString(out.HeadSHA) || (out.MergeSHA != "" && !hexRe.MatchString(out.MergeSHA)) {
+		return nil, errors.New("malformed pull request")
+	}
+	return out, nil
+}
+
+// maxPages bounds the pages of one listing read (100 items each).
+const maxPages = 100
+
+// PullRequestsOfCommit lists the pull requests GitHub associates with
+// commit sha (all pages): for a commit of the default branch, the pull
+// request merged as it (merge button, squash, rebase), else the open ones
+// that contain it.
+func (c *Client) PullRequestsOfCommit(ctx context.Context, sha string) ([]PullRequest, error) {
+	if !hexRe.MatchString(sha) {
+		return nil, fmt.Errorf("github: %q is not a commit id", sha)
+	}
+	var out []PullRequest
+	opts := &gh.ListOptions{PerPage: 100}
+	for page := 0; ; page++ {
+		if page == maxPages {
+			return nil, fmt.Errorf("github: commit %s is in more than %d pull requests: refusing to read on", sha[:12], maxPages*100)
+		}
+		prs, resp, err := c.gh.PullRequests.ListPullRequestsWithCommit(ctx, c.owner, c.repo, sha, opts)
+		if err != nil {
+			return nil, c.apiError(fmt.Sprintf("list the pull requests of commit %s", sha[:12]), err)
+		}
+		for _, p := range prs {
+			pr, err := c.pullRequest(p)
+			if err != nil {
+				return nil, fmt.Errorf("github: commit %s of %s/%s: the API answered a malformed pull request", sha[:12], c.owner, c.repo)
+			}
+			out = append(out, *pr)
+		}
+		if resp == nil || resp.NextPage == 0 {
+			break
+		}
+		opts.Page = resp.NextPage
 	}
 	return out, nil
 }
@@ -100,8 +150,8 @@ func (c *Client) Reviews(ctx context.Context, n int) ([]Review, error) {
 	var out []Review
 	opts := &gh.ListOptions{PerPage: 100}
 	for page := 0; ; page++ {
-		if page == 100 {
-			return nil, fmt.Errorf("github: pull request %d has more than 10000 reviews: refusing to read on", n)
+		if page == maxPages {
+			return nil, fmt.Errorf("github: pull request %d has more than %d reviews: refusing to read on", n, maxPages*100)
 		}
 		rs, resp, err := c.gh.PullRequests.ListReviews(ctx, c.owner, c.repo, n, opts)
 		if err != nil {

@@ -154,3 +154,66 @@ func TestNewRefusesBadRepository(t *testing.T) {
 		}
 	}
 }
+
+const commit4 = "4444444444444444444444444444444444444444"
+
+// The pull requests of a commit, both pages: the merged one (a listing
+// carries merged_at, not merged) and an open one into another branch.
+func TestPullRequestsOfCommitPaginated(t *testing.T) {
+	srv := replay{
+		"/repos/acme/widget/commits/" + commit4 + "/pulls?per_page=100": {file: "commit-pulls-page1.json", header: map[string]string{
+			"Link": `<{URL}/repos/acme/widget/commits/` + commit4 + `/pulls?page=2&per_page=100>; rel="next"`}},
+		"/repos/acme/widget/commits/" + commit4 + "/pulls?page=2&per_page=100": {file: "commit-pulls-page2.json"},
+	}.server(t)
+	c, err := New(srv.URL, "t0ken", "acme/widget", srv.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	prs, err := c.PullRequestsOfCommit(context.Background(), commit4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range prs {
+		got = append(got, fmt.Sprintf("%d:%s:%s:%v:%s", p.Number, p.BaseRef, p.State, p.Merged, p.MergeSHA[:4]))
+	}
+	if want := "7:main:closed:true:4444 9:release:open:false:6666"; strings.Join(got, " ") != want {
+		t.Fatalf("pull requests: %s\nwant:          %s", strings.Join(got, " "), want)
+	}
+}
+
+func TestPullRequestsOfCommitErrors(t *testing.T) {
+	path := "/repos/acme/widget/commits/" + commit4 + "/pulls?per_page=100"
+	for _, tc := range []struct {
+		name  string
+		sha   string
+		a     answer
+		token string
+		want  string
+		rate  bool
+	}{
+		{"not a commit", "HEAD", answer{}, "t0ken", `github: "HEAD" is not a commit id`, false},
+		{"unknown commit", commit4, answer{status: 422, body: `{"message":"No commit found for SHA: 4444"}`}, "t0ken", "list the pull requests of commit 444444444444 of acme/widget: 422", false},
+		{"bad token", commit4, answer{body: `[]`}, "wrong", "401 Unauthorized: the token (GITHUB_TOKEN) is missing or lacks pull-requests: read", false},
+		{"rate limit", commit4, answer{status: 403, body: `{"message":"API rate limit exceeded"}`, header: map[string]string{"X-RateLimit-Limit": "1000", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "1796205600"}},
+			"t0ken", "list the pull requests of commit 444444444444 of acme/widget: the limit of 1000 requests resets at", true},
+		{"malformed head", commit4, answer{body: `[{"number":7,"state":"closed","head":{"sha":"xyz"},"base":{"ref":"main"}}]`}, "t0ken", "commit 444444444444 of acme/widget: the API answered a malformed pull request", false},
+		{"no base", commit4, answer{body: `[{"number":7,"state":"closed","head":{"sha":"` + commit4 + `"}}]`}, "t0ken", "the API answered a malformed pull request", false},
+		{"not a list", commit4, answer{body: `{"number":7}`}, "t0ken", "list the pull requests of commit 444444444444 of acme/widget: json", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := replay{path: tc.a}.server(t)
+			c, err := New(srv.URL, tc.token, "acme/widget", srv.Client())
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = c.PullRequestsOfCommit(context.Background(), tc.sha)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+			if errors.Is(err, ErrRateLimited) != tc.rate {
+				t.Errorf("errors.Is(err, ErrRateLimited) = %v, want %v", !tc.rate, tc.rate)
+			}
+		})
+	}
+}
