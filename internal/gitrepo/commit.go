@@ -135,11 +135,11 @@ func headerKey(key []byte) string {
 	return string(key)
 }
 
-// splitHeaders splits raw into headers and the message. It requires the
-// blank line that separates them.
-func splitHeaders(raw []byte) ([]header, []byte, error) {
-	// A commit has a handful of headers: one allocation for all of them.
-	hs := make([]header, 0, 8)
+// splitHeaders splits raw into headers (appended to hs) and the message.
+// It requires the blank line that separates them. A one-line value is a
+// slice of raw whose capacity ends with it, so that appending to it never
+// writes into raw; a value with continuation lines is joined in a copy.
+func splitHeaders(hs []header, raw []byte) ([]header, []byte, error) {
 	pos := 0
 	for {
 		if pos >= len(raw) {
@@ -175,8 +175,6 @@ func splitHeaders(raw []byte) ([]header, []byte, error) {
 				return nil, nil, fmt.Errorf("malformed header key %q", truncate(string(key), 40))
 			}
 		}
-		// The value is copied once, continuation lines included (a
-		// signature's armor), so that it owns its bytes.
 		end := pos + nl + 1
 		for end < len(raw) && raw[end] == ' ' {
 			next := bytes.IndexByte(raw[end:], '\n')
@@ -185,7 +183,14 @@ func splitHeaders(raw []byte) ([]header, []byte, error) {
 			}
 			end += next + 1
 		}
-		hs = append(hs, header{key: headerKey(key), value: append(make([]byte, 0, end-pos-len(key)-1), value...), start: pos, end: pos + nl + 1})
+		if end > pos+nl+1 {
+			// Continuation lines follow (a signature's armor): the value
+			// is joined in one copy that has room for all of them.
+			value = append(make([]byte, 0, end-pos-len(key)-1), value...)
+		} else {
+			value = value[:len(value):len(value)]
+		}
+		hs = append(hs, header{key: headerKey(key), value: value, start: pos, end: pos + nl + 1})
 		pos += nl + 1
 	}
 }
@@ -194,7 +199,9 @@ func splitHeaders(raw []byte) ([]header, []byte, error) {
 // git's order: tree, parent*, author, committer, then optional other
 // headers (kept only in Raw). At most one gpgsig header is allowed.
 func ParseCommit(raw []byte) (*Commit, error) {
-	hs, msg, err := splitHeaders(raw)
+	// A commit has a handful of headers: kept on the stack.
+	var buf [8]header
+	hs, msg, err := splitHeaders(buf[:0], raw)
 	if err != nil {
 		return nil, fmt.Errorf("gitrepo: parse commit: %w", err)
 	}
@@ -369,7 +376,7 @@ func AddSignature(payload []byte, armoredSig []byte) ([]byte, error) {
 	if _, err := ParseCommit(payload); err != nil {
 		return nil, fmt.Errorf("gitrepo: add signature: %w", err)
 	}
-	hs, _, _ := splitHeaders(payload)
+	hs, _, _ := splitHeaders(nil, payload)
 	for _, h := range hs {
 		if strings.HasPrefix(h.key, "gpgsig") {
 			return nil, errors.New("gitrepo: add signature: payload is already signed")

@@ -9,7 +9,7 @@ import (
 // splitSignedPayload is SignedPayload as it was written on splitHeaders:
 // the reference the in-place walk must agree with on any input.
 func splitSignedPayload(raw []byte) []byte {
-	hs, _, err := splitHeaders(raw)
+	hs, _, err := refSplitHeaders(raw)
 	if err != nil {
 		return nil
 	}

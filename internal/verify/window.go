@@ -406,14 +406,18 @@ func (v *verifier) checkSignature(w *window, i int) (string, error) {
 	// met by approvals alone (authorize finds no signer to count). It
 	// signs nothing else: no policy entry, no annotation.
 	bridge := rec.Entry.Type == rsl.TypeRef && !rec.Entry.IsPolicy()
-	withApps := func(fp string) (ssh.PublicKey, bool) {
-		if k, ok := lookup(fp); ok {
-			return k, ok
+	// The fingerprint of the key found is kept: the trusted key is
+	// byte for byte the signing key, so computing it again would only
+	// allocate.
+	var found string
+	withApps := func(fp string) (k ssh.PublicKey, ok bool) {
+		if k, ok = lookup(fp); !ok && bridge {
+			k, ok = pol.LookupForgeAppKey(fp)
 		}
-		if bridge {
-			return pol.LookupForgeAppKey(fp)
+		if ok {
+			found = fp
 		}
-		return nil, false
+		return k, ok
 	}
 	key, err := sign.VerifySSHSig(rec.Commit.Signature, rec.Commit.SignedPayload(), sign.NamespaceGit, withApps)
 	if err != nil {
@@ -429,7 +433,10 @@ func (v *verifier) checkSignature(w *window, i int) (string, error) {
 		}
 		return "", err
 	}
-	fp := sign.Fingerprint(key)
+	fp := found
+	if fp == "" {
+		fp = sign.Fingerprint(key)
+	}
 	if from := w.revoked[fp]; from != 0 && from <= rec.Entry.Number {
 		return "", fmt.Errorf("signed by %s, a key revoked from entry #%d on", fp, from)
 	}
