@@ -361,7 +361,22 @@ func (c *Context) onlyGrows(l RefLine, polTip gitrepo.Hash) error {
 			return ErrRejected
 		}
 	}
+	if l.Ref == policy.StagingRef {
+		return c.stagingGrown(l, polTip)
+	}
 	return nil
+}
+
+// stagingGrown refuses a staged policy slot created or grown with anything
+// but a staged change of the policy in force, naming why.
+func (c *Context) stagingGrown(l RefLine, polTip gitrepo.Hash) error {
+	why, err := porcelain.StagedOnPolicy(c.Repo.Git, l.New, polTip)
+	if err != nil || why == "" {
+		return err
+	}
+	c.say("error: %s only takes a staged change of the policy in force (a commit whose only parent is %s and that holds a policy): %s", l.Ref, policy.Ref, why)
+	c.say("hint: fetch (git fetch), then make the change again on the policy in force (git secure policy discard; git secure policy ...) and push it")
+	return ErrRejected
 }
 
 // stagingReplaced accepts a staged policy change that replaces another

@@ -84,6 +84,22 @@ func StagingReplaceable(g *gitrepo.Repo, old, next, polTip gitrepo.Hash) (string
 	return fmt.Sprintf("the staged change it holds (%s) is signed by %s, and the new one is not signed by them", old.String()[:12], strings.Join(dropped, ", ")), nil
 }
 
+// StagedOnPolicy returns "" when h is a staged change of polTip (the policy
+// in force once the push lands), else why not: the only thing the staged
+// slot may take, created or grown, since a commit on top of a staged
+// change, one on an older policy or one of unrelated history can never be
+// applied and only keeps a real change from being shared.
+func StagedOnPolicy(g *gitrepo.Repo, h, polTip gitrepo.Hash) (string, error) {
+	if polTip.IsZero() {
+		return "there is no policy in force", nil
+	}
+	_, why, err := stagedOn(g, h, polTip)
+	if why != "" {
+		why = "the new one " + why
+	}
+	return why, err
+}
+
 // stagedOn loads h as a staged change of polTip: a commit whose only
 // parent is polTip and whose tree is a policy. why says what it is not.
 func stagedOn(g *gitrepo.Repo, h, polTip gitrepo.Hash) (*policy.Policy, string, error) {
