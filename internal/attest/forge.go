@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
 )
@@ -51,11 +52,14 @@ type ForgeReview struct {
 	ToTree gitrepo.Hash
 }
 
+// The patterns are compiled on first use (sync.OnceValue), not when the
+// binary starts: every hook and helper start paid for them (a bounded
+// repetition such as {0,254} compiles to hundreds of instructions).
 var (
-	decimalRe = regexp.MustCompile(`^[1-9][0-9]{0,18}$`)
+	decimalRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[1-9][0-9]{0,18}$`) })
 	// accountRe covers GitHub logins (letters, digits, '-') and GitLab
 	// usernames (also '_' and '.'), at most 255 bytes.
-	accountRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,254}$`)
+	accountRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,254}$`) })
 )
 
 // ValidForgeAccount reports whether login can be an account of forge.
@@ -63,7 +67,7 @@ func ValidForgeAccount(forge, login string) error {
 	if !validForge(forge) {
 		return malformed("unknown forge %q (want one of %s)", forge, strings.Join(Forges, ", "))
 	}
-	if !accountRe.MatchString(login) || (forge == "github" && (len(login) > 39 || strings.ContainsAny(login, "_."))) {
+	if !accountRe().MatchString(login) || (forge == "github" && (len(login) > 39 || strings.ContainsAny(login, "_."))) {
 		return malformed("%q is not a %s account name", login, forge)
 	}
 	return nil
@@ -85,7 +89,7 @@ func (f ForgeReview) validate() error {
 	if err := ValidForgeAccount(f.Forge, f.Account); err != nil {
 		return err
 	}
-	if !decimalRe.MatchString(f.Review) || !decimalRe.MatchString(f.PullRequest) {
+	if !decimalRe().MatchString(f.Review) || !decimalRe().MatchString(f.PullRequest) {
 		return malformed("forge review and pull request must be decimal numbers")
 	}
 	if f.State != ReviewApproved && f.State != ReviewWithdrawn {

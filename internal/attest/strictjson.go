@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"sync"
 
 	"github.com/git-secure/git-secure/internal/strictjson"
 )
@@ -66,9 +67,12 @@ func asString(v any, what string) (string, error) {
 	return s, nil
 }
 
+// The patterns are compiled on first use (sync.OnceValue), not when the
+// binary starts: every hook and helper start paid for them (a bounded
+// repetition such as {0,254} compiles to hundreds of instructions).
 // canonicalInt matches the only integer spelling accepted: no sign on zero,
 // no leading zeros, no fraction or exponent.
-var canonicalInt = regexp.MustCompile(`^(0|-?[1-9][0-9]*)$`)
+var canonicalInt = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(0|-?[1-9][0-9]*)$`) })
 
 // asInt decodes an integer written in canonical decimal form within
 // [min, max].
@@ -78,7 +82,7 @@ func asInt(v any, what string, min, max int64) (int64, error) {
 		return 0, fmt.Errorf("%s: not a number", what)
 	}
 	s := string(n)
-	if len(s) > 20 || !canonicalInt.MatchString(s) {
+	if len(s) > 20 || !canonicalInt().MatchString(s) {
 		return 0, fmt.Errorf("%s: not a canonical integer: %q", what, s)
 	}
 	i, err := strconv.ParseInt(s, 10, 64)

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	gh "github.com/google/go-github/v75/github"
@@ -25,7 +26,10 @@ type Client struct {
 	owner, repo string
 }
 
-var nameRe = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
+// The patterns are compiled on first use (sync.OnceValue), not when the
+// binary starts: every hook and helper start paid for them (a bounded
+// repetition such as {0,254} compiles to hundreds of instructions).
+var nameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`) })
 
 // New returns a client of repository ("owner/name") at the REST API
 // baseURL ("" for api.github.com; a GitHub Enterprise Server's
@@ -33,7 +37,7 @@ var nameRe = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
 // repositories, 60 requests an hour).
 func New(baseURL, token, repository string, hc *http.Client) (*Client, error) {
 	owner, repo, ok := strings.Cut(repository, "/")
-	if !ok || !nameRe.MatchString(owner) || !nameRe.MatchString(repo) {
+	if !ok || !nameRe().MatchString(owner) || !nameRe().MatchString(repo) {
 		return nil, fmt.Errorf("github: repository %q is not OWNER/NAME", repository)
 	}
 	if hc == nil {
@@ -79,7 +83,7 @@ type Review struct {
 	Submitted time.Time
 }
 
-var hexRe = regexp.MustCompile(`^[0-9a-f]{40}$`)
+var hexRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{40}$`) })
 
 // PullRequest reads pull request n.
 func (c *Client) PullRequest(ctx context.Context, n int) (*PullRequest, error) {
@@ -102,7 +106,7 @@ func (c *Client) pullRequest(pr *gh.PullRequest) (*PullRequest, error) {
 	out := &PullRequest{Number: pr.GetNumber(), BaseRef: pr.GetBase().GetRef(), HeadSHA: pr.GetHead().GetSHA(), MergeSHA: pr.GetMergeCommitSHA(), State: pr.GetState(),
 		// A listed pull request carries merged_at, not merged.
 		Merged: pr.GetMerged() || pr.MergedAt != nil}
-	if out.Number <= 0 || out.BaseRef == "" || !hexRe.MatchString(out.HeadSHA) || (out.MergeSHA != "" && !hexRe.MatchString(out.MergeSHA)) {
+	if out.Number <= 0 || out.BaseRef == "" || !hexRe().MatchString(out.HeadSHA) || (out.MergeSHA != "" && !hexRe().MatchString(out.MergeSHA)) {
 		return nil, errors.New("malformed pull request")
 	}
 	return out, nil
@@ -116,7 +120,7 @@ const maxPages = 100
 // request merged as it (merge button, squash, rebase), else the open ones
 // that contain it.
 func (c *Client) PullRequestsOfCommit(ctx context.Context, sha string) ([]PullRequest, error) {
-	if !hexRe.MatchString(sha) {
+	if !hexRe().MatchString(sha) {
 		return nil, fmt.Errorf("github: %q is not a commit id", sha)
 	}
 	var out []PullRequest
@@ -159,7 +163,7 @@ func (c *Client) Reviews(ctx context.Context, n int) ([]Review, error) {
 		}
 		for _, r := range rs {
 			rv := Review{ID: r.GetID(), Login: r.GetUser().GetLogin(), State: r.GetState(), CommitID: r.GetCommitID(), Submitted: r.GetSubmittedAt().Time}
-			if rv.ID <= 0 || rv.Login == "" || (rv.CommitID != "" && !hexRe.MatchString(rv.CommitID)) {
+			if rv.ID <= 0 || rv.Login == "" || (rv.CommitID != "" && !hexRe().MatchString(rv.CommitID)) {
 				return nil, fmt.Errorf("github: pull request %d: the API answered a malformed review", n)
 			}
 			out = append(out, rv)

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	gl "gitlab.com/gitlab-org/api/client-go/v2"
@@ -27,15 +28,18 @@ type Client struct {
 	project string // "group/sub/name" or a numeric id
 }
 
+// The patterns are compiled on first use (sync.OnceValue), not when the
+// binary starts: every hook and helper start paid for them (a bounded
+// repetition such as {0,254} compiles to hundreds of instructions).
 var (
-	idRe      = regexp.MustCompile(`^[0-9]{1,19}$`)
-	segmentRe = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}$`)
+	idRe      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]{1,19}$`) })
+	segmentRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}$`) })
 )
 
 // validProject reports whether project is a full path (group, subgroups
 // and name, at most 21 segments) or a numeric id.
 func validProject(project string) bool {
-	if idRe.MatchString(project) {
+	if idRe().MatchString(project) {
 		return true
 	}
 	segs := strings.Split(project, "/")
@@ -43,7 +47,7 @@ func validProject(project string) bool {
 		return false
 	}
 	for _, s := range segs {
-		if !segmentRe.MatchString(s) {
+		if !segmentRe().MatchString(s) {
 			return false
 		}
 	}
@@ -95,7 +99,7 @@ type Approval struct {
 	At       time.Time
 }
 
-var hexRe = regexp.MustCompile(`^[0-9a-f]{40}$`)
+var hexRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{40}$`) })
 
 // MergeRequest reads merge request iid.
 func (c *Client) MergeRequest(ctx context.Context, iid int64) (*MergeRequest, error) {
@@ -110,7 +114,7 @@ func (c *Client) MergeRequest(ctx context.Context, iid int64) (*MergeRequest, er
 			out.MergeSHA = mr.SquashCommitSHA
 		}
 	}
-	if mr.IID != iid || out.TargetBranch == "" || !hexRe.MatchString(out.HeadSHA) || (out.MergeSHA != "" && !hexRe.MatchString(out.MergeSHA)) {
+	if mr.IID != iid || out.TargetBranch == "" || !hexRe().MatchString(out.HeadSHA) || (out.MergeSHA != "" && !hexRe().MatchString(out.MergeSHA)) {
 		return nil, fmt.Errorf("gitlab: merge request !%d of %s: the API answered a malformed merge request", iid, c.project)
 	}
 	return out, nil
@@ -150,7 +154,7 @@ func (c *Client) Approvals(ctx context.Context, iid int64) ([]Approval, error) {
 // commit sha (all pages) that were merged into targetBranch, in
 // increasing order: the merge requests a push of targetBranch landed.
 func (c *Client) MergedRequestsOfCommit(ctx context.Context, sha, targetBranch string) ([]int64, error) {
-	if !hexRe.MatchString(sha) {
+	if !hexRe().MatchString(sha) {
 		return nil, fmt.Errorf("gitlab: %q is not a commit id", sha)
 	}
 	var out []int64
