@@ -57,3 +57,29 @@ func (p *Policy) RulesNaming(ref, prefix string) []*Rule {
 	}
 	return out
 }
+
+// ForgeExcludes returns git's negative refspecs (^refs/pull/*, ...) that
+// keep the forges' namespaces out of a fetch of refs/*: every one that no
+// rule of p names in a ref pattern (all of them when p is nil). A mirror
+// of a forge holds thousands of such refs that nothing judges.
+func ForgeExcludes(p *Policy) []string {
+	out := make([]string, 0, len(ForgeRefPrefixes))
+	for _, prefix := range ForgeRefPrefixes {
+		if p == nil || !p.namesNamespace(prefix) {
+			out = append(out, "^"+prefix+"*")
+		}
+	}
+	return out
+}
+
+// namesNamespace reports whether a rule has a ref pattern under prefix.
+func (p *Policy) namesNamespace(prefix string) bool {
+	for _, r := range p.rules {
+		for _, pat := range r.Refs {
+			if strings.HasPrefix(pat, prefix) {
+				return true
+			}
+		}
+	}
+	return false
+}

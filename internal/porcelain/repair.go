@@ -85,7 +85,11 @@ func (r *Repo) ScanRemote(remote string, only []string) (*RepairScan, error) {
 	}
 	s := &RepairScan{Remote: remote, URL: url, repo: r, ns: fmt.Sprintf("refs/secure-repair/%d", os.Getpid())}
 	ctx := context.Background()
-	if _, err := r.Git.Run(ctx, nil, append(gitrepo.NoRewrite(url), "fetch", "--no-tags", "--no-write-fetch-head", "--quiet", "--no-recurse-submodules", "--", url, "+refs/*:"+s.ns+"/*")...); err != nil {
+	// A forge's refs are left out as the remote helper leaves them out,
+	// unless a rule names their namespace: nothing else judges them.
+	local, _, _ := r.CurrentPolicy()
+	args := append(gitrepo.NoRewrite(url), "fetch", "--no-tags", "--no-write-fetch-head", "--quiet", "--no-recurse-submodules", "--", url, "+refs/*:"+s.ns+"/*")
+	if _, err := r.Git.Run(ctx, nil, append(args, policy.ForgeExcludes(local)...)...); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("repair: fetch from %s: %w", remote, err)
 	}

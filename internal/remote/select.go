@@ -38,13 +38,7 @@ import (
 
 // forgeExcludes returns the negative refspecs that keep the forges'
 // namespaces out of the private fetch.
-func forgeExcludes() []string {
-	out := make([]string, 0, len(policy.ForgeRefPrefixes))
-	for _, p := range policy.ForgeRefPrefixes {
-		out = append(out, "^"+p+"*")
-	}
-	return out
-}
+func forgeExcludes() []string { return policy.ForgeExcludes(nil) }
 
 // isForgeRef reports whether the private fetch leaves ref out.
 func isForgeRef(ref string) bool {

@@ -149,3 +149,24 @@ func TestKeyRotation(t *testing.T) {
 	carol.git(carol.sb.Home, "clone", "-q", "--mirror", url, mirror)
 	carol.secure(mirror, "verify", "--full")
 }
+
+// Found adopting git-secure on a GitHub mirror: git secure rsl repair
+// fetched +refs/* from the remote, refs/pull/* included (thousands on a
+// mirror, and a stale one the server cannot serve failed the whole scan
+// with "not our ref"), although nothing judges them. It leaves a forge's
+// namespaces out as the remote helper does.
+func TestRepairSkipsForgeRefs(t *testing.T) {
+	srv := startServer(t, trFile)
+	path, url := srv.newRepo("mirror.git", true)
+	u := newUser(t, "alice")
+	dir := benchRepo(t, u, "work", url, true)
+	pr1 := addForgeRefs(t, srv.admin, path, 20)
+	defer breakForgeRef(t, srv.admin, path)()
+	r := u.run(dir, "git", "secure", "rsl", "repair")
+	if r.code != 0 || strings.Contains(r.stderr, "not our ref") {
+		t.Fatalf("rsl repair of a remote with forge refs:\n%s", r)
+	}
+	if u.run(dir, "git", "cat-file", "-e", pr1).code == 0 {
+		t.Errorf("rsl repair fetched the pull requests' commits")
+	}
+}
