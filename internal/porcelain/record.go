@@ -75,7 +75,7 @@ type RecordResult struct {
 // the signer may not move the ref at all; when the signer is allowed but
 // more approvals are needed it records and says who must still approve.
 func (r *Repo) Record(name, keyFile string) (*RecordResult, error) {
-	ref, err := r.FullRefName(name)
+	ref, src, err := r.recordSource(name)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func (r *Repo) Record(name, keyFile string) (*RecordResult, error) {
 	defer s.Close()
 	var res *RecordResult
 	lost, err := Retry(func(int) (bool, error) {
-		res, err = r.recordOnce(ref, s, who)
+		res, err = r.recordOnce(ref, src, s, who)
 		return false, err
 	})
 	if lost {
@@ -101,8 +101,8 @@ type recordSnapshot struct {
 	exists                    bool
 }
 
-func (r *Repo) snapshotFor(ref string) (*recordSnapshot, error) {
-	snap, err := r.Git.ListRefs(rsl.Ref, policy.Ref, attest.Ref, ref)
+func (r *Repo) snapshotFor(src string) (*recordSnapshot, error) {
+	snap, err := r.Git.ListRefs(rsl.Ref, policy.Ref, attest.Ref, src)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +116,7 @@ func (r *Repo) snapshotFor(ref string) (*recordSnapshot, error) {
 			out.policyTip = x.Hash
 		case attest.Ref:
 			r.UseAttestations(x.Hash)
-		case ref:
+		case src:
 			out.target, out.exists = x.Hash, true
 		}
 	}
@@ -126,8 +126,8 @@ func (r *Repo) snapshotFor(ref string) (*recordSnapshot, error) {
 	return out, nil
 }
 
-func (r *Repo) recordOnce(ref string, s sign.Signer, who gitrepo.Ident) (*RecordResult, error) {
-	snap, err := r.snapshotFor(ref)
+func (r *Repo) recordOnce(ref, src string, s sign.Signer, who gitrepo.Ident) (*RecordResult, error) {
+	snap, err := r.snapshotFor(src)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +140,7 @@ func (r *Repo) recordOnce(ref string, s sign.Signer, who gitrepo.Ident) (*Record
 		old = last.Entry.New
 	}
 	if !snap.exists && old.IsZero() {
-		return nil, usage("ref %s does not exist", ref)
+		return nil, usage("ref %s does not exist%s", ref, r.trackedHint(ref))
 	}
 	res := &RecordResult{Ref: ref, Old: old, New: snap.target}
 	if snap.target == old {
@@ -368,4 +368,51 @@ func (r *Repo) treeOf(h gitrepo.Hash) (gitrepo.Hash, error) {
 		return gitrepo.ZeroHash, err
 	}
 	return commit.Tree, nil
+}
+
+// recordSource resolves what git secure rsl record NAME records: the ref
+// (FullRefName) and the ref its value is read from, the same one but for
+// REMOTE/BRANCH, a branch that exists here only as the remote-tracking
+// ref refs/remotes/REMOTE/BRANCH (an existing branch being protected,
+// never checked out in this clone): its entry records refs/heads/BRANCH
+// at the value REMOTE serves, as fetched.
+func (r *Repo) recordSource(name string) (ref, src string, err error) {
+	remote, branch, ok := strings.Cut(name, "/")
+	if ok && !strings.HasPrefix(name, "refs/") {
+		tracking := "refs/remotes/" + name
+		refs, err := r.Git.ListRefs(tracking, "refs/heads/"+name)
+		if err != nil {
+			return "", "", err
+		}
+		found := map[string]bool{}
+		for _, x := range refs {
+			found[x.Name] = true
+		}
+		if found[tracking] && !found["refs/heads/"+name] {
+			if _, isRemote, _ := r.Git.Config("remote." + remote + ".url"); isRemote && gitrepo.ValidRefName("refs/heads/"+branch) == nil {
+				return "refs/heads/" + branch, tracking, nil
+			}
+		}
+	}
+	ref, err = r.FullRefName(name)
+	return ref, ref, err
+}
+
+// trackedHint says how to record the branch ref when it exists here only
+// as a remote-tracking ref.
+func (r *Repo) trackedHint(ref string) string {
+	branch, ok := strings.CutPrefix(ref, "refs/heads/")
+	if !ok {
+		return ""
+	}
+	refs, err := r.Git.ListRefs("refs/remotes/")
+	if err != nil {
+		return ""
+	}
+	for _, x := range refs {
+		if remote, ok := strings.CutSuffix(strings.TrimPrefix(x.Name, "refs/remotes/"), "/"+branch); ok && !strings.Contains(remote, "/") {
+			return fmt.Sprintf(" here, but %s/%s does: to record the value %s serves, run git secure rsl record %s/%s", remote, branch, remote, remote, branch)
+		}
+	}
+	return ""
 }

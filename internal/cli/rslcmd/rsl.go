@@ -40,7 +40,10 @@ func newCmdRecord(f *factory.Factory) *cli.Command {
 		ArgsUsage: "REF",
 		Description: `Records "REF now points at X", signed with your key. Refused (exit 1, nothing
 written) when no rule lets you move REF; when you may but the rule needs more
-persons, the entry is written and the command says who must still approve.`,
+persons, the entry is written and the command says who must still approve.
+REMOTE/BRANCH (e.g. origin/release), for a branch this clone has only as a
+remote-tracking ref, records refs/heads/BRANCH at the value last fetched from
+REMOTE, without checking it out.`,
 		Flags: []cli.Flag{cmdutil.KeyFlag, cmdutil.JSONFlag},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {

@@ -170,3 +170,35 @@ func TestRepairSkipsForgeRefs(t *testing.T) {
 		t.Errorf("rsl repair fetched the pull requests' commits")
 	}
 }
+
+// Found adopting git-secure: protecting an existing branch that this clone
+// has only as a remote-tracking ref dead-ended, since rsl record reads the
+// local branch ("ref refs/heads/release does not exist"). rsl record
+// REMOTE/BRANCH records refs/heads/BRANCH at the value the remote serves,
+// the plain name says which command to run, and the push then verifies.
+func TestRecordRemoteOnlyBranch(t *testing.T) {
+	srv, repo, url, alice, _, _, adir, _ := handOffWorld(t)
+	other := alice.path("plain")
+	alice.git(alice.sb.Home, "clone", "-q", url, other) // plain git, past the helper
+	alice.configure(other)
+	alice.git(other, "checkout", "-q", "-b", "release")
+	rel := alice.commit(other, "r.txt", "release\n")
+	alice.pushDirect(other, url, "-q", url, "release")
+
+	alice.git(adir, "fetch", "-q")
+	r := alice.run(adir, "git", "secure", "rsl", "record", "release")
+	if r.code == 0 || !strings.Contains(r.stderr, "git secure rsl record origin/release") {
+		t.Fatalf("recording a branch this clone has only as origin/release:\n%s", r)
+	}
+	alice.secure(adir, "rsl", "record", "origin/release")
+	log := alice.rslLog(adir)
+	if last := log[len(log)-1]; last.Ref != "refs/heads/release" || last.New != rel {
+		t.Fatalf("the entry records %s at %s, want refs/heads/release at %s", last.Ref, last.New, rel)
+	}
+	if alice.refValue(adir, "refs/heads/release") != "" {
+		t.Errorf("rsl record created a local branch")
+	}
+	alice.git(adir, "push", "-q")
+	srv.admin.secure(repo, "verify")
+	alice.secure(adir, "verify")
+}
