@@ -173,7 +173,7 @@ func VerifyRaw(sig, data []byte, namespace string, lookup func(fingerprint strin
 		return verifyOpenPGP(bytes.Clone(sig), data, namespace, lookup)
 	}
 	if keyless.IsDER(sig) {
-		return verifyKeyless(sig, data, namespace, lookup)
+		return verifyKeyless(bytes.Clone(sig), data, namespace, lookup)
 	}
 	f, err := parseSSHSIG(sig)
 	if err != nil {
