@@ -116,6 +116,9 @@ func (e *Envelope) validate() error {
 	if sign.IsOpenPGPSignature(e.Sig) {
 		return e.validateOpenPGP()
 	}
+	if sign.IsKeylessSignature(e.Sig) {
+		return e.validateKeyless()
+	}
 	pub, ns, err := sshsigKey(e.Sig)
 	if err != nil {
 		return err

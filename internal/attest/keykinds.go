@@ -19,3 +19,17 @@ func (e *Envelope) validateOpenPGP() error {
 	}
 	return nil
 }
+
+// validateKeyless is validate's check of an envelope signed by a keyless
+// identity: the signature (DER CMS) names the identity of keyid. Its
+// namespace is bound by what it signs, checked when it is verified.
+func (e *Envelope) validateKeyless() error {
+	fp, err := sign.KeylessSignatureKey(e.Sig)
+	if err != nil {
+		return malformed("%v", err)
+	}
+	if fp != e.KeyID {
+		return malformed("keyid %s does not match the identity in the signature", e.KeyID)
+	}
+	return nil
+}

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -66,14 +68,45 @@ func TestCLISigstoreIdentity(t *testing.T) {
 	h.Want(0, "rsl", "record", "dev", "--key", id)
 	h.Want(0, "verify")
 
+	// kim's approval counts toward a rule that needs alice and kim.
+	h.Want(0, "policy", "add-rule", "rel", "--ref", "refs/heads/rel", "--allow", "alice", "--allow", "kim", "--threshold", "2")
+	h.Want(0, "policy", "apply", "--key", h.Priv("alice"))
+	h.Git("branch", "rel", "main")
+	h.Want(0, "rsl", "record", "rel", "--key", h.Priv("alice"))
+	if r := h.Want(1, "verify"); !strings.Contains(r.Stderr, "rule rel") {
+		t.Errorf("rel before kim's approval:\n%s", r)
+	}
+	r = h.Want(0, "attest", "approve", "rel", "--to", h.Git("rev-parse", "main"), "--key", id)
+	if !strings.Contains(r.Stdout, "kim approves refs/heads/rel") {
+		t.Errorf("approve output:\n%s", r)
+	}
+	h.Want(0, "verify")
+
 	// The same identity certified by another Sigstore is not kim.
 	otherState := t.TempDir()
 	keylesstest.New(t).Save(t, otherState)
 	t.Setenv("KEYLESSTEST_DIR", otherState)
 	h.Git("branch", "-f", "dev", "main")
-	h.Want(0, "rsl", "record", "dev", "--key", id)
+	recorded := h.Want(0, "rsl", "record", "dev", "--key", id)
 	r = h.Want(1, "verify")
 	if !strings.Contains(r.Stdout+r.Stderr, "not the pinned Rekor log") {
 		t.Errorf("an entry signed through another Sigstore:\n%s", r)
+	}
+
+	// Revoked like any key: what kim signs from the next entry on fails.
+	t.Setenv("KEYLESSTEST_DIR", state)
+	var last int
+	if _, err := fmt.Sscanf(recorded.Stdout, "recorded entry #%d", &last); err != nil {
+		t.Fatalf("entry number: %v\n%s", err, recorded)
+	}
+	h.Want(0, "trust", "revoke-key", id, "--from-entry", strconv.Itoa(last+1))
+	h.Want(0, "policy", "apply", "--key", h.Priv("alice"))
+	h.Git("branch", "-f", "dev", "main~1")
+	r = h.Run("rsl", "record", "dev", "--key", id)
+	if r.Code == 0 {
+		r = h.Want(1, "verify")
+	}
+	if !strings.Contains(r.Stdout+r.Stderr, "revoked") {
+		t.Errorf("an entry by kim after the revocation:\n%s", r)
 	}
 }

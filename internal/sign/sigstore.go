@@ -162,3 +162,12 @@ func checkKeylessMade(sk *SigstoreKey, der []byte) error {
 	}
 	return nil
 }
+
+// KeylessSignatureKey returns the git-secure fingerprint of the identity a
+// keyless signature (DER) names, without verifying anything. Errors wrap
+// ErrBadSignature.
+func KeylessSignatureKey(der []byte) (string, error) { return keylessFingerprint(der) }
+
+// IsKeylessSignature reports whether a raw signature is (to be parsed as) a
+// keyless one.
+func IsKeylessSignature(raw []byte) bool { return keyless.IsDER(raw) }
