@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -81,7 +82,7 @@ func (h *Helper) push(in *bufio.Reader, first string) error {
 		}
 	}
 	upToDate := h.upToDate(specs)
-	var results map[string]string
+	var results, unsent map[string]string
 	if h.opts.dryRun {
 		if results = h.dryRunPush(branchSpecs); len(results) == 0 {
 			results = h.dryRunPolicy(branchSpecs)
@@ -90,19 +91,78 @@ func (h *Helper) push(in *bufio.Reader, first string) error {
 		res := h.pushSpecs(branchSpecs)
 		results = res.failed
 		h.remember(res)
+		if len(results) == 0 {
+			unsent = h.unsentMetadata(specs, res.pushed)
+		}
 	}
-	h.reportPush(specs, results, upToDate)
+	h.reportPush(specs, results, upToDate, unsent)
 	return nil
 }
 
-// reportPush tells git the outcome of each spec.
-func (h *Helper) reportPush(specs []pushSpec, results map[string]string, upToDate map[string]bool) {
+// unsentMetadata returns, for the metadata refs the user named that the
+// push did not bring to the local value (the remote's diverged: the helper
+// never forces them), why and what to do: git must not say "ok" for a
+// staged change that stayed in this clone.
+func (h *Helper) unsentMetadata(specs []pushSpec, pushed map[string]gitrepo.Hash) map[string]string {
+	if pushed == nil {
+		return nil // what the remote holds now is not known
+	}
+	local, err := h.localSecure()
+	if err != nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, s := range specs {
+		l := local[s.Ref]
+		if !slices.Contains(metadataRefs, s.Ref) || l.IsZero() {
+			continue
+		}
+		r, ok := pushed[s.Ref]
+		if !ok {
+			r = h.remote[s.Ref]
+		}
+		if r == l || (!r.IsZero() && mustAncestor(h.Repo.Git, l, r)) {
+			continue
+		}
+		out[s.Ref] = h.whyUnsent(s.Ref, r, l, local[policy.Ref])
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// whyUnsent says why the local value l of metadata ref name was not sent
+// over the remote's r, and what to do.
+func (h *Helper) whyUnsent(name string, r, l, polTip gitrepo.Hash) string {
+	if name != policy.StagingRef {
+		return fmt.Sprintf("not sent: %s has another history of %s; fetch (git fetch) and push again", h.Remote, name)
+	}
+	if porcelain.LoadStagedState(h.Repo.Git.GitDir()).Own != l {
+		return fmt.Sprintf("not sent: the local staged change %s was not made or signed in this clone, and %s has another; fetch (git fetch) and review it (git secure policy list --staged)", shortStr(l.String()), h.Remote)
+	}
+	why, err := porcelain.StagingReplaceable(h.Repo.Git, r, l, polTip)
+	if err != nil {
+		why = err.Error()
+	}
+	return fmt.Sprintf("not sent: %s keeps its staged change: %s; fetch (git fetch), review and sign it (git secure policy list --staged; git secure policy sign --staged COMMIT), or wait until it is applied", h.Remote, why)
+}
+
+// reportPush tells git the outcome of each spec; unsent are the metadata
+// refs a successful push left behind (unsentMetadata).
+func (h *Helper) reportPush(specs []pushSpec, results map[string]string, upToDate map[string]bool, unsent map[string]string) {
 	if len(results) > 0 {
 		for _, s := range specs {
 			if _, failed := results[s.Ref]; !failed && strings.HasPrefix(s.Ref, "refs/secure/") {
 				results[s.Ref] = "not sent: the push failed"
 			}
 		}
+	}
+	if len(unsent) > 0 && results == nil {
+		results = map[string]string{}
+	}
+	for ref, why := range unsent {
+		results[ref] = why
 	}
 	for _, s := range specs {
 		if msg, refused := notCarried(s.Ref); refused {

@@ -111,7 +111,9 @@ func TestStagedChangeShared(t *testing.T) {
 // helper) counted that signature, so every real change was refused as
 // dropping it, and alice's push said nothing had gone wrong. Now alice's
 // signed change replaces the plant, bob's co-signature on it travels and
-// applies, and mallory cannot plant hers again over alice's signed change.
+// applies, and mallory cannot plant hers again over alice's signed change;
+// carol, whose own change the helper does not send over alice's, is told
+// so by a failed push, not "ok".
 func TestStagedChangeSelfTrustedPlant(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, trFile)
@@ -155,6 +157,23 @@ func TestStagedChangeSelfTrustedPlant(t *testing.T) {
 	mallory.secure(mdir, "policy", "discard")
 	if r := plant("+"); r.code == 0 || !hasAll(r.stderr, "refs/secure/policy-staging can only grow, or be replaced", "is signed by "+alice.fingerprint(), "the new one is not signed by them") {
 		t.Fatalf("mallory replacing alice's signed staged change with her self-signed one: want a refusal naming alice's signature:\n%s", r)
+	}
+
+	// carol's own change cannot replace it either: her push of the staged
+	// change by name fails and says why, instead of "ok" for a change the
+	// helper left in her clone.
+	carol := newUser(t, "carol")
+	cdir := carol.path("c")
+	carol.secure(carol.sb.Home, "clone", url, cdir)
+	carol.configure(cdir)
+	carol.secure(cdir, "policy", "discard")
+	carol.secure(cdir, "policy", "add-person", "carol", "--key", carol.key.Public)
+	r = carol.run(cdir, "git", "push", "origin", "+refs/secure/policy-staging:refs/secure/policy-staging")
+	if r.code == 0 || !hasAll(r.stderr, "refs/secure/policy-staging", "not sent: origin keeps its staged change", "is signed by "+alice.fingerprint(), "git secure policy sign --staged") {
+		t.Fatalf("carol's push of her staged change by name over alice's signed one: want a failure saying why:\n%s", r)
+	}
+	if got := srv.admin.rev(repo, "refs/secure/policy-staging"); got != proposal {
+		t.Fatalf("the server's staged change is %s, want alice's %s", got, proposal)
 	}
 
 	bdir := bob.path("b")
