@@ -24,6 +24,14 @@ type ForgePullRequest struct {
 	Reviews []ForgeReviewEvent
 }
 
+// testMergeRef is the ref where the forge keeps its test merge of pr.
+func (pr ForgePullRequest) testMergeRef() string {
+	if pr.Forge == "gitlab" {
+		return "refs/merge-requests/" + pr.Number + "/merge"
+	}
+	return "refs/pull/" + pr.Number + "/merge"
+}
+
 // ForgeReviewEvent is one review in submission order.
 type ForgeReviewEvent struct {
 	ID       string // decimal
@@ -111,7 +119,7 @@ func (r *Repo) recordReviews(pol *policy.Policy, s sign.Signer, appName string, 
 	tree, err := r.treeOf(to)
 	if out.Tree = tree; err != nil {
 		tree, out.Tree = gitrepo.ZeroHash, gitrepo.ZeroHash
-		out.Skipped = append(out.Skipped, fmt.Sprintf("the reviewed result %s is not here, so the reviews are not recorded for the commit a merge button makes (fetch it: git fetch origin refs/pull/%s/merge)", to, pr.Number))
+		out.Skipped = append(out.Skipped, fmt.Sprintf("the reviewed result %s is not here, so the reviews are not recorded for the commit a merge button makes (fetch it: git fetch origin %s)", to, pr.testMergeRef()))
 	}
 	done := map[string]bool{}
 	for _, rv := range pr.Reviews {
@@ -247,7 +255,7 @@ func effectiveReviews(pr ForgePullRequest) map[string]string {
 func (r *Repo) checkForgeMerge(pr ForgePullRequest, ref string, from, head, merge gitrepo.Hash) error {
 	c, err := r.Git.ReadCommit(merge)
 	if err != nil {
-		return usage("the forge's merge commit %s of pull request %s is not here: fetch it first (git fetch origin refs/pull/%s/merge)", merge.String()[:12], pr.Number, pr.Number)
+		return usage("the forge's merge commit %s of pull request %s is not here: fetch it first (git fetch origin %s)", merge.String()[:12], pr.Number, pr.testMergeRef())
 	}
 	if len(c.Parents) != 2 || c.Parents[0] != from || c.Parents[1] != head {
 		parents := make([]string, len(c.Parents))

@@ -63,7 +63,10 @@ With --gitlab --mr N it reads a GitLab merge request instead: each current
 approval is recorded as approved, an approval recorded before that GitLab no
 longer lists (an unapproval) as withdrawn. GitLab does not say which commit an
 approval was given on, so the project must drop approvals when commits are
-added ("reset approvals on push"): otherwise nothing is recorded. --repo is
+added ("reset approvals on push"): otherwise nothing is recorded.
+When the merge request's head does not contain the recorded tip, the
+approvals bind GitLab's test merge (refs/merge-requests/N/merge, from the
+merge_ref API; fetch it first). --repo is
 GROUP/NAME (default $CI_PROJECT_PATH), --api-url the v4 API (default
 $CI_API_V4_URL, else gitlab.com), the token $GITLAB_TOKEN (read_api).`,
 		Flags: []cli.Flag{

@@ -2,6 +2,7 @@ package forgecmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -108,6 +109,16 @@ func gitlabMergeRequest(ctx context.Context, gc *gitlab.Client, iid int64) (porc
 		return porcelain.ForgePullRequest{}, envErr(err)
 	}
 	in := porcelain.ForgePullRequest{Forge: "gitlab", Number: strconv.FormatInt(iid, 10), BaseRef: mr.TargetBranch, HeadSHA: mr.HeadSHA, MergeSHA: mr.MergeSHA, Merged: mr.State == "merged"}
+	if mr.State == "opened" {
+		// GitLab's test merge (refs/merge-requests/IID/merge): what
+		// merging makes when the head does not contain the target's tip.
+		switch ref, err := gc.MergeRef(ctx, iid); {
+		case err == nil:
+			in.MergeSHA = ref
+		case !errors.Is(err, gitlab.ErrNoMergeRef):
+			return porcelain.ForgePullRequest{}, envErr(err)
+		}
+	}
 	for _, a := range approvals {
 		id, err := gitlab.ApprovalID(a)
 		if err != nil {

@@ -85,8 +85,8 @@ type MergeRequest struct {
 	TargetBranch string // the branch it merges into ("main")
 	HeadSHA      string // 40 hex: the source branch's head
 	// MergeSHA is, once merged, the commit the merge made (the merge
-	// commit, else the squash commit), "" before: GitLab's API shows no
-	// test merge of an open merge request.
+	// commit, else the squash commit), "" before: the test merge of an
+	// open merge request is MergeRef's.
 	MergeSHA string
 	State    string // opened, closed, locked, merged
 }
@@ -148,6 +148,38 @@ func (c *Client) Approvals(ctx context.Context, iid int64) ([]Approval, error) {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
 	return out, nil
+}
+
+// ErrNoMergeRef is wrapped by MergeRef's error when GitLab cannot merge
+// the merge request (conflicts, or a state that cannot merge): there is
+// then no test merge to bind reviews to.
+var ErrNoMergeRef = errors.New("gitlab: no merge ref")
+
+// MergeRef returns the commit of refs/merge-requests/IID/merge: GitLab's
+// test merge of the open merge request iid's head into its target
+// branch's tip (as GitHub's refs/pull/N/merge). client-go has no call for
+// GET merge_ref, so it is made with the client's request builder.
+func (c *Client) MergeRef(ctx context.Context, iid int64) (string, error) {
+	path := fmt.Sprintf("projects/%s/merge_requests/%d/merge_ref", gl.PathEscape(c.project), iid)
+	req, err := c.gl.NewRequest(http.MethodGet, path, nil, []gl.RequestOptionFunc{gl.WithContext(ctx)})
+	if err != nil {
+		return "", fmt.Errorf("gitlab: merge ref of !%d: %v", iid, err)
+	}
+	var out struct {
+		CommitID string `json:"commit_id"`
+	}
+	if _, err := c.gl.Do(req, &out); err != nil {
+		var er *gl.ErrorResponse
+		if errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusBadRequest {
+			why := strings.TrimSuffix(strings.TrimPrefix(er.Message, "{message: "), "}")
+			return "", fmt.Errorf("%w: merge request !%d of %s cannot be merged (%s): resolve its conflicts", ErrNoMergeRef, iid, c.project, why)
+		}
+		return "", c.apiError(fmt.Sprintf("read the merge ref of merge request !%d", iid), err)
+	}
+	if !hexRe().MatchString(out.CommitID) {
+		return "", fmt.Errorf("gitlab: merge request !%d of %s: the API answered a malformed merge ref", iid, c.project)
+	}
+	return out.CommitID, nil
 }
 
 // MergedRequestsOfCommit returns the IIDs of the merge requests of

@@ -204,3 +204,44 @@ func TestMergedRequestsOfCommitPaginated(t *testing.T) {
 		t.Fatalf("bad sha: %v", err)
 	}
 }
+
+// GET merge_ref (not in client-go, made with its request builder): the
+// test merge of an open merge request, or why there is none.
+func TestMergeRef(t *testing.T) {
+	const path = api + "/merge_requests/7/merge_ref"
+	merge := strings.Repeat("9", 40)
+	c := client(t, replay{path: {body: `{"commit_id":"` + merge + `"}`}}, "t0ken")
+	if got, err := c.MergeRef(context.Background(), 7); err != nil || got != merge {
+		t.Fatalf("merge ref: %q, %v", got, err)
+	}
+	for _, tc := range []struct {
+		name  string
+		a     answer
+		token string
+		want  string
+		is    error
+	}{
+		{"conflicts", answer{status: http.StatusBadRequest, body: `{"message":"Merge request is not mergeable"}`}, "t0ken",
+			"gitlab: no merge ref: merge request !7 of acme/widget cannot be merged (Merge request is not mergeable): resolve its conflicts", ErrNoMergeRef},
+		{"not found", answer{status: http.StatusNotFound, body: `{"message":"404 Not found"}`}, "t0ken",
+			"gitlab: read the merge ref of merge request !7 of acme/widget: not found", nil},
+		{"bad token", answer{body: `{}`}, "wrong", "gitlab: read the merge ref of merge request !7 of acme/widget: 401 Unauthorized", nil},
+		{"rate limited", answer{status: http.StatusTooManyRequests, header: map[string]string{"Retry-After": "30"}, body: `{"message":"Retry later"}`}, "t0ken",
+			"read the merge ref of merge request !7 of acme/widget: retry after 30 s", ErrRateLimited},
+		{"malformed", answer{body: `{"commit_id":"abc"}`}, "t0ken", "gitlab: merge request !7 of acme/widget: the API answered a malformed merge ref", nil},
+		{"not json", answer{body: `<html>`}, "t0ken", "gitlab: read the merge ref of merge request !7 of acme/widget:", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := client(t, replay{path: tc.a}, tc.token).MergeRef(context.Background(), 7)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+			if tc.is != nil && !errors.Is(err, tc.is) {
+				t.Fatalf("error %v is not %v", err, tc.is)
+			}
+			if tc.is == nil && errors.Is(err, ErrNoMergeRef) {
+				t.Fatalf("error %v must not say there is no merge ref", err)
+			}
+		})
+	}
+}

@@ -18,6 +18,7 @@ type fakeGitLab struct {
 	head      string
 	state     string
 	merge     string
+	mergeRef  string // refs/merge-requests/1/merge of the open merge request ("" cannot be merged)
 	reset     bool
 	approvals []map[string]any
 	minute    int
@@ -69,6 +70,13 @@ func (g *fakeGitLab) serve(t *testing.T) string {
 				return
 			}
 			json.NewEncoder(w).Encode([]map[string]any{{"id": 901, "iid": 1, "state": "merged", "target_branch": "main"}})
+		case p + "/merge_requests/1/merge_ref":
+			if g.mergeRef == "" {
+				w.WriteHeader(http.StatusBadRequest)
+				fmt.Fprint(w, `{"message":"Merge request is not mergeable"}`)
+				return
+			}
+			json.NewEncoder(w).Encode(map[string]any{"commit_id": g.mergeRef})
 		case p + "/merge_requests/1/approvals":
 			approved := g.approvals
 			if approved == nil {
@@ -176,5 +184,69 @@ func TestForgeGitLabApprovalsAndMerge(t *testing.T) {
 	}
 	if r := ci.run(clone(), "git", "secure", "verify"); r.code != 0 {
 		t.Fatalf("verify in a fresh clone:\n%s", r)
+	}
+}
+
+// Issue 17: an open GitLab merge request whose head does not contain the
+// target's recorded tip (main moved after the branch was made): its
+// approvals bind GitLab's test merge, the commit of
+// refs/merge-requests/1/merge read through GET merge_ref, as GitHub's
+// approvals bind refs/pull/N/merge; merging it is then mergeable.
+func TestForgeGitLabMergeRef(t *testing.T) {
+	srv := startServer(t, trFile)
+	path, url := srv.newRepo("glref.git", false)
+	alice, bob, carol, bridge, ci := newUser(t, "alice"), newUser(t, "bob"), newUser(t, "carol"), newUser(t, "bridge"), newUser(t, "ci")
+	dir := benchRepo(t, alice, "work", url, true)
+	alice.git(dir, "checkout", "-q", "-b", "review/1")
+	head := alice.commit(dir, "f.txt", "merge request 1\n")
+	alice.git(dir, "push", "-q", "origin", "HEAD:refs/heads/review/1")
+	alice.git(dir, "checkout", "-q", "main")
+	// main moves on after the branch was made.
+	alice.commit(dir, "g.txt", "meanwhile\n")
+	alice.git(dir, "push", "-q", "origin", "main")
+	alice.secure(dir, "policy", "add-person", "bob", "--key", bob.key.Public, "--gitlab", "bob.gl")
+	alice.secure(dir, "policy", "add-person", "carol", "--key", carol.key.Public, "--gitlab", "carol_gl")
+	alice.secure(dir, "policy", "add-rule", "reviewed", "--ref", "refs/heads/main", "--allow", "bob", "--allow", "carol", "--threshold", "2")
+	alice.secure(dir, "policy", "remove-rule", "protect-main")
+	alice.secure(dir, "trust", "add-forge-app", "ci-bridge", "--key", bridge.key.Public)
+	alice.secure(dir, "policy", "apply")
+	alice.git(dir, "push", "-q", "origin", "main")
+	server := func(args ...string) string { return strings.TrimSpace(srv.admin.git(path, args...)) }
+	base := server("rev-parse", "refs/heads/main")
+	// GitLab writes its test merge to refs/merge-requests/1/merge.
+	mergeRef := server("commit-tree", server("merge-tree", "--write-tree", base, head), "-p", base, "-p", head, "-m", "Merge branch 'review/1' into 'main'")
+	server("update-ref", "refs/merge-requests/1/merge", mergeRef)
+
+	gl := &fakeGitLab{head: head, state: "opened", reset: true}
+	api := gl.serve(t)
+	gl.approve(22, "bob.gl")
+	gl.approve(23, "carol_gl")
+	record := func() result {
+		d := ci.path(fmt.Sprintf("c-%d", len(gl.mergeRef)))
+		ci.git(ci.sb.Home, "clone", "-q", url, d)
+		ci.git(d, "fetch", "-q", "origin", "+refs/secure/*:refs/secure/*", "refs/merge-requests/1/merge")
+		saved := ci.sb.Extra
+		ci.sb.Extra = append(append([]string{}, saved...), "GITLAB_TOKEN=gl-token", "CI_PROJECT_PATH=acme/widget", "CI_API_V4_URL="+api)
+		defer func() { ci.sb.Extra = saved }()
+		r := ci.run(d, "git", "secure", "forge", "record-approvals", "--gitlab", "--mr", "1", "--key", bridge.key.Private)
+		if r.code == 0 {
+			ci.git(d, "push", "-q", "origin", "refs/secure/attestations")
+		}
+		return r
+	}
+	// No merge ref (GitLab answers 400: conflicts): nothing is recorded,
+	// and the message says to update the merge request.
+	if r := record(); r.code != 1 || !strings.Contains(r.stderr, "does not contain refs/heads/main's recorded tip "+base[:12]+" and the forge made no merge commit: update the pull request") {
+		t.Fatalf("a merge request GitLab cannot merge:\n%s", r)
+	}
+	gl.mergeRef = mergeRef
+	if r := record(); r.code != 0 || !strings.Contains(r.stdout, "refs/heads/main "+base[:12]+".."+mergeRef[:12]) || !strings.Contains(r.stdout, "by carol_gl (carol): approved") {
+		t.Fatalf("approvals of a merge request behind main must bind its merge ref %s:\n%s", mergeRef[:12], r)
+	}
+	d := ci.path("check")
+	ci.git(ci.sb.Home, "clone", "-q", url, d)
+	ci.git(d, "fetch", "-q", "origin", "+refs/secure/*:refs/secure/*", "refs/merge-requests/1/merge")
+	if r := ci.run(d, "git", "secure", "verify", "--mergeable", "main", mergeRef); r.code != 0 || !strings.Contains(r.stdout, "result: satisfied") || !strings.Contains(r.stdout, "carol via gitlab review") {
+		t.Fatalf("merging the merge ref must be mergeable:\n%s", r)
 	}
 }
