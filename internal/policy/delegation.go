@@ -338,13 +338,10 @@ func (p *Policy) decodeRuleFile(name string, data []byte) (*RuleFile, error) {
 	return f, nil
 }
 
-// indexRuleFiles decodes the rule files, checks that they form a tree
-// under targets.json's delegations (each file delegated exactly once, no
-// file left over), decides which files count (signatures) and builds the
-// search order.
-func (p *Policy) indexRuleFiles(raw map[string][]byte) error {
+// decodeRuleFiles decodes raw (file name -> JSON) into p.files, within
+// the limits on their number and total size.
+func (p *Policy) decodeRuleFiles(raw map[string][]byte) error {
 	p.files = map[string]*RuleFile{}
-	p.nodes, p.rulesFor = nil, nil
 	if len(raw) > MaxRuleFiles {
 		return fmt.Errorf("%w: more than %d rule files", ErrMalformed, MaxRuleFiles)
 	}
@@ -363,6 +360,18 @@ func (p *Policy) indexRuleFiles(raw map[string][]byte) error {
 			return err
 		}
 		p.files[name] = f
+	}
+	return nil
+}
+
+// indexRuleFiles decodes the rule files, checks that they form a tree
+// under targets.json's delegations (each file delegated exactly once, no
+// file left over), decides which files count (signatures) and builds the
+// search order.
+func (p *Policy) indexRuleFiles(raw map[string][]byte) error {
+	p.nodes, p.rulesFor = nil, nil
+	if err := p.decodeRuleFiles(raw); err != nil {
+		return err
 	}
 	delegated := map[string]bool{}
 	var walk func(ds []*Delegation, chain []*Delegation, blocked bool) error

@@ -250,6 +250,33 @@ func Decode(msg []byte) (*Entry, error) {
 // with an org line fit.
 const maxFieldLines = 12
 
+// skips reads an annotation's "skip <number> <entry-id>" lines into e.
+func (p *fieldParser) skips(e *Entry) {
+	for *p.err == nil && p.peek("skip") {
+		v := p.next("skip")
+		num, id, ok := strings.Cut(v, " ")
+		if !ok {
+			p.fail("skip must be \"<number> <entry-id>\"")
+			return
+		}
+		n, err := parseNumber(num)
+		if err != nil {
+			p.fail("skip number: " + err.Error())
+			return
+		}
+		h, err := gitrepo.ParseHash(id)
+		if err != nil {
+			p.fail("skip id: " + err.Error())
+			return
+		}
+		if len(e.Skips) >= MaxSkips {
+			p.fail("too many skips")
+			return
+		}
+		e.Skips = append(e.Skips, Skip{Number: n, ID: h})
+	}
+}
+
 // decode is Decode of a message held in a string (an entry's fields are
 // substrings of it).
 func decode(msg string) (*Entry, error) {
@@ -283,29 +310,7 @@ func decode(msg string) (*Entry, error) {
 		e.Old = p.hash("old")
 		e.New = p.hash("new")
 	case TypeAnnotation:
-		for perr == nil && p.peek("skip") {
-			v := p.next("skip")
-			num, id, ok := strings.Cut(v, " ")
-			if !ok {
-				p.fail("skip must be \"<number> <entry-id>\"")
-				break
-			}
-			n, err := parseNumber(num)
-			if err != nil {
-				p.fail("skip number: " + err.Error())
-				break
-			}
-			h, err := gitrepo.ParseHash(id)
-			if err != nil {
-				p.fail("skip id: " + err.Error())
-				break
-			}
-			if len(e.Skips) >= MaxSkips {
-				p.fail("too many skips")
-				break
-			}
-			e.Skips = append(e.Skips, Skip{Number: n, ID: h})
-		}
+		p.skips(e)
 		e.Reason = p.next("reason")
 	default:
 		if perr == nil {
