@@ -18,11 +18,18 @@ func TestRunPolicyEdits(t *testing.T) {
 	r := clitest.New(t)
 	r.Init()
 	ctx := context.Background()
+	var said string
 	for _, name := range []string{"alice", "bob"} {
 		if err := runAddPerson(ctx, &AddPersonOptions{F: r.F(), Args: []string{name}, Keys: []string{r.Pub(name)}}); err != nil {
 			t.Fatal(err)
 		}
-		clitest.Contains(t, "add-person", r.Stdout.String(), "staged: add person "+name, "signatures needed before git secure policy apply")
+		clitest.Contains(t, "add-person", r.Stdout.String(), "staged: add person "+name)
+		said += r.Stdout.String()
+	}
+	// Said once for a staged change, not after every edit of it.
+	clitest.Contains(t, "add-person", said, "signatures needed before git secure policy apply", "git secure policy apply adds your signature")
+	if n := strings.Count(said, "signatures needed"); n != 1 {
+		t.Errorf("two edits of one staged change listed the signatures needed %d times:\n%s", n, said)
 	}
 	if err := runAddRule(ctx, &AddRuleOptions{F: r.F(), Args: []string{"main"}, Refs: []string{"refs/heads/main"}, Allow: []string{"alice", "bob"}, Threshold: 0, ThresholdSet: true}); err == nil || err.Error() != "--threshold must be at least 1" {
 		t.Errorf("add-rule --threshold 0: %v", err)
