@@ -242,6 +242,11 @@ func (e *Entry) appendMessage(b []byte) []byte {
 // Decode parses an entry's commit message strictly: it must be exactly what
 // Encode produces for the fields it holds.
 func Decode(msg []byte) (*Entry, error) {
+	// The bound comes before the copy into a string: a hostile 50 MB
+	// message must not cost 50 MB to refuse (TestHugeEntryMessage).
+	if len(msg) > MaxMessageSize {
+		return nil, fmt.Errorf("%w: message larger than %d bytes", ErrMalformed, MaxMessageSize)
+	}
 	return decode(string(msg))
 }
 
