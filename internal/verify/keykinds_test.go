@@ -14,6 +14,7 @@ import (
 	"github.com/git-secure/git-secure/internal/rsl"
 	"github.com/git-secure/git-secure/internal/sign"
 	"github.com/git-secure/git-secure/internal/testing/keykinds"
+	"github.com/git-secure/git-secure/internal/testing/keylesstest"
 	"github.com/git-secure/git-secure/internal/verify"
 )
 
@@ -37,6 +38,32 @@ var keyKinds = []keyKind{
 		}
 		return pub, "openpgp:" + g.Fingerprint
 	}},
+	{"sigstore-oidc", sigstoreKind},
+}
+
+// sigstoreKind: erin's keyless identity, signed with through gitsign (git
+// config gpg.x509.program: cmd fakegitsign, which signs in offline Rekor
+// mode with a test Fulcio and Rekor), whose instance the policy pins (a
+// root change by alice). Her signatures are real CMS signatures with a
+// Fulcio certificate and an inclusion proof, verified by internal/keyless.
+func sigstoreKind(t *testing.T, f *ScenarioFixture) (ssh.PublicKey, string) {
+	s := keylesstest.New(t)
+	state := t.TempDir()
+	s.Save(t, state)
+	f.S.Git(f.Dir, "config", "gpg.x509.program", keylesstest.BuildFakeGitsign(t, t.TempDir()))
+	t.Setenv("KEYLESSTEST_DIR", state)
+	t.Setenv("KEYLESSTEST_ISSUER", "https://accounts.google.com")
+	t.Setenv("KEYLESSTEST_SUBJECT", "erin@example.com")
+	id := "sigstore-oidc https://accounts.google.com erin@example.com"
+	pub, _, err := sign.ParsePublicKey([]byte(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Stage("pin sigstore", func(p, base *policy.Policy, now time.Time) error {
+		return p.SetSigstore(base, s.FulcioPEM(), s.RekorPEM(), now)
+	})
+	f.Apply("alice")
+	return pub, id
 }
 
 // skKind: a software security key held by an ssh-agent (ssh-add of a
@@ -57,8 +84,8 @@ func skKind(typ string) func(t *testing.T, f *ScenarioFixture) (ssh.PublicKey, s
 	}
 }
 
-// TestKeyKindsEndToEnd: for a security key of each type and an OpenPGP
-// key, person erin's key signs an RSL entry, an approval and a policy
+// TestKeyKindsEndToEnd: for a security key of each type, an OpenPGP key
+// and a keyless Sigstore identity, person erin's key signs an RSL entry, an approval and a policy
 // change (her own rule file, applied by her alone), each verified; then
 // the key is revoked from the next entry on, and her next entry fails
 // verification naming the key.
