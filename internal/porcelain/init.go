@@ -2,6 +2,7 @@ package porcelain
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
@@ -16,6 +17,11 @@ type InitResult struct {
 	PolicyCommit gitrepo.Hash  `json:"policyCommit"`
 	Entries      int           `json:"entries"`
 	Refs         []gitrepo.Ref `json:"refs"`
+	// Remote names the remote whose branches were recorded although no
+	// local branch of that name exists (a fresh clone has one local
+	// branch); RemoteOnly lists them, under their refs/heads/ names.
+	Remote     string        `json:"remote,omitempty"`
+	RemoteOnly []gitrepo.Ref `json:"remoteOnly,omitempty"`
 }
 
 // Init sets a repository up: the signer's key becomes the root key and the
@@ -61,6 +67,11 @@ func (r *Repo) Init(keyFile string) (*InitResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	remote, remoteOnly, err := r.remoteOnlyBranches(refs)
+	if err != nil {
+		return nil, err
+	}
+	refs = append(refs, remoteOnly...)
 	entries := []*rsl.Entry{{Number: 1, Type: rsl.TypeRef, Ref: rsl.PolicyRef, New: pc}}
 	for _, ref := range refs {
 		if err := rsl.ValidateRecordedRef(ref.Name); err != nil {
@@ -81,5 +92,41 @@ func (r *Repo) Init(keyFile string) (*InitResult, error) {
 		}
 		return nil, err
 	}
-	return &InitResult{Fingerprint: sign.Fingerprint(s.PublicKey()), PolicyCommit: pc, Entries: len(entries), Refs: refs}, nil
+	res := &InitResult{Fingerprint: sign.Fingerprint(s.PublicKey()), PolicyCommit: pc, Entries: len(entries), Refs: refs[:len(refs)-len(remoteOnly)]}
+	if len(remoteOnly) > 0 {
+		res.Remote, res.RemoteOnly = remote, remoteOnly
+	}
+	return res, nil
+}
+
+// remoteOnlyBranches lists the branches of the repository's upstream remote
+// (the remote of the current branch, else origin) that have no local branch
+// of the same name, under their refs/heads/ names. In a fresh clone only the
+// default branch is local; the project's other branches would otherwise stay
+// unrecorded, and a rule added for them later would find no entry to judge.
+func (r *Repo) remoteOnlyBranches(local []gitrepo.Ref) (string, []gitrepo.Ref, error) {
+	remote := "origin"
+	if b, err := r.Git.SymbolicRef("HEAD"); err == nil {
+		if up, ok, err := r.Git.ConfigValue("branch." + strings.TrimPrefix(b, "refs/heads/") + ".remote"); err == nil && ok && up != "." {
+			remote = up
+		}
+	}
+	prefix := "refs/remotes/" + remote + "/"
+	tracking, err := r.Git.ListRefs(prefix)
+	if err != nil {
+		return "", nil, fmt.Errorf("init: list the branches of %s: %w", remote, err)
+	}
+	have := make(map[string]bool, len(local))
+	for _, ref := range local {
+		have[ref.Name] = true
+	}
+	var out []gitrepo.Ref
+	for _, ref := range tracking {
+		name := "refs/heads/" + strings.TrimPrefix(ref.Name, prefix)
+		if name == "refs/heads/HEAD" || have[name] {
+			continue
+		}
+		out = append(out, gitrepo.Ref{Name: name, Hash: ref.Hash})
+	}
+	return remote, out, nil
 }

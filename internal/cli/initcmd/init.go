@@ -30,8 +30,10 @@ func NewCmdInit(f *factory.Factory) *cli.Command {
 		Usage: "set this repository up: your key becomes the root and rules key, every branch and tag is recorded",
 		Description: `Writes the first policy (refs/secure/policy), with your key as the only root key
 and rules key (threshold 1), and starts the log (refs/secure/rsl) with one entry
-for the policy and one for every existing branch and tag. History before init is
-the accepted starting point. Nothing is protected until you add rules.`,
+for the policy and one for every existing branch and tag. In a clone, the
+branches of the upstream remote (the current branch's remote, else origin) that
+have no local branch are recorded too, at the remote-tracking tips: run git fetch
+first so that they are current. History before init is the accepted starting point. Nothing is protected until you add rules.`,
 		Flags: []cli.Flag{cmdutil.KeyFlag, cmdutil.JSONFlag, &cli.BoolFlag{Name: "no-hooks", Usage: "do not install the hooks and remote helper (git secure hooks install)"}},
 		Action: func(c *cli.Context) error {
 			return runInit(c.Context, &Options{F: f, Key: c.String("key"), JSON: c.Bool("json"), NoHooks: c.Bool("no-hooks")})
@@ -58,6 +60,17 @@ func runInit(_ context.Context, opts *Options) error {
 	}
 	f.Out("Initialized git-secure with root and rules key %s.\n", res.Fingerprint)
 	f.Out("Recorded %d entries: the policy and %d refs.\n", res.Entries, res.Entries-1)
+	if n := len(res.RemoteOnly); n > 0 {
+		f.Out("%d of them are branches of %s with no local branch (a fresh clone has one), recorded at %s's tips:", n, res.Remote, res.Remote)
+		for i, ref := range res.RemoteOnly {
+			if i == 5 {
+				f.Out(" and %d more", n-i)
+				break
+			}
+			f.Out(" %s", strings.TrimPrefix(ref.Name, "refs/heads/"))
+		}
+		f.Out(".\n")
+	}
 	if in != nil {
 		hookscmd.ReportInstall(f, in)
 	}

@@ -30,3 +30,53 @@ func TestRunInit(t *testing.T) {
 		t.Errorf("second init: %v", err)
 	}
 }
+
+// TestRunInitRecordsRemoteOnlyBranches: in a clone, the upstream remote's
+// branches that have no local branch are recorded too (a rule added for
+// them later must find an entry to judge), under refs/heads/ names, and
+// only those of the current branch's remote.
+func TestRunInitRecordsRemoteOnlyBranches(t *testing.T) {
+	tests := []struct {
+		name, upstream string
+		want, absent   []string
+		say            string
+	}{
+		{"origin by default", "", []string{"refs/heads/dev", "refs/heads/release/1"}, []string{"refs/heads/HEAD", "refs/heads/other"},
+			"2 of them are branches of origin with no local branch (a fresh clone has one), recorded at origin's tips: dev release/1."},
+		{"the current branch's remote", "upstream", []string{"refs/heads/other"}, []string{"refs/heads/dev", "refs/heads/release/1"},
+			"1 of them are branches of upstream with no local branch"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := clitest.New(t)
+			head := r.Git("rev-parse", "HEAD")
+			cur := r.Git("symbolic-ref", "--short", "HEAD")
+			for _, ref := range []string{"refs/remotes/origin/dev", "refs/remotes/origin/release/1", "refs/remotes/origin/" + cur, "refs/remotes/upstream/other"} {
+				r.Git("update-ref", ref, head+"~1")
+			}
+			r.Git("symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/"+cur)
+			if tt.upstream != "" {
+				r.Git("config", "branch."+cur+".remote", tt.upstream)
+			}
+			if err := runInit(context.Background(), &Options{F: r.F(), Key: r.Priv("alice"), NoHooks: true}); err != nil {
+				t.Fatal(err)
+			}
+			clitest.Contains(t, "init output", r.Stdout.String(), tt.say)
+			log := r.Git("log", "--format=%B", "refs/secure/rsl")
+			for _, ref := range tt.want {
+				if !strings.Contains(log, "ref: "+ref+"\n") {
+					t.Errorf("%s not recorded; log:\n%s", ref, log)
+				}
+			}
+			for _, ref := range append(tt.absent, "refs/remotes/") {
+				if strings.Contains(log, "ref: "+ref) {
+					t.Errorf("%s recorded; log:\n%s", ref, log)
+				}
+			}
+			// The local branch keeps its own tip, not the remote's older one.
+			if !strings.Contains(log, "ref: refs/heads/"+cur+"\n") || strings.Count(log, "ref: refs/heads/"+cur+"\n") != 1 {
+				t.Errorf("refs/heads/%s recorded other than once:\n%s", cur, log)
+			}
+		})
+	}
+}
