@@ -33,8 +33,9 @@ type Explanation struct {
 	Protected bool                   `json:"protected"`
 }
 
-// ExplainedRule is one rule that covers the ref.
-type ExplainedRule struct {
+// RuleDoc describes a rule for people and machines: policy list --json
+// lists it as is, explain and verify --mergeable with what they found.
+type RuleDoc struct {
 	Name      string   `json:"name"`
 	Refs      []string `json:"refs,omitempty"`
 	Paths     []string `json:"paths,omitempty"`
@@ -42,13 +43,28 @@ type ExplainedRule struct {
 	Threshold int      `json:"threshold"`
 	Require   []string `json:"require,omitempty"`
 	TestsBy   []string `json:"requireTestsBy,omitempty"`
+	// TreeApprovals: approvals bound to the new commit's tree count.
+	TreeApprovals bool `json:"treeApprovals,omitempty"`
+	// SignedPush: every entry needs a push certificate (git push --signed).
+	SignedPush bool `json:"requireSignedPush,omitempty"`
 	// EveryRef: an older path rule without ref patterns that covers every
 	// ref (policy.Rule.EveryRef).
 	EveryRef bool `json:"everyRef,omitempty"`
-	// TreeApprovals: approvals bound to the new commit's tree count.
-	TreeApprovals bool `json:"treeApprovals,omitempty"`
-	// SignedPush: the entry needs a push certificate (git push --signed).
-	SignedPush bool     `json:"requireSignedPush,omitempty"`
+}
+
+// NewRuleDoc describes r.
+func NewRuleDoc(r *policy.Rule) RuleDoc {
+	d := RuleDoc{Name: r.Name, Refs: r.Refs, Paths: r.Paths, Allow: r.Allow, Threshold: r.Threshold, TestsBy: r.TestsBy,
+		TreeApprovals: r.TreeApprovals, SignedPush: r.SignedPush, EveryRef: r.EveryRef}
+	for _, q := range r.Require {
+		d.Require = append(d.Require, q.String())
+	}
+	return d
+}
+
+// ExplainedRule is one rule that covers the ref.
+type ExplainedRule struct {
+	RuleDoc
 	Applies    bool     `json:"applies"`          // to the update explained (path rules only when protected files change)
 	Signed     []string `json:"signed,omitempty"` // persons counted
 	Files      []string `json:"files,omitempty"`  // protected files the update changes
@@ -109,11 +125,7 @@ func (r *Repo) evaluate(x *Explanation, pol *policy.Policy, rslTip gitrepo.Hash)
 		applied[rd.Rule.Name] = rd
 	}
 	for _, rule := range pol.RulesFor(ref) {
-		er := ExplainedRule{Name: rule.Name, Refs: rule.Refs, Paths: rule.Paths, Allow: rule.Allow, Threshold: rule.Threshold, TestsBy: rule.TestsBy, EveryRef: rule.EveryRef,
-			TreeApprovals: rule.TreeApprovals, SignedPush: rule.SignedPush, Chain: rule.Chain, Untrusted: rule.Untrusted}
-		for _, q := range rule.Require {
-			er.Require = append(er.Require, q.String())
-		}
+		er := ExplainedRule{RuleDoc: NewRuleDoc(rule), Chain: rule.Chain, Untrusted: rule.Untrusted}
 		if rd, ok := applied[rule.Name]; ok {
 			er.Applies, er.Signed, er.Files = true, rd.Signed, rd.Paths
 			if rule.SignedPush && x.Pending {

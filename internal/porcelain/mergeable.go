@@ -44,7 +44,7 @@ func (r *Repo) Mergeable(base, head, signer string) (*Explanation, error) {
 		x.Satisfied = true
 		x.Protected = pol.Protected(ref)
 		for _, rule := range pol.RulesFor(ref) {
-			x.Rules = append(x.Rules, ExplainedRule{Name: rule.Name, Refs: rule.Refs, Paths: rule.Paths, Allow: rule.Allow, Threshold: rule.Threshold, TestsBy: rule.TestsBy, EveryRef: rule.EveryRef})
+			x.Rules = append(x.Rules, ExplainedRule{RuleDoc: RuleDoc{Name: rule.Name, Refs: rule.Refs, Paths: rule.Paths, Allow: rule.Allow, Threshold: rule.Threshold, TestsBy: rule.TestsBy, EveryRef: rule.EveryRef}})
 		}
 		return x, nil
 	}

@@ -114,11 +114,7 @@ published for review, fetch it first (git fetch).`,
 
 func runApprove(_ context.Context, opts *ApproveOptions) error {
 	f := opts.F
-	r, err := f.Repo()
-	if err != nil {
-		return err
-	}
-	ref, err := r.FullRefName(opts.Ref)
+	r, ref, err := f.RepoRef(opts.Ref)
 	if err != nil {
 		return err
 	}

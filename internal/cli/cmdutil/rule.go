@@ -7,27 +7,9 @@ import (
 	"github.com/git-secure/git-secure/internal/porcelain"
 )
 
-// RuleJSON is one rule in policy list --json; RuleSummary describes it
-// for people (policy list, explain).
-type RuleJSON struct {
-	Name      string   `json:"name"`
-	Refs      []string `json:"refs,omitempty"`
-	Paths     []string `json:"paths,omitempty"`
-	Allow     []string `json:"allow"`
-	Threshold int      `json:"threshold"`
-	Require   []string `json:"require,omitempty"`
-	TestsBy   []string `json:"requireTestsBy,omitempty"`
-	// TreeApprovals: approvals bound to the new tree count.
-	TreeApprovals bool `json:"treeApprovals,omitempty"`
-	// SignedPush: every entry needs a push certificate (git push --signed).
-	SignedPush bool `json:"requireSignedPush,omitempty"`
-	// EveryRef: a path rule without ref patterns signed before path rules
-	// were scoped; it judges every ref.
-	EveryRef bool `json:"everyRef,omitempty"`
-}
-
-// RuleSummary describes what a rule protects and what it needs, in one line.
-func RuleSummary(r RuleJSON) string {
+// RuleSummary describes what a rule protects and what it needs, in one
+// line (policy list, explain, verify --mergeable).
+func RuleSummary(r porcelain.RuleDoc) string {
 	var what []string
 	for _, x := range r.Refs {
 		what = append(what, "ref "+x)
@@ -56,10 +38,4 @@ func RuleSummary(r RuleJSON) string {
 		line += "; pushed with git push --signed"
 	}
 	return line
-}
-
-// ExplainedRuleSummary is RuleSummary for a rule explain evaluated.
-func ExplainedRuleSummary(r porcelain.ExplainedRule) string {
-	return RuleSummary(RuleJSON{Refs: r.Refs, Paths: r.Paths, Allow: r.Allow, Threshold: r.Threshold, Require: r.Require, TestsBy: r.TestsBy,
-		TreeApprovals: r.TreeApprovals, SignedPush: r.SignedPush, EveryRef: r.EveryRef})
 }

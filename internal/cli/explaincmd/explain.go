@@ -92,7 +92,7 @@ func PrintExplanation(f *factory.Factory, x *porcelain.Explanation) {
 		f.Out("no rule protects %s: anyone in the policy may record it\n", x.Ref)
 	}
 	for _, r := range x.Rules {
-		f.Out("rule %s %s\n", r.Name, cmdutil.ExplainedRuleSummary(r))
+		f.Out("rule %s %s\n", r.Name, cmdutil.RuleSummary(r.RuleDoc))
 		if len(r.Chain) > 0 {
 			f.Out("  delegated: %s\n", strings.Join(append([]string{"rules keys"}, r.Chain...), " -> "))
 		}

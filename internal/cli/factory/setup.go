@@ -39,7 +39,17 @@ func (f *Factory) SetUp() (*porcelain.Repo, error) {
 // SetUpRef is SetUp, then name resolved to the ref the log records (main
 // is refs/heads/main, or refs/tags/main when only that exists).
 func (f *Factory) SetUpRef(name string) (*porcelain.Repo, string, error) {
-	r, err := f.SetUp()
+	return f.openRef(f.SetUp, name)
+}
+
+// RepoRef is Repo, then name resolved as SetUpRef does, for a command
+// that may itself bring the log (approve fetches first).
+func (f *Factory) RepoRef(name string) (*porcelain.Repo, string, error) {
+	return f.openRef(f.Repo, name)
+}
+
+func (f *Factory) openRef(open func() (*porcelain.Repo, error), name string) (*porcelain.Repo, string, error) {
+	r, err := open()
 	if err != nil {
 		return nil, "", err
 	}

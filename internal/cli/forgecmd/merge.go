@@ -74,11 +74,7 @@ Push the store and the log afterwards:
 
 func runRecordMerge(ctx context.Context, opts *RecordMergeOptions) error {
 	f := opts.F
-	r, err := f.Repo()
-	if err != nil {
-		return err
-	}
-	ref, err := r.FullRefName(opts.Ref)
+	r, ref, err := f.RepoRef(opts.Ref)
 	if err != nil {
 		return err
 	}

@@ -91,33 +91,6 @@ func runDelegate(_ context.Context, opts *DelegateOptions) error {
 	})
 }
 
-// RemoveDelegationOptions are the arguments of policy remove-delegation.
-type RemoveDelegationOptions struct {
-	F    *factory.Factory
-	Args []string // NAME
-}
-
-func newCmdRemoveDelegation(f *factory.Factory) *cli.Command {
-	return &cli.Command{
-		Name:      "remove-delegation",
-		Usage:     "remove a delegation, its rule file and every file below it",
-		ArgsUsage: "NAME",
-		Action: func(c *cli.Context) error {
-			return runRemoveDelegation(c.Context, &RemoveDelegationOptions{F: f, Args: c.Args().Slice()})
-		},
-	}
-}
-
-func runRemoveDelegation(_ context.Context, opts *RemoveDelegationOptions) error {
-	if len(opts.Args) != 1 {
-		return report.Usagef("remove-delegation takes exactly one NAME")
-	}
-	name := opts.Args[0]
-	return cmdutil.Stage(opts.F, "remove delegation "+name, func(p, base *policy.Policy, now time.Time) error {
-		return p.RemoveDelegation(base, name, now)
-	})
-}
-
 // signerGroups turns --key values into persons and teams: a name or
 // team:NAME as given, a public key file into the person who owns it.
 func signerGroups(p *policy.Policy, keys []string) ([]string, error) {
@@ -158,7 +131,7 @@ type DelegationJSON struct {
 	SignedBy    []string           `json:"signedBy"`
 	Untrusted   string             `json:"untrusted,omitempty"`
 	Outside     []string           `json:"outside,omitempty"`
-	Rules       []cmdutil.RuleJSON `json:"rules"`
+	Rules       []porcelain.RuleDoc `json:"rules"`
 }
 
 // newDelegationsJSON lists p's rule files in search order.
@@ -167,25 +140,16 @@ func newDelegationsJSON(p *policy.Policy) []DelegationJSON {
 	for _, f := range p.RuleFiles() {
 		d, _ := p.Delegation(f.Name)
 		j := DelegationJSON{Name: d.Name, Parent: d.Parent, Chain: p.Chain(d.Name), Refs: d.Refs, Paths: d.Paths, Signers: d.Signers,
-			Threshold: d.Threshold, Terminating: d.Terminating, SignedBy: f.SignedBy, Untrusted: f.Untrusted, Outside: f.Outside, Rules: []cmdutil.RuleJSON{}}
+			Threshold: d.Threshold, Terminating: d.Terminating, SignedBy: f.SignedBy, Untrusted: f.Untrusted, Outside: f.Outside, Rules: []porcelain.RuleDoc{}}
 		if f.Meta != nil {
 			j.Version = f.Meta.Signed.Version
 		}
 		for _, r := range f.Rules {
-			j.Rules = append(j.Rules, newRuleJSON(r))
+			j.Rules = append(j.Rules, porcelain.NewRuleDoc(r))
 		}
 		out = append(out, j)
 	}
 	return out
-}
-
-// newRuleJSON is policy list's document of one rule.
-func newRuleJSON(r *policy.Rule) cmdutil.RuleJSON {
-	rj := cmdutil.RuleJSON{Name: r.Name, Refs: r.Refs, Paths: r.Paths, Allow: r.Allow, Threshold: r.Threshold, TestsBy: r.TestsBy, TreeApprovals: r.TreeApprovals, SignedPush: r.SignedPush, EveryRef: r.EveryRef}
-	for _, q := range r.Require {
-		rj.Require = append(rj.Require, q.String())
-	}
-	return rj
 }
 
 // printDelegations prints the rule files ds (only the named file's when

@@ -22,8 +22,8 @@ type SetFreshnessOptions struct {
 	MaxAge    time.Duration
 }
 
-// newCmdSetFreshness and newCmdRemoveFreshness set and remove freshness:
-// root changes, signed like any other.
+// newCmdSetFreshness sets freshness (policy remove-freshness removes it):
+// a root change, signed like any other.
 func newCmdSetFreshness(f *factory.Factory) *cli.Command {
 	return &cli.Command{
 		Name:  "set-freshness",
@@ -54,31 +54,6 @@ func runSetFreshness(_ context.Context, opts *SetFreshnessOptions) error {
 	n, age := opts.Threshold, opts.MaxAge
 	return cmdutil.Stage(opts.F, "set freshness (max age "+age.String()+")", func(p, base *policy.Policy, now time.Time) error {
 		return p.SetFreshness(base, keys, n, age, now)
-	})
-}
-
-// RemoveFreshnessOptions are the arguments of policy remove-freshness.
-type RemoveFreshnessOptions struct {
-	F    *factory.Factory
-	Args []string // none
-}
-
-func newCmdRemoveFreshness(f *factory.Factory) *cli.Command {
-	return &cli.Command{
-		Name:  "remove-freshness",
-		Usage: "stop requiring freshness statements (a root change)",
-		Action: func(c *cli.Context) error {
-			return runRemoveFreshness(c.Context, &RemoveFreshnessOptions{F: f, Args: c.Args().Slice()})
-		},
-	}
-}
-
-func runRemoveFreshness(_ context.Context, opts *RemoveFreshnessOptions) error {
-	if len(opts.Args) != 0 {
-		return report.Usagef("remove-freshness takes no arguments")
-	}
-	return cmdutil.Stage(opts.F, "remove freshness", func(p, base *policy.Policy, now time.Time) error {
-		return p.RemoveFreshness(base, now)
 	})
 }
 

@@ -91,7 +91,7 @@ type PolicyJSON struct {
 	RulesThresh   int                `json:"rulesThreshold"`
 	Persons       []personJSON       `json:"persons"`
 	Teams         []teamJSON         `json:"teams"`
-	Rules         []cmdutil.RuleJSON `json:"rules"`
+	Rules         []porcelain.RuleDoc `json:"rules"`
 	GlobalRules   []globalJSON       `json:"globalRules"`
 	Revoked       []revokeJSON       `json:"revokedKeys"`
 	Staged        bool               `json:"staged"`
@@ -130,7 +130,7 @@ type personJSON struct {
 func newPolicyJSON(p *policy.Policy, st *porcelain.Staged) PolicyJSON {
 	j := PolicyJSON{RootVersion: p.Root.Signed.Version, RulesVersion: p.Targets.Signed.Version,
 		RootExpires: p.Root.Signed.Expires, RulesExpires: p.Targets.Signed.Expires, Staged: st.Changed(),
-		Persons: []personJSON{}, Rules: []cmdutil.RuleJSON{}, Teams: []teamJSON{}, GlobalRules: []globalJSON{}, Revoked: []revokeJSON{}}
+		Persons: []personJSON{}, Rules: []porcelain.RuleDoc{}, Teams: []teamJSON{}, GlobalRules: []globalJSON{}, Revoked: []revokeJSON{}}
 	for _, t := range p.Teams() {
 		j.Teams = append(j.Teams, teamJSON{Name: t.Name, Members: t.Members})
 	}
@@ -160,11 +160,7 @@ func newPolicyJSON(p *policy.Policy, st *porcelain.Staged) PolicyJSON {
 		j.Persons = append(j.Persons, pj)
 	}
 	for _, r := range p.Rules() {
-		rj := cmdutil.RuleJSON{Name: r.Name, Refs: r.Refs, Paths: r.Paths, Allow: r.Allow, Threshold: r.Threshold, TestsBy: r.TestsBy, TreeApprovals: r.TreeApprovals, SignedPush: r.SignedPush, EveryRef: r.EveryRef}
-		for _, q := range r.Require {
-			rj.Require = append(rj.Require, q.String())
-		}
-		j.Rules = append(j.Rules, rj)
+		j.Rules = append(j.Rules, porcelain.NewRuleDoc(r))
 	}
 	if ds := newDelegationsJSON(p); len(ds) > 0 {
 		j.Delegations = ds

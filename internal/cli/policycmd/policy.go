@@ -27,62 +27,28 @@ signature, "policy apply" signs if needed and puts the change in force once the
 rules keys' threshold (and, for root changes, the root thresholds) are met.`,
 		Subcommands: []*cli.Command{
 			newCmdAddPerson(f),
-			newCmdRemove(f, "remove-person", "remove a person (refused while a rule allows them)", "remove person ", (*policy.Policy).RemovePerson),
+			cmdutil.NewCmdRemove(f, "remove-person", "remove a person (refused while a rule allows them)", "remove person ", (*policy.Policy).RemovePerson),
 			newCmdAddKey(f),
 			newCmdRemoveKey(f),
 			newCmdAddRule(f),
 			newCmdAddTeam(f),
-			newCmdRemove(f, "remove-team", "remove a team no rule names", "remove team ", (*policy.Policy).RemoveTeam),
+			cmdutil.NewCmdRemove(f, "remove-team", "remove a team no rule names", "remove team ", (*policy.Policy).RemoveTeam),
 			newCmdAddGlobalRule(f),
-			newCmdRemove(f, "remove-global-rule", "remove a global rule", "remove global rule ", (*policy.Policy).RemoveGlobalRule),
+			cmdutil.NewCmdRemove(f, "remove-global-rule", "remove a global rule", "remove global rule ", (*policy.Policy).RemoveGlobalRule),
 			newCmdRemoveRule(f),
 			newCmdList(f),
 			newCmdSign(f),
 			newCmdApply(f),
 			newCmdDelegate(f),
-			newCmdRemoveDelegation(f),
+			cmdutil.NewCmdRemove(f, "remove-delegation", "remove a delegation, its rule file and every file below it", "remove delegation ", (*policy.Policy).RemoveDelegation),
 			newCmdRenew(f),
 			newCmdCheck(f),
 			newCmdDiscard(f),
 			newCmdSetFreshness(f),
 			newCmdInherit(f),
-			newCmdRemoveFreshness(f),
+			cmdutil.NewCmdRemoveSetting(f, "remove-freshness", "stop requiring freshness statements (a root change)", "remove freshness", (*policy.Policy).RemoveFreshness),
 		},
 	}
-}
-
-// RemoveOptions name what a remove-* command removes.
-type RemoveOptions struct {
-	F *factory.Factory
-	// Command is the command's name, for its usage error.
-	Command string
-	Args    []string // NAME
-	// What describes the change, followed by the name ("remove rule ").
-	What   string
-	Remove func(p, base *policy.Policy, name string, now time.Time) error
-}
-
-// newCmdRemove is a command that removes one NAME (a person, team, rule
-// or global rule) from the policy.
-func newCmdRemove(f *factory.Factory, name, usage, what string, remove func(p, base *policy.Policy, name string, now time.Time) error) *cli.Command {
-	return &cli.Command{
-		Name:      name,
-		Usage:     usage,
-		ArgsUsage: "NAME",
-		Action: func(c *cli.Context) error {
-			return runRemove(c.Context, &RemoveOptions{F: f, Command: name, Args: c.Args().Slice(), What: what, Remove: remove})
-		},
-	}
-}
-
-func runRemove(_ context.Context, opts *RemoveOptions) error {
-	if len(opts.Args) != 1 {
-		return report.Usagef("%s takes exactly one NAME", opts.Command)
-	}
-	name := opts.Args[0]
-	return cmdutil.Stage(opts.F, opts.What+name, func(p, base *policy.Policy, now time.Time) error {
-		return opts.Remove(p, base, name, now)
-	})
 }
 
 // RemoveRuleOptions are the arguments and flags of policy remove-rule.

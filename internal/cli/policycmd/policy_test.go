@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/git-secure/git-secure/internal/cli/cmdutil"
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/report"
 	"github.com/git-secure/git-secure/internal/testing/clitest"
@@ -37,7 +38,7 @@ func TestRunPolicyEdits(t *testing.T) {
 	if err := runAddRule(ctx, &AddRuleOptions{F: r.F(), Args: []string{"main"}, Refs: []string{"**"}, Allow: []string{"alice", "bob"}, Threshold: 2, ThresholdSet: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := runRemove(ctx, &RemoveOptions{F: r.F(), Command: "remove-rule", What: "remove rule ", Remove: (*policy.Policy).RemoveRule}); err == nil || err.Error() != "remove-rule takes exactly one NAME" {
+	if err := cmdutil.RunRemove(ctx, &cmdutil.RemoveOptions{F: r.F(), Command: "remove-rule", Named: true, What: "remove rule ", Remove: (*policy.Policy).RemoveRule}); err == nil || err.Error() != "remove-rule takes exactly one NAME" {
 		t.Errorf("remove-rule without NAME: %v", err)
 	}
 

@@ -52,30 +52,3 @@ func runAddForgeApp(_ context.Context, opts *AddForgeAppOptions) error {
 		return p.AddForgeApp(base, name, pub, now)
 	})
 }
-
-// RemoveForgeAppOptions is the argument of trust remove-forge-app.
-type RemoveForgeAppOptions struct {
-	F    *factory.Factory
-	Args []string // NAME
-}
-
-func newCmdRemoveForgeApp(f *factory.Factory) *cli.Command {
-	return &cli.Command{
-		Name:      "remove-forge-app",
-		Usage:     "stop trusting a forge bridge (a root change)",
-		ArgsUsage: "NAME",
-		Action: func(c *cli.Context) error {
-			return runRemoveForgeApp(c.Context, &RemoveForgeAppOptions{F: f, Args: c.Args().Slice()})
-		},
-	}
-}
-
-func runRemoveForgeApp(_ context.Context, opts *RemoveForgeAppOptions) error {
-	if len(opts.Args) != 1 {
-		return report.Usagef("remove-forge-app takes exactly one NAME")
-	}
-	name := opts.Args[0]
-	return cmdutil.Stage(opts.F, "remove forge app "+name, func(p, base *policy.Policy, now time.Time) error {
-		return p.RemoveForgeApp(base, name, now)
-	})
-}

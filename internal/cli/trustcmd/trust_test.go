@@ -6,6 +6,8 @@ import (
 
 	"github.com/theupdateframework/go-tuf/v2/metadata"
 
+	"github.com/git-secure/git-secure/internal/cli/cmdutil"
+	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/report"
 	"github.com/git-secure/git-secure/internal/testing/clitest"
 )
@@ -47,10 +49,10 @@ func TestRunForgeApps(t *testing.T) {
 		t.Fatal(err)
 	}
 	clitest.Contains(t, "add-forge-app", r.Stdout.String(), "staged: add forge app ci "+r.FP("carol"))
-	if err := runRemoveForgeApp(ctx, &RemoveForgeAppOptions{F: r.F(), Args: []string{"ci", "x"}}); err == nil || err.Error() != "remove-forge-app takes exactly one NAME" {
+	if err := cmdutil.RunRemove(ctx, &cmdutil.RemoveOptions{F: r.F(), Command: "remove-forge-app", Args: []string{"ci", "x"}, Named: true, What: "remove forge app ", Remove: (*policy.Policy).RemoveForgeApp}); err == nil || err.Error() != "remove-forge-app takes exactly one NAME" {
 		t.Errorf("remove-forge-app ci x: %v", err)
 	}
-	if err := runRemoveForgeApp(ctx, &RemoveForgeAppOptions{F: r.F(), Args: []string{"ci"}}); err != nil {
+	if err := cmdutil.RunRemove(ctx, &cmdutil.RemoveOptions{F: r.F(), Command: "remove-forge-app", Args: []string{"ci"}, Named: true, What: "remove forge app ", Remove: (*policy.Policy).RemoveForgeApp}); err != nil {
 		t.Fatal(err)
 	}
 	clitest.Contains(t, "remove-forge-app", r.Stdout.String(), "staged: remove forge app ci")

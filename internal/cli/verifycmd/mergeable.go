@@ -128,7 +128,7 @@ func writeMergeableMarkdown(w io.Writer, x *porcelain.Explanation) error {
 		fmt.Fprintf(&b, "| (none) | no rule protects %s | | | |\n", mdText(x.Ref))
 	}
 	for _, r := range x.Rules {
-		needs := cmdutil.ExplainedRuleSummary(r)
+		needs := cmdutil.RuleSummary(r.RuleDoc)
 		counted, missing, fix := "", "", ""
 		switch {
 		case !r.Applies:

@@ -15,7 +15,7 @@ import (
 // forge renders: no cell break, no HTML, no link, no code-span escape.
 func TestMergeableMarkdownEscapes(t *testing.T) {
 	x := &porcelain.Explanation{Ref: "refs/heads/main", Approved: []string{"bob"},
-		Rules: []porcelain.ExplainedRule{{Name: "docs", Paths: []string{"doc/**"}, Allow: []string{"bob"}, Threshold: 2, Applies: true, Signed: []string{"bob"}}},
+		Rules: []porcelain.ExplainedRule{{RuleDoc: porcelain.RuleDoc{Name: "docs", Paths: []string{"doc/**"}, Allow: []string{"bob"}, Threshold: 2}, Applies: true, Signed: []string{"bob"}}},
 		Failures: []porcelain.ExplainedFailure{
 			{Rule: "docs", Detail: "needs 2; changed: a|b.txt <img src=x> [x](http://e)\nnext", Next: "git secure attest approve `rm -rf` | x"},
 			{Rule: "", Detail: "global <b>", Next: ""},
