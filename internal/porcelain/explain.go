@@ -65,9 +65,9 @@ func NewRuleDoc(r *policy.Rule) RuleDoc {
 // ExplainedRule is one rule that covers the ref.
 type ExplainedRule struct {
 	RuleDoc
-	Applies    bool     `json:"applies"`          // to the update explained (path rules only when protected files change)
-	Signed     []string `json:"signed,omitempty"` // persons counted
-	Files      []string `json:"files,omitempty"`  // protected files the update changes
+	Applies bool     `json:"applies"`          // to the update explained (path rules only when protected files change)
+	Signed  []string `json:"signed,omitempty"` // persons counted
+	Files   []string `json:"files,omitempty"`  // protected files the update changes
 	// Chain names the delegations from the top-level rules down to the
 	// rule file that holds the rule (empty for a top-level rule).
 	Chain []string `json:"chain,omitempty"`

@@ -119,18 +119,18 @@ func signerGroups(p *policy.Policy, keys []string) ([]string, error) {
 // DelegationJSON is one rule file in policy list --json (and the whole
 // document of policy list --file NAME --json).
 type DelegationJSON struct {
-	Name        string             `json:"name"`
-	Parent      string             `json:"parent,omitempty"`
-	Chain       []string           `json:"chain"`
-	Refs        []string           `json:"refs,omitempty"`
-	Paths       []string           `json:"paths,omitempty"`
-	Signers     []string           `json:"signers"`
-	Threshold   int                `json:"threshold"`
-	Terminating bool               `json:"terminating,omitempty"`
-	Version     int64              `json:"version"`
-	SignedBy    []string           `json:"signedBy"`
-	Untrusted   string             `json:"untrusted,omitempty"`
-	Outside     []string           `json:"outside,omitempty"`
+	Name        string              `json:"name"`
+	Parent      string              `json:"parent,omitempty"`
+	Chain       []string            `json:"chain"`
+	Refs        []string            `json:"refs,omitempty"`
+	Paths       []string            `json:"paths,omitempty"`
+	Signers     []string            `json:"signers"`
+	Threshold   int                 `json:"threshold"`
+	Terminating bool                `json:"terminating,omitempty"`
+	Version     int64               `json:"version"`
+	SignedBy    []string            `json:"signedBy"`
+	Untrusted   string              `json:"untrusted,omitempty"`
+	Outside     []string            `json:"outside,omitempty"`
 	Rules       []porcelain.RuleDoc `json:"rules"`
 }
 

@@ -81,21 +81,21 @@ func printStagedOrigin(f *factory.Factory, r *porcelain.Repo, st *porcelain.Stag
 
 // PolicyJSON is the document policy list --json writes.
 type PolicyJSON struct {
-	RootVersion   int64              `json:"rootVersion"`
-	RulesVersion  int64              `json:"rulesVersion"`
-	RootExpires   time.Time          `json:"rootExpires"`
-	RulesExpires  time.Time          `json:"rulesExpires"`
-	RootKeys      []string           `json:"rootKeys"`
-	RootThreshold int                `json:"rootThreshold"`
-	RulesKeys     []string           `json:"rulesKeys"`
-	RulesThresh   int                `json:"rulesThreshold"`
-	Persons       []personJSON       `json:"persons"`
-	Teams         []teamJSON         `json:"teams"`
+	RootVersion   int64               `json:"rootVersion"`
+	RulesVersion  int64               `json:"rulesVersion"`
+	RootExpires   time.Time           `json:"rootExpires"`
+	RulesExpires  time.Time           `json:"rulesExpires"`
+	RootKeys      []string            `json:"rootKeys"`
+	RootThreshold int                 `json:"rootThreshold"`
+	RulesKeys     []string            `json:"rulesKeys"`
+	RulesThresh   int                 `json:"rulesThreshold"`
+	Persons       []personJSON        `json:"persons"`
+	Teams         []teamJSON          `json:"teams"`
 	Rules         []porcelain.RuleDoc `json:"rules"`
-	GlobalRules   []globalJSON       `json:"globalRules"`
-	Revoked       []revokeJSON       `json:"revokedKeys"`
-	Staged        bool               `json:"staged"`
-	Freshness     *freshJSON         `json:"freshness,omitempty"`
+	GlobalRules   []globalJSON        `json:"globalRules"`
+	Revoked       []revokeJSON        `json:"revokedKeys"`
+	Staged        bool                `json:"staged"`
+	Freshness     *freshJSON          `json:"freshness,omitempty"`
 	// Delegations are the rule files, in search order.
 	Delegations []DelegationJSON `json:"delegations,omitempty"`
 }
