@@ -415,10 +415,15 @@ func (c *Context) judgePush(failed *verify.Failed, st *pushState) error {
 			c.say("hint: send it in the same push as the log (git push origin %s); git-remote-secure (git secure hooks install) adds every recorded ref the server lacks by itself", p.Ref)
 			continue
 		}
-		report.Printer{W: c.Stderr}.Problem("rejected", p, p.Hint)
+		hint := p.Hint
 		if errors.Is(p, verify.ErrUnrecorded) && st.pushed[p.Ref] {
+			// verify's hint (record it, or restore the ref) is for a
+			// clone; here the push itself is what lacks an entry, and
+			// the pusher may not have git-secure at all.
 			unrecorded = true
+			hint = fmt.Sprintf("this push changes %s without a signed entry in the log; a push through git-secure records and signs one (see below)", p.Ref)
 		}
+		report.Printer{W: c.Stderr}.Problem("rejected", p, hint)
 	}
 	if unrecorded {
 		for _, l := range strings.Split(InstallHelp, "\n") {
