@@ -259,10 +259,23 @@ func (r *Repo) SymbolicRef(name string) (string, error) {
 // "git rev-parse --verify rev^{commit}". rev must not start with '-'. It
 // returns an error wrapping ErrNotFound if rev does not name a commit.
 func (r *Repo) ResolveRevision(rev string) (Hash, error) {
+	return r.resolve(rev, "^{commit}")
+}
+
+// ResolveObject resolves a revision expression to the object it names,
+// without peeling: an annotated tag's name or hash resolves to the tag
+// object, as git push and git update-ref take it ("git rev-parse --verify
+// rev^{object}"). rev must not start with '-'. It returns an error
+// wrapping ErrNotFound if rev names no object.
+func (r *Repo) ResolveObject(rev string) (Hash, error) {
+	return r.resolve(rev, "^{object}")
+}
+
+func (r *Repo) resolve(rev, peel string) (Hash, error) {
 	if rev == "" || rev[0] == '-' || strings.ContainsAny(rev, "\x00\n\r") || len(rev) > maxRefNameLen {
 		return ZeroHash, fmt.Errorf("gitrepo: resolve revision %s: invalid revision", strconv.QuoteToASCII(truncate(rev, 100)))
 	}
-	out, err := r.run(nil, "rev-parse", "-q", "--verify", "--end-of-options", rev+"^{commit}")
+	out, err := r.run(nil, "rev-parse", "-q", "--verify", "--end-of-options", rev+peel)
 	if err != nil {
 		if exitCode(err) == 1 {
 			return ZeroHash, fmt.Errorf("gitrepo: resolve revision %q: %w", rev, ErrNotFound)

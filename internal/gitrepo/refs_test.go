@@ -136,6 +136,23 @@ func TestRefs(t *testing.T) {
 	// PeelToCommit follows nested tags and rejects non-commits.
 	s.Git(dir, "tag", "-a", "-m", "nested", "v1n", "v1")
 	nested := mustParse(t, s.Git(dir, "rev-parse", "refs/tags/v1n"))
+	// ResolveObject keeps an annotated tag: a push or approval of its
+	// hash, full or abbreviated, is of the tag object, not its commit.
+	if got, err := r.ResolveObject(nested.String()[:12]); err != nil || got != nested {
+		t.Errorf("ResolveObject(abbreviated tag) = %s %v, want the tag %s", got, err, nested)
+	}
+	if got, err := r.ResolveObject("v1n"); err != nil || got != nested {
+		t.Errorf("ResolveObject(v1n) = %s %v, want the tag %s", got, err, nested)
+	}
+	if got, err := r.ResolveObject("main~1"); err != nil || got != prev {
+		t.Errorf("ResolveObject(main~1) = %s %v", got, err)
+	}
+	if _, err := r.ResolveObject("nonexistent"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("ResolveObject(nonexistent) = %v", err)
+	}
+	if _, err := r.ResolveObject("-h"); err == nil {
+		t.Error("ResolveObject(-h) accepted")
+	}
 	if got, err := r.PeelToCommit(nested); err != nil || got != prev {
 		t.Errorf("PeelToCommit = %s %v", got, err)
 	}

@@ -20,11 +20,13 @@ type ApproveResult struct {
 	Store  gitrepo.Hash `json:"attestations"`
 }
 
-// resolveTarget turns NEW/OLD of attest approve into an object name: a
-// 40-hex name (zeros allowed for creation and deletion), a ref's raw value
-// (so an annotated tag is approved as the tag object its ref holds), or a
-// revision.
-func (r *Repo) resolveTarget(s string) (gitrepo.Hash, error) {
+// resolveTarget turns NEW/OLD of attest approve of ref into an object
+// name: a 40-hex name (zeros allowed for creation and deletion), a ref's
+// raw value (so an annotated tag is approved as the tag object its ref
+// holds), or a revision: a commit, but for a tag ref the object it names
+// (the abbreviated hash of an annotated tag, as a refusal prints it, is the
+// tag object the push records).
+func (r *Repo) resolveTarget(ref, s string) (gitrepo.Hash, error) {
 	if h, err := gitrepo.ParseHash(s); err == nil {
 		return h, nil
 	}
@@ -42,7 +44,11 @@ func (r *Repo) resolveTarget(s string) (gitrepo.Hash, error) {
 			return h, nil
 		}
 	}
-	h, err := r.Git.ResolveRevision(s)
+	resolve := r.Git.ResolveRevision
+	if strings.HasPrefix(ref, "refs/tags/") {
+		resolve = r.Git.ResolveObject
+	}
+	h, err := resolve(s)
 	if err != nil {
 		return gitrepo.ZeroHash, usage("unknown revision %q", s)
 	}
@@ -128,7 +134,7 @@ func (r *Repo) approvedUpdate(ref, to, from string) (fromH, toH gitrepo.Hash, er
 	if last != nil {
 		recorded = last.Entry.New
 	}
-	if toH, err = r.resolveTarget(to); err != nil {
+	if toH, err = r.resolveTarget(ref, to); err != nil {
 		return fromH, toH, err
 	}
 	// Two updates can be approved: the next one (from the recorded value),
@@ -139,7 +145,7 @@ func (r *Repo) approvedUpdate(ref, to, from string) (fromH, toH gitrepo.Hash, er
 	}
 	fromH = possible
 	if from != "" {
-		if fromH, err = r.resolveTarget(from); err != nil {
+		if fromH, err = r.resolveTarget(ref, from); err != nil {
 			return fromH, toH, err
 		}
 	}

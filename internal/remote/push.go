@@ -545,7 +545,10 @@ func (h *Helper) resolveSrc(src string) (gitrepo.Hash, error) {
 			return v, nil
 		}
 	}
-	return h.Repo.Git.ResolveRevision(src)
+	// As git push takes it: an annotated tag's hash pushes the tag
+	// object, never its commit (which would drop the tag and its
+	// signature from what the server stores).
+	return h.Repo.Git.ResolveObject(src)
 }
 
 // metadataSpecs returns the refspecs that bring the remote's metadata up to

@@ -4,16 +4,23 @@ import (
 	"strings"
 
 	"github.com/git-secure/git-secure/internal/display"
+	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/porcelain"
 	"github.com/git-secure/git-secure/internal/rsl"
 )
 
-// reviewBranch is where a refused update of ref to commit is published
-// for review: a branch no ref rule names, so the server takes it from
-// anyone (a path rule without --ref judges only protected refs).
-func reviewBranch(ref, commit string) string {
+// reviewRef is where a refused update of ref to the object new is
+// published for review: a branch no ref rule names, so the server takes it
+// from anyone (a path rule without --ref judges only protected refs), or,
+// for an annotated tag (tag set), a tag beside it: a branch cannot hold a
+// tag object, and git pull brings a new tag of a fetched commit to the
+// approver, who must approve the tag object itself.
+func reviewRef(ref, new string, tag bool) string {
 	name := strings.TrimPrefix(strings.TrimPrefix(ref, "refs/heads/"), "refs/tags/")
-	return "refs/heads/review/" + strings.ReplaceAll(name, "/", "-") + "-" + shortStr(commit)
+	if tag {
+		return "refs/tags/review/" + name + "-" + shortStr(new)
+	}
+	return "refs/heads/review/" + strings.ReplaceAll(name, "/", "-") + "-" + shortStr(new)
 }
 
 // sayReview tells, after a refused push whose entries still needed
@@ -58,9 +65,17 @@ func (h *Helper) sayHandOff(waiting []*rsl.Entry) {
 	if remote == h.URL || strings.Contains(remote, "::") {
 		remote = h.URL
 	}
-	h.hintf("the update needs approvals first; the server kept nothing of this push, so publish the commit for review:")
-	for _, e := range waiting {
-		h.logf("hint:   git push %s %s:%s", remote, shortStr(e.New.String()), reviewBranch(e.Ref, e.New.String()))
+	news := make([]gitrepo.Hash, len(waiting))
+	for i, e := range waiting {
+		news[i] = e.New
+	}
+	// A type that cannot be read leaves the branch form: git names the
+	// problem when the push is run.
+	types, _ := h.Repo.Git.ObjectTypes(news)
+	h.hintf("the update needs approvals first; the server kept nothing of this push, so publish it for review:")
+	for i, e := range waiting {
+		tag := i < len(types) && types[i] == "tag"
+		h.logf("hint:   git push %s %s:%s", remote, shortStr(e.New.String()), reviewRef(e.Ref, e.New.String(), tag))
 	}
 	h.hintf("then a person who may approve runs, after git pull:")
 	for _, e := range waiting {
