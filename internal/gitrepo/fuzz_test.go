@@ -2,6 +2,8 @@ package gitrepo
 
 import (
 	"bytes"
+	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -156,4 +158,27 @@ func canonicalModes(raw []byte) bool {
 		raw = raw[bytes.IndexByte(raw, 0)+21:]
 	}
 	return true
+}
+
+// FuzzParseHash checks the hand-written decoder against encoding/hex: it
+// accepts exactly 40 lowercase hex digits, and the bytes form agrees.
+func FuzzParseHash(f *testing.F) {
+	f.Add("0123456789abcdef0123456789abcdef01234567")
+	f.Add("0123456789ABCDEF0123456789abcdef01234567")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, s string) {
+		h, err := ParseHash(s)
+		want, herr := hex.DecodeString(s)
+		ok := herr == nil && len(s) == 40 && strings.ToLower(s) == s
+		if (err == nil) != ok {
+			t.Fatalf("ParseHash(%q) err=%v, want ok=%v", s, err, ok)
+		}
+		if ok && !bytes.Equal(h[:], want) {
+			t.Fatalf("ParseHash(%q) = %x", s, h)
+		}
+		hb, errb := parseHashBytes([]byte(s))
+		if hb != h || fmt.Sprint(errb) != fmt.Sprint(err) {
+			t.Fatalf("parseHashBytes(%q) = %v, %v; ParseHash: %v, %v", s, hb, errb, h, err)
+		}
+	})
 }

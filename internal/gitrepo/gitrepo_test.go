@@ -98,6 +98,11 @@ func TestParseHash(t *testing.T) {
 		if tt.ok && h.String() != tt.in {
 			t.Errorf("round trip %q -> %q", tt.in, h.String())
 		}
+		// The bulk readers' parser gives the same hash and error.
+		hb, errb := parseHashBytes([]byte(tt.in))
+		if hb != h || fmt.Sprint(errb) != fmt.Sprint(err) {
+			t.Errorf("parseHashBytes(%q) = %v, %v; ParseHash: %v, %v", tt.in, hb, errb, h, err)
+		}
 	}
 	if !ZeroHash.IsZero() || mustParse(t, good).IsZero() {
 		t.Error("IsZero")

@@ -43,23 +43,50 @@ func mustHash(s string) Hash {
 
 // ParseHash parses exactly 40 lowercase hexadecimal digits.
 func ParseHash(s string) (Hash, error) {
-	var h Hash
+	if h, ok := decodeHash(s); ok {
+		return h, nil
+	}
 	if len(s) != 40 {
-		return h, fmt.Errorf("gitrepo: invalid hash %s: want 40 hex digits, got %d characters", strconv.QuoteToASCII(truncate(s, 64)), len(s))
+		return Hash{}, fmt.Errorf("gitrepo: invalid hash %s: want 40 hex digits, got %d characters", strconv.QuoteToASCII(truncate(s, 64)), len(s))
 	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return h, fmt.Errorf("gitrepo: invalid hash %s: not lowercase hex", strconv.QuoteToASCII(s))
-		}
-	}
-	if _, err := hex.Decode(h[:], []byte(s)); err != nil {
-		return Hash{}, fmt.Errorf("gitrepo: invalid hash %q: %w", s, err)
-	}
-	return h, nil
+	return Hash{}, fmt.Errorf("gitrepo: invalid hash %s: not lowercase hex", strconv.QuoteToASCII(s))
 }
 
-func parseHashBytes(b []byte) (Hash, error) { return ParseHash(string(b)) }
+// parseHashBytes is ParseHash of b; it copies b into a string only to
+// report an error (it runs once per object read in bulk).
+func parseHashBytes(b []byte) (Hash, error) {
+	if h, ok := decodeHash(b); ok {
+		return h, nil
+	}
+	return ParseHash(string(b))
+}
+
+// decodeHash decodes exactly 40 lowercase hexadecimal digits.
+func decodeHash[T string | []byte](s T) (Hash, bool) {
+	var h Hash
+	if len(s) != 40 {
+		return h, false
+	}
+	for i := range h {
+		hi, ok1 := lowerHex(s[2*i])
+		lo, ok2 := lowerHex(s[2*i+1])
+		if !ok1 || !ok2 {
+			return Hash{}, false
+		}
+		h[i] = hi<<4 | lo
+	}
+	return h, true
+}
+
+func lowerHex(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false
+}
 
 // String returns the hash as 40 lowercase hex digits.
 func (h Hash) String() string { return hex.EncodeToString(h[:]) }

@@ -2,6 +2,7 @@ package gitrepo
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,20 +13,71 @@ import (
 )
 
 // FirstParents returns tip and its first-parent ancestors, newest first, at
-// most max of them (one "git rev-list" process).
+// most max of them (one "git rev-list" process). The listing is parsed as
+// it arrives: a million entries cost their 20 bytes each, not git's 41
+// bytes of hex and a string per line besides.
 func (r *Repo) FirstParents(tip Hash, max int) ([]Hash, error) {
-	out, err := r.Run(context.Background(), nil, "rev-list", "--first-parent", "--max-count="+strconv.Itoa(max), tip.String(), "--")
+	if r.isClosed() {
+		return nil, errClosed
+	}
+	args := []string{"rev-list", "--first-parent", "--max-count=" + strconv.Itoa(max), tip.String(), "--"}
+	cmd := exec.Command("git", args...)
+	cmd.Dir, cmd.Env = r.dir, r.env
+	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, fmt.Errorf("gitrepo: list %s: %w", tip, err)
 	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	hashes := make([]Hash, 0, len(lines))
-	for _, l := range lines {
-		h, err := ParseHash(l)
-		if err != nil {
-			return nil, fmt.Errorf("gitrepo: list %s: %w", tip, err)
+	stderr := &limitedBuffer{max: maxStderr}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("gitrepo: list %s: %w", tip, err)
+	}
+	hashes, perr := readHashLines(bufio.NewReaderSize(stdout, 64<<10), max)
+	if perr != nil {
+		// Stop git before waiting: it may still be writing.
+		_ = cmd.Process.Kill()
+	}
+	werr := cmd.Wait()
+	if werr != nil && perr == nil {
+		ge := &GitError{Args: args, ExitCode: -1, Stderr: stderr.String()}
+		var ee *exec.ExitError
+		if errors.As(werr, &ee) {
+			ge.ExitCode = ee.ExitCode()
+		} else {
+			ge.Stderr = werr.Error()
+		}
+		return nil, fmt.Errorf("gitrepo: list %s: %w", tip, ge)
+	}
+	if perr != nil {
+		return nil, fmt.Errorf("gitrepo: list %s: %w", tip, perr)
+	}
+	return hashes, nil
+}
+
+// readHashLines reads lines of exactly 40 lowercase hex digits, at most
+// max of them; an empty listing is an error, as is anything more.
+func readHashLines(rd *bufio.Reader, max int) ([]Hash, error) {
+	hashes := make([]Hash, 0, min(max, 1<<20))
+	for {
+		line, err := rd.ReadSlice('\n')
+		if err == io.EOF && len(line) == 0 {
+			break
+		}
+		if err != nil && err != io.EOF {
+			return nil, err
+		}
+		if len(hashes) == max {
+			return nil, fmt.Errorf("more than %d commits listed", max)
+		}
+		h, herr := parseHashBytes(bytes.TrimSuffix(line, []byte{'\n'}))
+		if herr != nil {
+			return nil, herr
 		}
 		hashes = append(hashes, h)
+	}
+	if len(hashes) == 0 {
+		_, err := ParseHash("")
+		return nil, err
 	}
 	return hashes, nil
 }

@@ -3,6 +3,7 @@ package verify
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
@@ -150,10 +151,10 @@ func openLog(repo Repository, tip gitrepo.Hash) (*logStream, error) {
 func chainStream(br bulkReader, hashes []gitrepo.Hash, n uint64) *logStream {
 	ch := make(chan []*rsl.Record, 1)
 	s := &logStream{windows: ch, done: make(chan struct{}), err: make(chan error, 1), total: len(hashes)}
-	fwd := make([]gitrepo.Hash, len(hashes))
-	for i, h := range hashes {
-		fwd[len(hashes)-1-i] = h
-	}
+	// Reversed in place: the listing is the stream's own, and a second
+	// copy would cost 20 bytes an entry more at the start.
+	fwd := hashes
+	slices.Reverse(fwd)
 	go func() {
 		defer close(ch)
 		var fault error
