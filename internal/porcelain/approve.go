@@ -199,10 +199,15 @@ func (r *Repo) storeAttestation(statement []byte, s sign.Signer, dir, message st
 }
 
 // personSigner loads the user's key and the person of the policy in force
-// it belongs to; what names the statement for the refusal.
+// (with the organisation's persons when it inherits them) it belongs to; what names the statement for the refusal.
 func (r *Repo) personSigner(keyFile, what string) (sign.Signer, *policy.Person, error) {
 	pol, _, err := r.CurrentPolicy()
 	if err != nil {
+		return nil, nil, err
+	}
+	// The organisation's persons approve in every repository that
+	// inherits its policy.
+	if pol, _, err = r.withOrg(pol); err != nil {
 		return nil, nil, err
 	}
 	s, err := r.LoadSigner(keyFile)

@@ -129,13 +129,16 @@ func (r *Repo) recordForgeMergeOnce(ref string, to gitrepo.Hash, s sign.Signer, 
 	if err != nil {
 		return nil, err
 	}
-	fp := sign.Fingerprint(s.PublicKey())
-	app, ok := pol.ForgeAppByFingerprint(fp)
-	if !ok {
-		return nil, fmt.Errorf("%w: key %s is not a forge app of the policy in force, so its entries would not verify; a root key holder runs: git secure trust add-forge-app NAME --key BRIDGE.pub", ErrRefused, fp)
+	app, err := forgeAppOf(pol, sign.Fingerprint(s.PublicKey()))
+	if err != nil {
+		return nil, err
 	}
-	if from := pol.RevokedFrom(fp); from != 0 {
-		return nil, fmt.Errorf("%w: forge app %s's key %s is revoked (from entry #%d): nothing it signs counts; a root key holder adds a new one (git secure trust add-forge-app)", ErrRefused, app.Name, fp, from)
+	// The forge app is the repository's own (root.json); the rules that
+	// judge the move, and the version each entry names, include the
+	// organisation's when the policy inherits one.
+	pol, orgV, err := r.withOrg(pol)
+	if err != nil {
+		return nil, err
 	}
 	last, err := r.latestFor(snap.rslTip, ref)
 	if err != nil {
@@ -170,7 +173,7 @@ func (r *Repo) recordForgeMergeOnce(ref string, to gitrepo.Hash, s sign.Signer, 
 			failed = x
 			continue
 		}
-		e := &rsl.Entry{Number: number, Type: rsl.TypeRef, Ref: ref, Old: cur, New: c}
+		e := &rsl.Entry{Number: number, Type: rsl.TypeRef, Ref: ref, Old: cur, New: c, Org: orgV}
 		if tip, err = rsl.Write(r.Git, e, tip, who, signEntry(s)); err != nil {
 			return nil, err
 		}
@@ -195,6 +198,19 @@ func (r *Repo) recordForgeMergeOnce(ref string, to gitrepo.Hash, s sign.Signer, 
 		return nil, &ForgeMergeRefused{Result: res, Step: failed, Reason: forgeRefusal(failed, len(res.Entries))}
 	}
 	return res, nil
+}
+
+// forgeAppOf returns the forge app of pol whose key has fingerprint fp,
+// refusing a key that is no forge app's or is revoked.
+func forgeAppOf(pol *policy.Policy, fp string) (*policy.ForgeApp, error) {
+	app, ok := pol.ForgeAppByFingerprint(fp)
+	if !ok {
+		return nil, fmt.Errorf("%w: key %s is not a forge app of the policy in force, so its entries would not verify; a root key holder runs: git secure trust add-forge-app NAME --key BRIDGE.pub", ErrRefused, fp)
+	}
+	if from := pol.RevokedFrom(fp); from != 0 {
+		return nil, fmt.Errorf("%w: forge app %s's key %s is revoked (from entry #%d): nothing it signs counts; a root key holder adds a new one (git secure trust add-forge-app)", ErrRefused, app.Name, fp, from)
+	}
+	return app, nil
 }
 
 // judgeForgeStep judges the move of res.Ref from cur to c with the

@@ -1,0 +1,124 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+)
+
+// orgFixture is an organisation policy repository (olga's, persons alice
+// and bob, rule org-main: main needs one of them) and member
+// repositories of rita's that inherit it, all over file://.
+type orgFixture struct {
+	srv                     *server
+	olga, rita, alice, bob  *user
+	orgPath, orgURL, orgDir string
+	members                 map[string]string // name -> URL
+}
+
+// newOrgFixture makes the organisation repository and one member
+// repository per name (with enforcing hooks when enforce); prepare runs in
+// each member's working directory before its inheriting policy is applied.
+func newOrgFixture(t *testing.T, enforce bool, prepare func(f *orgFixture, dir string), names ...string) *orgFixture {
+	t.Helper()
+	f := &orgFixture{srv: startServer(t, trFile), members: map[string]string{}}
+	f.olga, f.rita, f.alice, f.bob = newUser(t, "olga"), newUser(t, "rita"), newUser(t, "alice"), newUser(t, "bob")
+	f.orgPath, f.orgURL = f.srv.newRepo("org-policy.git", true)
+	f.orgDir = f.olga.sb.InitRepo("org", 1)
+	f.olga.configure(f.orgDir)
+	f.olga.git(f.orgDir, "remote", "add", "origin", f.orgURL)
+	f.olga.secure(f.orgDir, "init")
+	for _, u := range []*user{f.alice, f.bob} {
+		f.olga.secure(f.orgDir, "policy", "add-person", u.name, "--key", u.key.Public)
+	}
+	f.olga.secure(f.orgDir, "policy", "add-rule", "org-main", "--ref", "refs/heads/main", "--allow", "alice", "--allow", "bob")
+	f.olga.secure(f.orgDir, "policy", "apply")
+	f.olga.git(f.orgDir, "push", "-q", "-u", "origin", "main")
+	for _, name := range names {
+		_, url := f.srv.newRepo(name+".git", enforce)
+		d := f.rita.sb.InitRepo(name, 1)
+		f.rita.configure(d)
+		f.rita.git(d, "remote", "add", "origin", url)
+		f.rita.secure(d, "init")
+		f.rita.secure(d, "policy", "inherit", f.orgURL, "--root-key", f.olga.fingerprint())
+		if prepare != nil {
+			prepare(f, d)
+		}
+		f.rita.secure(d, "policy", "apply")
+		f.rita.git(d, "push", "-q", "-u", "origin", "main")
+		f.members[name] = url
+	}
+	return f
+}
+
+// clone clones member name for u, with git-secure's hooks.
+func (f *orgFixture) clone(u *user, name, dir string) string {
+	d := u.path(dir)
+	u.git(u.sb.Home, "clone", "-q", f.members[name], d)
+	u.configure(d)
+	u.secure(d, "hooks", "install")
+	u.git(d, "fetch", "-q")
+	return d
+}
+
+// orgLine returns the org: line of the newest entry of the log in gitDir.
+func orgLine(t *testing.T, u *user, gitDir string) string {
+	t.Helper()
+	msg := u.git(gitDir, "log", "-1", "--format=%B", "refs/secure/rsl")
+	for _, l := range strings.Split(msg, "\n") {
+		if strings.HasPrefix(l, "org: ") {
+			return l
+		}
+	}
+	return ""
+}
+
+// Issue 19 item 2: the forge bridge's entry (git secure forge
+// record-merge) in a repository that inherits an organisation policy
+// names the organisation's version and is judged by its rules: the
+// organisation's rule on main refuses the forge's move until a person of
+// the organisation approved it, then the entry is recorded and a fresh
+// clone verifies it.
+func TestOrgForgeRecordMerge(t *testing.T) {
+	bridge := newUser(t, "bridge")
+	f := newOrgFixture(t, false, func(f *orgFixture, d string) {
+		f.rita.secure(d, "trust", "add-forge-app", "ci-bridge", "--key", bridge.key.Public)
+	}, "gh")
+	path := f.srv.root + "/gh.git"
+
+	// alice pushes a branch; the forge merges it into main (a ref move
+	// on the server that nobody records).
+	ad := f.clone(f.alice, "gh", "gh")
+	f.alice.git(ad, "checkout", "-q", "-b", "review/1")
+	x := f.alice.commit(ad, "feature.txt", "1\n")
+	f.alice.git(ad, "push", "-q", "origin", "review/1")
+	base := strings.TrimSpace(f.srv.admin.git(path, "rev-parse", "refs/heads/main"))
+	f.srv.admin.git(path, "update-ref", "refs/heads/main", x, base)
+
+	// The bridge's job: a clone, the metadata, record-merge.
+	ci := newUser(t, "ci")
+	d := ci.path("job")
+	ci.git(ci.sb.Home, "clone", "-q", f.members["gh"], d)
+	ci.git(d, "fetch", "-q", "origin", "+refs/secure/*:refs/secure/*")
+	r := ci.run(d, "git", "secure", "forge", "record-merge", "refs/heads/main", "--to", x, "--key", bridge.key.Private)
+	if r.code == 0 || !strings.Contains(r.stderr, "org-main") {
+		t.Fatalf("record-merge of a move the organisation's rule does not allow yet:\n%s", r)
+	}
+	// alice, a person of the organisation, approves; the bridge records.
+	f.alice.secure(ad, "attest", "approve", "main", "--to", x, "--key", f.alice.key.Private, "--no-fetch")
+	f.alice.git(ad, "push", "-q", "origin", "refs/secure/attestations")
+	ci.git(d, "fetch", "-q", "origin", "+refs/secure/*:refs/secure/*")
+	r = ci.run(d, "git", "secure", "forge", "record-merge", "refs/heads/main", "--to", x, "--key", bridge.key.Private)
+	if r.code != 0 {
+		t.Fatalf("record-merge of the approved move:\n%s", r)
+	}
+	if l := orgLine(t, ci, d); !strings.HasPrefix(l, "org: ") {
+		t.Fatalf("the bridge's entry names no organisation policy version")
+	}
+	ci.git(d, "push", "-q", "origin", "refs/secure/rsl:refs/secure/rsl")
+	fresh := ci.path("fresh")
+	ci.git(ci.sb.Home, "clone", "-q", f.members["gh"], fresh)
+	ci.git(fresh, "fetch", "-q", "origin", "+refs/secure/*:refs/secure/*")
+	if r := ci.run(fresh, "git", "secure", "verify"); r.code != 0 {
+		t.Fatalf("verify of the bridge's entry in a fresh clone:\n%s", r)
+	}
+}
