@@ -285,6 +285,13 @@ func (h *Helper) adopt(remote, local map[string]gitrepo.Hash) error {
 			// (it only grows), so every fetch would bring it back.
 			continue
 		}
+		if name == policy.StagingRef && stagedObsolete(g, want, remote[policy.Ref]) {
+			// Made on another policy than the remote's: applied, or
+			// overtaken; it can never be applied, and taken it would
+			// block every policy edit here until discarded. The server
+			// keeps it, so every fetch would bring it back.
+			continue
+		}
 		if name == policy.StagingRef && !have.IsZero() && porcelain.LoadStagedState(g.GitDir()).Own == have &&
 			porcelain.StagingAddsSignatures(g, have, want, remote[policy.Ref]) {
 			// A co-signer signed our change: take their version, ours still.
@@ -317,6 +324,16 @@ func (h *Helper) adopt(remote, local map[string]gitrepo.Hash) error {
 		}
 	}
 	return nil
+}
+
+// stagedObsolete reports whether the staged change at staged was made on
+// top of another policy than polTip (the policy in force after the fetch).
+func stagedObsolete(g *gitrepo.Repo, staged, polTip gitrepo.Hash) bool {
+	if polTip.IsZero() {
+		return false
+	}
+	c, err := g.ReadCommit(staged)
+	return err == nil && len(c.Parents) == 1 && c.Parents[0] != polTip
 }
 
 func mustAncestor(g *gitrepo.Repo, a, b gitrepo.Hash) bool {
