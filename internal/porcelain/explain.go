@@ -22,7 +22,13 @@ type Explanation struct {
 	Old      gitrepo.Hash `json:"old"`             // the update explained
 	New      gitrepo.Hash `json:"new"`
 	Signer   string       `json:"signer,omitempty"` // who signs (entry signer, or you)
-	Approved []string     `json:"approvedBy"`       // valid approvals of that update
+	// Missing: the ref is neither here nor in the log, so there is no
+	// update to judge; Rules are the rules that would apply to it.
+	Missing bool `json:"missing,omitempty"`
+	// SignerKey is the fingerprint of your key when the pending update's
+	// signer is no person in the policy.
+	SignerKey string   `json:"signerKey,omitempty"`
+	Approved  []string `json:"approvedBy"` // valid approvals of that update
 	// ViaForge says which approvals came through a forge bridge (a
 	// review on GitHub or GitLab recorded by a trusted forge app).
 	ViaForge  []verify.ForgeApproval `json:"viaForge,omitempty"`
@@ -101,6 +107,14 @@ func (r *Repo) Explain(name, keyFile string) (*Explanation, error) {
 	if err != nil {
 		return nil, err
 	}
+	if last == nil && x.Current.IsZero() {
+		// No update to judge (an update from nothing to nothing would
+		// print an approval of it): only the rules that would apply.
+		x.Missing = true
+		x.Protected = pol.Protected(ref)
+		x.Rules = explainedRules(pol, ref, nil)
+		return x, nil
+	}
 	if pol, err = r.explainedUpdate(x, last, pol, keyFile); err != nil {
 		return nil, err
 	}
@@ -124,23 +138,34 @@ func (r *Repo) evaluate(x *Explanation, pol *policy.Policy, rslTip gitrepo.Hash)
 	for _, rd := range d.Rules {
 		applied[rd.Rule.Name] = rd
 	}
-	for _, rule := range pol.RulesFor(ref) {
-		er := ExplainedRule{RuleDoc: NewRuleDoc(rule), Chain: rule.Chain, Untrusted: rule.Untrusted}
-		if rd, ok := applied[rule.Name]; ok {
-			er.Applies, er.Signed, er.Files = true, rd.Signed, rd.Paths
-			if rule.SignedPush && x.Pending {
-				// Not judged here: the certificate exists only once the
-				// server has accepted the push.
-				x.Notes = append(x.Notes, fmt.Sprintf("rule %s also needs the update pushed with a push certificate: git push through git-secure signs it (git push --signed) when the server accepts signed pushes; the server refuses it otherwise", rule.Name))
-			}
+	x.Rules = explainedRules(pol, ref, applied)
+	for _, rule := range x.Rules {
+		if rule.SignedPush && rule.Applies && x.Pending {
+			// Not judged here: the certificate exists only once the
+			// server has accepted the push.
+			x.Notes = append(x.Notes, fmt.Sprintf("rule %s also needs the update pushed with a push certificate: git push through git-secure signs it (git push --signed) when the server accepts signed pushes; the server refuses it otherwise", rule.Name))
 		}
-		x.Rules = append(x.Rules, er)
 	}
 	for _, f := range d.Failures() {
 		x.Failures = append(x.Failures, ExplainedFailure{Rule: f.Rule, Kind: f.Kind.Error(), Detail: f.Detail, Next: f.Hint})
 	}
 	x.Satisfied = d.Satisfied()
 	return nil
+}
+
+// explainedRules lists the rules of pol that apply to ref, with who
+// counted toward each under the decision's rules applied (nil: no update
+// was judged).
+func explainedRules(pol *policy.Policy, ref string, applied map[string]verify.RuleDecision) []ExplainedRule {
+	out := []ExplainedRule{}
+	for _, rule := range pol.RulesFor(ref) {
+		er := ExplainedRule{RuleDoc: NewRuleDoc(rule), Chain: rule.Chain, Untrusted: rule.Untrusted}
+		if rd, ok := applied[rule.Name]; ok {
+			er.Applies, er.Signed, er.Files = true, rd.Signed, rd.Paths
+		}
+		out = append(out, er)
+	}
+	return out
 }
 
 // explainedUpdate fills in the update x explains: the pending one, signed
@@ -154,8 +179,11 @@ func (r *Repo) explainedUpdate(x *Explanation, last *rsl.Record, pol *policy.Pol
 	if x.Pending {
 		x.Old, x.New = x.Recorded, x.Current
 		if s, err := r.LoadSigner(keyFile); err == nil {
-			if p, ok := pol.PersonByFingerprint(sign.Fingerprint(s.PublicKey())); ok {
+			fp := sign.Fingerprint(s.PublicKey())
+			if p, ok := pol.PersonByFingerprint(fp); ok {
 				x.Signer = p.Name
+			} else {
+				x.SignerKey = fp
 			}
 			s.Close()
 		}

@@ -62,14 +62,30 @@ func runExplain(_ context.Context, opts *Options) error {
 	} else {
 		PrintExplanation(f, x)
 	}
-	if !x.Satisfied {
+	if !x.Satisfied && !x.Missing {
 		return report.Exit(report.ExitFailed)
 	}
 	return nil
 }
 
+// printMissing prints the rules that would apply to x.Ref, which is
+// neither here nor in the log: there is no update to judge.
+func printMissing(f *factory.Factory, x *porcelain.Explanation) {
+	f.Out("%s: not here and not in the log: fetch it (git fetch) or create it to explain its update\n", x.Ref)
+	if !x.Protected {
+		f.Out("no rule protects %s: anyone in the policy may record it\n", x.Ref)
+	}
+	for _, r := range x.Rules {
+		f.Out("rule %s %s\n", r.Name, cmdutil.RuleSummary(r.RuleDoc))
+	}
+}
+
 // PrintExplanation prints x for people (explain, verify --mergeable).
 func PrintExplanation(f *factory.Factory, x *porcelain.Explanation) {
+	if x.Missing {
+		printMissing(f, x)
+		return
+	}
 	state := fmt.Sprintf("recorded at %s (entry #%d)", cmdutil.ShortHash(x.Recorded), x.Entry)
 	if x.Entry == 0 {
 		state = "not recorded yet"
@@ -81,8 +97,14 @@ func PrintExplanation(f *factory.Factory, x *porcelain.Explanation) {
 		f.Out("latest update: %s -> %s\n", cmdutil.ShortHash(x.Old), cmdutil.ShortHash(x.New))
 	}
 	signer := x.Signer
-	if signer == "" {
-		signer = "(no person: pass --key, or set user.signingkey)"
+	switch {
+	case signer != "":
+	case x.SignerKey != "":
+		signer = fmt.Sprintf("(your key %s is no person in the policy: git secure policy add-person, or pass --key)", x.SignerKey)
+	case x.Pending:
+		signer = "(no key: pass --key, or set user.signingkey with gpg.format ssh)"
+	default:
+		signer = "(no person in the policy)"
 	}
 	f.Out("signer: %s; approved by: %s\n", signer, cmdutil.OrNone(x.Approved))
 	for _, v := range x.ViaForge {
