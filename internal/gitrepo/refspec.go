@@ -114,3 +114,17 @@ func matchRefPattern(pattern, name string) (string, bool) {
 	}
 	return name[len(before) : len(name)-len(after)], true
 }
+
+// DstOf maps a remote ref to the local ref a fetch with this refspec
+// stores it in: ok is false when name does not match the source side, or
+// for a negative refspec.
+func (r Refspec) DstOf(name string) (string, bool) {
+	if r.Negative {
+		return "", false
+	}
+	star, ok := matchRefPattern(r.Src, name)
+	if !ok {
+		return "", false
+	}
+	return strings.Replace(r.Dst, "*", star, 1), true
+}

@@ -62,9 +62,22 @@ func TestRefspecSrcOf(t *testing.T) {
 		{exact, "refs/remotes/origin/mainx", ""},
 		{Refspec{Negative: true, Src: "refs/heads/*"}, "refs/heads/main", ""},
 	} {
+		if _, ok := (Refspec{Negative: true, Src: "refs/heads/*"}).DstOf("refs/heads/main"); ok {
+			t.Errorf("a negative refspec maps a ref")
+		}
+		if _, ok := exact.DstOf("refs/heads/mainx"); ok {
+			t.Errorf("an exact refspec maps another ref")
+		}
 		got, ok := tt.spec.SrcOf(tt.local)
 		if got != tt.want || ok != (tt.want != "") {
 			t.Errorf("%v.SrcOf(%s) = %q, %v; want %q", tt.spec, tt.local, got, ok, tt.want)
+		}
+		if tt.want == "" {
+			continue
+		}
+		// DstOf is the way back: the remote ref maps onto the local one.
+		if got, ok := tt.spec.DstOf(tt.want); got != tt.local || !ok {
+			t.Errorf("%v.DstOf(%s) = %q, %v; want %q", tt.spec, tt.want, got, ok, tt.local)
 		}
 	}
 }

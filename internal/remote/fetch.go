@@ -170,6 +170,9 @@ func (h *Helper) checkRemoteLog(remote map[string]gitrepo.Hash, forPush bool) er
 		if err := h.adopt(remote, local); err != nil {
 			return err
 		}
+		if forPush && err == nil {
+			h.catchUpTracking(remote, res)
+		}
 	}
 	// The remembered tip is what detects a later rollback: failing to keep
 	// it must not pass silently.

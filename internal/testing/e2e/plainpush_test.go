@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -46,6 +47,49 @@ func TestPlainPushRefusalSaysWhatToDo(t *testing.T) {
 			if contains(r.stderr, w) {
 				t.Errorf("the refusal of %s tells a plain-git pusher %q:\n%s", full, w, r)
 			}
+		}
+	}
+}
+
+// TestPushCatchesUpTracking: a push whose metadata sync brings the log
+// with entries for branches fetched earlier (bob moved dev, made feat)
+// also moves their remote-tracking refs to the values the verified log
+// records, as a fetch would. Before, alice's verify right after her push
+// warned that origin's dev was "behind the recorded ... back to an older
+// commit" and feat "not fetched yet", and failed where a rule protected
+// them. A refspec that leaves a branch out is respected.
+func TestPushCatchesUpTracking(t *testing.T) {
+	srv, repo, _, alice, bob, _, adir, bdir := handOffWorld(t)
+	alice.git(adir, "push", "-q", "origin", "main:refs/heads/dev")
+	bob.git(bdir, "fetch", "-q")
+	alice.git(adir, "fetch", "-q")
+	bob.git(bdir, "checkout", "-q", "-b", "dev", "origin/dev")
+	dev := bob.commit(bdir, "dev.txt", "dev\n")
+	bob.git(bdir, "push", "-q", "origin", "dev")
+	bob.git(bdir, "checkout", "-q", "-b", "feat")
+	feat := bob.commit(bdir, "feat.txt", "feat\n")
+	bob.git(bdir, "push", "-q", "origin", "feat")
+	// alice leaves feat out of what she fetches.
+	alice.git(adir, "config", "--add", "remote.origin.fetch", "^refs/heads/feat")
+
+	alice.git(adir, "checkout", "-q", "-b", "topic")
+	alice.commit(adir, "topic.txt", "topic\n")
+	if r := alice.run(adir, "git", "push", "-q", "origin", "topic"); r.code != 0 {
+		t.Fatalf("alice's push of topic:\n%s", r)
+	}
+	if got := alice.rev(adir, "refs/remotes/origin/dev"); got != dev || got != srv.admin.rev(repo, "refs/heads/dev") {
+		t.Errorf("alice's origin/dev after her push is %s, want bob's recorded %s", got, dev)
+	}
+	if r := alice.run(adir, "git", "rev-parse", "-q", "--verify", "refs/remotes/origin/feat"); r.code == 0 {
+		t.Errorf("a branch her refspec leaves out got a remote-tracking ref (%s, feat %s)", r.stdout, feat)
+	}
+	r := alice.run(adir, "git", "secure", "verify")
+	if r.code != 0 {
+		t.Fatalf("alice's verify right after her push:\n%s", r)
+	}
+	for _, w := range []string{"behind the recorded", "back to an older commit", "refs/heads/dev: on origin"} {
+		if strings.Contains(r.stderr, w) {
+			t.Errorf("alice's verify right after her push says %q:\n%s", w, r)
 		}
 	}
 }
