@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -190,27 +191,20 @@ func TestServerTransactionScriptMarker(t *testing.T) {
 	}
 }
 
-// TestServerPostReceiveStartsOnlyWithKey: a push to an enforcing server
-// starts git-secure's post-receive only when the server has a timestamp
-// key (secure.timestampKey) to sign a freshness statement with; without
-// one the hook that was there before still runs, with the push's lines.
-// Real pushes over file:// into a bare repository whose hooks start a
-// stub that notes each start.
-func TestServerPostReceiveStartsOnlyWithKey(t *testing.T) {
+// TestServerPostReceiveSkipNote: the post-receive script starts
+// git-secure unless pre-receive's note names the script's parent (the
+// receive-pack both run under) as a push without a timestamp key: no
+// note, a note of another receive-pack (a concurrent push, a stale pid)
+// or an unreadable one start it, and the hook that was there before
+// runs either way with the push's lines. The script is run as git runs
+// it, its parent being this test; the end-to-end count of starts with
+// and without a key is e2e's TestServerPostReceiveStartsOnlyWithKey.
+func TestServerPostReceiveSkipNote(t *testing.T) {
 	tmp := t.TempDir()
-	git := func(dir string, args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+tmp, "GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@x", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@x")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
 	srv := filepath.Join(tmp, "srv.git")
-	git(tmp, "init", "-q", "--bare", srv)
+	if out, err := exec.Command("git", "init", "-q", "--bare", srv).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
 	calls, chainedIn := filepath.Join(tmp, "calls"), filepath.Join(tmp, "chained")
 	write := func(path, body string) {
 		t.Helper()
@@ -218,34 +212,47 @@ func TestServerPostReceiveStartsOnlyWithKey(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The hook that was there before git-secure's: kept, chained.
 	write(filepath.Join(srv, "hooks", "post-receive"), "cat >>"+shellQuote(chainedIn)+"\n")
 	stub := filepath.Join(tmp, "stub")
 	write(stub, "cat >/dev/null\necho \"$*\" >>"+shellQuote(calls)+"\n")
 	if err := InstallServer(srv, stub); err != nil {
 		t.Fatal(err)
 	}
-	work := filepath.Join(tmp, "work")
-	git(tmp, "init", "-q", "-b", "main", work)
-	push := func(branch string) (started, chained string) {
-		t.Helper()
+	note := postReceiveSkip(srv)
+	if err := os.MkdirAll(filepath.Dir(note), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Repeat("0", 40) + " " + strings.Repeat("1", 40) + " refs/heads/main\n"
+	for _, tc := range []struct {
+		name, note string // note "" : no file
+		started    bool
+	}{
+		{"this receive-pack without a key", strconv.Itoa(os.Getpid()) + "\n", false},
+		{"no note", "", true},
+		{"another receive-pack", strconv.Itoa(os.Getpid()+1) + "\n", true},
+		{"a pid and more", strconv.Itoa(os.Getpid()) + "0\n", true},
+		{"empty", "\n", true},
+	} {
 		os.Remove(calls)
 		os.Remove(chainedIn)
-		git(work, "commit", "-q", "--allow-empty", "-m", branch)
-		git(work, "push", "-q", "file://"+srv, "HEAD:refs/heads/"+branch)
-		a, _ := os.ReadFile(calls)
-		b, _ := os.ReadFile(chainedIn)
-		return string(a), string(b)
-	}
-	started, chained := push("one")
-	if strings.Contains(started, "post-receive") || !strings.Contains(started, "hook pre-receive") {
-		t.Errorf("without a timestamp key: git-secure started as %q; want pre-receive only, no post-receive", started)
-	}
-	if want := strings.Repeat("0", 40) + " " + git(work, "rev-parse", "HEAD") + " refs/heads/one\n"; chained != want {
-		t.Errorf("without a timestamp key the earlier post-receive got %q, want %q", chained, want)
-	}
-	git(srv, "config", "secure.timestampKey", filepath.Join(tmp, "key"))
-	if started, _ := push("two"); !strings.Contains(started, "hook post-receive") {
-		t.Errorf("with a timestamp key: git-secure started as %q; want post-receive too", started)
+		os.Remove(note)
+		if tc.note != "" {
+			if err := os.WriteFile(note, []byte(tc.note), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cmd := exec.Command(filepath.Join(srv, "hooks", "post-receive"))
+		cmd.Dir = srv
+		cmd.Stdin = strings.NewReader(line)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: post-receive: %v\n%s", tc.name, err, out)
+		}
+		started, _ := os.ReadFile(calls)
+		if got := strings.Contains(string(started), "hook post-receive"); got != tc.started {
+			t.Errorf("%s: git-secure started: %v (%q), want %v", tc.name, got, started, tc.started)
+		}
+		if chained, _ := os.ReadFile(chainedIn); !tc.started && string(chained) != line {
+			t.Errorf("%s: the earlier post-receive got %q, want %q", tc.name, chained, line)
+		}
 	}
 }

@@ -2,6 +2,9 @@ package hooks
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/git-secure/git-secure/internal/freshness"
@@ -73,6 +76,54 @@ func (c *Context) checkStatementPush(l RefLine, proposed map[string]gitrepo.Hash
 
 func freshnessNotInLog(sd *freshness.Signed, tip gitrepo.Hash) error {
 	return fmt.Errorf("%w: it vouches for log tip %s, which does not extend the log's %s", freshness.ErrNotInLog, sd.Tip, tip)
+}
+
+// postReceiveSkip is where pre-receive tells the post-receive script of
+// the same receive-pack that the server has no timestamp key: the file
+// holds the receive-pack's pid (the hooks' parent), and a script whose
+// parent is that pid does not start git-secure (a git config of the key
+// cost every push a process). A missing file, or one naming another pid
+// (a concurrent push, a forge that runs hooks through a wrapper of its
+// own), starts git-secure, which reads the key itself: the file can only
+// save a start.
+func postReceiveSkip(gitDir string) string {
+	return filepath.Join(gitDir, "secure", "post-receive-skip")
+}
+
+// notePostReceive writes or removes postReceiveSkip for this push: a
+// key, or a configuration that cannot be read, removes it.
+func (c *Context) notePostReceive(gitDir string) {
+	path := postReceiveSkip(gitDir)
+	if key, ok, err := c.Repo.ConfigValue(porcelain.TimestampKeyConfig); err != nil || (ok && key != "") {
+		_ = os.Remove(path)
+		return
+	}
+	if err := writeAtomic(path, strconv.Itoa(os.Getppid())+"\n"); err != nil {
+		_ = os.Remove(path) // no note: post-receive starts git-secure
+	}
+}
+
+// writeAtomic replaces path with data through a file of its own in the
+// same directory, so that concurrent writers never mix their contents.
+func writeAtomic(path, data string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+	}
+	return err
 }
 
 // postReceive refreshes the freshness statement after a push that moved
