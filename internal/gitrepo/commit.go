@@ -274,13 +274,19 @@ func ParseCommit(raw []byte) (*Commit, error) {
 // lines (and without any other gpgsig-* header, as git removes them too):
 // exactly the bytes git signs and verifies.
 func (c *Commit) SignedPayload() []byte {
+	return c.AppendSignedPayload(make([]byte, 0, len(c.Raw)))
+}
+
+// AppendSignedPayload appends SignedPayload to out and returns it, or
+// returns nil as SignedPayload does: a verifier that checks many commits
+// reuses one buffer.
+func (c *Commit) AppendSignedPayload(out []byte) []byte {
 	// The header block is walked in place (what splitHeaders accepts,
 	// without copying any value): this runs for every entry verified.
 	raw := c.Raw
 	if !headersValid(raw) {
 		return nil
 	}
-	out := make([]byte, 0, len(raw))
 	keep, pos := 0, 0 // raw[keep:pos] is not copied yet
 	dropping := false // inside a gpgsig header
 	for raw[pos] != '\n' {

@@ -130,8 +130,9 @@ func (r *Repo) ReadCommitsPipelined(hashes []Hash, fn func(*Commit) error) error
 func writeRequests(stdin io.WriteCloser, hashes []Hash) error {
 	w := bufio.NewWriterSize(stdin, 64<<10)
 	var err error
+	line := make([]byte, 0, 2*len(Hash{})+1)
 	for _, h := range hashes {
-		if _, err = w.WriteString(h.String() + "\n"); err != nil {
+		if _, err = w.Write(append(h.AppendHex(line[:0]), '\n')); err != nil {
 			break
 		}
 	}

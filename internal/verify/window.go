@@ -146,8 +146,9 @@ func (v *verifier) signatureWorkers() (jobs chan sigJob, stop func()) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var payload []byte // reused: the checks only hash it
 			for j := range jobs {
-				j.w.signers[j.i], j.w.errs[j.i] = v.checkSignature(j.w, j.i)
+				j.w.signers[j.i], j.w.errs[j.i] = v.checkSignature(j.w, j.i, &payload)
 				if atomic.AddInt32(&j.w.left, -1) == 0 {
 					close(j.w.pending)
 				}
@@ -385,8 +386,9 @@ func (v *verifier) signatureProblems(w *window) {
 // checkSignature verifies entry i's SSH signature against the keys of the
 // policy in force (for a policy change, the keys of the old or the new
 // policy). It runs on a worker: it reads only the window and what the
-// policy step published before the window was queued.
-func (v *verifier) checkSignature(w *window, i int) (string, error) {
+// policy step published before the window was queued. payload is the
+// worker's buffer for the signed bytes.
+func (v *verifier) checkSignature(w *window, i int, payload *[]byte) (string, error) {
 	rec := w.recs[i]
 	if !v.wanted(rec.Entry.Ref) && rec.Entry.Type == rsl.TypeRef {
 		return "", nil
@@ -419,7 +421,8 @@ func (v *verifier) checkSignature(w *window, i int) (string, error) {
 		}
 		return k, ok
 	}
-	key, err := sign.VerifySSHSig(rec.Commit.Signature, rec.Commit.SignedPayload(), sign.NamespaceGit, withApps)
+	*payload = rec.Commit.AppendSignedPayload((*payload)[:0])
+	key, err := sign.VerifySSHSig(rec.Commit.Signature, *payload, sign.NamespaceGit, withApps)
 	if err != nil {
 		if errors.Is(err, sign.ErrUnknownKey) {
 			fp, _ := sign.SignatureFingerprint(rec.Commit.Signature)
