@@ -35,7 +35,11 @@ func Inherit(org, local *Policy) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	persons, err := mergePersons(org.persons, local.persons)
+	revoked := map[string]bool{}
+	for _, r := range org.revoked {
+		revoked[r.Fingerprint] = true
+	}
+	persons, err := mergePersons(org.persons, local.persons, revoked)
 	if err != nil {
 		return nil, err
 	}
@@ -73,8 +77,40 @@ func Inherit(org, local *Policy) (*Policy, error) {
 		return nil, fmt.Errorf("policy: inherit the organisation policy: %w", err)
 	}
 	out.inherited = true
+	out.dropOrgRevoked(revoked)
 	return out, nil
 }
+
+// dropOrgRevoked makes the keys the organisation revoked no keys of their
+// persons: they stay listed in the stored metadata (a person needs a key),
+// but no lookup finds them, so nothing they sign (entries, approvals, test
+// runs, push certificates) counts.
+func (p *Policy) dropOrgRevoked(revoked map[string]bool) {
+	p.orgRevoked = revoked
+	if len(revoked) == 0 {
+		return
+	}
+	for _, person := range p.persons {
+		kept := make([]*Key, 0, len(person.Keys))
+		for _, k := range person.Keys {
+			if !revoked[k.Fingerprint] {
+				kept = append(kept, k)
+				continue
+			}
+			delete(p.ownerFP, k.Fingerprint)
+			delete(p.byFP, k.Fingerprint)
+			delete(p.personKeys, k.ID)
+		}
+		person.Keys = kept
+	}
+}
+
+// RevokedByOrg reports whether the organisation policy p inherits (p is
+// the result of Inherit) revokes key fp. Such a key is no key of its
+// person in p: whatever the organisation's log numbers it from, nothing it
+// signs counts in an inheriting repository from the first entry judged
+// under a version that revokes it.
+func (p *Policy) RevokedByOrg(fp string) bool { return p.orgRevoked[fp] }
 
 // Inherited reports whether p is the result of Inherit: the policy that
 // judges entries, not one to edit or store.
@@ -89,8 +125,9 @@ func inheritConflict(format string, args ...any) error {
 }
 
 // mergePersons lists org's persons then local's; a person both list must
-// hold the same keys, and no key may belong to two names.
-func mergePersons(org, local []*Person) ([]*Person, error) {
+// hold the same keys, and no key may belong to two names. A local person
+// may not hold a key the organisation revoked.
+func mergePersons(org, local []*Person, revoked map[string]bool) ([]*Person, error) {
 	out := slices.Clone(org)
 	byName := map[string]*Person{}
 	owner := map[string]string{}
@@ -101,6 +138,11 @@ func mergePersons(org, local []*Person) ([]*Person, error) {
 		}
 	}
 	for _, p := range local {
+		for _, k := range p.Keys {
+			if revoked[k.Fingerprint] {
+				return nil, inheritConflict("key %s of the repository's person %s is revoked by the organisation policy: remove it from the repository's policy (git secure policy remove-key)", k.Fingerprint, p.Name)
+			}
+		}
 		if o, ok := byName[p.Name]; ok {
 			if !sameKeys(o, p) {
 				return nil, inheritConflict("person %s is in the organisation policy with other keys: remove the repository's person %s, or give the same keys", p.Name, p.Name)

@@ -213,3 +213,43 @@ func TestInheritConflicts(t *testing.T) {
 		t.Fatalf("Inherit of a nested organisation = %v", err)
 	}
 }
+
+// TestInheritRevocations: a key the organisation revokes, even one it
+// leaves listed, is no key of its person in an inheriting repository,
+// and a repository may not list it under a person of its own.
+func TestInheritRevocations(t *testing.T) {
+	org, alice, bob := orgPolicy(t)
+	local, _ := localPolicy(t)
+	revoking, _ := org.Clone()
+	must(t, revoking.RevokeKey(nil, bob.FP, 7, t0))
+	m, err := Inherit(revoking, local)
+	must(t, err)
+	if _, ok := m.LookupKey(bob.FP); ok {
+		t.Fatal("bob's key, revoked by the organisation, is a key of the merged policy")
+	}
+	if _, ok := m.PersonByFingerprint(bob.FP); ok {
+		t.Fatal("bob's revoked key still names him in the merged policy")
+	}
+	if !m.RevokedByOrg(bob.FP) || m.RevokedByOrg(alice.FP) {
+		t.Fatalf("RevokedByOrg(bob) = %v, RevokedByOrg(alice) = %v", m.RevokedByOrg(bob.FP), m.RevokedByOrg(alice.FP))
+	}
+	if _, ok := m.PersonByFingerprint(alice.FP); !ok {
+		t.Fatal("alice's key, not revoked, is gone")
+	}
+	// Without the revocation bob's key counts; the organisation policy
+	// itself is unchanged.
+	if m0, err := Inherit(org, local); err != nil || m0.RevokedByOrg(bob.FP) {
+		t.Fatalf("Inherit without the revocation: %v", err)
+	} else if _, ok := m0.PersonByFingerprint(bob.FP); !ok {
+		t.Fatal("bob is not a person before the revocation")
+	}
+	if _, ok := revoking.PersonByFingerprint(bob.FP); !ok {
+		t.Fatal("Inherit modified the organisation policy")
+	}
+	// The repository lists the revoked key under a name of its own.
+	sneaky, _ := local.Clone()
+	must(t, sneaky.AddPerson(nil, "robert", []ssh.PublicKey{bob.Pub}, t0))
+	if _, err := Inherit(revoking, sneaky); !errors.Is(err, ErrInheritConflict) || !strings.Contains(err.Error(), "is revoked by the organisation policy") {
+		t.Fatalf("Inherit with the revoked key under another name = %v", err)
+	}
+}

@@ -205,6 +205,7 @@ type Policy struct {
 	rulesFor    *rulesCache          // RulesFor's answers by ref (rule files only)
 	forge       *forgeIndex          // forge bridges and accounts (forge.go)
 	inherited   bool                 // made by Inherit (inherit.go)
+	orgRevoked  map[string]bool      // keys the inherited organisation policy revokes
 }
 
 // Persons returns the persons, sorted by name.

@@ -216,6 +216,10 @@ func (r *Repo) personSigner(keyFile, what string) (sign.Signer, *policy.Person, 
 	}
 	fp := sign.Fingerprint(s.PublicKey())
 	person, ok := pol.PersonByFingerprint(fp)
+	if pol.RevokedByOrg(fp) {
+		s.Close()
+		return nil, nil, fmt.Errorf("%w: your key %s is revoked by the organisation policy, so %s would not count; use your new key", ErrRefused, fp, what)
+	}
 	if !ok {
 		s.Close()
 		return nil, nil, fmt.Errorf("%w: your key %s belongs to no person in the policy, so %s would not count; ask a rules key holder to run: git secure policy add-person NAME --key YOUR.pub", ErrRefused, fp, what)

@@ -171,6 +171,9 @@ func (r *Repo) recordOnce(ref, src string, s sign.Signer, who gitrepo.Ident) (*R
 // filled in from fp).
 func (r *Repo) precheckMove(pol *policy.Policy, rslTip gitrepo.Hash, t verify.Transition, fp string) ([]string, error) {
 	ref, old, new := t.Ref, t.Old, t.New
+	if pol.RevokedByOrg(fp) {
+		return nil, fmt.Errorf("%w: your key %s is revoked by the organisation policy, so nothing it signs counts in a repository that inherits it; use your new key", ErrRefused, fp)
+	}
 	if _, ok := pol.LookupKey(fp); !ok {
 		return nil, fmt.Errorf("%w: your key %s is not in the policy, so your entries would not verify; ask a rules key holder to run: git secure policy add-person NAME --key YOUR.pub", ErrRefused, fp)
 	}

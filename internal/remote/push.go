@@ -346,7 +346,7 @@ func (h *Helper) pushSpecs(specs []pushSpec) pushResult {
 	if fp := sign.Fingerprint(plan.signer.PublicKey()); !keyInPolicy(plan.pol, fp) {
 		for _, c := range specs {
 			if plan.pol.Protected(c.Ref) {
-				return pushResult{failed: failAll(specs, fmt.Sprintf("git-secure: %s is protected and your key %s is not in the policy", c.Ref, fp))}
+				return pushResult{failed: failAll(specs, fmt.Sprintf("git-secure: %s is protected and %s", c.Ref, keyNotInPolicy(plan.pol, fp)))}
 			}
 		}
 		return h.runPush(specs, h.metadataSpecs(plan.local[rsl.Ref]))
@@ -357,6 +357,15 @@ func (h *Helper) pushSpecs(specs []pushSpec) pushResult {
 func keyInPolicy(pol *policy.Policy, fp string) bool {
 	_, ok := pol.LookupKey(fp)
 	return ok
+}
+
+// keyNotInPolicy says why key fp, which keyInPolicy refused, signs
+// nothing that counts.
+func keyNotInPolicy(pol *policy.Policy, fp string) string {
+	if pol.RevokedByOrg(fp) {
+		return fmt.Sprintf("your key %s is revoked by the organisation policy (use your new key)", fp)
+	}
+	return fmt.Sprintf("your key %s is not in the policy", fp)
 }
 
 // recordAndSend prepares the entries on top of the local log, sends them

@@ -432,6 +432,9 @@ func (v *verifier) checkSignature(w *window, i int, payload *[]byte) (string, er
 		}
 		if errors.Is(err, sign.ErrUnknownKey) {
 			fp, _ := sign.SignatureFingerprint(rec.Commit.Signature)
+			if pol.RevokedByOrg(fp) && rec.Entry.Org != nil {
+				return "", fmt.Errorf("signed by %s, a key the organisation policy version %d revokes", fp, rec.Entry.Org.Number)
+			}
 			return "", fmt.Errorf("signed by %s, a key the policy in force does not know", fp)
 		}
 		return "", err

@@ -1,8 +1,12 @@
 package e2e
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/git-secure/git-secure/internal/rsl"
 )
 
 // orgFixture is an organisation policy repository (olga's, persons alice
@@ -120,5 +124,62 @@ func TestOrgForgeRecordMerge(t *testing.T) {
 	ci.git(fresh, "fetch", "-q", "origin", "+refs/secure/*:refs/secure/*")
 	if r := ci.run(fresh, "git", "secure", "verify"); r.code != 0 {
 		t.Fatalf("verify of the bridge's entry in a fresh clone:\n%s", r)
+	}
+}
+
+// Issue 19 item 2, done-when "a person removed from it loses access in
+// both after their next fetch", for a revocation: the organisation
+// revokes bob's key (trust revoke-key) without removing bob; after his
+// next fetch his client refuses to sign in both repositories, and an
+// entry he signs with his own tools naming the organisation's latest
+// version is refused by both servers, naming the revocation; alice keeps
+// her access.
+func TestOrgKeyRevocation(t *testing.T) {
+	f := newOrgFixture(t, true, nil, "app1", "app2")
+	names := []string{"app1", "app2"}
+	bobs, alices := map[string]string{}, map[string]string{}
+	for _, name := range names {
+		bobs[name], alices[name] = f.clone(f.bob, name, name), f.clone(f.alice, name, name)
+		f.bob.commit(bobs[name], "bob.txt", "1\n")
+		if r := f.bob.run(bobs[name], "git", "push", "origin", "main"); r.code != 0 {
+			t.Fatalf("bob's push to %s before the revocation:\n%s", name, r)
+		}
+	}
+
+	// The organisation revokes bob's key from its next entry on; bob stays
+	// a person of it (and its rule still names him).
+	next := strings.TrimSpace(f.olga.git(f.orgDir, "rev-list", "--count", "refs/secure/rsl"))
+	n, _ := strconv.Atoi(next)
+	f.olga.secure(f.orgDir, "trust", "revoke-key", f.bob.key.Public, "--from-entry", strconv.Itoa(n+1))
+	f.olga.secure(f.orgDir, "policy", "apply")
+	f.olga.git(f.orgDir, "push", "-q", "origin", "main")
+	latest := rsl.OrgVersion{Number: uint64(n + 1), ID: hash(t, f.srv.admin.rev(f.orgPath, "refs/secure/rsl"))}
+
+	for _, name := range names {
+		d := bobs[name]
+		f.bob.git(d, "pull", "-q")
+		old := f.bob.rev(d, "HEAD")
+		c := f.bob.commit(d, "bob.txt", "2\n")
+		r := f.bob.run(d, "git", "push", "origin", "main")
+		if r.code == 0 || !strings.Contains(r.stderr, "is revoked by the organisation policy") {
+			t.Fatalf("bob, whose key the organisation revoked, pushed to %s:\n%s", name, r)
+		}
+		// bob's own tools: an entry naming the latest version, pushed
+		// past git-remote-secure.
+		tip := forge(t, f.bob, d, &rsl.Entry{Type: rsl.TypeRef, Ref: "refs/heads/main", Old: hash(t, old), New: hash(t, c), Org: &latest})
+		r = f.bob.pushDirect(d, f.members[name], "--no-verify", "--atomic", f.members[name], "main", tip+":refs/secure/rsl")
+		want := fmt.Sprintf("a key the organisation policy version %d revokes", latest.Number)
+		if r.code == 0 || !strings.Contains(r.stderr, want) {
+			t.Fatalf("%s's server took bob's entry signed with the revoked key (want %q):\n%s", name, want, r)
+		}
+		a := alices[name]
+		f.alice.git(a, "pull", "-q")
+		f.alice.commit(a, "alice.txt", "1\n")
+		if r := f.alice.run(a, "git", "push", "origin", "main"); r.code != 0 {
+			t.Fatalf("alice's push to %s after bob's revocation:\n%s", name, r)
+		}
+		if r := f.alice.run(a, "git", "secure", "verify"); r.code != 0 {
+			t.Fatalf("verify of %s after bob's revocation:\n%s", name, r)
+		}
 	}
 }
