@@ -72,6 +72,7 @@ func (h *Helper) fetchAndVerifyOnce(forPush bool) (map[string]gitrepo.Hash, stri
 	if _, err := h.Repo.Git.RunTee(bgctx(), h.Err, append(args, forgeExcludes()...)...); err != nil {
 		return nil, "", fmt.Errorf("fetch from %s: %w", h.URL, err)
 	}
+	h.Trace.Mark("fetch: git fetch")
 	remote, err := h.Repo.NamespaceRefs(ns)
 	if err != nil {
 		return nil, "", err
@@ -80,6 +81,7 @@ func (h *Helper) fetchAndVerifyOnce(forPush bool) (map[string]gitrepo.Hash, stri
 	if err := h.checkRemoteLog(remote, forPush); err != nil {
 		return nil, "", err
 	}
+	h.Trace.Mark("fetch: verify and adopt")
 	h.remote = remote
 	return visibleRefs(remote), head, nil
 }

@@ -384,6 +384,8 @@ func (h *Helper) Run() error {
 	defer h.cleanup()
 	defer h.unmarkPush()
 	defer h.dropPrefetch()
+	// Runs first: what follows "clean up" is the clean-up alone.
+	defer h.Trace.Mark("answer git's commands")
 	in := bufio.NewReader(h.In)
 	for {
 		line, err := readLine(in)
