@@ -145,3 +145,25 @@ func getConfig(entries []fastpath.ConfigEntry, key string) (string, bool) {
 	}
 	return "", false
 }
+
+// MergeTree returns the tree of merging theirs into ours as git merge
+// does (git merge-tree --write-tree, no commit written); clean is false
+// when the merge conflicts (tree is then zero). It tells what content a
+// merge commit of the two must have: a merge commit is any tree its
+// author chose, and its parents alone say nothing about its content.
+func (r *Repo) MergeTree(ours, theirs Hash) (tree Hash, clean bool, err error) {
+	out, err := r.run(nil, "merge-tree", "--write-tree", "--no-messages", "--end-of-options", ours.String(), theirs.String())
+	// A conflict exits 1 after the tree with conflict markers; so does a
+	// commit git cannot find, with no tree.
+	line, _, _ := bytes.Cut(out, []byte{'\n'})
+	tree, perr := ParseHash(string(line))
+	switch {
+	case err != nil && exitCode(err) == 1 && perr == nil:
+		return ZeroHash, false, nil
+	case err != nil:
+		return ZeroHash, false, fmt.Errorf("gitrepo: merge-tree %s %s: %w", ours, theirs, err)
+	case perr != nil:
+		return ZeroHash, false, fmt.Errorf("gitrepo: merge-tree %s %s: malformed output %q", ours, theirs, truncate(string(out), 80))
+	}
+	return tree, true, nil
+}

@@ -248,10 +248,11 @@ func effectiveReviews(pr ForgePullRequest) map[string]string {
 
 // checkForgeMerge checks that the forge's merge commit merges exactly the
 // reviewed head into the base's recorded tip: parents from and head, in
-// that order, as the forge's test merge makes them. The reviews were made
-// on the head; signed for any other commit (a merge computed before the
-// last push, or one the forge lists by mistake) they would approve
-// content nobody reviewed.
+// that order, as the forge's test merge makes them, with the tree git
+// merge-tree computes for them. The reviews were made on the head; signed
+// for any other commit (a merge computed before the last push, one the
+// forge lists by mistake, an evil merge pushed as the pull request's
+// merge) they would approve content nobody reviewed.
 func (r *Repo) checkForgeMerge(pr ForgePullRequest, ref string, from, head, merge gitrepo.Hash) error {
 	c, err := r.Git.ReadCommit(merge)
 	if err != nil {
@@ -264,6 +265,20 @@ func (r *Repo) checkForgeMerge(pr ForgePullRequest, ref string, from, head, merg
 		}
 		return fmt.Errorf("%w: the forge's merge commit %s of pull request %s has parents [%s], not %s's recorded tip %s and the reviewed head %s: its reviews would approve content nobody reviewed; nothing recorded (wait until the forge has updated its merge commit, or update the pull request, and run again)",
 			ErrRefused, merge.String()[:12], pr.Number, strings.Join(parents, " "), ref, from.String()[:12], head.String()[:12])
+	}
+	// The parents say what was merged, not what the commit holds: an evil
+	// merge (its author's own changes in the merge) has the same parents.
+	want, clean, err := r.Git.MergeTree(from, head)
+	if err != nil {
+		return fmt.Errorf("forge: merge the reviewed head %s into %s's recorded tip %s: %w", head.String()[:12], ref, from.String()[:12], err)
+	}
+	if !clean || c.Tree != want {
+		what := "merging them conflicts"
+		if clean {
+			what = "that merge gives the tree " + want.String()[:12]
+		}
+		return fmt.Errorf("%w: the forge's merge commit %s of pull request %s has the tree %s, not the tree of merging the reviewed head %s into %s's recorded tip %s (git merge-tree: %s): it holds changes nobody reviewed; nothing recorded (revert it, or the persons the rule names approve that commit with their own keys: git secure attest approve %s --to %s)",
+			ErrRefused, merge.String()[:12], pr.Number, c.Tree.String()[:12], head.String()[:12], ref, from.String()[:12], what, ref, merge)
 	}
 	return nil
 }

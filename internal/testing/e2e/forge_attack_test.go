@@ -144,3 +144,70 @@ func TestForgeBaseIsAlwaysABranch(t *testing.T) {
 	}
 	wantAll(t, "push of the tag", r, "rule releases")
 }
+
+// Attack: an evil merge. The bridge bound the reviews of a pull request's
+// head to the forge's merge commit when its parents were main's recorded
+// tip and the reviewed head, whatever its tree. A merge commit is any
+// tree its author chose: alice merges the reviewed head herself, adds a
+// file nobody reviewed (backdoor.txt) in the merge, and the forge lists
+// that commit as the pull request's merge commit (GitHub marks a pull
+// request merged, as the pushed commit, when its head reaches the base
+// by a push). bob's and carol's reviews of the head became approvals of
+// main moving to the backdoor and the enforcing server took alice's push.
+// Now the merge commit's tree must be the tree of merging the head into
+// the recorded tip (git merge-tree): the evil merge is refused naming
+// both trees, and the push with it.
+func TestForgeEvilMergeIsNotTheReviewedMerge(t *testing.T) {
+	srv := startServer(t, trFile)
+	_, url := srv.newRepo("forge-evil-merge.git", true)
+	alice, bob, carol, bridge, ci := newUser(t, "alice"), newUser(t, "bob"), newUser(t, "carol"), newUser(t, "bridge"), newUser(t, "ci")
+	dir := benchRepo(t, alice, "work", url, true)
+	alice.secure(dir, "policy", "add-person", "bob", "--key", bob.key.Public, "--github", "bob-gh")
+	alice.secure(dir, "policy", "add-person", "carol", "--key", carol.key.Public, "--github", "carol-gh")
+	alice.secure(dir, "policy", "add-rule", "reviewed", "--ref", "refs/heads/main", "--allow", "bob", "--allow", "carol", "--threshold", "2")
+	alice.secure(dir, "trust", "add-forge-app", "ci-bridge", "--key", bridge.key.Public)
+	alice.secure(dir, "policy", "apply")
+	alice.git(dir, "push", "-q", "origin", "main")
+	tip := alice.rev(dir, "main")
+
+	alice.git(dir, "checkout", "-q", "-b", "review/x", "main~1")
+	head := alice.commit(dir, "f.txt", "reviewed change\n")
+	alice.git(dir, "push", "-q", "origin", "HEAD:refs/heads/review/x")
+	// The evil merge: parents main's tip and the reviewed head, and a file
+	// nobody reviewed.
+	alice.git(dir, "checkout", "-q", "-b", "evil", "main")
+	alice.git(dir, "merge", "-q", "--no-ff", "--no-commit", "review/x")
+	evil := alice.commit(dir, "backdoor.txt", "nobody reviewed this\n")
+	alice.git(dir, "push", "-q", "origin", "HEAD:refs/heads/evil")
+	alice.git(dir, "checkout", "-q", "main")
+	if parents := alice.git(dir, "rev-parse", evil+"^1", evil+"^2"); parents != tip+"\n"+head {
+		t.Fatalf("the evil merge's parents are %q, want main's tip and the head", parents)
+	}
+
+	gh := &fakeGitHub{head: head, merge: evil}
+	api := gh.serve(t)
+	gh.review(401, "bob-gh", "APPROVED", head)
+	gh.review(402, "carol-gh", "APPROVED", head)
+	d := ci.path("rec")
+	ci.git(ci.sb.Home, "clone", "-q", url, d)
+	ci.git(d, "fetch", "-q", "origin", "+refs/secure/*:refs/secure/*")
+	saved := ci.sb.Extra
+	ci.sb.Extra = append(append([]string{}, saved...), "GITHUB_TOKEN=ci-token")
+	r := ci.run(d, "git", "secure", "forge", "record-approvals", "--pr", "1", "--repo", "acme/widget", "--api-url", api, "--key", bridge.key.Private)
+	ci.sb.Extra = saved
+	if r.code == 0 {
+		ci.git(d, "push", "-q", "origin", "refs/secure/attestations")
+		t.Errorf("record-approvals bound the head's reviews to an evil merge:\n%s", r)
+	} else {
+		wantAll(t, "record-approvals with the evil merge", r,
+			"the forge's merge commit "+evil[:12]+" of pull request 1 has the tree",
+			"not the tree of merging the reviewed head "+head[:12]+" into refs/heads/main's recorded tip "+tip[:12],
+			"nothing recorded")
+	}
+	alice.git(dir, "checkout", "-q", "-B", "main", evil)
+	r = alice.run(dir, "git", "push", "origin", "main")
+	if r.code == 0 {
+		t.Fatalf("main moved to an evil merge on reviews of the head alone:\n%s", r)
+	}
+	wantAll(t, "push of the evil merge", r, "rule reviewed")
+}
