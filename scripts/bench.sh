@@ -67,8 +67,10 @@ repo_dir() { awk -v n="$1" '$1 == n { print $6 }' "$OUT/generate.txt"; }
 log "2/6 go test -bench BenchmarkVerify (count $COUNT) and BenchmarkVerifyPhases"
 GIT_SECURE_BENCH_SIZES=$sizes_csv go test -run '^$' -bench '^BenchmarkVerify$' -count "$COUNT" ./internal/verify | tee "$OUT/verify.txt"
 GIT_SECURE_BENCH_SIZES=$sizes_csv go test -run '^$' -bench '^BenchmarkVerifyPhases$' -count 1 ./internal/verify | tee "$OUT/phases.txt"
-# Rule files (delegations): the same verification with 100 rule files.
-GIT_SECURE_BENCH_SIZES=$rec_base go test -run '^$' -bench '^BenchmarkVerifyRuleFiles$' -count 1 ./internal/verify | tee "$OUT/rulefiles.txt"
+# Rule files (delegations): the same verification with 100 rule files, and
+# with 10 000 persons (issue 19), at 1 000 entries and the largest size.
+rf_sizes=$(printf '%s\n' "$rec_base" "$largest" | sort -nu | paste -sd, -)
+GIT_SECURE_BENCH_SIZES=$rf_sizes go test -run '^$' -bench '^BenchmarkVerifyRuleFiles$' -count 1 ./internal/verify | tee "$OUT/rulefiles.txt"
 
 log "3/6 CPU profile of the $largest-entry verification"
 GIT_SECURE_BENCH_SIZES=$largest go test -run '^$' -bench '^BenchmarkVerify$' -benchtime 2x -count 1 \
@@ -338,12 +340,14 @@ for tr in file git-daemon http-backend; do
     "$(num '%.2f' "$(metric "$OUT/hooks.txt" "BenchmarkClonePair/$tr" cpu-ratio)")"
 done
 echo
-echo "5. Rule files (BenchmarkVerifyRuleFiles, $rec_base entries, ns/entry): the bench policy; with one path rule on main and release; with 100 rule files; with those and 3 000 persons"
-for v in rulefiles=0 rulefiles=0+pathrule rulefiles=100 rulefiles=100+persons=3000; do
-  printf '  %-30s %10s us/entry\n' "$v" "$(num '%.0f' "$(metric "$OUT/rulefiles.txt" "BenchmarkVerifyRuleFiles/entries=$rec_base/$v" ns/entry)/1e3")"
+for rn in $(echo "$rf_sizes" | tr , ' '); do
+echo "5. Rule files (BenchmarkVerifyRuleFiles, $rn entries, ns/entry): the bench policy; with one path rule on main and release; with 100 rule files; with those and 10 000 persons (policy.MaxPersons)"
+for v in rulefiles=0 rulefiles=0+pathrule rulefiles=100 rulefiles=100+persons=10000; do
+  printf '  %-30s %10s us/entry\n' "$v" "$(num '%.0f' "$(metric "$OUT/rulefiles.txt" "BenchmarkVerifyRuleFiles/entries=$rn/$v" ns/entry)/1e3")"
 done
-printf '  %-30s %10s ms (per policy entry)\n' "decode 100 rule files" "$(num '%.1f' "$(metric "$OUT/rulefiles.txt" "BenchmarkVerifyRuleFiles/entries=$rec_base/load-100" ns/op)/1e6")"
-printf '  %-30s %10s ms (per policy entry)\n' "decode those + 3 000 persons" "$(num '%.1f' "$(metric "$OUT/rulefiles.txt" "BenchmarkVerifyRuleFiles/entries=$rec_base/load-100+persons=3000" ns/op)/1e6")"
+printf '  %-30s %10s ms (per policy entry)\n' "decode 100 rule files" "$(num '%.1f' "$(metric "$OUT/rulefiles.txt" "BenchmarkVerifyRuleFiles/entries=$rn/load-100" ns/op)/1e6")"
+printf '  %-30s %10s ms (per policy entry)\n' "decode those + 10 000 persons" "$(num '%.1f' "$(metric "$OUT/rulefiles.txt" "BenchmarkVerifyRuleFiles/entries=$rn/load-100+persons=10000" ns/op)/1e6")"
+done
 echo
 echo "Targets"
 v_big=$(num '%.2f' "$tb/1e9")
@@ -355,6 +359,12 @@ elif [ -n "$first_m" ]; then
 fi
 rm_warm=$(metric "$OUT/record.txt" "BenchmarkRecord/entries=$rec_base/main/warm" ns/op)
 echo "  rsl record <= 10 ms per entry:             warm $(num '%.1f' "$rm_warm/1e6") ms $(pass "$rm_warm <= 1e7"), CLI $(num '%.1f' "$cli_rec/1e3") ms wall $(pass "$cli_rec <= 1e4"), $(num '%.1f' "$cli_rec_cpu/1e3") ms CPU $(pass "$cli_rec_cpu <= 1e4")"
+# Issue 19: 100 rule files and 10 000 persons, the policy decoded once,
+# within 2x of the plain verification at the largest size (10 000).
+rf_v=$(metric "$OUT/rulefiles.txt" "BenchmarkVerifyRuleFiles/entries=$largest/rulefiles=100+persons=10000" ns/op)
+rf_l=$(metric "$OUT/rulefiles.txt" "BenchmarkVerifyRuleFiles/entries=$largest/load-100+persons=10000" ns/op)
+rf_p=$(metric "$OUT/verify.txt" "BenchmarkVerify/entries=$largest" ns/op)
+echo "  verify $largest entries, 100 rule files + 10 000 persons <= 2x plain: $(num '%.2f' "($rf_v + $rf_l)/1e9") s vs $(num '%.2f' "$rf_p/1e9") s, $(num '%.2f' "($rf_v + $rf_l)/$rf_p")x $(pass "$rf_v + $rf_l <= 2 * $rf_p")"
 t1000=$(metric "$OUT/verify.txt" "BenchmarkVerify/entries=1000" ns/op)
 rss1000=$(awk '$1 == 1000 { print $3 }' "$OUT/cli-verify.txt" 2>/dev/null | median)
 echo "  gittuf v0.15 reference (same machine kind): 1 000 entries verify 9.9 s, record 60 ms/entry, 45 MB"

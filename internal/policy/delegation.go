@@ -283,7 +283,7 @@ func (p *Policy) checkSigners(d *Delegation) error {
 // wrong makes the whole policy malformed; one whose rules name persons the
 // policy does not know (removed since) only counts for nothing.
 func (p *Policy) decodeRuleFile(name string, data []byte) (*RuleFile, error) {
-	m, err := decode[metadata.TargetsType](RulesDir+"/"+name+".json", data)
+	m, err := decode[metadata.TargetsType](RulesDir+"/"+name+".json", data, MaxFileSize)
 	if err != nil {
 		return nil, err
 	}

@@ -105,8 +105,8 @@ func (p *Policy) rebuildTargets(persons []*Person, rules []*Rule) (err error) {
 	p.Targets.Signed.UnrecognizedFields = top
 	// A change that no reader could load (every clone would refuse the
 	// policy) is refused here, saying why.
-	if tg, err := p.Targets.ToBytes(false); err == nil && len(tg) > MaxFileSize {
-		return invalid("targets.json would be %d bytes, over the limit of %d (%d persons, %d keys): remove persons or keys no rule needs", len(tg), MaxFileSize, len(persons), len(keys))
+	if tg, err := p.Targets.ToBytes(false); err == nil && len(tg) > MaxTargetsSize {
+		return invalid("targets.json would be %d bytes, over the limit of %d (%d persons, %d keys): remove persons or keys no rule needs", len(tg), MaxTargetsSize, len(persons), len(keys))
 	}
 	// Round-trip through the encoder so the indexes see exactly what a
 	// reader of the stored bytes will see.

@@ -3,7 +3,6 @@ package policy
 import (
 	"bytes"
 	"crypto/ecdsa"
-	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
 	"errors"
@@ -15,6 +14,8 @@ import (
 
 	"github.com/theupdateframework/go-tuf/v2/metadata"
 	"golang.org/x/crypto/ssh"
+
+	"github.com/git-secure/git-secure/internal/sign"
 )
 
 // t1 is a later "now" for edits, so renewed expiry is visible.
@@ -621,24 +622,15 @@ func TestAddPersons(t *testing.T) {
 	}
 }
 
-// TestPersonsUpToTheSizeLimit: 3 000 persons with one ed25519 key each
-// fit in one policy; a change that would take targets.json over
-// MaxFileSize is refused by name (every reader would refuse the stored
-// policy), and the policy is left as it was.
+// TestPersonsUpToTheSizeLimit: MaxPersons persons (less the fixture's
+// keys) with one ed25519 key each and names of 64 characters fit in one
+// policy; a change that would take targets.json over MaxTargetsSize (here
+// keyless identities with long subjects) is refused by name (every reader
+// would refuse the stored policy), and the policy is left as it was.
 func TestPersonsUpToTheSizeLimit(t *testing.T) {
 	_, base, p := staged(t)
-	newPersons := func(prefix string, n int) []NewPerson {
-		out := make([]NewPerson, n)
-		for i := range out {
-			pub, _, err := ed25519.GenerateKey(rand.Reader)
-			must(t, err)
-			k, err := ssh.NewPublicKey(pub)
-			must(t, err)
-			out[i] = NewPerson{Name: fmt.Sprintf("%s%d", prefix, i), Keys: []ssh.PublicKey{k}}
-		}
-		return out
-	}
-	must(t, p.AddPersons(base, newPersons("person", 3000), t1))
+	long := strings.Repeat("p", 58)
+	must(t, p.AddPersons(base, benchPersons(t, long, MaxPersons-100), t1))
 	r, tg := encode(t, p)
 	t.Logf("targets.json with %d persons: %d bytes", len(p.Persons()), len(tg))
 	q, err := Parse(r, tg)
@@ -646,8 +638,18 @@ func TestPersonsUpToTheSizeLimit(t *testing.T) {
 	if len(q.Persons()) != len(p.Persons()) {
 		t.Fatalf("%d persons after parse, want %d", len(q.Persons()), len(p.Persons()))
 	}
-	err = p.AddPersons(base, newPersons("more", 1000), t1)
-	if !errors.Is(err, ErrInvalidChange) || !strings.Contains(err.Error(), "targets.json would be") || !strings.Contains(err.Error(), "over the limit of 1048576") {
+
+	_, base, p = staged(t)
+	var ids []NewPerson
+	for i := range 9000 {
+		k, err := sign.NewSigstoreKey("https://accounts.google.com", fmt.Sprintf("%s-%04d@example.com", strings.Repeat("s", 230), i))
+		must(t, err)
+		ids = append(ids, NewPerson{Name: fmt.Sprintf("id%d", i), Keys: []ssh.PublicKey{k}})
+	}
+	must(t, p.AddPersons(base, ids[:1000], t1))
+	r, tg = encode(t, p)
+	err = p.AddPersons(base, ids[1000:], t1)
+	if !errors.Is(err, ErrInvalidChange) || !strings.Contains(err.Error(), "targets.json would be") || !strings.Contains(err.Error(), "over the limit of 4194304") {
 		t.Fatalf("AddPersons past the size limit = %v, want ErrInvalidChange naming the limit", err)
 	}
 	unchanged(t, p, r, tg)

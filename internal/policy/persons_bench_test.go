@@ -36,3 +36,70 @@ func BenchmarkParseManyPersons(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkParseTargetsBound is what one targets.json costs its reader at
+// the bound: honest, MaxPersons persons (less the bench policy's few keys)
+// with one ed25519 key each; hostile, a file of MaxTargetsSize bytes that
+// passes strictjson.Check and is all small JSON values (the worst ratio
+// of memory to bytes encoding/json and go-tuf reach), refused after
+// decoding. B/op bounds the memory a hostile policy makes a reader spend.
+func BenchmarkParseTargetsBound(b *testing.B) {
+	_, base, p := staged(b)
+	must(b, p.AddPersons(base, benchPersons(b, "person", MaxPersons-100), t1))
+	r, tg := encode(b, p)
+	b.Run(fmt.Sprintf("honest/persons=%d", len(p.Persons())), func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(tg)))
+		for b.Loop() {
+			if _, err := Parse(r, tg); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, v := range []string{"[]", "{}", "0", `""`} {
+		hostile := hostileTargets(b, tg, v)
+		b.Run("hostile/"+v, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(hostile)))
+			for b.Loop() {
+				if _, err := Parse(r, hostile); err == nil {
+					b.Fatal("hostile targets.json parsed")
+				}
+			}
+		})
+	}
+}
+
+// hostileTargets returns tg with an unknown field of signed holding an
+// array of copies of v, MaxTargetsSize bytes in all.
+func hostileTargets(b *testing.B, tg []byte, v string) []byte {
+	b.Helper()
+	head := []byte(`{"signatures":[],"signed":{"x-pad":[`)
+	n := (MaxTargetsSize - len(head) - len(`]}}`)) / (len(v) + 1)
+	out := append([]byte{}, head...)
+	for i := range n {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, v...)
+	}
+	out = append(out, `]}}`...)
+	if len(out) > MaxTargetsSize {
+		b.Fatalf("hostile targets.json of %d bytes", len(out))
+	}
+	return out
+}
+
+// benchPersons returns n persons named prefix0... with an ed25519 key each.
+func benchPersons(b testing.TB, prefix string, n int) []NewPerson {
+	b.Helper()
+	out := make([]NewPerson, n)
+	for i := range out {
+		pub, _, err := ed25519.GenerateKey(rand.Reader)
+		must(b, err)
+		k, err := ssh.NewPublicKey(pub)
+		must(b, err)
+		out[i] = NewPerson{Name: fmt.Sprintf("%s%d", prefix, i), Keys: []ssh.PublicKey{k}}
+	}
+	return out
+}

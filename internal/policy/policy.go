@@ -29,12 +29,19 @@ const (
 	RootFile    = "root.json"
 	TargetsFile = "targets.json"
 	Format      = "git-secure-policy/1"
-	// MaxFileSize bounds each policy file. It is the binding limit on
-	// an organisation's size: decoding costs about 60 bytes of memory per
-	// byte of JSON, so 1 MiB bounds what a hostile policy makes every
-	// reader allocate; one targets.json holds about 3 600 persons with
-	// one ed25519 key each (MaxPersons and MaxKeys are never reached).
-	MaxFileSize = 1 << 20
+	// MaxFileSize bounds root.json and each rule file, MaxTargetsSize
+	// targets.json, which holds the persons: 4 MiB holds MaxPersons
+	// persons with one ed25519 key each (9 900 take 2.7 MB, 3.3 MB with
+	// names of 64 characters), fewer with RSA keys or long keyless
+	// identities. The bytes bound what a hostile file makes every reader
+	// spend: a 4 MiB targets.json of nothing but small values ([0,0,...])
+	// costs 424 MB of allocations (100 bytes a byte: go-tuf decodes it
+	// twice and re-encodes it), a peak of about 180 MB and 2 s of CPU
+	// before it is refused; 10 000 honest persons 156 MB and 0.6 s
+	// (BenchmarkParseTargetsBound). A policy already holds up to 16 MiB
+	// of rule files (MaxRuleFilesSize), each at most 1 MiB.
+	MaxFileSize    = 1 << 20
+	MaxTargetsSize = 4 << 20
 
 	// MaxRules, MaxPersons and MaxKeys bound what one policy may hold.
 	MaxRules   = 1000
@@ -413,11 +420,11 @@ func Parse(rootJSON, targetsJSON []byte) (*Policy, error) {
 // delegation (a rule file with too few counts for nothing: RuleFile.
 // Untrusted), since which rules govern a ref depends on it.
 func ParseFiles(rootJSON, targetsJSON []byte, ruleFiles map[string][]byte) (*Policy, error) {
-	root, err := decode[metadata.RootType](RootFile, rootJSON)
+	root, err := decode[metadata.RootType](RootFile, rootJSON, MaxFileSize)
 	if err != nil {
 		return nil, err
 	}
-	targets, err := decode[metadata.TargetsType](TargetsFile, targetsJSON)
+	targets, err := decode[metadata.TargetsType](TargetsFile, targetsJSON, MaxTargetsSize)
 	if err != nil {
 		return nil, err
 	}
@@ -428,8 +435,8 @@ func ParseFiles(rootJSON, targetsJSON []byte, ruleFiles map[string][]byte) (*Pol
 	return p, nil
 }
 
-func decode[T metadata.Roles](name string, data []byte) (*metadata.Metadata[T], error) {
-	if err := strictjson.Check(data, MaxFileSize); err != nil {
+func decode[T metadata.Roles](name string, data []byte, limit int) (*metadata.Metadata[T], error) {
+	if err := strictjson.Check(data, limit); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, name, err)
 	}
 	m, err := (&metadata.Metadata[T]{}).FromBytes(data)

@@ -458,12 +458,12 @@ func parseCases() []parseCase {
 			return append(r, bytes.Repeat([]byte(" "), MaxFileSize)...), tg
 		}},
 		{name: "oversized targets", raw: func(t *testing.T, _ *fixture, r, tg []byte) ([]byte, []byte) {
-			return r, append(tg, bytes.Repeat([]byte(" "), MaxFileSize)...)
+			return r, append(tg, bytes.Repeat([]byte(" "), MaxTargetsSize)...)
 		}},
 		{name: "oversized canonical targets", edit: func(t *testing.T, f *fixture) {
-			// Canonical JSON just over 1 MiB: a rule with many long patterns.
+			// Canonical JSON just over 4 MiB: a rule with many long patterns.
 			d := rule(f.p, "crypto")
-			for i := 0; len(d.Paths)*400 < MaxFileSize+1000; i++ {
+			for i := 0; len(d.Paths)*400 < MaxTargetsSize+1000; i++ {
 				d.Paths = append(d.Paths, fmt.Sprintf("file:%04d/%s", i, strings.Repeat("x", 480)))
 			}
 		}},

@@ -48,7 +48,11 @@ func Load(r Reader, h gitrepo.Hash) (*Policy, error) {
 		if e.Mode != 0o100644 || (e.Name != RootFile && e.Name != TargetsFile) {
 			return nil, fmt.Errorf("%w: policy commit %s holds unexpected %s", ErrMalformed, h, e.Name)
 		}
-		typ, data, err := r.ReadObject(e.Hash, MaxFileSize)
+		limit := int64(MaxFileSize)
+		if e.Name == TargetsFile {
+			limit = MaxTargetsSize
+		}
+		typ, data, err := r.ReadObject(e.Hash, limit)
 		if err != nil {
 			return nil, fmt.Errorf("policy: read %s of %s: %w", e.Name, h, err)
 		}

@@ -20,10 +20,10 @@ import (
 // refs/heads/teamN/*), the rest one level below the first ones, each with
 // two rules (a path rule on main and release, and one on its own refs or
 // paths), every fifth top-level delegation terminating, all signed by
-// alice. With persons > 0 it also holds that many more persons, each
-// with an ed25519 key of its own, the first thousand in a team that a
-// rule of targets.json allows on refs/heads/staff/*: an organisation
-// near the 1 MiB limit of targets.json (about 3 600 persons).
+// alice. With persons > 0 it holds that many persons in all (the bench
+// policy's and more, each with an ed25519 key of its own, the first
+// thousand in a team that a rule of targets.json allows on
+// refs/heads/staff/*): at policy.MaxPersons, an organisation at the limit.
 func ruleFilesPolicy(b *testing.B, base *policy.Policy, files, persons int) *policy.Policy {
 	b.Helper()
 	p, err := base.Clone()
@@ -72,7 +72,7 @@ func ruleFilesPolicy(b *testing.B, base *policy.Policy, files, persons int) *pol
 			must(p.AddRuleIn(base, name, policy.Rule{Name: "keys", Refs: refs, Paths: []string{fmt.Sprintf("src/team%d/keys/*", j)}, Allow: []string{benchrepo.Alice, benchrepo.Bob}, Threshold: 1}, now))
 		}
 	}
-	addPersons(b, p, base, persons, now)
+	addPersons(b, p, base, persons-len(base.Persons()), now)
 	must(p.SignTargets(ts))
 	for _, f := range p.RuleFiles() {
 		must(p.SignRuleFile(f.Name, ts))
@@ -111,11 +111,11 @@ func BenchmarkVerifyRuleFiles(b *testing.B) {
 				b.Fatal(err)
 			}
 			p100 := ruleFilesPolicy(b, base, 100, 0)
-			pBig := ruleFilesPolicy(b, base, 100, 3000)
+			pBig := ruleFilesPolicy(b, base, 100, policy.MaxPersons)
 			for _, v := range []struct {
 				name string
 				pol  *policy.Policy
-			}{{"rulefiles=0", base}, {"rulefiles=0+pathrule", withPath}, {"rulefiles=100", p100}, {"rulefiles=100+persons=3000", pBig}} {
+			}{{"rulefiles=0", base}, {"rulefiles=0+pathrule", withPath}, {"rulefiles=100", p100}, {"rulefiles=100+persons=10000", pBig}} {
 				pol := v.pol
 				b.Run(v.name, func(b *testing.B) {
 					opts := verify.Options{Now: info.Now(), PolicyOverride: pol}
@@ -139,7 +139,7 @@ func BenchmarkVerifyRuleFiles(b *testing.B) {
 			for _, l := range []struct {
 				name string
 				pol  *policy.Policy
-			}{{"load-100", p100}, {"load-100+persons=3000", pBig}} {
+			}{{"load-100", p100}, {"load-100+persons=10000", pBig}} {
 				root, targets, err := l.pol.Encode()
 				if err != nil {
 					b.Fatal(err)

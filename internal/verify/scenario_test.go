@@ -1453,7 +1453,7 @@ func TestScenarioPolicyAttacks(t *testing.T) {
 		t.Parallel()
 		f := tmpl.Clone(t)
 		root, targets := currentFiles(f)
-		big := append(bytes.Clone(targets), bytes.Repeat([]byte(" "), policy.MaxFileSize)...)
+		big := append(bytes.Clone(targets), bytes.Repeat([]byte(" "), policy.MaxTargetsSize)...)
 		n := forcePolicy(f, "alice", writePolicyFiles(f, root, big))
 		p, _ := f.MustFail(verify.Options{}, verify.ErrMalformed, rsl.PolicyRef, "targets.json")
 		if p.Entry != n {
