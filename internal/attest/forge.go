@@ -50,6 +50,14 @@ type ForgeReview struct {
 	// stored in ForgeReviewTreeDir and counts only for rules that accept
 	// tree-bound approvals (docs/format.md, "Forge merges").
 	ToTree gitrepo.Hash
+	// Repository is the repository on the forge the review was made in
+	// (GitHub OWNER/NAME; GitLab the project's numeric id or full path),
+	// AccountID the reviewer's numeric account id there (decimal). Both
+	// are "" in records of a git-secure before they were recorded: such
+	// a record counts only under a forge app bound to no repository and
+	// for a person mapped with no account id (docs/format.md).
+	Repository string
+	AccountID  string
 }
 
 // The patterns are compiled on first use (sync.OnceValue), not when the
@@ -60,6 +68,10 @@ var (
 	// accountRe covers GitHub logins (letters, digits, '-') and GitLab
 	// usernames (also '_' and '.'), at most 255 bytes.
 	accountRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,254}$`) })
+	// A GitHub owner or repository name; a GitLab project id or path
+	// segment.
+	repoPartRe   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`) })
+	projectSegRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}$`) })
 )
 
 // ValidForgeAccount reports whether login can be an account of forge.
@@ -72,6 +84,47 @@ func ValidForgeAccount(forge, login string) error {
 	}
 	return nil
 }
+
+// ValidForgeAccountID reports whether id can be a forge's numeric account
+// id: a decimal number without leading zeros, at most 19 digits.
+func ValidForgeAccountID(id string) error {
+	if !decimalRe().MatchString(id) {
+		return malformed("forge account id %q is not a decimal number (without leading zeros, at most 19 digits)", id)
+	}
+	return nil
+}
+
+// ValidForgeRepository reports whether repo can name a repository of
+// forge: GitHub OWNER/NAME; GitLab a numeric project id or a full path
+// (group, subgroups and name, at most 21 segments).
+func ValidForgeRepository(forge, repo string) error {
+	switch forge {
+	case "github":
+		owner, name, ok := strings.Cut(repo, "/")
+		if ok && repoPartRe().MatchString(owner) && repoPartRe().MatchString(name) {
+			return nil
+		}
+		return malformed("%q is not a GitHub repository OWNER/NAME", repo)
+	case "gitlab":
+		if decimalRe().MatchString(repo) {
+			return nil
+		}
+		segs := strings.Split(repo, "/")
+		ok := len(segs) >= 2 && len(segs) <= 21
+		for _, s := range segs {
+			ok = ok && projectSegRe().MatchString(s)
+		}
+		if ok {
+			return nil
+		}
+		return malformed("%q is not a GitLab project id or GROUP/NAME path", repo)
+	}
+	return malformed("unknown forge %q (want one of %s)", forge, strings.Join(Forges, ", "))
+}
+
+// SameForgeRepository reports whether a and b name the same repository
+// of a forge: GitHub and GitLab resolve names case-insensitively.
+func SameForgeRepository(a, b string) bool { return strings.EqualFold(a, b) }
 
 func validForge(f string) bool {
 	for _, x := range Forges {
@@ -98,6 +151,16 @@ func (f ForgeReview) validate() error {
 	if f.To.IsZero() && !f.ToTree.IsZero() {
 		return malformed("forge review of a deletion has toTree")
 	}
+	if f.Repository != "" {
+		if err := ValidForgeRepository(f.Forge, f.Repository); err != nil {
+			return err
+		}
+	}
+	if f.AccountID != "" {
+		if err := ValidForgeAccountID(f.AccountID); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -120,6 +183,12 @@ func (f ForgeReview) Statement() ([]byte, error) {
 	if !f.ToTree.IsZero() {
 		pred["toTree"] = hexOf(f.ToTree)
 	}
+	if f.Repository != "" {
+		pred["repository"] = f.Repository
+	}
+	if f.AccountID != "" {
+		pred["accountId"] = f.AccountID
+	}
 	return encodeStatement(f.Ref, "gitCommit", hexOf(f.To), PredicateForgeReview, pred)
 }
 
@@ -131,7 +200,7 @@ func ParseForgeReview(statement []byte) (ForgeReview, error) {
 	if err != nil {
 		return f, err
 	}
-	if err := checkKeys(pred, "forge review predicate", []string{"formatVersion", "ref", "from", "to", "forge", "account", "review", "pullRequest", "state"}, "toTree"); err != nil {
+	if err := checkKeys(pred, "forge review predicate", []string{"formatVersion", "ref", "from", "to", "forge", "account", "review", "pullRequest", "state"}, "toTree", "repository", "accountId"); err != nil {
 		return f, malformed("%v", err)
 	}
 	for key, dst := range map[string]*string{"ref": &f.Ref, "forge": &f.Forge, "account": &f.Account, "review": &f.Review, "pullRequest": &f.PullRequest, "state": &f.State} {
@@ -151,6 +220,14 @@ func ParseForgeReview(statement []byte) (ForgeReview, error) {
 		}
 		if f.ToTree.IsZero() {
 			return ForgeReview{}, malformed("forge review toTree is present but zero")
+		}
+	}
+	// Optional strings: present means not empty (one encoding per record).
+	for key, dst := range map[string]*string{"repository": &f.Repository, "accountId": &f.AccountID} {
+		if v, ok := pred[key]; ok {
+			if *dst, err = asString(v, "predicate "+key); err != nil || *dst == "" {
+				return ForgeReview{}, malformed("forge review %s must be a non-empty string", key)
+			}
 		}
 	}
 	if name != f.Ref || subj != f.To {
@@ -180,11 +257,17 @@ func ForgeReviewTreeDir(ref string, from, tree gitrepo.Hash) string {
 
 // ForgeReviewFile returns the file name of one forge review record:
 // hex(SHA-256(domain NUL "file" NUL signer-file NUL forge NUL review NUL
-// state)) + ".json", with signer-file the bridge key's SignerFile. Each
+// state [NUL repository])) + ".json", with signer-file the bridge key's
+// SignerFile and the repository part only when the record names one. Each
 // review and state has a file of its own, so a withdrawal never replaces
-// the approval it cancels (the store is append-only).
-func ForgeReviewFile(signerFile, forge, review, state string) string {
-	return hashParts(forgeReviewDomain, "file", signerFile, forge, review, state) + ".json"
+// the approval it cancels (the store is append-only), and a record naming
+// its repository never lands on an older one's file (the store keeps the
+// first), so an older record can be recorded again.
+func ForgeReviewFile(signerFile, forge, repository, review, state string) string {
+	if repository == "" {
+		return hashParts(forgeReviewDomain, "file", signerFile, forge, review, state) + ".json"
+	}
+	return hashParts(forgeReviewDomain, "file", signerFile, forge, review, state, repository) + ".json"
 }
 
 func hashParts(parts ...string) string {
@@ -210,7 +293,7 @@ func CheckForgeReviewFile(dir, name string, e *Envelope) (ForgeReview, error) {
 	if err != nil {
 		return f, err
 	}
-	if want := ForgeReviewFile(signer, f.Forge, f.Review, f.State); name != want {
+	if want := ForgeReviewFile(signer, f.Forge, f.Repository, f.Review, f.State); name != want {
 		return f, fmt.Errorf("%w: forge review stored as %q, belongs in %q", ErrMismatch, name, want)
 	}
 	want := ForgeReviewDir(f.Ref, f.From, f.To)

@@ -34,12 +34,38 @@ func TestForgeReviewStatement(t *testing.T) {
 		"pull request": func(f *ForgeReview) { f.PullRequest = "-1" },
 		"same ends":    func(f *ForgeReview) { f.To = f.From },
 		"ref":          func(f *ForgeReview) { f.Ref = "main" },
+		"repository":   func(f *ForgeReview) { f.Repository = "widget" },
+		"gitlab path":  func(f *ForgeReview) { f.Forge, f.Account, f.Repository = "gitlab", "bob", "acme/../x" },
+		"account id":   func(f *ForgeReview) { f.AccountID = "012" },
+		"account id 0": func(f *ForgeReview) { f.AccountID = "0" },
 	} {
 		bad := testForgeReview()
 		edit(&bad)
 		if _, err := bad.Statement(); !errors.Is(err, ErrMalformed) {
 			t.Errorf("%s: Statement() = %v, want ErrMalformed", name, err)
 		}
+	}
+	// The repository and the reviewer's account id round-trip; present,
+	// they are never empty.
+	bound := testForgeReview()
+	bound.Repository, bound.AccountID = "acme/widget", "583231"
+	bst, err := bound.Statement()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ParseForgeReview(bst); err != nil || got != bound || !strings.Contains(string(bst), `"accountId":"583231"`) || !strings.Contains(string(bst), `"repository":"acme/widget"`) {
+		t.Fatalf("ParseForgeReview = %+v, %v; want %+v\n%s", got, err, bound, bst)
+	}
+	for _, edit := range [][2]string{{`"repository":"acme/widget"`, `"repository":""`}, {`"accountId":"583231"`, `"accountId":""`}, {`"accountId":"583231"`, `"accountId":583231`}, {`"repository":"acme/widget"`, `"repository":"acme"`}} {
+		if _, err := ParseForgeReview([]byte(strings.Replace(string(bst), edit[0], edit[1], 1))); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: %v, want ErrMalformed", edit[1], err)
+		}
+	}
+	// A record naming its repository has a file of its own: recording a
+	// review again after an older record of it never lands on the older
+	// file (the store keeps the first).
+	if ForgeReviewFile("S.json", "github", "", "101", ReviewApproved) == ForgeReviewFile("S.json", "github", "acme/widget", "101", ReviewApproved) {
+		t.Error("a record with a repository has the file of one without")
 	}
 	// Unknown predicate keys are refused.
 	extra := strings.Replace(string(st), `"state":"approved"`, `"state":"approved","person":"alice"`, 1)
@@ -73,13 +99,13 @@ func TestStoreAddForgeReview(t *testing.T) {
 	dir := ForgeReviewDir(f.Ref, f.From, f.To)
 	sf := SignerFile(bridge.PublicKey())
 	who := gitrepo.Ident{Name: "ci", Email: "ci@example.com"}
-	approved := dir + "/" + ForgeReviewFile(sf, "github", "101", ReviewApproved)
+	approved := dir + "/" + ForgeReviewFile(sf, "github", "", "101", ReviewApproved)
 	if _, err := store.Add(approved, sign(f), who, "approved"); err != nil {
 		t.Fatal(err)
 	}
 	w := f
 	w.State = ReviewWithdrawn
-	withdrawn := dir + "/" + ForgeReviewFile(sf, "github", "101", ReviewWithdrawn)
+	withdrawn := dir + "/" + ForgeReviewFile(sf, "github", "", "101", ReviewWithdrawn)
 	if withdrawn == approved {
 		t.Fatal("approval and withdrawal share a file")
 	}
@@ -93,8 +119,8 @@ func TestStoreAddForgeReview(t *testing.T) {
 	for name, path := range map[string]string{
 		"withdrawal at the approval's file": approved,
 		"signer file":                       dir + "/" + sf,
-		"other update":                      ForgeReviewDir(f.Ref, f.From, gitrepo.Hash{3}) + "/" + ForgeReviewFile(sf, "github", "101", ReviewWithdrawn),
-		"other review":                      dir + "/" + ForgeReviewFile(sf, "github", "102", ReviewWithdrawn),
+		"other update":                      ForgeReviewDir(f.Ref, f.From, gitrepo.Hash{3}) + "/" + ForgeReviewFile(sf, "github", "", "101", ReviewWithdrawn),
+		"other review":                      dir + "/" + ForgeReviewFile(sf, "github", "", "102", ReviewWithdrawn),
 	} {
 		if err := checkAdd(path, sign(w)); !errors.Is(err, ErrMismatch) {
 			t.Errorf("%s: checkAdd = %v, want ErrMismatch", name, err)
@@ -143,7 +169,7 @@ func TestForgeReviewTreeBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := ForgeReviewFile(SignerFile(bridge.PublicKey()), f.Forge, f.Review, f.State)
+	name := ForgeReviewFile(SignerFile(bridge.PublicKey()), f.Forge, "", f.Review, f.State)
 	who := gitrepo.Ident{Name: "ci", Email: "ci@example.com"}
 	if _, err := store.Add(ForgeReviewDir(f.Ref, f.From, f.To)+"/"+name, env, who, "x"); !errors.Is(err, ErrMismatch) {
 		t.Errorf("tree-bound review in the commit directory: %v", err)

@@ -204,3 +204,56 @@ func FuzzLoadHistory(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseForgeReview: whatever ParseForgeReview accepts (including the
+// optional repository and accountId) re-encodes to a statement that
+// parses to the same record, stably, with the same JSON document, and
+// names a valid repository and account id of its forge when it has them.
+func FuzzParseForgeReview(f *testing.F) {
+	legacy := ForgeReview{Ref: "refs/heads/main", From: h(1), To: h(2), Forge: "github", Account: "bob-gh", Review: "101", PullRequest: "7", State: ReviewApproved}
+	bound := legacy
+	bound.Repository, bound.AccountID, bound.ToTree = "acme/widget", "583231", h(3)
+	gl := bound
+	gl.Forge, gl.Account, gl.Repository, gl.State = "gitlab", "bob.gl", "group/sub/widget", ReviewWithdrawn
+	for _, fr := range []ForgeReview{legacy, bound, gl} {
+		st, err := fr.Statement()
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(st)
+		f.Add(bytes.Replace(st, []byte(`"repository"`), []byte(`"repository":"","r\u0065pository"`), 1))
+		f.Add(bytes.Replace(st, []byte(`"accountId":"583231"`), []byte(`"accountId":583231`), 1))
+	}
+	f.Add(fuzzApproval(f))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fr, err := ParseForgeReview(data)
+		if err != nil {
+			if fr != (ForgeReview{}) || !errors.Is(err, ErrMalformed) {
+				t.Fatalf("error %v with forge review %+v", err, fr)
+			}
+			return
+		}
+		if fr.Repository != "" && ValidForgeRepository(fr.Forge, fr.Repository) != nil {
+			t.Fatalf("accepted repository %q of %s", fr.Repository, fr.Forge)
+		}
+		if fr.AccountID != "" && ValidForgeAccountID(fr.AccountID) != nil {
+			t.Fatalf("accepted account id %q", fr.AccountID)
+		}
+		out, err := fr.Statement()
+		if err != nil {
+			t.Fatalf("accepted forge review does not re-encode: %v", err)
+		}
+		fr2, err := ParseForgeReview(out)
+		if err != nil || fr2 != fr {
+			t.Fatalf("re-encoded forge review: %+v, %v; want %+v\n%s", fr2, err, fr, out)
+		}
+		if out2, _ := fr2.Statement(); !bytes.Equal(out, out2) {
+			t.Fatalf("encoding not stable:\n%s\n%s", out, out2)
+		}
+		v1, err1 := decodeStrict(data)
+		v2, err2 := decodeStrict(out)
+		if err1 != nil || err2 != nil || !reflect.DeepEqual(v1, v2) {
+			t.Fatalf("input and canonical form differ:\n%s\n%s", data, out)
+		}
+	})
+}

@@ -15,10 +15,10 @@ import (
 // renewal.
 func forgeChanges(base, staged *Policy) []string {
 	var out []string
-	keyOf := func(p *Policy) map[string]string {
-		m := map[string]string{}
+	keyOf := func(p *Policy) map[string]*ForgeApp {
+		m := map[string]*ForgeApp{}
 		for _, a := range p.ForgeApps() {
-			m[a.Name] = a.Fingerprint
+			m[a.Name] = a
 		}
 		return m
 	}
@@ -26,9 +26,11 @@ func forgeChanges(base, staged *Policy) []string {
 	for _, a := range staged.ForgeApps() {
 		switch old, ok := bk[a.Name]; {
 		case !ok:
-			out = append(out, fmt.Sprintf("adds forge app %s (key %s)", a.Name, a.Fingerprint))
-		case old != a.Fingerprint:
+			out = append(out, fmt.Sprintf("adds forge app %s (key %s, bound to %s)", a.Name, a.Fingerprint, a.Binding()))
+		case old.Fingerprint != a.Fingerprint:
 			out = append(out, fmt.Sprintf("changes forge app %s to key %s", a.Name, a.Fingerprint))
+		case old.Forge != a.Forge || old.Repository != a.Repository:
+			out = append(out, fmt.Sprintf("binds forge app %s to %s (was %s)", a.Name, a.Binding(), old.Binding()))
 		}
 	}
 	for _, a := range base.ForgeApps() {
@@ -50,9 +52,9 @@ func forgeChanges(base, staged *Policy) []string {
 			was, now := base.ForgeAccount(name, forge), staged.ForgeAccount(name, forge)
 			switch {
 			case was == now:
-			case was == "":
+			case was == ForgeAccount{}:
 				out = append(out, fmt.Sprintf("sets the %s account of %s to %s", forge, name, now))
-			case now == "":
+			case now == ForgeAccount{}:
 				out = append(out, fmt.Sprintf("removes the %s account of %s (was %s)", forge, name, was))
 			default:
 				out = append(out, fmt.Sprintf("changes the %s account of %s to %s (was %s)", forge, name, now, was))

@@ -53,31 +53,35 @@ func TestChangesShowForge(t *testing.T) {
 	f := newFixture(t)
 	base, err := f.p.Clone()
 	must(t, err)
-	must(t, base.SetForgeAccount(f.p, "bob", "github", "bob-gh", t0))
+	must(t, base.SetForgeAccount(f.p, "bob", "github", "bob-gh", "", t0))
 	app := newTestKey(t, "bridge")
 	rogue := newTestKey(t, "rogue bridge")
-	must(t, base.AddForgeApp(f.p, "ci-bridge", app.Pub, t0))
+	must(t, base.AddForgeApp(f.p, "ci-bridge", app.Pub, "github", "acme/widget", t0))
 	later := t0.Add(time.Hour)
 	for _, tc := range []struct {
 		name string
 		edit func(p *Policy) error
 		want []string
 	}{
-		{"a forge app added", func(p *Policy) error { return p.AddForgeApp(base, "helper", rogue.Pub, later) },
-			[]string{"adds forge app helper (key " + rogue.FP + ")"}},
+		{"a forge app added", func(p *Policy) error { return p.AddForgeApp(base, "helper", rogue.Pub, "github", "acme/widget", later) },
+			[]string{"adds forge app helper (key " + rogue.FP + ", bound to github acme/widget)"}},
+		{"a forge app rebound", func(p *Policy) error { return p.BindForgeApp(base, "ci-bridge", "github", "acme/other", later) },
+			[]string{"binds forge app ci-bridge to github acme/other (was github acme/widget)"}},
+		{"a forge account's id set", func(p *Policy) error { return p.SetForgeAccount(base, "bob", "github", "bob-gh", "583231", later) },
+			[]string{"changes the github account of bob to bob-gh (id 583231) (was bob-gh)"}},
 		{"a forge app's key replaced", func(p *Policy) error {
 			if err := p.RemoveForgeApp(base, "ci-bridge", later); err != nil {
 				return err
 			}
-			return p.AddForgeApp(base, "ci-bridge", rogue.Pub, later)
+			return p.AddForgeApp(base, "ci-bridge", rogue.Pub, "github", "acme/widget", later)
 		}, []string{"changes forge app ci-bridge to key " + rogue.FP}},
 		{"a forge app removed", func(p *Policy) error { return p.RemoveForgeApp(base, "ci-bridge", later) },
 			[]string{"removes forge app ci-bridge"}},
-		{"a forge account moved", func(p *Policy) error { return p.SetForgeAccount(base, "bob", "github", "mallory-gh", later) },
+		{"a forge account moved", func(p *Policy) error { return p.SetForgeAccount(base, "bob", "github", "mallory-gh", "", later) },
 			[]string{"changes the github account of bob to mallory-gh (was bob-gh)"}},
-		{"a forge account added", func(p *Policy) error { return p.SetForgeAccount(base, "carol", "github", "carol-gh", later) },
+		{"a forge account added", func(p *Policy) error { return p.SetForgeAccount(base, "carol", "github", "carol-gh", "", later) },
 			[]string{"sets the github account of carol to carol-gh"}},
-		{"a forge account removed", func(p *Policy) error { return p.SetForgeAccount(base, "bob", "github", "", later) },
+		{"a forge account removed", func(p *Policy) error { return p.SetForgeAccount(base, "bob", "github", "", "", later) },
 			[]string{"removes the github account of bob (was bob-gh)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

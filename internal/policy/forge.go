@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -17,13 +18,18 @@ import (
 // Forge bridges: reviews on a hosted forge (GitHub, GitLab) count as
 // approvals when a bridge the root trusts records them. Two fields hold it:
 //
-//   - root.json fieldForgeApps: app name -> the bridge's SSH public key
-//     (one authorized_keys line without comment). A root change, as a
+//   - root.json fieldForgeApps: app name -> the bridge: an object
+//     {"forge", "key", "repository"} binding its SSH public key (one
+//     authorized_keys line without comment) to one repository of one
+//     forge, or, as a git-secure before repository binding wrote it, the
+//     key line alone (an app bound to no repository). A root change, as a
 //     root key is: whoever holds the key can say who reviewed what, so
 //     only the root thresholds may add, replace or remove it. The key is
 //     of its own (no root, rules, freshness or person key), so it signs no
 //     entry, rule or root, and trust revoke-key revokes it like any key.
-//   - targets.json fieldForgeAccounts: person -> forge -> account. The
+//   - targets.json fieldForgeAccounts: person -> forge -> account: an
+//     object {"id", "login"} (the numeric account id the forge gives the
+//     account for good, and its login), or the login alone (older). The
 //     rules keys decide which account is which person; the bridge only
 //     reports which account reviewed, and counts for that person alone.
 const (
@@ -36,13 +42,41 @@ type ForgeApp struct {
 	Name        string
 	Public      ssh.PublicKey
 	Fingerprint string
+	// Forge and Repository are the one repository the app records reviews
+	// of; both "" for an app added before repository binding, whose
+	// records name no repository that counts (docs/format.md).
+	Forge, Repository string
+}
+
+// Binding says which repository the app is bound to, for messages.
+func (a *ForgeApp) Binding() string {
+	if a.Repository == "" {
+		return "no repository"
+	}
+	return a.Forge + " " + a.Repository
+}
+
+// ForgeAccount is a person's account on a forge: its login, and the
+// numeric id the forge gives the account for good ("" when the policy
+// predates ids: the login alone then identifies it).
+type ForgeAccount struct {
+	Login, ID string
+}
+
+// String is the account as messages show it.
+func (a ForgeAccount) String() string {
+	if a.ID == "" {
+		return a.Login
+	}
+	return a.Login + " (id " + a.ID + ")"
 }
 
 // forgeIndex is the decoded forge fields of a policy.
 type forgeIndex struct {
 	apps     []*ForgeApp
-	accounts map[string]map[string]string // person -> forge -> account
-	byLogin  map[string]string            // forge NUL lower(account) -> person
+	accounts map[string]map[string]ForgeAccount // person -> forge -> account
+	byLogin  map[string]string                  // forge NUL lower(login) -> person
+	byID     map[string]string                  // forge NUL id -> person
 }
 
 // ForgeApps returns the trusted forge bridges, sorted by name.
@@ -57,10 +91,8 @@ func (p *Policy) ForgeApps() []*ForgeApp {
 // shape sign.VerifySSHSig and Envelope.Verify take). No other lookup knows
 // bridge keys, and this one knows no other key.
 func (p *Policy) LookupForgeAppKey(fp string) (ssh.PublicKey, bool) {
-	for _, a := range p.ForgeApps() {
-		if a.Fingerprint == fp {
-			return a.Public, true
-		}
+	if a, ok := p.ForgeAppByFingerprint(fp); ok {
+		return a.Public, true
 	}
 	return nil, false
 }
@@ -75,16 +107,18 @@ func (p *Policy) ForgeAppByFingerprint(fp string) (*ForgeApp, bool) {
 	return nil, false
 }
 
-// ForgeAccount returns person's account on forge ("" when none).
-func (p *Policy) ForgeAccount(person, forge string) string {
+// ForgeAccount returns person's account on forge (zero when none).
+func (p *Policy) ForgeAccount(person, forge string) ForgeAccount {
 	if p.forge == nil {
-		return ""
+		return ForgeAccount{}
 	}
 	return p.forge.accounts[person][forge]
 }
 
-// PersonByForgeAccount returns the person whose account on forge is login.
-// Forge logins are case-insensitive (GitHub's, GitLab's), so is this.
+// PersonByForgeAccount returns the person whose account on forge has the
+// login login. Forge logins are case-insensitive (GitHub's, GitLab's), so
+// is this. It says nothing of account ids: ForgePerson decides whether a
+// review counts.
 func (p *Policy) PersonByForgeAccount(forge, login string) (*Person, bool) {
 	if p.forge == nil {
 		return nil, false
@@ -96,6 +130,43 @@ func (p *Policy) PersonByForgeAccount(forge, login string) (*Person, bool) {
 	return p.Person(name)
 }
 
+// ForgePerson returns the person a review by the account login (with the
+// numeric account id id, "" when the record has none) on forge counts
+// for. The login must be a person's, and when the policy gives that
+// person's account an id, id must be it: a login the forge gave to
+// another account (recycled after a deletion or a rename) has another id
+// and never inherits the person, and a record without an id cannot show
+// it is the same account. The error says why and what to do.
+func (p *Policy) ForgePerson(forge, login, id string) (*Person, error) {
+	person, ok := p.PersonByForgeAccount(forge, login)
+	if !ok {
+		if other := p.personByForgeID(forge, id); other != "" {
+			acct := p.ForgeAccount(other, forge)
+			return nil, fmt.Errorf("the policy maps no person to the %s login %s, but its account id %s is %s's, mapped as %s: the account was renamed; a rules key holder updates it (git secure policy set-forge-account %s --%s %s --%s-id %s)",
+				forge, login, id, other, acct.Login, other, forge, login, forge, id)
+		}
+		return nil, fmt.Errorf("the policy maps that account to no person (git secure policy add-person NAME --key FILE --%s %s --%s-id ID)", forge, login, forge)
+	}
+	want := p.ForgeAccount(person.Name, forge).ID
+	switch {
+	case want == "" || want == id:
+		return person, nil
+	case id == "":
+		return nil, fmt.Errorf("the record names no account id and the policy maps %s to %s only as account id %s: it was recorded by a git-secure before account ids; record the review again (git secure forge record-approvals)",
+			login, person.Name, want)
+	}
+	return nil, fmt.Errorf("the %s login %s now belongs to account id %s, but the policy maps %s's account id %s to it: another account with the same login (recycled or renamed) never counts for %s",
+		forge, login, id, person.Name, want, person.Name)
+}
+
+// personByForgeID is the person whose account on forge has id ("" none).
+func (p *Policy) personByForgeID(forge, id string) string {
+	if p.forge == nil || id == "" {
+		return ""
+	}
+	return p.forge.byID[forge+"\x00"+id]
+}
+
 func authorizedLine(pub ssh.PublicKey) string {
 	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(pub)))
 }
@@ -103,43 +174,11 @@ func authorizedLine(pub ssh.PublicKey) string {
 // decodeForge validates and indexes the forge fields; personKeys and
 // rootKeys are every other key, which a bridge key must not be.
 func (p *Policy) decodeForge(rs *metadata.RootType, ts *metadata.TargetsType, rootKeys, personKeys map[string]*Key) error {
-	p.forge = &forgeIndex{accounts: map[string]map[string]string{}, byLogin: map[string]string{}}
+	p.forge = &forgeIndex{accounts: map[string]map[string]ForgeAccount{}, byLogin: map[string]string{}, byID: map[string]string{}}
 	if v, ok := rs.UnrecognizedFields[fieldForgeApps]; ok {
-		raw, ok := v.(map[string]any)
-		if !ok || len(raw) == 0 {
-			return fmt.Errorf("%w: root.json: %s must be a non-empty object of app name to SSH public key", ErrMalformed, fieldForgeApps)
+		if err := p.decodeForgeApps(v, rootKeys, personKeys); err != nil {
+			return err
 		}
-		others := map[string]bool{}
-		for _, k := range rootKeys {
-			others[k.Fingerprint] = true
-		}
-		for _, k := range personKeys {
-			others[k.Fingerprint] = true
-		}
-		seen := map[string]string{}
-		for name, kv := range raw {
-			line, ok := kv.(string)
-			if !ok || !validName(name) {
-				return fmt.Errorf("%w: root.json: %s: bad entry %q", ErrMalformed, fieldForgeApps, name)
-			}
-			pub, _, _, rest, err := ssh.ParseAuthorizedKey([]byte(line))
-			if err != nil || len(rest) != 0 || authorizedLine(pub) != line {
-				return fmt.Errorf("%w: root.json: forge app %s: not one canonical SSH public key line", ErrMalformed, name)
-			}
-			if _, _, err := sign.TUFKey(pub); err != nil {
-				return fmt.Errorf("%w: root.json: forge app %s: %v", ErrMalformed, name, err)
-			}
-			fp := sign.Fingerprint(pub)
-			if others[fp] {
-				return fmt.Errorf("%w: forge app %s's key %s is also a root, rules, freshness or person key: give the bridge a key of its own", ErrMalformed, name, fp)
-			}
-			if other, dup := seen[fp]; dup {
-				return fmt.Errorf("%w: forge apps %s and %s have the same key %s", ErrMalformed, other, name, fp)
-			}
-			seen[fp] = name
-			p.forge.apps = append(p.forge.apps, &ForgeApp{Name: name, Public: pub, Fingerprint: fp})
-		}
-		sort.Slice(p.forge.apps, func(i, j int) bool { return p.forge.apps[i].Name < p.forge.apps[j].Name })
 	}
 	if v, ok := ts.UnrecognizedFields[fieldForgeAccounts]; ok {
 		raw, ok := v.(map[string]any)
@@ -147,39 +186,146 @@ func (p *Policy) decodeForge(rs *metadata.RootType, ts *metadata.TargetsType, ro
 			return fmt.Errorf("%w: targets.json: %s must be a non-empty object of person to forge accounts", ErrMalformed, fieldForgeAccounts)
 		}
 		for person, av := range raw {
-			if _, ok := p.Person(person); !ok {
-				return fmt.Errorf("%w: targets.json: %s names %q, not a person", ErrMalformed, fieldForgeAccounts, person)
-			}
-			accts, ok := av.(map[string]any)
-			if !ok || len(accts) == 0 {
-				return fmt.Errorf("%w: targets.json: %s of %s must be a non-empty object of forge to account", ErrMalformed, fieldForgeAccounts, person)
-			}
-			p.forge.accounts[person] = map[string]string{}
-			for forge, lv := range accts {
-				login, ok := lv.(string)
-				if !ok {
-					return fmt.Errorf("%w: targets.json: %s of %s: %s is not a string", ErrMalformed, fieldForgeAccounts, person, forge)
-				}
-				if err := attest.ValidForgeAccount(forge, login); err != nil {
-					return fmt.Errorf("%w: targets.json: %s of %s: %v", ErrMalformed, fieldForgeAccounts, person, err)
-				}
-				key := forge + "\x00" + strings.ToLower(login)
-				if other, dup := p.forge.byLogin[key]; dup {
-					return fmt.Errorf("%w: targets.json: %s account %s belongs to both %s and %s", ErrMalformed, forge, login, other, person)
-				}
-				p.forge.byLogin[key] = person
-				p.forge.accounts[person][forge] = login
+			if err := p.decodeForgeAccounts(person, av); err != nil {
+				return err
 			}
 		}
 	}
 	return nil
 }
 
-// SetForgeAccount maps person's account on forge to login ("" removes it):
-// a rules change.
-func (p *Policy) SetForgeAccount(base *Policy, person, forge, login string, now time.Time) error {
+// decodeForgeApps decodes root.json's forge apps.
+func (p *Policy) decodeForgeApps(v any, rootKeys, personKeys map[string]*Key) error {
+	raw, ok := v.(map[string]any)
+	if !ok || len(raw) == 0 {
+		return fmt.Errorf("%w: root.json: %s must be a non-empty object of app name to forge app", ErrMalformed, fieldForgeApps)
+	}
+	others := map[string]bool{}
+	for _, k := range rootKeys {
+		others[k.Fingerprint] = true
+	}
+	for _, k := range personKeys {
+		others[k.Fingerprint] = true
+	}
+	seen := map[string]string{}
+	for name, kv := range raw {
+		if !validName(name) {
+			return fmt.Errorf("%w: root.json: %s: bad app name %q", ErrMalformed, fieldForgeApps, name)
+		}
+		app, err := decodeForgeApp(name, kv)
+		if err != nil {
+			return fmt.Errorf("%w: root.json: forge app %s: %v", ErrMalformed, name, err)
+		}
+		if others[app.Fingerprint] {
+			return fmt.Errorf("%w: forge app %s's key %s is also a root, rules, freshness or person key: give the bridge a key of its own", ErrMalformed, name, app.Fingerprint)
+		}
+		if other, dup := seen[app.Fingerprint]; dup {
+			return fmt.Errorf("%w: forge apps %s and %s have the same key %s", ErrMalformed, other, name, app.Fingerprint)
+		}
+		seen[app.Fingerprint] = name
+		p.forge.apps = append(p.forge.apps, app)
+	}
+	sort.Slice(p.forge.apps, func(i, j int) bool { return p.forge.apps[i].Name < p.forge.apps[j].Name })
+	return nil
+}
+
+// decodeForgeApp decodes one app: {"forge","key","repository"}, exactly
+// these keys, or the key line alone (an app bound to no repository).
+func decodeForgeApp(name string, v any) (*ForgeApp, error) {
+	app := &ForgeApp{Name: name}
+	line, ok := v.(string)
+	if !ok {
+		obj, isObj := v.(map[string]any)
+		if !isObj || len(obj) != 3 {
+			return nil, errors.New(`not an object of "forge", "key" and "repository"`)
+		}
+		var fields [3]string
+		for i, k := range []string{"forge", "key", "repository"} {
+			if fields[i], ok = obj[k].(string); !ok {
+				return nil, fmt.Errorf("%q is missing or not a string", k)
+			}
+		}
+		app.Forge, line, app.Repository = fields[0], fields[1], fields[2]
+		if err := attest.ValidForgeRepository(app.Forge, app.Repository); err != nil {
+			return nil, err
+		}
+	}
+	pub, _, _, rest, err := ssh.ParseAuthorizedKey([]byte(line))
+	if err != nil || len(rest) != 0 || authorizedLine(pub) != line {
+		return nil, errors.New("not one canonical SSH public key line")
+	}
+	if _, _, err := sign.TUFKey(pub); err != nil {
+		return nil, err
+	}
+	app.Public, app.Fingerprint = pub, sign.Fingerprint(pub)
+	return app, nil
+}
+
+// decodeForgeAccounts decodes and indexes person's forge accounts: each
+// {"id","login"}, exactly these keys, or the login alone (older).
+func (p *Policy) decodeForgeAccounts(person string, av any) error {
+	if _, ok := p.Person(person); !ok {
+		return fmt.Errorf("%w: targets.json: %s names %q, not a person", ErrMalformed, fieldForgeAccounts, person)
+	}
+	accts, ok := av.(map[string]any)
+	if !ok || len(accts) == 0 {
+		return fmt.Errorf("%w: targets.json: %s of %s must be a non-empty object of forge to account", ErrMalformed, fieldForgeAccounts, person)
+	}
+	p.forge.accounts[person] = map[string]ForgeAccount{}
+	for forge, lv := range accts {
+		acct, err := decodeForgeAccount(forge, lv)
+		if err != nil {
+			return fmt.Errorf("%w: targets.json: %s of %s: %v", ErrMalformed, fieldForgeAccounts, person, err)
+		}
+		key := forge + "\x00" + strings.ToLower(acct.Login)
+		if other, dup := p.forge.byLogin[key]; dup {
+			return fmt.Errorf("%w: targets.json: %s account %s belongs to both %s and %s", ErrMalformed, forge, acct.Login, other, person)
+		}
+		p.forge.byLogin[key] = person
+		if acct.ID != "" {
+			idKey := forge + "\x00" + acct.ID
+			if other, dup := p.forge.byID[idKey]; dup {
+				return fmt.Errorf("%w: targets.json: %s account id %s belongs to both %s and %s", ErrMalformed, forge, acct.ID, other, person)
+			}
+			p.forge.byID[idKey] = person
+		}
+		p.forge.accounts[person][forge] = acct
+	}
+	return nil
+}
+
+func decodeForgeAccount(forge string, v any) (ForgeAccount, error) {
+	var a ForgeAccount
+	login, ok := v.(string)
+	if !ok {
+		obj, isObj := v.(map[string]any)
+		a.Login, ok = obj["login"].(string)
+		var idOK bool
+		a.ID, idOK = obj["id"].(string)
+		if !isObj || len(obj) != 2 || !ok || !idOK {
+			return a, fmt.Errorf(`%s is not a login nor an object of "id" and "login" strings`, forge)
+		}
+		if err := attest.ValidForgeAccountID(a.ID); err != nil {
+			return a, err
+		}
+		login = a.Login
+	}
+	if err := attest.ValidForgeAccount(forge, login); err != nil {
+		return a, err
+	}
+	a.Login = login
+	return a, nil
+}
+
+// SetForgeAccount maps person's account on forge to login with the
+// numeric account id id ("" for none: the login alone identifies it, as
+// in policies before ids); login "" removes it. A rules change.
+func (p *Policy) SetForgeAccount(base *Policy, person, forge, login, id string, now time.Time) error {
 	if _, ok := p.Person(person); !ok {
 		return invalid("no person named %s (see git secure policy list)", person)
+	}
+	if login == "" && id != "" {
+		return invalid("an account id needs the account's login")
 	}
 	if login != "" {
 		if err := attest.ValidForgeAccount(forge, login); err != nil {
@@ -187,6 +333,14 @@ func (p *Policy) SetForgeAccount(base *Policy, person, forge, login string, now 
 		}
 		if other, ok := p.PersonByForgeAccount(forge, login); ok && other.Name != person {
 			return invalid("%s account %s already belongs to %s", forge, login, other.Name)
+		}
+	}
+	if id != "" {
+		if err := attest.ValidForgeAccountID(id); err != nil {
+			return invalid("%v", err)
+		}
+		if other := p.personByForgeID(forge, id); other != "" && other != person {
+			return invalid("%s account id %s already belongs to %s", forge, id, other)
 		}
 	}
 	fields := p.Targets.Signed.UnrecognizedFields
@@ -198,10 +352,13 @@ func (p *Policy) SetForgeAccount(base *Policy, person, forge, login string, now 
 	if accts == nil {
 		accts = map[string]any{}
 	}
-	if login == "" {
+	switch {
+	case login == "":
 		delete(accts, forge)
-	} else {
+	case id == "":
 		accts[forge] = login
+	default:
+		accts[forge] = map[string]any{"id": id, "login": login}
 	}
 	if len(accts) == 0 {
 		delete(raw, person)
@@ -233,10 +390,14 @@ func (p *Policy) dropForgeAccounts(person string) {
 	}
 }
 
-// AddForgeApp trusts a forge bridge: a root change.
-func (p *Policy) AddForgeApp(base *Policy, name string, pub ssh.PublicKey, now time.Time) error {
+// AddForgeApp trusts a forge bridge bound to repository of forge: a
+// root change.
+func (p *Policy) AddForgeApp(base *Policy, name string, pub ssh.PublicKey, forge, repository string, now time.Time) error {
 	if !validName(name) {
 		return invalid("forge app name %q: use letters, digits, '.', '_' or '-' (at most 64)", name)
+	}
+	if err := attest.ValidForgeRepository(forge, repository); err != nil {
+		return invalid("forge app %s: %v", name, err)
 	}
 	if _, _, err := sign.TUFKey(pub); err != nil {
 		return invalid("%v", err)
@@ -251,8 +412,28 @@ func (p *Policy) AddForgeApp(base *Policy, name string, pub ssh.PublicKey, now t
 	if raw == nil {
 		raw = map[string]any{}
 	}
-	raw[name] = authorizedLine(pub)
+	raw[name] = map[string]any{"forge": forge, "key": authorizedLine(pub), "repository": repository}
 	p.Root.Signed.UnrecognizedFields[fieldForgeApps] = raw
+	return p.reindexRoot(base, now)
+}
+
+// BindForgeApp binds forge app name, keeping its key, to repository of
+// forge: a root change. An app added before repository binding gets one
+// this way (its older records stop counting: docs/format.md).
+func (p *Policy) BindForgeApp(base *Policy, name, forge, repository string, now time.Time) error {
+	if err := attest.ValidForgeRepository(forge, repository); err != nil {
+		return invalid("forge app %s: %v", name, err)
+	}
+	i := slices.IndexFunc(p.ForgeApps(), func(a *ForgeApp) bool { return a.Name == name })
+	if i < 0 {
+		return invalid("no forge app named %s (see git secure policy list)", name)
+	}
+	app := p.ForgeApps()[i]
+	if app.Forge == forge && app.Repository == repository {
+		return invalid("forge app %s is already bound to %s %s", name, forge, repository)
+	}
+	raw := p.Root.Signed.UnrecognizedFields[fieldForgeApps].(map[string]any)
+	raw[name] = map[string]any{"forge": forge, "key": authorizedLine(app.Public), "repository": repository}
 	return p.reindexRoot(base, now)
 }
 

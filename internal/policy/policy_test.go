@@ -1370,6 +1370,22 @@ func fuzzPolicySeeds(t testing.TB) [][2][]byte {
 	if err1 == nil && err2 == nil {
 		out = append(out, [2][]byte{gr, gt})
 	}
+	// Forge apps and accounts, bound and with ids, and in the older forms
+	// (the key line alone, the login alone).
+	fp, err := New(newTestKey(t, "fuzz-root").Pub, t0)
+	must(t, err)
+	fq, err := fp.Clone()
+	must(t, err)
+	must(t, fq.AddPerson(fp, "bob", []ssh.PublicKey{newTestKey(t, "fuzz-bob").Pub}, t0))
+	must(t, fq.AddPerson(fp, "carol", []ssh.PublicKey{newTestKey(t, "fuzz-carol").Pub}, t0))
+	must(t, fq.SetForgeAccount(fp, "bob", "github", "bob-gh", "583231", t0))
+	must(t, fq.SetForgeAccount(fp, "carol", "gitlab", "carol.gl", "", t0))
+	must(t, fq.AddForgeApp(fp, "ci-bridge", newTestKey(t, "fuzz-bridge").Pub, "gitlab", "group/sub/widget", t0))
+	must(t, fq.AddForgeApp(fp, "old-bridge", newTestKey(t, "fuzz-old").Pub, "github", "acme/widget", t0))
+	r, tg = encode(t, fq)
+	out = append(out, [2][]byte{r, tg})
+	old := strings.TrimSpace(string(ssh.MarshalAuthorizedKey(newTestKey(t, "fuzz-old").Pub)))
+	out = append(out, [2][]byte{bytes.Replace(r, []byte(`{"forge":"github","key":"`+old+`","repository":"acme/widget"}`), []byte(`"`+old+`"`), 1), tg})
 	// An older stored path rule (every ref, no scope field).
 	if lt, err := os.ReadFile(filepath.Join("testdata", "legacy-path-rule-targets.json")); err1 == nil && err == nil {
 		out = append(out, [2][]byte{gr, lt})

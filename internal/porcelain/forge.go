@@ -14,11 +14,19 @@ import (
 // bridge command read it (internal/forge/github); nothing in it is trusted
 // beyond "the forge said so", which is what a forge app's record attests.
 type ForgePullRequest struct {
-	Forge    string // "github" or "gitlab"
-	Number   string // decimal
-	BaseRef  string // the name of the branch it merges into ("main")
-	HeadSHA  string
-	MergeSHA string // the forge's test merge commit, or once merged the commit the merge made; "" when none
+	Forge string // "github" or "gitlab"
+	// Repository is the repository the bridge read it from (GitHub
+	// OWNER/NAME, GitLab the project's id or path): the records name it,
+	// and it must be the one the forge app is bound to.
+	Repository string
+	// RepositoryID is the numeric id the forge answered for it (GitLab's
+	// project id; "" or "0" when none): recorded instead of Repository
+	// for an app bound to a numeric id.
+	RepositoryID string
+	Number       string // decimal
+	BaseRef      string // the name of the branch it merges into ("main")
+	HeadSHA      string
+	MergeSHA     string // the forge's test merge commit, or once merged the commit the merge made; "" when none
 	// Merged says the forge merged it (as MergeSHA).
 	Merged  bool
 	Reviews []ForgeReviewEvent
@@ -34,10 +42,11 @@ func (pr ForgePullRequest) testMergeRef() string {
 
 // ForgeReviewEvent is one review in submission order.
 type ForgeReviewEvent struct {
-	ID       string // decimal
-	Account  string
-	State    string // APPROVED, CHANGES_REQUESTED, COMMENTED, DISMISSED, PENDING (GitLab: APPROVED only; an unapproval is a review no longer listed)
-	CommitID string
+	ID        string // decimal
+	Account   string
+	AccountID string // the account's numeric id on the forge, decimal
+	State     string // APPROVED, CHANGES_REQUESTED, COMMENTED, DISMISSED, PENDING (GitLab: APPROVED only; an unapproval is a review no longer listed)
+	CommitID  string
 }
 
 // ForgeRecorded is what RecordForgeReviews wrote.
@@ -56,10 +65,11 @@ type ForgeRecorded struct {
 
 // ForgeRecordLine is one record written (or already in the store).
 type ForgeRecordLine struct {
-	Person  string `json:"person"`
-	Account string `json:"account"`
-	Review  string `json:"review"`
-	State   string `json:"state"`
+	Person    string `json:"person"`
+	Account   string `json:"account"`
+	AccountID string `json:"accountId"`
+	Review    string `json:"review"`
+	State     string `json:"state"`
 }
 
 // RecordForgeReviews records, signed with the forge app key keyFile, each
@@ -95,6 +105,10 @@ func (r *Repo) RecordForgeReviews(pr ForgePullRequest, keyFile string) (*ForgeRe
 // moving ref from from to to, signed by forge app appName's key s.
 func (r *Repo) recordReviews(pol *policy.Policy, s sign.Signer, appName string, pr ForgePullRequest, ref string, from, to gitrepo.Hash) (*ForgeRecorded, error) {
 	out := &ForgeRecorded{Forge: pr.Forge, PullRequest: pr.Number, Ref: ref, From: from, To: to, App: appName, Records: []ForgeRecordLine{}}
+	var err error
+	if pr.Repository, err = recordedRepository(pol, s, pr); err != nil {
+		return nil, err
+	}
 	effective := effectiveReviews(pr)
 	who, err := r.Ident()
 	if err != nil {
@@ -131,18 +145,18 @@ func (r *Repo) recordReviews(pol *policy.Policy, s sign.Signer, appName string, 
 		// all the same (it says what the forge said); verification never
 		// counts it.
 		personName := "(no person)"
-		if person, ok := pol.PersonByForgeAccount(pr.Forge, rv.Account); ok {
+		if person, err := pol.ForgePerson(pr.Forge, rv.Account, rv.AccountID); err == nil {
 			personName = person.Name
 		} else {
-			out.Skipped = append(out.Skipped, fmt.Sprintf("review %s by %s: the policy maps that %s account to no person, so it will not count", rv.ID, rv.Account, pr.Forge))
+			out.Skipped = append(out.Skipped, fmt.Sprintf("review %s by %s will not count: %v", rv.ID, rv.Account, err))
 		}
 		state := attest.ReviewWithdrawn
 		if effective[strings.ToLower(rv.Account)] == rv.ID {
 			state = attest.ReviewApproved
 		}
-		f := attest.ForgeReview{Ref: ref, From: from, To: to, Forge: pr.Forge, Account: rv.Account, Review: rv.ID, PullRequest: pr.Number, State: state}
+		f := attest.ForgeReview{Ref: ref, From: from, To: to, Forge: pr.Forge, Repository: pr.Repository, Account: rv.Account, AccountID: rv.AccountID, Review: rv.ID, PullRequest: pr.Number, State: state}
 		msg := fmt.Sprintf("git-secure: forge app %s records %s review %s by %s (%s) as %s: %s %s..%s", appName, pr.Forge, rv.ID, rv.Account, personName, state, ref, shortOrNone(from), shortOrNone(to))
-		file := attest.ForgeReviewFile(signerFile, pr.Forge, rv.ID, state)
+		file := attest.ForgeReviewFile(signerFile, pr.Forge, pr.Repository, rv.ID, state)
 		if out.Store, err = addForgeRecord(store, s, f, dir+"/"+file, who, msg); err != nil {
 			return nil, err
 		}
@@ -153,7 +167,7 @@ func (r *Repo) recordReviews(pol *policy.Policy, s sign.Signer, appName string, 
 				return nil, err
 			}
 		}
-		out.Records = append(out.Records, ForgeRecordLine{Person: personName, Account: rv.Account, Review: rv.ID, State: state})
+		out.Records = append(out.Records, ForgeRecordLine{Person: personName, Account: rv.Account, AccountID: rv.AccountID, Review: rv.ID, State: state})
 	}
 	if out.Store.IsZero() {
 		out.Store = store.Tip()
@@ -304,13 +318,38 @@ func (r *Repo) unlistedApprovals(store *attest.Store, dir, signerFile string, pr
 		}
 		f, err := attest.ParseForgeReview(env.Payload)
 		if err != nil || f.State != attest.ReviewApproved || f.Forge != pr.Forge || f.PullRequest != pr.Number ||
-			file.Name != attest.ForgeReviewFile(signerFile, f.Forge, f.Review, f.State) || listed[f.Review] {
+			!attest.SameForgeRepository(f.Repository, pr.Repository) ||
+			file.Name != attest.ForgeReviewFile(signerFile, f.Forge, f.Repository, f.Review, f.State) || listed[f.Review] {
 			continue
 		}
 		listed[f.Review] = true
-		out = append(out, ForgeReviewEvent{ID: f.Review, Account: f.Account, State: "DISMISSED"})
+		out = append(out, ForgeReviewEvent{ID: f.Review, Account: f.Account, AccountID: f.AccountID, State: "DISMISSED"})
 	}
 	return out, nil
+}
+
+// recordedRepository is the repository the records of pr name: the one
+// the bridge read, or for a forge app bound to a numeric project id
+// (GitLab) the id the forge answered for it. It refuses to record reviews
+// that would not count: of a repository other than the one the forge app
+// (signer s) is bound to. An app bound to no repository (added before
+// binding) records the repository all the same.
+func recordedRepository(pol *policy.Policy, s sign.Signer, pr ForgePullRequest) (string, error) {
+	if err := attest.ValidForgeRepository(pr.Forge, pr.Repository); err != nil {
+		return "", usage("forge: pull request %s: %v", pr.Number, err)
+	}
+	app, ok := pol.ForgeAppByFingerprint(sign.Fingerprint(s.PublicKey()))
+	if !ok || app.Repository == "" {
+		return pr.Repository, nil
+	}
+	if app.Forge == pr.Forge && attest.SameForgeRepository(app.Repository, pr.Repository) {
+		return pr.Repository, nil
+	}
+	if app.Forge == pr.Forge && pr.RepositoryID != "" && pr.RepositoryID == app.Repository {
+		return pr.RepositoryID, nil
+	}
+	return "", fmt.Errorf("%w: forge app %s is bound to %s, not %s %s, so its records of %s would never count; nothing recorded: run it with --repo %s, or a root key holder binds it (git secure trust bind-forge-app %s --forge %s --repository %s)",
+		ErrRefused, app.Name, app.Binding(), pr.Forge, pr.Repository, pr.Repository, app.Repository, app.Name, pr.Forge, pr.Repository)
 }
 
 // addForgeRecord signs f with the bridge's key and stores it at path.

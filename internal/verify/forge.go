@@ -20,6 +20,10 @@ type ForgeApproval struct {
 	Review      string `json:"review"`
 	PullRequest string `json:"pullRequest"`
 	App         string `json:"app"`
+	// Repository and AccountID are the record's (omitted when it names
+	// none: an app bound to no repository, a person mapped with no id).
+	Repository string `json:"repository,omitempty"`
+	AccountID  string `json:"accountId,omitempty"`
 }
 
 // String says where the approval came from, for messages.
@@ -32,8 +36,9 @@ func (f ForgeApproval) String() string {
 // records that did not count. A record counts only when it is signed by a
 // forge app pol trusts (a root decision) with a key not revoked, names an
 // account pol maps to a person (a rules decision: the bridge reports the
-// account, never chooses the person), and its review was not withdrawn by
-// a record of the same bridge. Each person counts once, here and together
+// account, never chooses the person) with the account id pol gives it, if
+// any, is of the repository the app is bound to, if any (forgePerson), and
+// its review was not withdrawn by a record of the same bridge. Each person counts once, here and together
 // with their own approvals (Decide counts distinct persons).
 func ForgeApprovers(store *attest.Store, pol *policy.Policy, ref string, old, new gitrepo.Hash, revoked func(fp string) bool) ([]string, []ForgeApproval, []string, error) {
 	if store == nil || len(pol.ForgeApps()) == 0 {
@@ -97,9 +102,9 @@ func forgeApprovers(pol *policy.Policy, dir string, files []attest.File, revoked
 			note("%s review %s by %s was withdrawn (dismissed, stale or changes requested)", r.f.Forge, r.f.Review, r.f.Account)
 			continue
 		}
-		p, ok := pol.PersonByForgeAccount(r.f.Forge, r.f.Account)
-		if !ok {
-			note("%s review %s by %s ignored: the policy maps that account to no person (git secure policy add-person NAME --key FILE --%s %s)", r.f.Forge, r.f.Review, r.f.Account, r.f.Forge, r.f.Account)
+		p, err := forgePerson(pol, r.app, r.f)
+		if err != nil {
+			note("%s review %s by %s ignored: %v", r.f.Forge, r.f.Review, r.f.Account, err)
 			continue
 		}
 		if seen[p.Name] {
@@ -107,12 +112,33 @@ func forgeApprovers(pol *policy.Policy, dir string, files []attest.File, revoked
 		}
 		seen[p.Name] = true
 		persons = append(persons, p.Name)
-		via = append(via, ForgeApproval{Person: p.Name, Forge: r.f.Forge, Account: r.f.Account, Review: r.f.Review, PullRequest: r.f.PullRequest, App: r.app.Name})
+		via = append(via, ForgeApproval{Person: p.Name, Forge: r.f.Forge, Account: r.f.Account, Review: r.f.Review, PullRequest: r.f.PullRequest, App: r.app.Name,
+			Repository: r.f.Repository, AccountID: r.f.AccountID})
 	}
 	if ignored > maxNotes {
 		notes = append(notes, fmt.Sprintf("and %d more forge reviews ignored", ignored-maxNotes))
 	}
 	return persons, via, notes, nil
+}
+
+// forgePerson returns the person an approving record of app counts for.
+// An app bound to a repository counts only records of that repository: a
+// record of another (the same key serving several repositories, or a
+// record copied from a fork's store) and a record that names none (made
+// before repository binding, which cannot show where the review was)
+// never count. The account must be mapped, with its id when the policy
+// gives one (policy.ForgePerson). A withdrawal needs none of this: it
+// only ever stops a review counting.
+func forgePerson(pol *policy.Policy, app *policy.ForgeApp, f attest.ForgeReview) (*policy.Person, error) {
+	if app.Repository != "" {
+		switch {
+		case f.Repository == "":
+			return nil, fmt.Errorf("the record names no repository (recorded by a git-secure before repository binding) and forge app %s is bound to %s: record the review again (git secure forge record-approvals)", app.Name, app.Binding())
+		case f.Forge != app.Forge || !attest.SameForgeRepository(f.Repository, app.Repository):
+			return nil, fmt.Errorf("it was recorded for %s %s, but forge app %s is bound to %s: a review of another repository never counts here", f.Forge, f.Repository, app.Name, app.Binding())
+		}
+	}
+	return pol.ForgePerson(f.Forge, f.Account, f.AccountID)
 }
 
 // forgeRecord verifies one stored forge review record: strict decoding, a

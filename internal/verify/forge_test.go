@@ -42,9 +42,9 @@ func TestForgeApproversTrust(t *testing.T) {
 	for _, step := range []error{
 		pol.AddPerson(base, "bob", []ssh.PublicKey{bob.PublicKey()}, now),
 		pol.AddPerson(base, "carol", []ssh.PublicKey{carol.PublicKey()}, now),
-		pol.SetForgeAccount(base, "bob", "github", "bob-gh", now),
-		pol.SetForgeAccount(base, "carol", "github", "carol-gh", now),
-		pol.AddForgeApp(base, "ci-bridge", app.PublicKey(), now),
+		pol.SetForgeAccount(base, "bob", "github", "bob-gh", "", now),
+		pol.SetForgeAccount(base, "carol", "github", "carol-gh", "", now),
+		pol.AddForgeApp(base, "ci-bridge", app.PublicKey(), "github", "acme/widget", now),
 	} {
 		if step != nil {
 			t.Fatal(step)
@@ -72,13 +72,13 @@ func TestForgeApproversTrust(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := attest.ForgeReviewDir(f.Ref, f.From, f.To) + "/" + attest.ForgeReviewFile(attest.SignerFile(s.PublicKey()), f.Forge, f.Review, f.State)
+		p := attest.ForgeReviewDir(f.Ref, f.From, f.To) + "/" + attest.ForgeReviewFile(attest.SignerFile(s.PublicKey()), f.Forge, f.Repository, f.Review, f.State)
 		if _, err := store.Add(p, env, who, "test"); err != nil {
 			t.Fatal(err)
 		}
 	}
 	review := func(account, id, state string) attest.ForgeReview {
-		return attest.ForgeReview{Ref: ref, From: from, To: to, Forge: "github", Account: account, Review: id, PullRequest: "7", State: state}
+		return attest.ForgeReview{Ref: ref, From: from, To: to, Forge: "github", Repository: "acme/widget", Account: account, Review: id, PullRequest: "7", State: state}
 	}
 	put(app, review("BOB-gh", "1", attest.ReviewApproved))     // counts for bob (case-insensitive)
 	put(app, review("bob-gh", "2", attest.ReviewApproved))     // bob again: once
@@ -146,8 +146,8 @@ func TestForgeTreeApprovers(t *testing.T) {
 	}
 	for _, step := range []error{
 		pol.AddPerson(base, "bob", []ssh.PublicKey{bob.PublicKey()}, now),
-		pol.SetForgeAccount(base, "bob", "github", "bob-gh", now),
-		pol.AddForgeApp(base, "ci-bridge", app.PublicKey(), now),
+		pol.SetForgeAccount(base, "bob", "github", "bob-gh", "", now),
+		pol.AddForgeApp(base, "ci-bridge", app.PublicKey(), "github", "acme/widget", now),
 	} {
 		if step != nil {
 			t.Fatal(step)
@@ -164,7 +164,7 @@ func TestForgeTreeApprovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	ref, from, head, tree := "refs/heads/main", gitrepo.Hash{1}, gitrepo.Hash{2}, gitrepo.Hash{9}
-	f := attest.ForgeReview{Ref: ref, From: from, To: head, ToTree: tree, Forge: "github", Account: "bob-gh", Review: "1", PullRequest: "7", State: attest.ReviewApproved}
+	f := attest.ForgeReview{Ref: ref, From: from, To: head, ToTree: tree, Forge: "github", Repository: "acme/widget", Account: "bob-gh", Review: "1", PullRequest: "7", State: attest.ReviewApproved}
 	st, err := f.Statement()
 	if err != nil {
 		t.Fatal(err)
@@ -173,7 +173,7 @@ func TestForgeTreeApprovers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := attest.ForgeReviewTreeDir(ref, from, tree) + "/" + attest.ForgeReviewFile(attest.SignerFile(app.PublicKey()), "github", "1", attest.ReviewApproved)
+	p := attest.ForgeReviewTreeDir(ref, from, tree) + "/" + attest.ForgeReviewFile(attest.SignerFile(app.PublicKey()), "github", "acme/widget", "1", attest.ReviewApproved)
 	if _, err := store.Add(p, env, gitrepo.Ident{Name: "ci", Email: "ci@example.com", When: now}, "test"); err != nil {
 		t.Fatal(err)
 	}

@@ -28,10 +28,10 @@ func TestDroppedForgeWithdrawalStillCounts(t *testing.T) {
 	f := tmpl.Clone(t)
 	bridgePub := f.Pub("dave2")
 	f.Stage("forge", func(p, base *policy.Policy, now time.Time) error {
-		if err := p.SetForgeAccount(base, "bob", "github", "bob-gh", now); err != nil {
+		if err := p.SetForgeAccount(base, "bob", "github", "bob-gh", "", now); err != nil {
 			return err
 		}
-		return p.AddForgeApp(base, "ci-bridge", bridgePub, now)
+		return p.AddForgeApp(base, "ci-bridge", bridgePub, "github", "acme/widget", now)
 	})
 	f.Apply("alice")
 
@@ -53,7 +53,7 @@ func TestDroppedForgeWithdrawalStillCounts(t *testing.T) {
 	dir := attest.ForgeReviewDir("refs/heads/main", old, c)
 	var withdrawal string
 	for _, state := range []string{attest.ReviewApproved, attest.ReviewWithdrawn} {
-		fr := attest.ForgeReview{Ref: "refs/heads/main", From: old, To: c, Forge: "github", Account: "bob-gh", Review: "101", PullRequest: "7", State: state}
+		fr := attest.ForgeReview{Ref: "refs/heads/main", From: old, To: c, Forge: "github", Repository: "acme/widget", Account: "bob-gh", Review: "101", PullRequest: "7", State: state}
 		st, err := fr.Statement()
 		if err != nil {
 			t.Fatal(err)
@@ -62,7 +62,7 @@ func TestDroppedForgeWithdrawalStillCounts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		name := attest.ForgeReviewFile(attest.SignerFile(bridge.PublicKey()), "github", "101", state)
+		name := attest.ForgeReviewFile(attest.SignerFile(bridge.PublicKey()), "github", "acme/widget", "101", state)
 		if _, err := store.Add(dir+"/"+name, env, who, "forge app ci-bridge records review 101 as "+state); err != nil {
 			t.Fatal(err)
 		}

@@ -157,9 +157,9 @@ func githubPullRequest(ctx context.Context, gc *github.Client, n int, pr *github
 	if err != nil {
 		return porcelain.ForgePullRequest{}, envErr(err)
 	}
-	in := porcelain.ForgePullRequest{Forge: "github", Number: strconv.Itoa(pr.Number), BaseRef: pr.BaseRef, HeadSHA: pr.HeadSHA, MergeSHA: pr.MergeSHA, Merged: pr.Merged}
+	in := porcelain.ForgePullRequest{Forge: "github", Repository: gc.Repository(), Number: strconv.Itoa(pr.Number), BaseRef: pr.BaseRef, HeadSHA: pr.HeadSHA, MergeSHA: pr.MergeSHA, Merged: pr.Merged}
 	for _, rv := range reviews {
-		in.Reviews = append(in.Reviews, porcelain.ForgeReviewEvent{ID: github.ReviewID(rv.ID), Account: rv.Login, State: rv.State, CommitID: rv.CommitID})
+		in.Reviews = append(in.Reviews, porcelain.ForgeReviewEvent{ID: github.ReviewID(rv.ID), Account: rv.Login, AccountID: github.ReviewID(rv.UserID), State: rv.State, CommitID: rv.CommitID})
 	}
 	return in, nil
 }

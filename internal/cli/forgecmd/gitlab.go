@@ -108,7 +108,7 @@ func gitlabMergeRequest(ctx context.Context, gc *gitlab.Client, iid int64) (porc
 	if err != nil {
 		return porcelain.ForgePullRequest{}, envErr(err)
 	}
-	in := porcelain.ForgePullRequest{Forge: "gitlab", Number: strconv.FormatInt(iid, 10), BaseRef: mr.TargetBranch, HeadSHA: mr.HeadSHA, MergeSHA: mr.MergeSHA, Merged: mr.State == "merged"}
+	in := porcelain.ForgePullRequest{Forge: "gitlab", Repository: gc.Project(), RepositoryID: strconv.FormatInt(mr.ProjectID, 10), Number: strconv.FormatInt(iid, 10), BaseRef: mr.TargetBranch, HeadSHA: mr.HeadSHA, MergeSHA: mr.MergeSHA, Merged: mr.State == "merged"}
 	if mr.State == "opened" {
 		// GitLab's test merge (refs/merge-requests/IID/merge): what
 		// merging makes when the head does not contain the target's tip.
@@ -124,7 +124,7 @@ func gitlabMergeRequest(ctx context.Context, gc *gitlab.Client, iid int64) (porc
 		if err != nil {
 			return porcelain.ForgePullRequest{}, envErr(err)
 		}
-		in.Reviews = append(in.Reviews, porcelain.ForgeReviewEvent{ID: id, Account: a.Username, State: "APPROVED", CommitID: mr.HeadSHA})
+		in.Reviews = append(in.Reviews, porcelain.ForgeReviewEvent{ID: id, Account: a.Username, AccountID: strconv.FormatInt(a.UserID, 10), State: "APPROVED", CommitID: mr.HeadSHA})
 	}
 	return in, nil
 }

@@ -18,8 +18,9 @@ type AddPersonOptions struct {
 	F    *factory.Factory
 	Args []string // NAME
 	Keys []string // public key files
-	// GitHub and GitLab are the person's forge accounts ("" for none).
-	GitHub, GitLab string
+	// GitHub and GitLab are the person's forge accounts ("" for none),
+	// GitHubID and GitLabID their numeric account ids.
+	GitHub, GitLab, GitHubID, GitLabID string
 }
 
 func newCmdAddPerson(f *factory.Factory) *cli.Command {
@@ -27,10 +28,10 @@ func newCmdAddPerson(f *factory.Factory) *cli.Command {
 		Name:      "add-person",
 		Usage:     "add a person with one or more keys (all count as one person)",
 		ArgsUsage: "NAME",
-		Flags:     []cli.Flag{&cli.StringSliceFlag{Name: "key", Usage: "public key `FILE`, or a keyless identity \"sigstore-oidc ISSUER SUBJECT\" (repeatable)", Required: true}, forgeAccountFlags[0], forgeAccountFlags[1]},
+		Flags:     append([]cli.Flag{&cli.StringSliceFlag{Name: "key", Usage: "public key `FILE`, or a keyless identity \"sigstore-oidc ISSUER SUBJECT\" (repeatable)", Required: true}}, forgeAccountFlags...),
 		Action: func(c *cli.Context) error {
 			return runAddPerson(c.Context, &AddPersonOptions{F: f, Args: c.Args().Slice(), Keys: c.StringSlice("key"),
-				GitHub: c.String("github"), GitLab: c.String("gitlab")})
+				GitHub: c.String("github"), GitHubID: c.String("github-id"), GitLab: c.String("gitlab"), GitLabID: c.String("gitlab-id")})
 		},
 	}
 }
@@ -49,7 +50,7 @@ func runAddPerson(_ context.Context, opts *AddPersonOptions) error {
 	}); err != nil {
 		return err
 	}
-	return setForgeAccounts(opts.F, name, [][2]string{{"github", opts.GitHub}, {"gitlab", opts.GitLab}})
+	return setForgeAccounts(opts.F, name, []forgeAccount{{"github", opts.GitHub, opts.GitHubID}, {"gitlab", opts.GitLab, opts.GitLabID}})
 }
 
 // AddRuleOptions are the arguments and flags of policy add-rule.

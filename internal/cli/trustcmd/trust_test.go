@@ -2,6 +2,7 @@ package trustcmd
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/theupdateframework/go-tuf/v2/metadata"
@@ -45,10 +46,20 @@ func TestRunForgeApps(t *testing.T) {
 	if err := runAddForgeApp(ctx, &AddForgeAppOptions{F: r.F(), Key: r.Pub("carol")}); err == nil || err.Error() != "add-forge-app takes exactly one NAME" {
 		t.Errorf("add-forge-app without NAME: %v", err)
 	}
-	if err := runAddForgeApp(ctx, &AddForgeAppOptions{F: r.F(), Args: []string{"ci"}, Key: r.Pub("carol")}); err != nil {
+	if err := runAddForgeApp(ctx, &AddForgeAppOptions{F: r.F(), Args: []string{"ci"}, Key: r.Pub("carol"), Forge: "github", Repository: "acme/widget x"}); err == nil || !strings.Contains(err.Error(), `"acme/widget x" is not a GitHub repository OWNER/NAME`) {
+		t.Errorf("add-forge-app with a bad repository: %v", err)
+	}
+	if err := runAddForgeApp(ctx, &AddForgeAppOptions{F: r.F(), Args: []string{"ci"}, Key: r.Pub("carol"), Forge: "github", Repository: "acme/widget"}); err != nil {
 		t.Fatal(err)
 	}
-	clitest.Contains(t, "add-forge-app", r.Stdout.String(), "staged: add forge app ci "+r.FP("carol"))
+	clitest.Contains(t, "add-forge-app", r.Stdout.String(), "staged: add forge app ci "+r.FP("carol")+" bound to github acme/widget")
+	if err := runBindForgeApp(ctx, &BindForgeAppOptions{F: r.F(), Args: []string{"ci"}, Forge: "gitlab", Repository: "4242"}); err != nil {
+		t.Fatal(err)
+	}
+	clitest.Contains(t, "bind-forge-app", r.Stdout.String(), "staged: bind forge app ci to gitlab 4242")
+	if err := runBindForgeApp(ctx, &BindForgeAppOptions{F: r.F(), Args: []string{"nope"}, Forge: "gitlab", Repository: "4242"}); err == nil || !strings.Contains(err.Error(), "no forge app named nope") {
+		t.Errorf("bind-forge-app of an unknown app: %v", err)
+	}
 	if err := cmdutil.RunRemove(ctx, &cmdutil.RemoveOptions{F: r.F(), Command: "remove-forge-app", Args: []string{"ci", "x"}, Named: true, What: "remove forge app ", Remove: (*policy.Policy).RemoveForgeApp}); err == nil || err.Error() != "remove-forge-app takes exactly one NAME" {
 		t.Errorf("remove-forge-app ci x: %v", err)
 	}

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	gh "github.com/google/go-github/v75/github"
+
+	"github.com/git-secure/git-secure/internal/attest"
 )
 
 // Client reads one repository's pull requests.
@@ -26,20 +28,15 @@ type Client struct {
 	owner, repo string
 }
 
-// The patterns are compiled on first use (sync.OnceValue), not when the
-// binary starts: every hook and helper start paid for them (a bounded
-// repetition such as {0,254} compiles to hundreds of instructions).
-var nameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`) })
-
 // New returns a client of repository ("owner/name") at the REST API
 // baseURL ("" for api.github.com; a GitHub Enterprise Server's
 // https://HOST/api/v3/, or a test server). token may be empty (public
 // repositories, 60 requests an hour).
 func New(baseURL, token, repository string, hc *http.Client) (*Client, error) {
-	owner, repo, ok := strings.Cut(repository, "/")
-	if !ok || !nameRe().MatchString(owner) || !nameRe().MatchString(repo) {
+	if attest.ValidForgeRepository("github", repository) != nil {
 		return nil, fmt.Errorf("github: repository %q is not OWNER/NAME", repository)
 	}
+	owner, repo, _ := strings.Cut(repository, "/")
 	if hc == nil {
 		hc = &http.Client{Timeout: 60 * time.Second}
 	}
@@ -64,6 +61,9 @@ func New(baseURL, token, repository string, hc *http.Client) (*Client, error) {
 	return &Client{gh: c, owner: owner, repo: repo}, nil
 }
 
+// Repository is the repository the client reads, OWNER/NAME.
+func (c *Client) Repository() string { return c.owner + "/" + c.repo }
+
 // PullRequest is what the bridge needs of a pull request.
 type PullRequest struct {
 	Number   int
@@ -78,6 +78,7 @@ type PullRequest struct {
 type Review struct {
 	ID        int64
 	Login     string
+	UserID    int64  // the reviewer's numeric account id: a login can change hands, the id never does
 	State     string // APPROVED, CHANGES_REQUESTED, COMMENTED, DISMISSED, PENDING
 	CommitID  string // the head the review was made on
 	Submitted time.Time
@@ -162,8 +163,8 @@ func (c *Client) Reviews(ctx context.Context, n int) ([]Review, error) {
 			return nil, c.apiError(fmt.Sprintf("list the reviews of pull request %d", n), err)
 		}
 		for _, r := range rs {
-			rv := Review{ID: r.GetID(), Login: r.GetUser().GetLogin(), State: r.GetState(), CommitID: r.GetCommitID(), Submitted: r.GetSubmittedAt().Time}
-			if rv.ID <= 0 || rv.Login == "" || (rv.CommitID != "" && !hexRe().MatchString(rv.CommitID)) {
+			rv := Review{ID: r.GetID(), Login: r.GetUser().GetLogin(), UserID: r.GetUser().GetID(), State: r.GetState(), CommitID: r.GetCommitID(), Submitted: r.GetSubmittedAt().Time}
+			if rv.ID <= 0 || rv.Login == "" || rv.UserID <= 0 || (rv.CommitID != "" && !hexRe().MatchString(rv.CommitID)) {
 				return nil, fmt.Errorf("github: pull request %d: the API answered a malformed review", n)
 			}
 			out = append(out, rv)
@@ -210,5 +211,6 @@ func (c *Client) apiError(what string, err error) error {
 	return fmt.Errorf("github: %s of %s/%s: %v", what, c.owner, c.repo, err)
 }
 
-// ReviewID returns a review id as the decimal string attestations carry.
+// ReviewID returns a review or account id as the decimal string
+// attestations carry.
 func ReviewID(id int64) string { return strconv.FormatInt(id, 10) }

@@ -83,11 +83,11 @@ func TestPullRequestAndReviewsPaginated(t *testing.T) {
 	}
 	var got []string
 	for _, r := range rs {
-		got = append(got, fmt.Sprintf("%d:%s:%s", r.ID, r.Login, r.State))
+		got = append(got, fmt.Sprintf("%d:%s/%d:%s", r.ID, r.Login, r.UserID, r.State))
 	}
 	// Both pages, in submission order (page 2's dismissed review 504 was
 	// submitted before page 2's approval 503).
-	want := "501:bob-gh:APPROVED 502:carol-gh:COMMENTED 504:dave-gh:DISMISSED 503:bob-gh:APPROVED"
+	want := "501:bob-gh/12:APPROVED 502:carol-gh/13:COMMENTED 504:dave-gh/14:DISMISSED 503:bob-gh/12:APPROVED"
 	if strings.Join(got, " ") != want {
 		t.Fatalf("reviews: %s\nwant:    %s", strings.Join(got, " "), want)
 	}
@@ -136,14 +136,23 @@ func TestAPIErrors(t *testing.T) {
 	}
 }
 
+// A review with a bad commit id, or whose reviewer has no numeric account
+// id (the bridge records it, so that a login that changed hands is told
+// apart), is refused.
 func TestMalformedReviewRefused(t *testing.T) {
-	srv := replay{"/repos/acme/widget/pulls/7/reviews?per_page=100": {body: `[{"id":1,"user":{"login":"bob-gh"},"state":"APPROVED","commit_id":"not-a-sha"}]`}}.server(t)
-	c, err := New(srv.URL, "t0ken", "acme/widget", srv.Client())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Reviews(context.Background(), 7); err == nil || !strings.Contains(err.Error(), "malformed review") {
-		t.Fatalf("err = %v", err)
+	for _, body := range []string{
+		`[{"id":1,"user":{"login":"bob-gh","id":12},"state":"APPROVED","commit_id":"not-a-sha"}]`,
+		`[{"id":1,"user":{"login":"bob-gh"},"state":"APPROVED","commit_id":"` + strings.Repeat("1", 40) + `"}]`,
+		`[{"id":1,"user":{"login":"bob-gh","id":0},"state":"APPROVED","commit_id":"` + strings.Repeat("1", 40) + `"}]`,
+	} {
+		srv := replay{"/repos/acme/widget/pulls/7/reviews?per_page=100": {body: body}}.server(t)
+		c, err := New(srv.URL, "t0ken", "acme/widget", srv.Client())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Reviews(context.Background(), 7); err == nil || !strings.Contains(err.Error(), "malformed review") {
+			t.Fatalf("%s: err = %v", body, err)
+		}
 	}
 }
 

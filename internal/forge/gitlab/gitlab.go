@@ -20,38 +20,14 @@ import (
 	"time"
 
 	gl "gitlab.com/gitlab-org/api/client-go/v2"
+
+	"github.com/git-secure/git-secure/internal/attest"
 )
 
 // Client reads one project's merge requests.
 type Client struct {
 	gl      *gl.Client
 	project string // "group/sub/name" or a numeric id
-}
-
-// The patterns are compiled on first use (sync.OnceValue), not when the
-// binary starts: every hook and helper start paid for them (a bounded
-// repetition such as {0,254} compiles to hundreds of instructions).
-var (
-	idRe      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]{1,19}$`) })
-	segmentRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}$`) })
-)
-
-// validProject reports whether project is a full path (group, subgroups
-// and name, at most 21 segments) or a numeric id.
-func validProject(project string) bool {
-	if idRe().MatchString(project) {
-		return true
-	}
-	segs := strings.Split(project, "/")
-	if len(segs) < 2 || len(segs) > 21 {
-		return false
-	}
-	for _, s := range segs {
-		if !segmentRe().MatchString(s) {
-			return false
-		}
-	}
-	return true
 }
 
 // New returns a client of project ("group/name", nested groups allowed,
@@ -62,7 +38,7 @@ func validProject(project string) bool {
 // sent as PRIVATE-TOKEN. Requests are not retried: a failure is reported
 // as it is.
 func New(baseURL, token, project string, hc *http.Client) (*Client, error) {
-	if !validProject(project) {
+	if attest.ValidForgeRepository("gitlab", project) != nil {
 		return nil, fmt.Errorf("gitlab: project %q is not GROUP/NAME or a project id", project)
 	}
 	if hc == nil {
@@ -79,6 +55,10 @@ func New(baseURL, token, project string, hc *http.Client) (*Client, error) {
 	return &Client{gl: c, project: project}, nil
 }
 
+// Project is the project the client reads, as it was given (a numeric
+// id or a full path).
+func (c *Client) Project() string { return c.project }
+
 // MergeRequest is what the bridge needs of a merge request.
 type MergeRequest struct {
 	IID          int64
@@ -89,6 +69,10 @@ type MergeRequest struct {
 	// open merge request is MergeRef's.
 	MergeSHA string
 	State    string // opened, closed, locked, merged
+	// ProjectID is the numeric id of the project it belongs to (the one
+	// it merges into), which GitLab keeps across renames and transfers;
+	// 0 when the API did not say.
+	ProjectID int64
 }
 
 // Approval is one current approval of a merge request. GitLab keeps one
@@ -107,14 +91,14 @@ func (c *Client) MergeRequest(ctx context.Context, iid int64) (*MergeRequest, er
 	if err != nil {
 		return nil, c.apiError(fmt.Sprintf("read merge request !%d", iid), err)
 	}
-	out := &MergeRequest{IID: iid, TargetBranch: mr.TargetBranch, HeadSHA: mr.SHA, State: mr.State}
+	out := &MergeRequest{IID: iid, TargetBranch: mr.TargetBranch, HeadSHA: mr.SHA, State: mr.State, ProjectID: mr.ProjectID}
 	if mr.State == "merged" {
 		out.MergeSHA = mr.MergeCommitSHA
 		if out.MergeSHA == "" {
 			out.MergeSHA = mr.SquashCommitSHA
 		}
 	}
-	if mr.IID != iid || out.TargetBranch == "" || !hexRe().MatchString(out.HeadSHA) || (out.MergeSHA != "" && !hexRe().MatchString(out.MergeSHA)) {
+	if mr.IID != iid || out.TargetBranch == "" || out.ProjectID < 0 || !hexRe().MatchString(out.HeadSHA) || (out.MergeSHA != "" && !hexRe().MatchString(out.MergeSHA)) {
 		return nil, fmt.Errorf("gitlab: merge request !%d of %s: the API answered a malformed merge request", iid, c.project)
 	}
 	return out, nil

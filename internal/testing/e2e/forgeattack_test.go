@@ -22,7 +22,7 @@ func TestForgeBridgeEntryAttacks(t *testing.T) {
 	alice.secure(dir, "policy", "add-person", "bob", "--key", bob.key.Public, "--github", "bob-gh")
 	alice.secure(dir, "policy", "add-person", "carol", "--key", carol.key.Public, "--github", "carol-gh")
 	alice.secure(dir, "policy", "add-rule", "reviewed", "--ref", "refs/heads/main", "--allow", "bob", "--allow", "carol", "--threshold", "2", "--tree-approvals")
-	alice.secure(dir, "trust", "add-forge-app", "ci-bridge", "--key", bridge.key.Public)
+	alice.secure(dir, "trust", "add-forge-app", "ci-bridge", "--key", bridge.key.Public, "--repository", "acme/widget")
 	alice.secure(dir, "policy", "apply")
 	if r := alice.run(dir, "git", "secure", "verify"); r.code != 0 {
 		t.Fatalf("verify before the attacks:\n%s", r)
@@ -114,7 +114,7 @@ func TestForgeBridgeEntryOnEnforcingServer(t *testing.T) {
 	alice.secure(dir, "policy", "add-person", "bob", "--key", bob.key.Public)
 	alice.secure(dir, "policy", "add-person", "carol", "--key", carol.key.Public)
 	alice.secure(dir, "policy", "add-rule", "reviewed", "--ref", "refs/heads/main", "--allow", "bob", "--allow", "carol", "--threshold", "2", "--tree-approvals")
-	alice.secure(dir, "trust", "add-forge-app", "ci-bridge", "--key", bridge.key.Public)
+	alice.secure(dir, "trust", "add-forge-app", "ci-bridge", "--key", bridge.key.Public, "--repository", "acme/widget")
 	alice.secure(dir, "policy", "apply")
 	alice.git(dir, "push", "-q", "origin", "main")
 	alice.git(dir, "checkout", "-q", "-b", "review/1")

@@ -107,7 +107,7 @@ func TestForgeGitLabApprovalsAndMerge(t *testing.T) {
 	alice.secure(dir, "policy", "add-person", "bob", "--key", bob.key.Public, "--gitlab", "bob.gl")
 	alice.secure(dir, "policy", "add-person", "carol", "--key", carol.key.Public, "--gitlab", "carol_gl")
 	alice.secure(dir, "policy", "add-rule", "reviewed", "--ref", "refs/heads/main", "--allow", "bob", "--allow", "carol", "--threshold", "2", "--tree-approvals")
-	alice.secure(dir, "trust", "add-forge-app", "ci-bridge", "--key", bridge.key.Public)
+	alice.secure(dir, "trust", "add-forge-app", "ci-bridge", "--key", bridge.key.Public, "--forge", "gitlab", "--repository", "acme/widget")
 	alice.secure(dir, "policy", "apply")
 	alice.git(dir, "push", "-q", "origin", "main")
 	alice.git(dir, "checkout", "-q", "-b", "review/1")
@@ -192,6 +192,10 @@ func TestForgeGitLabApprovalsAndMerge(t *testing.T) {
 // approvals bind GitLab's test merge, the commit of
 // refs/merge-requests/1/merge read through GET merge_ref, as GitHub's
 // approvals bind refs/pull/N/merge; merging it is then mergeable.
+//
+// The bridge is bound to the project's numeric id and the persons are
+// mapped with their account ids: the records name the id GitLab answers
+// for the merge request's project, and the approvers' ids.
 func TestForgeGitLabMergeRef(t *testing.T) {
 	srv := startServer(t, trFile)
 	path, url := srv.newRepo("glref.git", false)
@@ -204,11 +208,11 @@ func TestForgeGitLabMergeRef(t *testing.T) {
 	// main moves on after the branch was made.
 	alice.commit(dir, "g.txt", "meanwhile\n")
 	alice.git(dir, "push", "-q", "origin", "main")
-	alice.secure(dir, "policy", "add-person", "bob", "--key", bob.key.Public, "--gitlab", "bob.gl")
-	alice.secure(dir, "policy", "add-person", "carol", "--key", carol.key.Public, "--gitlab", "carol_gl")
+	alice.secure(dir, "policy", "add-person", "bob", "--key", bob.key.Public, "--gitlab", "bob.gl", "--gitlab-id", "22")
+	alice.secure(dir, "policy", "add-person", "carol", "--key", carol.key.Public, "--gitlab", "carol_gl", "--gitlab-id", "23")
 	alice.secure(dir, "policy", "add-rule", "reviewed", "--ref", "refs/heads/main", "--allow", "bob", "--allow", "carol", "--threshold", "2")
 	alice.secure(dir, "policy", "remove-rule", "protect-main")
-	alice.secure(dir, "trust", "add-forge-app", "ci-bridge", "--key", bridge.key.Public)
+	alice.secure(dir, "trust", "add-forge-app", "ci-bridge", "--key", bridge.key.Public, "--forge", "gitlab", "--repository", "42") // the project's id, kept across renames
 	alice.secure(dir, "policy", "apply")
 	alice.git(dir, "push", "-q", "origin", "main")
 	server := func(args ...string) string { return strings.TrimSpace(srv.admin.git(path, args...)) }

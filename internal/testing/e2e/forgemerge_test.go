@@ -44,7 +44,7 @@ func (g *fakeGitHubPulls) review(n int, login, state string) int {
 	p := g.pulls[n]
 	g.n++
 	id := 500 + g.n
-	p.reviews = append(p.reviews, map[string]any{"id": id, "user": map[string]any{"login": login, "type": "User"}, "state": state,
+	p.reviews = append(p.reviews, map[string]any{"id": id, "user": map[string]any{"login": login, "id": forgeUserID(login), "type": "User"}, "state": state,
 		"commit_id": p.head, "submitted_at": fmt.Sprintf("2026-12-01T10:%02d:00Z", g.n), "author_association": "MEMBER"})
 	return id
 }
@@ -144,7 +144,7 @@ func TestForgeMergeButtonFlow(t *testing.T) {
 	alice.secure(dir, "policy", "add-person", "carol", "--key", carol.key.Public, "--github", "carol-gh")
 	alice.secure(dir, "policy", "add-rule", "reviewed", "--ref", "refs/heads/main", "--allow", "bob", "--allow", "carol", "--threshold", "2", "--tree-approvals")
 	alice.secure(dir, "policy", "remove-rule", "protect-main") // benchRepo's: main is reviewed instead
-	alice.secure(dir, "trust", "add-forge-app", "ci-bridge", "--key", bridge.key.Public)
+	alice.secure(dir, "trust", "add-forge-app", "ci-bridge", "--key", bridge.key.Public, "--repository", "acme/widget")
 	alice.secure(dir, "policy", "apply")
 	alice.git(dir, "push", "-q", "origin", "main")
 	bridgeKey := readFile(t, bridge.key.Private)

@@ -85,7 +85,7 @@ func orgLine(t *testing.T, u *user, gitDir string) string {
 func TestOrgForgeRecordMerge(t *testing.T) {
 	bridge := newUser(t, "bridge")
 	f := newOrgFixture(t, false, func(f *orgFixture, d string) {
-		f.rita.secure(d, "trust", "add-forge-app", "ci-bridge", "--key", bridge.key.Public)
+		f.rita.secure(d, "trust", "add-forge-app", "ci-bridge", "--key", bridge.key.Public, "--repository", "acme/widget")
 	}, "gh")
 	path := f.srv.root + "/gh.git"
 
