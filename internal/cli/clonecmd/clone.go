@@ -128,7 +128,9 @@ func clone(f *factory.Factory, url, dir string, keys []string, threshold int, re
 			left = dir + " is left behind UNVERIFIED: delete it"
 		}
 		if refused {
-			return &report.Error{Code: report.ExitFailed, Msg: fmt.Sprintf("clone of %s refused: what the remote serves does not verify under the pin (see above); %s", url, left), Err: err}
+			// The helper says why above: what the remote serves does not
+			// verify, or it could not be fetched (a server that hung up).
+			return &report.Error{Code: report.ExitFailed, Msg: fmt.Sprintf("clone of %s failed: git-secure's error above says why; %s", url, left), Err: err}
 		}
 		return fmt.Errorf("clone of %s failed (see git's message above; git-remote-secure must be on PATH: make install puts it there); %s", url, left)
 	}

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -31,5 +33,43 @@ func TestTraceNamesFetchPhases(t *testing.T) {
 			t.Fatalf("the trace does not show %q after the phases before it:\n%s", p, r)
 		}
 		at += i
+	}
+}
+
+// Found cloning over a broken http-backend: git secure clone said "clone
+// of URL refused: what the remote serves does not verify under the pin"
+// for a server that hung up in the middle of the fetch (plain git clone
+// failed there too), and said "under the pin" without a pin. It now says
+// the clone failed and points at the helper's error, which names the
+// fetch.
+func TestCloneFailureIsNotCalledAVerificationFailure(t *testing.T) {
+	srv := startServer(t, trFile)
+	repo, url := srv.newRepo("broken.git", true)
+	alice, bob := newUser(t, "alice"), newUser(t, "bob")
+	adir := alice.sb.InitRepo("project", 2)
+	alice.configure(adir)
+	alice.secure(adir, "init")
+	alice.git(adir, "remote", "add", "origin", url)
+	alice.git(adir, "push", "-q", "-u", "origin", "main")
+	// The server lists its refs but can no longer send their objects.
+	srv.admin.git(repo, "repack", "-q", "-a", "-d")
+	packs, err := filepath.Glob(filepath.Join(repo, "objects", "pack", "*.pack"))
+	if err != nil || len(packs) == 0 {
+		t.Fatalf("no pack on the server: %v", err)
+	}
+	for _, p := range packs {
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := bob.run(bob.sb.Home, "git", "secure", "clone", url, bob.path("project"))
+	if r.code == 0 {
+		t.Fatalf("a clone of a server without objects succeeded:\n%s", r)
+	}
+	if strings.Contains(r.stderr, "does not verify") || strings.Contains(r.stderr, "under the pin") {
+		t.Errorf("a failed fetch is reported as a verification failure:\n%s", r)
+	}
+	if !strings.Contains(r.stderr, "git-secure: error: fetch from") || !strings.Contains(r.stderr, "clone of "+url+" failed") {
+		t.Errorf("the failed clone does not name the fetch:\n%s", r)
 	}
 }
