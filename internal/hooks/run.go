@@ -190,6 +190,7 @@ func (c *Context) preReceive(input []byte) error {
 	marker, verified := unprotectedMarker(g.GitDir()), verifiedMarker(g.GitDir())
 	_ = os.Remove(marker) // a previous receive-pack with this pid
 	_ = os.Remove(verified)
+	sweepMarkers(filepath.Dir(marker))
 	c.notePostReceive(g.GitDir())
 	if ok, err := c.unprotectedOnly(lines); err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	hookscripts "github.com/git-secure/git-secure/hooks"
 )
@@ -128,8 +129,15 @@ func TestServerTransactionScriptMarker(t *testing.T) {
 	if code, _ := run("committed", feature); code != 0 {
 		t.Errorf("committed: exit %d", code)
 	}
-	if _, err := os.Stat(marker); !os.IsNotExist(err) {
-		t.Errorf("the marker stays after the transaction (stat: %v)", err)
+	if used(marker) {
+		t.Errorf("the marker stays usable after the transaction")
+	}
+	// An emptied marker (what the end of a transaction leaves) is none.
+	if code, got := run("prepared", ""); code != 1 || got != "hook reference-transaction prepared\n" {
+		t.Errorf("an emptied marker, an empty transaction: exit %d, git-secure got %q; want it started", code, got)
+	}
+	if code, got := run("prepared", feature); code != 1 || got != feature+"hook reference-transaction prepared\n" {
+		t.Errorf("an emptied marker: exit %d, git-secure got %q; want it started with the input", code, got)
 	}
 
 	// Found adopting git-secure: a push without --atomic (a user without
@@ -149,8 +157,8 @@ func TestServerTransactionScriptMarker(t *testing.T) {
 			t.Errorf("committed: exit %d", code)
 		}
 	}
-	if _, err := os.Stat(marker); !os.IsNotExist(err) {
-		t.Errorf("the marker stays after the last transaction of the push (stat: %v)", err)
+	if used(marker) {
+		t.Errorf("the marker stays usable after the last transaction of the push")
 	}
 
 	// A push pre-receive verified whole (secure/verified-push.PID): one
@@ -185,8 +193,56 @@ func TestServerTransactionScriptMarker(t *testing.T) {
 		if code, _ := run("committed", tc.input); code != 0 {
 			t.Errorf("%s: committed: exit %d", tc.name, code)
 		}
-		if _, err := os.Stat(verified); !os.IsNotExist(err) {
-			t.Errorf("%s: the marker stays after the transaction (stat: %v)", tc.name, err)
+		if used(verified) {
+			t.Errorf("%s: the marker stays usable after the transaction", tc.name)
+		}
+		// Emptied, it is none: the same transaction again starts git-secure.
+		if code, got := run("prepared", main+log); code != 1 || got != main+log+"hook reference-transaction prepared\n" {
+			t.Errorf("%s: after the transaction: exit %d, git-secure got %q; want it started", tc.name, code, got)
+		}
+	}
+	if code, got := run("prepared", head); code != 1 || got != head+"hook reference-transaction prepared\n" {
+		t.Errorf("an emptied marker, HEAD's line alone: exit %d, git-secure got %q; want it started", code, got)
+	}
+}
+
+// used reports whether a marker file would still be used: it exists and
+// is not empty (the end of a transaction empties it; pre-receive sweeps
+// it away).
+func used(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Size() > 0
+}
+
+// TestSweepMarkers: pre-receive removes emptied markers and ones older
+// than an hour, and keeps a marker another push is about to use.
+func TestSweepMarkers(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"unprotected-push.1": "",            // emptied
+		"verified-push.2":    "",            // emptied
+		"verified-push.3":    "lines\n",     // a concurrent push's
+		"unprotected-push.4": "lines\n",     // an hour old
+		"post-receive-skip":  "5\n",         // not a marker
+		"verified-push.6":    "old lines\n", // an hour old
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hourAgo := time.Now().Add(-61 * time.Minute)
+	for _, name := range []string{"unprotected-push.4", "verified-push.6"} {
+		if err := os.Chtimes(filepath.Join(dir, name), hourAgo, hourAgo); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sweepMarkers(dir)
+	for name := range files {
+		_, err := os.Stat(filepath.Join(dir, name))
+		want := name == "verified-push.3" || name == "post-receive-skip"
+		if got := err == nil; got != want {
+			t.Errorf("%s: kept %v, want %v", name, got, want)
 		}
 	}
 }

@@ -297,9 +297,9 @@ func (c *Context) movesWithoutLog(lines []RefLine) error {
 // exactly those lines is accepted by the hook script without starting
 // git-secure a second time (one process of about 40 ms of CPU on every
 // protected push). A part of the lines (a push without --atomic is one
-// transaction per ref), another line or no file starts it: the file can
-// only save work, never forgive a check. The script removes it when the
-// transaction ends.
+// transaction per ref), another line, an empty file or no file starts
+// it: the file can only save work, never forgive a check. The script
+// empties it when the transaction ends (sweepMarkers removes it).
 func verifiedMarker(gitDir string) string {
 	return filepath.Join(gitDir, "secure", fmt.Sprintf("verified-push.%d", os.Getppid()))
 }
@@ -327,13 +327,18 @@ func (c *Context) markUnprotected(path string, input []byte) {
 	if err := os.Rename(tmp, path); err != nil {
 		_ = os.Remove(tmp)
 	}
-	// The transaction hook removes the marker once the push is done; one
-	// left by a push git refused before any transaction (or by a server
-	// without that hook) goes after an hour.
-	old, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "unprotected-push.*"))
-	verified, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "verified-push.*"))
+}
+
+// sweepMarkers removes the markers no transaction will use: the
+// transaction hook empties one once the push is done (an empty marker
+// counts as none), and one left by a push git refused before any
+// transaction (or by a server without that hook) goes after an hour.
+// Every pre-receive sweeps, so that emptied markers do not pile up.
+func sweepMarkers(dir string) {
+	old, _ := filepath.Glob(filepath.Join(dir, "unprotected-push.*"))
+	verified, _ := filepath.Glob(filepath.Join(dir, "verified-push.*"))
 	for _, p := range append(old, verified...) {
-		if st, err := os.Stat(p); err == nil && time.Since(st.ModTime()) > time.Hour {
+		if st, err := os.Lstat(p); err == nil && (st.Size() == 0 || time.Since(st.ModTime()) > time.Hour) {
 			_ = os.Remove(p)
 		}
 	}
