@@ -53,6 +53,21 @@ type Checkpoint struct {
 	// may no longer list it). Always written ({} for none): a checkpoint
 	// saved without it is not used.
 	Revoked map[string]uint64 `json:"revoked"`
+	// Org, present when the policy in force at Entry inherits an
+	// organisation policy, is the newest organisation policy version an
+	// entry up to Entry named (Number 0: none yet): the entries after
+	// the checkpoint may not name an older one, and the refs are judged
+	// with it even when no entry follows (a rolled-back organisation log
+	// that no longer holds it is then detected). A checkpoint without it
+	// for such a policy is not used.
+	Org *CheckpointOrg `json:"org,omitempty"`
+}
+
+// CheckpointOrg is the organisation policy version a checkpoint names.
+type CheckpointOrg struct {
+	URL    string       `json:"url"`
+	Number uint64       `json:"number"`
+	ID     gitrepo.Hash `json:"id"`
 }
 
 // CheckpointRef is a ref's latest recorded entry.
@@ -160,6 +175,9 @@ func (v *verifier) startFrom(cp *Checkpoint) error {
 	if err != nil {
 		return errStale
 	}
+	if err := v.orgs.startFrom(pol, cp.Org); err != nil {
+		return err
+	}
 	if v.pin != nil {
 		// A checkpoint is only made when everything verified, the pin's
 		// anchor included: the anchor is at or before its policy.
@@ -198,6 +216,7 @@ func (v *verifier) checkpoint() *Checkpoint {
 	for fp, n := range v.revokedFrom {
 		cp.Revoked[fp] = n
 	}
+	cp.Org = v.orgs.checkpoint(v.curPolicy)
 	for ref, st := range v.state {
 		if len(st) == 0 {
 			continue

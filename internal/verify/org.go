@@ -141,3 +141,35 @@ func (t *orgTimeline) final(v *verifier) *policy.Policy {
 		"the policy in force cannot inherit the organisation policy at %s: %v", o.URL, err)
 	return nil
 }
+
+// startFrom seeds the timeline with the version a checkpoint names; pol
+// is the policy in force at the checkpoint. A checkpoint that does not
+// say which version the entries before it named, for a policy that
+// inherits, cannot serve (errStale).
+func (t *orgTimeline) startFrom(pol *policy.Policy, cp *CheckpointOrg) error {
+	o := pol.Org()
+	if o == nil {
+		return nil
+	}
+	if cp == nil || cp.URL != o.URL {
+		return errStale
+	}
+	if cp.Number != 0 {
+		t.last = &rsl.OrgVersion{Number: cp.Number, ID: cp.ID}
+	}
+	return nil
+}
+
+// checkpoint is what a checkpoint keeps of the timeline under pol, the
+// policy in force at its entry.
+func (t *orgTimeline) checkpoint(pol *policy.Policy) *CheckpointOrg {
+	o := pol.Org()
+	if o == nil {
+		return nil
+	}
+	cp := &CheckpointOrg{URL: o.URL}
+	if t.last != nil {
+		cp.Number, cp.ID = t.last.Number, t.last.ID
+	}
+	return cp
+}

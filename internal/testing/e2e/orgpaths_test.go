@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -181,5 +182,77 @@ func TestOrgKeyRevocation(t *testing.T) {
 		if r := f.alice.run(a, "git", "secure", "verify"); r.code != 0 {
 			t.Fatalf("verify of %s after bob's revocation:\n%s", name, r)
 		}
+	}
+}
+
+// Issue 19 item 2: the verification checkpoint remembers the newest
+// organisation policy version the log named, so that a verification that
+// starts from it still refuses an entry naming an older version (bob,
+// removed by the organisation, signs an entry under the version that
+// still listed him and pushes it where no hook guards), and still
+// detects the organisation's rollback when no entry follows and the
+// organisation cache is gone.
+func TestOrgCheckpointRemembersVersion(t *testing.T) {
+	f := newOrgFixture(t, false, nil, "app1")
+	bd, ad := f.clone(f.bob, "app1", "bob"), f.clone(f.alice, "app1", "alice")
+	f.bob.commit(bd, "bob.txt", "1\n")
+	f.bob.git(bd, "push", "-q", "origin", "main")
+	old := rsl.OrgVersion{}
+	if fields := strings.Fields(orgLine(t, f.bob, bd)); len(fields) == 3 {
+		n, _ := strconv.Atoi(fields[1])
+		old = rsl.OrgVersion{Number: uint64(n), ID: hash(t, fields[2])}
+	} else {
+		t.Fatalf("bob's entry names no organisation version")
+	}
+	withBob := map[string]string{}
+	for _, ref := range []string{"refs/secure/rsl", "refs/secure/policy"} {
+		withBob[ref] = f.srv.admin.rev(f.orgPath, ref)
+	}
+
+	// The organisation removes bob; alice records an entry under the new
+	// version and verifies: her checkpoint is at that entry.
+	f.olga.secure(f.orgDir, "policy", "remove-rule", "org-main")
+	f.olga.secure(f.orgDir, "policy", "add-rule", "org-main", "--ref", "refs/heads/main", "--allow", "alice")
+	f.olga.secure(f.orgDir, "policy", "remove-person", "bob")
+	f.olga.secure(f.orgDir, "policy", "apply")
+	f.olga.git(f.orgDir, "push", "-q", "origin", "main")
+	f.alice.git(ad, "pull", "-q")
+	f.alice.commit(ad, "alice.txt", "1\n")
+	f.alice.git(ad, "push", "-q", "origin", "main")
+	if r := f.alice.run(ad, "git", "secure", "verify"); r.code != 0 {
+		t.Fatalf("alice's verify:\n%s", r)
+	}
+	cp := readFile(t, ad+"/.git/secure/checkpoint.json")
+	if !strings.Contains(cp, `"org":{"url":"`+f.orgURL+`"`) {
+		t.Fatalf("the checkpoint does not name the organisation version:\n%s", cp)
+	}
+
+	// bob's entry under the old version, on a server with no hook.
+	f.bob.git(bd, "fetch", "-q")
+	f.bob.git(bd, "reset", "-q", "--hard", "origin/main")
+	base := f.bob.rev(bd, "HEAD")
+	c := f.bob.commit(bd, "bob.txt", "2\n")
+	tip := forge(t, f.bob, bd, &rsl.Entry{Type: rsl.TypeRef, Ref: "refs/heads/main", Old: hash(t, base), New: hash(t, c), Org: &old})
+	if r := f.bob.pushDirect(bd, f.members["app1"], "--no-verify", "--atomic", f.members["app1"], "main", tip+":refs/secure/rsl"); r.code != 0 {
+		t.Fatalf("bob's direct push to the unguarded server:\n%s", r)
+	}
+	want := fmt.Sprintf("the entry names organisation policy version %d", old.Number)
+	r := f.alice.run(ad, "git", "fetch", "origin")
+	if r.code == 0 || !strings.Contains(r.stderr, want) {
+		t.Fatalf("alice's fetch (from her checkpoint) of bob's entry under an older organisation version (want %q):\n%s", want, r)
+	}
+
+	// The organisation's server is put back to the snapshot that lists
+	// bob, and alice's organisation cache is lost: her checkpoint still
+	// names the newer version, which the organisation's log lacks.
+	for ref, h := range withBob {
+		f.srv.admin.git(f.orgPath, "-c", "core.hooksPath=/dev/null", "update-ref", ref, h)
+	}
+	if err := os.RemoveAll(ad + "/.git/secure/org"); err != nil {
+		t.Fatal(err)
+	}
+	r = f.alice.run(ad, "git", "secure", "verify")
+	if r.code != 1 || !strings.Contains(r.stdout+r.stderr, "no such organisation policy version") {
+		t.Fatalf("verify from the checkpoint after the organisation's rollback:\n%s", r)
 	}
 }
