@@ -9,6 +9,7 @@ package verifycmd
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -149,9 +150,7 @@ func runVerify(_ context.Context, opts *Options) error {
 		return cmdutil.PrintVerifyJSON(f, out)
 	}
 	if res != nil {
-		for _, w := range res.Warnings {
-			f.Info("git-secure: warning: %s\n", w)
-		}
+		printWarnings(f, res)
 	}
 	if failed != nil {
 		return err
@@ -214,6 +213,35 @@ func printAt(opts *Options, r *porcelain.Repo, res *verify.Result, ref string) e
 }
 
 // printResult prints a successful verification for people.
+// freeRefsShown is how many warnings about free refs without an entry
+// are printed one by one; more are summed up in one line.
+const freeRefsShown = 3
+
+// printWarnings prints res's warnings. Refs no rule protects that have no
+// entry (branches anyone may push with plain git: a project's feature and
+// bot branches) would print one warning each on every verify; past a few,
+// they are named in one line.
+func printWarnings(f *factory.Factory, res *verify.Result) {
+	free := map[string]bool{}
+	for _, s := range res.Refs {
+		if !s.Protected && s.Entry == 0 {
+			free[s.Ref] = true
+		}
+	}
+	shown := 0
+	for _, w := range res.Warnings {
+		if ref, _, _ := strings.Cut(w, ": "); free[ref] {
+			if shown++; shown > freeRefsShown {
+				continue
+			}
+		}
+		f.Info("git-secure: warning: %s\n", w)
+	}
+	if n := shown - freeRefsShown; n > 0 {
+		f.Info("git-secure: warning: and %d more refs that no rule protects have no entry in the log (pushed without git-secure, as anyone may): git secure verify --json names each\n", n)
+	}
+}
+
 func printResult(f *factory.Factory, res *verify.Result, took time.Duration) {
 	checked := ""
 	if res.Checked < res.Entries {
