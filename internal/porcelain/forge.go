@@ -1,7 +1,9 @@
 package porcelain
 
 import (
+	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/git-secure/git-secure/internal/attest"
@@ -262,8 +264,11 @@ func effectiveReviews(pr ForgePullRequest) map[string]string {
 
 // checkForgeMerge checks that the forge's merge commit merges exactly the
 // reviewed head into the base's recorded tip: parents from and head, in
-// that order, as the forge's test merge makes them, with the tree git
-// merge-tree computes for them. The reviews were made on the head; signed
+// that order, as the forge's test merge makes them, or, for a pull
+// request the forge merged by squashing (or rebasing: its last commit),
+// one parent from; either way with the tree git merge-tree computes for
+// from and head (a squash commit does not even show what it merged).
+// The reviews were made on the head; signed
 // for any other commit (a merge computed before the last push, one the
 // forge lists by mistake, an evil merge pushed as the pull request's
 // merge) they would approve content nobody reviewed.
@@ -272,7 +277,9 @@ func (r *Repo) checkForgeMerge(pr ForgePullRequest, ref string, from, head, merg
 	if err != nil {
 		return usage("the forge's merge commit %s of pull request %s is not here: fetch it first (git fetch origin %s)", merge.String()[:12], pr.Number, pr.testMergeRef())
 	}
-	if len(c.Parents) != 2 || c.Parents[0] != from || c.Parents[1] != head {
+	merged := len(c.Parents) == 2 && c.Parents[0] == from && c.Parents[1] == head
+	squashed := pr.Merged && len(c.Parents) == 1 && c.Parents[0] == from
+	if !merged && !squashed {
 		parents := make([]string, len(c.Parents))
 		for i, p := range c.Parents {
 			parents[i] = p.String()[:12]
@@ -295,6 +302,27 @@ func (r *Repo) checkForgeMerge(pr ForgePullRequest, ref string, from, head, merg
 			ErrRefused, merge.String()[:12], pr.Number, c.Tree.String()[:12], head.String()[:12], ref, from.String()[:12], what, ref, merge)
 	}
 	return nil
+}
+
+// FetchForgeHead fetches the head of pull request pr from remote when it
+// is not here (a merged pull request's branch is often deleted; the forge
+// keeps refs/pull/N/head, refs/merge-requests/N/head), so that its squash
+// or rebase merge can be checked against it. A failure is not an error:
+// the step is then judged without the pull request's reviews, and says
+// why.
+func (r *Repo) FetchForgeHead(remote string, pr ForgePullRequest) {
+	head, err := gitrepo.ParseHash(pr.HeadSHA)
+	if n, perr := strconv.ParseUint(pr.Number, 10, 63); err != nil || perr != nil || strconv.FormatUint(n, 10) != pr.Number {
+		return
+	}
+	if ok, err := r.Git.HasObject(head); err == nil && ok {
+		return
+	}
+	ref := "refs/pull/" + pr.Number + "/head"
+	if pr.Forge == "gitlab" {
+		ref = "refs/merge-requests/" + pr.Number + "/head"
+	}
+	_, _ = r.Git.Run(context.Background(), nil, "fetch", "--no-tags", "--no-write-fetch-head", "--quiet", "--no-recurse-submodules", "--", remote, ref)
 }
 
 // unlistedApprovals returns, as dismissals, the approvals of pr that this

@@ -132,7 +132,7 @@ func gitlabMergeRequest(ctx context.Context, gc *gitlab.Client, iid int64) (porc
 // gitlabLookup is the porcelain.ForgeLookup of record-merge --forge
 // gitlab: the merge requests of a commit merged into the ref, with their
 // approvals. The project's approval settings are checked on first use.
-func gitlabLookup(ctx context.Context, f *factory.Factory, opts *RecordMergeOptions, ref string) (porcelain.ForgeLookup, error) {
+func gitlabLookup(ctx context.Context, f *factory.Factory, opts *RecordMergeOptions, r *porcelain.Repo, ref string) (porcelain.ForgeLookup, error) {
 	gc, repo, err := gitlabClient(f, opts.Repo, opts.APIURL)
 	if err != nil {
 		return nil, err
@@ -159,6 +159,7 @@ func gitlabLookup(ctx context.Context, f *factory.Factory, opts *RecordMergeOpti
 			if err != nil {
 				return nil, err
 			}
+			r.FetchForgeHead(forgeRemote(f), in)
 			out = append(out, in)
 		}
 		return out, nil

@@ -88,7 +88,7 @@ func runRecordMerge(ctx context.Context, opts *RecordMergeOptions) error {
 	}
 	ctx, cancel := apiContext(ctx)
 	defer cancel()
-	lookup, err := forgeLookup(ctx, opts, ref)
+	lookup, err := forgeLookup(ctx, opts, r, ref)
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func sayLookedUp(f *factory.Factory, res *porcelain.ForgeMergeResult) {
 // forgeLookup is the porcelain.ForgeLookup of opts.Forge: the merged
 // pull requests (GitHub) or merge requests (GitLab) of a commit, with
 // their reviews; nil without --forge.
-func forgeLookup(ctx context.Context, opts *RecordMergeOptions, ref string) (porcelain.ForgeLookup, error) {
+func forgeLookup(ctx context.Context, opts *RecordMergeOptions, r *porcelain.Repo, ref string) (porcelain.ForgeLookup, error) {
 	f := opts.F
 	switch opts.Forge {
 	case "":
@@ -187,12 +187,22 @@ func forgeLookup(ctx context.Context, opts *RecordMergeOptions, ref string) (por
 				if err != nil {
 					return nil, err
 				}
+				r.FetchForgeHead(forgeRemote(f), in)
 				out = append(out, in)
 			}
 			return out, nil
 		}, nil
 	case "gitlab":
-		return gitlabLookup(ctx, f, opts, ref)
+		return gitlabLookup(ctx, f, opts, r, ref)
 	}
 	return nil, report.Usagef("--forge is github or gitlab, not %q", opts.Forge)
+}
+
+// forgeRemote is the remote a merged pull request's head is fetched from
+// ($GIT_SECURE_REMOTE, as git-secure-ci.sh, else origin).
+func forgeRemote(f *factory.Factory) string {
+	if r := f.Getenv("GIT_SECURE_REMOTE"); r != "" {
+		return r
+	}
+	return "origin"
 }

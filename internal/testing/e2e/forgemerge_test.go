@@ -331,6 +331,32 @@ func TestForgeMergeButtonFlow(t *testing.T) {
 		t.Fatalf("verify in a fresh clone after both merges:\n%s", r)
 	}
 
+	// 4b. The same race where the second pull request is squashed (a
+	// commit of one parent, the first merge): the bridge computes the
+	// merge of the reviewed head into the first merge (git merge-tree)
+	// and, as the squash commit has that tree, binds the reviews to it.
+	// The head's branch was deleted after the merge: the bridge fetches
+	// refs/pull/7/head, which GitHub keeps.
+	openPR(6, "six.txt")
+	h7 := openPR(7, "seven.txt")
+	for _, n := range []int{6, 7} {
+		gh.review(n, "bob-gh", "APPROVED")
+		gh.review(n, "carol-gh", "APPROVED")
+		reviews(n)
+	}
+	x6 := mergeButton(6, false)
+	x7 := mergeButton(7, true)
+	server("update-ref", "refs/pull/7/head", h7)
+	server("update-ref", "-d", "refs/heads/review/7")
+	r = job(pushEnv(x7), "record-merge")
+	if r.code != 0 || !strings.Contains(r.stderr, "recorded the reviews of github pull request 7 ("+x6[:12]+".."+x7[:12]) ||
+		!strings.Contains(r.stderr, x6[:12]+".."+x7[:12]+", signed by forge app ci-bridge") {
+		t.Fatalf("a squash merge racing a merge: both must record:\n%s", r)
+	}
+	if r := freshVerify("fresh6"); r.code != 0 {
+		t.Fatalf("verify in a fresh clone after the squash race:\n%s", r)
+	}
+
 	// 5. A move that rewrites history is never recorded by the bridge.
 	base := server("rev-parse", "refs/heads/main")
 	rewrite := server("commit-tree", server("rev-parse", base+"^{tree}"), "-p", x1, "-m", "rewritten")
