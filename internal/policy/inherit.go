@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -16,11 +17,11 @@ import (
 // Rules add up (every rule covering an update must be met), so nothing
 // local can weaken an organisation rule except by taking one of its names;
 // Inherit refuses that: a local person of an organisation person's name
-// with other keys, a key two persons of different names hold, a team of an
-// organisation team's name with other members, a rule, global rule or
-// delegation with an organisation rule's name. An organisation policy
-// that itself inherits, or delegates to rule files, is refused (not
-// supported).
+// with other keys or with forge accounts, a key two persons of different
+// names hold, a team of an organisation team's name with other members, a
+// rule, global rule or delegation with an organisation rule's name. An
+// organisation policy that itself inherits, or delegates to rule files,
+// is refused (not supported).
 func Inherit(org, local *Policy) (*Policy, error) {
 	if local.inherited || org.inherited {
 		return nil, fmt.Errorf("policy: Inherit of a policy that already inherits")
@@ -41,6 +42,9 @@ func Inherit(org, local *Policy) (*Policy, error) {
 	}
 	persons, err := mergePersons(org.persons, local.persons, revoked)
 	if err != nil {
+		return nil, err
+	}
+	if err := orgPersonsUnmapped(org, local); err != nil {
 		return nil, err
 	}
 	teams, err := mergeTeams(org.teams, local.teams)
@@ -170,6 +174,30 @@ func sameKeys(a, b *Person) bool {
 	slices.Sort(fa)
 	slices.Sort(fb)
 	return slices.Equal(fa, fb)
+}
+
+// orgPersonsUnmapped refuses forge accounts the repository gives a person
+// of the organisation (a copy of theirs with the same keys): a forge app
+// of the repository (its root's) records the reviews of a mapped account
+// as that person's approvals, so the repository's root key holders would
+// meet the organisation's rules in their name with accounts of their own.
+// The organisation's own mapping is not taken either: the repository's
+// forge app is not the organisation's.
+func orgPersonsUnmapped(org, local *Policy) error {
+	for _, p := range local.persons {
+		if _, ok := org.Person(p.Name); !ok {
+			continue
+		}
+		if local.forge == nil {
+			return nil
+		}
+		for _, forge := range slices.Sorted(maps.Keys(local.forge.accounts[p.Name])) {
+			if a := local.ForgeAccount(p.Name, forge); a.Login != "" {
+				return inheritConflict("the repository maps the organisation's person %s to the %s account %s: the repository's forge app would approve in their name for the organisation's rules; remove the repository's copy of the person (git secure policy remove-person %s)", p.Name, forge, a, p.Name)
+			}
+		}
+	}
+	return nil
 }
 
 // mergeTeams lists org's teams then local's; a team both list must have

@@ -192,6 +192,13 @@ func TestInheritConflicts(t *testing.T) {
 		{"rule of the same name", func(p *Policy) {
 			must(t, p.AddRule(nil, Rule{Name: "org-main", Refs: []string{"refs/heads/main"}, Allow: []string{"carol"}, Threshold: 1}, t0))
 		}, "rule org-main is the organisation's"},
+		// A copy of an organisation person with the same keys is allowed;
+		// a forge account the repository gives it is not
+		// (TestInheritForgeAccountOfOrgPerson).
+		{"forge account of an organisation person", func(p *Policy) {
+			must(t, p.AddPerson(nil, "alice", []ssh.PublicKey{alice.Pub}, t0))
+			must(t, p.SetForgeAccount(nil, "alice", "github", "repo-admin-alt", "", t0))
+		}, "the repository maps the organisation's person alice to the github account repo-admin-alt"},
 		{"global rule of the same name", func(p *Policy) {
 			must(t, p.AddGlobalRule(nil, GlobalRule{Name: "tags-immutable", Type: GlobalMinPersons, N: 1}, t0))
 		}, "global rule tags-immutable is the organisation's"},
@@ -251,5 +258,38 @@ func TestInheritRevocations(t *testing.T) {
 	must(t, sneaky.AddPerson(nil, "robert", []ssh.PublicKey{bob.Pub}, t0))
 	if _, err := Inherit(revoking, sneaky); !errors.Is(err, ErrInheritConflict) || !strings.Contains(err.Error(), "is revoked by the organisation policy") {
 		t.Fatalf("Inherit with the revoked key under another name = %v", err)
+	}
+}
+
+// Attack: a repository's root key holders meet an organisation rule
+// without the organisation's persons. rita, the repository's root, lists
+// the organisation's alice and bob under their own keys (allowed: the
+// same keys), gives them GitHub accounts she controls, and trusts a forge
+// app of hers. The combined policy took the repository's forge accounts:
+// her accounts were alice and bob, and her bridge's records of their
+// "reviews" met org-main (2 of the leads) in their name. Now the
+// combination is refused naming the person and the account; a copy
+// without forge accounts still combines, with no account mapped.
+func TestInheritForgeAccountOfOrgPerson(t *testing.T) {
+	org, alice, bob := orgPolicy(t)
+	local, _ := localPolicy(t)
+	must(t, local.AddPerson(nil, "alice", []ssh.PublicKey{alice.Pub}, t0))
+	must(t, local.AddPerson(nil, "bob", []ssh.PublicKey{bob.Pub}, t0))
+	m, err := Inherit(org, local)
+	if err != nil {
+		t.Fatalf("Inherit with copies of the organisation's persons: %v", err)
+	}
+	if _, ok := m.PersonByForgeAccount("github", "rita-alt-1"); ok {
+		t.Fatal("an account nobody mapped names a person")
+	}
+	must(t, local.SetForgeAccount(nil, "alice", "github", "rita-alt-1", "", t0))
+	must(t, local.SetForgeAccount(nil, "bob", "github", "rita-alt-2", "", t0))
+	m, err = Inherit(org, local)
+	if err == nil {
+		p, _ := m.PersonByForgeAccount("github", "rita-alt-1")
+		t.Fatalf("the repository's forge accounts of the organisation's persons were taken: rita-alt-1 is %v in the combined policy", p)
+	}
+	if !errors.Is(err, ErrInheritConflict) || !strings.Contains(err.Error(), "the repository maps the organisation's person alice to the github account rita-alt-1") || !strings.Contains(err.Error(), "git secure policy remove-person alice") {
+		t.Fatalf("Inherit = %v", err)
 	}
 }
