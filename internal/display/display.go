@@ -26,27 +26,23 @@ import (
 // other than U+0020, private-use and unassigned code points as \uNNNN (or
 // \UNNNNNNNN). A backslash is doubled, so that two different strings never
 // display the same.
-func Escape(s string) string {
-	if isPlain(s) {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 16)
-	escapeTo(&b, s, false)
-	return b.String()
-}
+func Escape(s string) string { return escape(s, false) }
 
 // Text is Escape for text git-secure composed itself around escaped
 // repository strings: it keeps newlines and tabs and does not double
 // backslashes, but escapes every other unsafe character. It is the last
 // line of defence at the writer, not a substitute for Escape.
-func Text(s string) string {
-	if isPlainText(s) {
+func Text(s string) string { return escape(s, true) }
+
+// escape is Escape, or Text when text is set; a string with nothing to
+// escape is returned as is, without a copy.
+func escape(s string, text bool) string {
+	if (!text && isPlain(s)) || (text && isPlainText(s)) {
 		return s
 	}
 	var b strings.Builder
 	b.Grow(len(s) + 16)
-	escapeTo(&b, s, true)
+	escapeTo(&b, s, text)
 	return b.String()
 }
 

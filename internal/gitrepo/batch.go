@@ -139,6 +139,16 @@ func (c *catFile) fail(err error) error {
 	return fmt.Errorf("git cat-file %s: %w", c.mode, err)
 }
 
+// readHeader reads the header cat-file answers for h (a pipelined
+// reader's: its requests are written ahead).
+func (c *catFile) readHeader(h Hash) (objInfo, error) {
+	line, err := c.readLine()
+	if err != nil {
+		return objInfo{}, err
+	}
+	return parseBatchHeader(line, h)
+}
+
 func (c *catFile) readLine() ([]byte, error) {
 	var line []byte
 	for {

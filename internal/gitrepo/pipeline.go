@@ -88,12 +88,21 @@ func readHashLines(rd *bufio.Reader, max int) ([]Hash, error) {
 // object. fn is called for each commit in order; an error from fn stops
 // the reading.
 func (r *Repo) ReadCommitsPipelined(hashes []Hash, fn func(*Commit) error) error {
+	return r.catFilePipelined("--batch", hashes, 256<<10, func(rd *bufio.Reader) error {
+		return readCommitStream(rd, hashes, fn)
+	})
+}
+
+// catFilePipelined runs "git cat-file MODE" for hashes, its requests
+// written ahead by a goroutine, and hands its output to read; the process
+// stops when read returns, early or not.
+func (r *Repo) catFilePipelined(mode string, hashes []Hash, bufSize int, read func(*bufio.Reader) error) error {
 	if r.isClosed() {
 		return errClosed
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "cat-file", "--batch")
+	cmd := exec.CommandContext(ctx, "git", "cat-file", mode)
 	cmd.Dir, cmd.Env = r.dir, r.env
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -110,7 +119,7 @@ func (r *Repo) ReadCommitsPipelined(hashes []Hash, fn func(*Commit) error) error
 	}
 	writeErr := make(chan error, 1)
 	go func() { writeErr <- writeRequests(stdin, hashes) }()
-	readErr := readCommitStream(bufio.NewReaderSize(stdout, 256<<10), hashes, fn)
+	readErr := read(bufio.NewReaderSize(stdout, bufSize))
 	cancel() // stops the writer and the process when reading ended early
 	_ = cmd.Wait()
 	if werr := <-writeErr; readErr == nil && werr != nil && !errors.Is(werr, io.ErrClosedPipe) {
@@ -118,9 +127,9 @@ func (r *Repo) ReadCommitsPipelined(hashes []Hash, fn func(*Commit) error) error
 	}
 	if readErr != nil {
 		if s := stderr.String(); s != "" {
-			return fmt.Errorf("gitrepo: git cat-file --batch: %w (stderr: %s)", readErr, truncate(strings.TrimSpace(s), 200))
+			return fmt.Errorf("gitrepo: git cat-file %s: %w (stderr: %s)", mode, readErr, truncate(strings.TrimSpace(s), 200))
 		}
-		return fmt.Errorf("gitrepo: git cat-file --batch: %w", readErr)
+		return fmt.Errorf("gitrepo: git cat-file %s: %w", mode, readErr)
 	}
 	return nil
 }
@@ -148,11 +157,7 @@ func writeRequests(stdin io.WriteCloser, hashes []Hash) error {
 func readCommitStream(rd *bufio.Reader, hashes []Hash, fn func(*Commit) error) error {
 	c := &catFile{stdout: rd}
 	for _, h := range hashes {
-		line, err := c.readLine()
-		if err != nil {
-			return err
-		}
-		info, err := parseBatchHeader(line, h)
+		info, err := c.readHeader(h)
 		if err != nil {
 			return err
 		}

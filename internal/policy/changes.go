@@ -79,14 +79,21 @@ func Changes(base, staged *Policy) []string {
 	return out
 }
 
+// Namespace names ref and path patterns for people ("ref refs/heads/*",
+// "path docs/**"), as a rule or delegation lists them.
+func Namespace(refs, paths []string) []string {
+	out := make([]string, 0, len(refs)+len(paths))
+	for _, ref := range refs {
+		out = append(out, "ref "+ref)
+	}
+	for _, p := range paths {
+		out = append(out, "path "+p)
+	}
+	return out
+}
+
 func describeRule(r *Rule) string {
-	var parts []string
-	for _, ref := range r.Refs {
-		parts = append(parts, "ref "+ref)
-	}
-	for _, p := range r.Paths {
-		parts = append(parts, "path "+p)
-	}
+	parts := Namespace(r.Refs, r.Paths)
 	parts = append(parts, fmt.Sprintf("%d of %s", r.Threshold, strings.Join(r.Allow, " or ")))
 	for _, q := range r.Require {
 		parts = append(parts, "requires "+q.String())

@@ -58,13 +58,7 @@ func fileRules(p *Policy, name string) []*Rule {
 }
 
 func describeDelegation(d *Delegation) string {
-	var parts []string
-	for _, ref := range d.Refs {
-		parts = append(parts, "ref "+ref)
-	}
-	for _, p := range d.Paths {
-		parts = append(parts, "path "+p)
-	}
+	parts := Namespace(d.Refs, d.Paths)
 	parts = append(parts, fmt.Sprintf("signed by %d of %s", d.Threshold, strings.Join(d.Signers, " or ")))
 	if d.Terminating {
 		parts = append(parts, "terminating")

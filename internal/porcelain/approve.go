@@ -126,13 +126,9 @@ func (r *Repo) approvedUpdate(ref, to, from string) (fromH, toH gitrepo.Hash, er
 	if rslTip.IsZero() {
 		return fromH, toH, usage("this repository is not set up for git-secure: run git secure init, or fetch refs/secure/* from the remote")
 	}
-	last, err := r.latestFor(rslTip, ref)
+	last, recorded, err := r.recordedFor(rslTip, ref)
 	if err != nil {
 		return fromH, toH, err
-	}
-	var recorded gitrepo.Hash
-	if last != nil {
-		recorded = last.Entry.New
 	}
 	if toH, err = r.resolveTarget(ref, to); err != nil {
 		return fromH, toH, err

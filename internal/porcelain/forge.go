@@ -192,12 +192,8 @@ func (r *Repo) forgeUpdate(pr ForgePullRequest) (ref string, from, to gitrepo.Ha
 	if err != nil {
 		return "", from, to, err
 	}
-	last, err := r.latestFor(rslTip, ref)
-	if err != nil {
+	if _, from, err = r.recordedFor(rslTip, ref); err != nil {
 		return "", from, to, err
-	}
-	if last != nil {
-		from = last.Entry.New
 	}
 	to, err = r.forgeTarget(pr, ref, from)
 	return ref, from, to, err

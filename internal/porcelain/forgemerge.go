@@ -140,13 +140,9 @@ func (r *Repo) recordForgeMergeOnce(ref string, to gitrepo.Hash, s sign.Signer, 
 	if err != nil {
 		return nil, err
 	}
-	last, err := r.latestFor(snap.rslTip, ref)
+	_, old, err := r.recordedFor(snap.rslTip, ref)
 	if err != nil {
 		return nil, err
-	}
-	var old gitrepo.Hash
-	if last != nil {
-		old = last.Entry.New
 	}
 	res := &ForgeMergeResult{Ref: ref, App: app.Name, Old: old, New: to, Entries: []ForgeMergeEntry{}, Tip: snap.rslTip}
 	if done, err := r.checkForgeMove(res, ref, old, to); err != nil {

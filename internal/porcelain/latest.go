@@ -25,6 +25,16 @@ func (r *Repo) checkpoint() *verify.Checkpoint {
 	return r.cp
 }
 
+// recordedFor is latestFor with the value that entry records for ref
+// (zero when the log has no entry for ref).
+func (r *Repo) recordedFor(tip gitrepo.Hash, ref string) (*rsl.Record, gitrepo.Hash, error) {
+	last, err := r.latestFor(tip, ref)
+	if err != nil || last == nil {
+		return nil, gitrepo.Hash{}, err
+	}
+	return last, last.Entry.New, nil
+}
+
 // latestFor returns the latest entry for ref in the log at tip (nil if it
 // has none), as rsl.LatestFor does, but stops at the verification
 // checkpoint when the walk reaches it: the checkpoint names each ref's

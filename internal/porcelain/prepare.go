@@ -67,15 +67,11 @@ func (r *Repo) Prepare(base gitrepo.Hash, pol *policy.Policy, s sign.Signer, cha
 		if err := rsl.ValidateRecordedRef(c.Ref); err != nil || c.Ref == rsl.PolicyRef {
 			continue
 		}
-		last, err := r.latestFor(base, c.Ref)
+		last, old, err := r.recordedFor(base, c.Ref)
 		if err != nil {
 			return nil, err
 		}
 		r.Trace.Mark("record: previous entry")
-		var old gitrepo.Hash
-		if last != nil {
-			old = last.Entry.New
-		}
 		if last == nil && unrecordedForgeRef(pol, c.Ref) {
 			continue
 		}

@@ -131,13 +131,9 @@ func (r *Repo) recordOnce(ref, src string, s sign.Signer, who gitrepo.Ident) (*R
 	if err != nil {
 		return nil, err
 	}
-	last, err := r.latestFor(snap.rslTip, ref)
+	last, old, err := r.recordedFor(snap.rslTip, ref)
 	if err != nil {
 		return nil, err
-	}
-	var old gitrepo.Hash
-	if last != nil {
-		old = last.Entry.New
 	}
 	if !snap.exists && old.IsZero() {
 		return nil, usage("ref %s does not exist%s", ref, r.trackedHint(ref))

@@ -3,6 +3,8 @@ package verify
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -239,11 +241,8 @@ func withTreeApprovers(set map[string]bool, tree []string) (map[string]bool, []s
 	for _, p := range tree {
 		out[p] = true
 	}
-	names := make([]string, 0, len(out))
-	for p := range out {
-		names = append(names, p)
-	}
-	sort.Strings(names)
+	names := slices.AppendSeq(make([]string, 0, len(out)), maps.Keys(out))
+	slices.Sort(names)
 	return out, names
 }
 

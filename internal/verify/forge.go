@@ -168,24 +168,10 @@ func forgeRecord(pol *policy.Policy, dir string, file attest.File, revoked func(
 	return f, app, nil
 }
 
-// withForgeApprovers adds the forge approvers of the update to persons
-// (each person once) and their notes to notes.
-func withForgeApprovers(store *attest.Store, pol *policy.Policy, ref string, old, new gitrepo.Hash, revoked func(string) bool, persons, notes []string) ([]string, []string, error) {
-	forge, _, more, err := ForgeApprovers(store, pol, ref, old, new, revoked)
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, p := range forge {
-		if !contains(persons, p) {
-			persons = append(persons, p)
-		}
-	}
-	return persons, append(notes, more...), nil
-}
-
-// withForgeTreeApprovers is withForgeApprovers for tree-bound records.
-func withForgeTreeApprovers(store *attest.Store, pol *policy.Policy, ref string, old, tree gitrepo.Hash, revoked func(string) bool, persons, notes []string) ([]string, []string, error) {
-	forge, _, more, err := ForgeTreeApprovers(store, pol, ref, old, tree, revoked)
+// withForge adds the forge approvers of an update (the answer of
+// ForgeApprovers or ForgeTreeApprovers, err its error) to persons, each
+// person once, and their notes to notes.
+func withForge(persons, notes, forge, more []string, err error) ([]string, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}

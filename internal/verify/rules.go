@@ -125,7 +125,8 @@ func Approvers(store *attest.Store, pol *policy.Policy, ref string, old, new git
 	})
 	// Reviews on a forge, recorded by a forge app the policy trusts, are
 	// approvals of the persons their accounts map to (forge.go).
-	return withForgeApprovers(store, pol, ref, old, new, revoked, persons, notes)
+	forge, _, more, err := ForgeApprovers(store, pol, ref, old, new, revoked)
+	return withForge(persons, notes, forge, more, err)
 }
 
 // TreeApprovers returns the persons with a valid approval, under pol, of
@@ -150,7 +151,8 @@ func TreeApprovers(store *attest.Store, pol *policy.Policy, ref string, old, tre
 		return nil
 	})
 	// Tree-bound forge reviews (the commit a forge's merge button made).
-	return withForgeTreeApprovers(store, pol, ref, old, tree, revoked, persons, notes)
+	forge, _, more, err := ForgeTreeApprovers(store, pol, ref, old, tree, revoked)
+	return withForge(persons, notes, forge, more, err)
 }
 
 // allowsTreeApprovals reports whether a rule covering ref lets tree-bound

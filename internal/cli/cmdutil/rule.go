@@ -4,19 +4,14 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/porcelain"
 )
 
 // RuleSummary describes what a rule protects and what it needs, in one
 // line (policy list, explain, verify --mergeable).
 func RuleSummary(r porcelain.RuleDoc) string {
-	var what []string
-	for _, x := range r.Refs {
-		what = append(what, "ref "+x)
-	}
-	for _, x := range r.Paths {
-		what = append(what, "path "+x)
-	}
+	what := policy.Namespace(r.Refs, r.Paths)
 	switch {
 	case len(r.Refs) > 0 || len(r.Paths) == 0:
 	case r.EveryRef:

@@ -16,6 +16,7 @@ import (
 	"github.com/git-secure/git-secure/internal/cli/cmdutil"
 	"github.com/git-secure/git-secure/internal/cli/factory"
 	"github.com/git-secure/git-secure/internal/forge/github"
+	"github.com/git-secure/git-secure/internal/forge/gitlab"
 	"github.com/git-secure/git-secure/internal/porcelain"
 	"github.com/git-secure/git-secure/internal/report"
 )
@@ -88,16 +89,20 @@ $CI_API_V4_URL, else gitlab.com), the token $GITLAB_TOKEN (read_api).`,
 
 func runRecordApprovals(ctx context.Context, opts *RecordApprovalsOptions) error {
 	f := opts.F
-	if opts.GitLab || opts.MR != 0 || opts.Commit != "" || opts.Branch != "" {
-		if !opts.GitLab || opts.PR != 0 {
-			return report.Usagef("--mr and --commit go with --gitlab, --pr without it (GitHub)")
-		}
-		return runRecordGitLab(ctx, opts)
+	if err := checkRecordFlags(opts); err != nil {
+		return err
 	}
-	if opts.PR <= 0 {
-		return report.Usagef("--pr must be a pull request number")
+	var (
+		gh      *github.Client
+		gl      *gitlab.Client
+		project string
+		err     error
+	)
+	if opts.GitLab {
+		gl, project, err = gitlabClient(f, opts.Repo, opts.APIURL)
+	} else {
+		gh, err = githubClient(f, opts.Repo, opts.APIURL)
 	}
-	gc, err := githubClient(f, opts.Repo, opts.APIURL)
 	if err != nil {
 		return err
 	}
@@ -107,11 +112,32 @@ func runRecordApprovals(ctx context.Context, opts *RecordApprovalsOptions) error
 	}
 	ctx, cancel := apiContext(ctx)
 	defer cancel()
-	in, err := githubPullRequest(ctx, gc, opts.PR, nil)
+	if opts.GitLab {
+		return recordGitLab(ctx, gl, project, r, opts)
+	}
+	in, err := githubPullRequest(ctx, gh, opts.PR, nil)
 	if err != nil {
 		return err
 	}
 	return recordAndSay(f, r, in, opts)
+}
+
+// checkRecordFlags refuses flags of record-approvals that do not go
+// together: GitHub takes --pr; GitLab --gitlab and --mr or --commit.
+func checkRecordFlags(opts *RecordApprovalsOptions) error {
+	if !opts.GitLab && opts.MR == 0 && opts.Commit == "" && opts.Branch == "" {
+		if opts.PR <= 0 {
+			return report.Usagef("--pr must be a pull request number")
+		}
+		return nil
+	}
+	if !opts.GitLab || opts.PR != 0 {
+		return report.Usagef("--mr and --commit go with --gitlab, --pr without it (GitHub)")
+	}
+	if (opts.MR <= 0) == (opts.Commit == "") {
+		return report.Usagef("--gitlab takes --mr IID (a merge request, as in !7) or --commit SHA (the merge requests merged as it), one of them")
+	}
+	return nil
 }
 
 // orEnv is the flag's value, or when it is empty the CI environment's

@@ -14,22 +14,10 @@ import (
 	"github.com/git-secure/git-secure/internal/report"
 )
 
-// runRecordGitLab is forge record-approvals --gitlab --mr N.
-func runRecordGitLab(ctx context.Context, opts *RecordApprovalsOptions) error {
+// recordGitLab is forge record-approvals --gitlab: --mr N, or --commit
+// SHA for the merge requests merged as it.
+func recordGitLab(ctx context.Context, gc *gitlab.Client, repo string, r *porcelain.Repo, opts *RecordApprovalsOptions) error {
 	f := opts.F
-	if (opts.MR <= 0) == (opts.Commit == "") {
-		return report.Usagef("--gitlab takes --mr IID (a merge request, as in !7) or --commit SHA (the merge requests merged as it), one of them")
-	}
-	gc, repo, err := gitlabClient(f, opts.Repo, opts.APIURL)
-	if err != nil {
-		return err
-	}
-	r, err := f.Repo()
-	if err != nil {
-		return err
-	}
-	ctx, cancel := apiContext(ctx)
-	defer cancel()
 	if err := checkResetsApprovals(ctx, gc, repo); err != nil {
 		return err
 	}

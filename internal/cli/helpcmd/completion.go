@@ -171,14 +171,20 @@ _git_secure_standalone ()
 complete -o bashdefault -o default -F _git_secure_standalone git-secure
 `
 
-// writeBashCompletion writes the bash script.
-func writeBashCompletion(w io.Writer, nodes []completionNode) {
-	io.WriteString(w, bashCompletionHead)
-	var paths []string
+// subcommandPaths is the case pattern of every command below the top
+// (nodes[0]): the paths a script's loop over the words steps through.
+func subcommandPaths(nodes []completionNode) string {
+	paths := make([]string, 0, len(nodes)-1)
 	for _, n := range nodes[1:] {
 		paths = append(paths, CompletionPath(n.path))
 	}
-	fmt.Fprintf(w, "\t\t%s) path=\"$path/$w\" ;;\n", strings.Join(paths, "|"))
+	return strings.Join(paths, "|")
+}
+
+// writeBashCompletion writes the bash script.
+func writeBashCompletion(w io.Writer, nodes []completionNode) {
+	io.WriteString(w, bashCompletionHead)
+	fmt.Fprintf(w, "\t\t%s) path=\"$path/$w\" ;;\n", subcommandPaths(nodes))
 	io.WriteString(w, "\t\tesac\n\tdone\n\tlocal cmds=\"\" flags=\"\" refs=\"\"\n\tcase \"$path\" in\n")
 	for _, n := range nodes {
 		refs := ""
@@ -222,11 +228,7 @@ _git-secure () {
 
 func writeZshCompletion(w io.Writer, nodes []completionNode) {
 	io.WriteString(w, zshCompletionHead)
-	var paths []string
-	for _, n := range nodes[1:] {
-		paths = append(paths, CompletionPath(n.path))
-	}
-	fmt.Fprintf(w, "\t\t(%s) cmdpath=\"$cmdpath/$w\" ;;\n", strings.Join(paths, "|"))
+	fmt.Fprintf(w, "\t\t(%s) cmdpath=\"$cmdpath/$w\" ;;\n", subcommandPaths(nodes))
 	io.WriteString(w, "\t\tesac\n\tdone\n\tcase \"$cmdpath\" in\n")
 	for _, n := range nodes {
 		var cmds []string

@@ -163,13 +163,7 @@ func printDelegations(f *factory.Factory, ds []DelegationJSON, file string) {
 		if file != "" && d.Name != file {
 			continue
 		}
-		var ns []string
-		for _, x := range d.Refs {
-			ns = append(ns, "ref "+x)
-		}
-		for _, x := range d.Paths {
-			ns = append(ns, "path "+x)
-		}
+		ns := policy.Namespace(d.Refs, d.Paths)
 		term := ""
 		if d.Terminating {
 			term = ", terminating"
