@@ -4,72 +4,40 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/git-secure/git-secure/internal/testing/forgereplay"
 )
 
-// replay serves recorded GitHub API answers: path (with query) -> status,
-// headers, body file or text.
-type replay map[string]answer
+// replay is the recorded GitHub API answers a test serves (forgereplay).
+type (
+	replay = forgereplay.Replay
+	answer = forgereplay.Answer
+)
 
-type answer struct {
-	status int
-	header map[string]string
-	file   string
-	body   string
-}
-
-func (rp replay) server(t *testing.T) *httptest.Server {
+// client is a client of acme/widget with token, served rp as GitHub
+// would.
+func client(t *testing.T, rp replay, token string) *Client {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if got := r.Header.Get("Authorization"); got != "Bearer t0ken" {
-			http.Error(w, `{"message":"Bad credentials"}`, http.StatusUnauthorized)
-			return
-		}
-		a, ok := rp[r.URL.RequestURI()]
-		if !ok {
-			w.WriteHeader(http.StatusNotFound)
-			fmt.Fprint(w, `{"message":"Not Found","documentation_url":"https://docs.github.com/rest"}`)
-			return
-		}
-		body := []byte(a.body)
-		if a.file != "" {
-			var err error
-			if body, err = os.ReadFile("testdata/" + a.file); err != nil {
-				t.Error(err)
-			}
-		}
-		for k, v := range a.header {
-			w.Header().Set(k, strings.ReplaceAll(v, "{URL}", "http://"+r.Host))
-		}
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		if a.status == 0 {
-			a.status = http.StatusOK
-		}
-		w.WriteHeader(a.status)
-		w.Write(body)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
-
-var recorded = replay{
-	"/repos/acme/widget/pulls/7": {file: "pull-7.json"},
-	"/repos/acme/widget/pulls/7/reviews?per_page=100": {file: "reviews-7-page1.json", header: map[string]string{
-		"Link": `<{URL}/repos/acme/widget/pulls/7/reviews?page=2&per_page=100>; rel="next", <{URL}/repos/acme/widget/pulls/7/reviews?page=2&per_page=100>; rel="last"`}},
-	"/repos/acme/widget/pulls/7/reviews?page=2&per_page=100": {file: "reviews-7-page2.json"},
-}
-
-func TestPullRequestAndReviewsPaginated(t *testing.T) {
-	srv := recorded.server(t)
-	c, err := New(srv.URL, "t0ken", "acme/widget", srv.Client())
+	srv := forgereplay.GitHub().Serve(t, rp)
+	c, err := New(srv.URL, token, "acme/widget", srv.Client())
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+var recorded = replay{
+	"/repos/acme/widget/pulls/7": {File: "pull-7.json"},
+	"/repos/acme/widget/pulls/7/reviews?per_page=100": {File: "reviews-7-page1.json", Header: map[string]string{
+		"Link": `<{URL}/repos/acme/widget/pulls/7/reviews?page=2&per_page=100>; rel="next", <{URL}/repos/acme/widget/pulls/7/reviews?page=2&per_page=100>; rel="last"`}},
+	"/repos/acme/widget/pulls/7/reviews?page=2&per_page=100": {File: "reviews-7-page2.json"},
+}
+
+func TestPullRequestAndReviewsPaginated(t *testing.T) {
+	c := client(t, recorded, "t0ken")
 	pr, err := c.PullRequest(context.Background(), 7)
 	if err != nil {
 		t.Fatal(err)
@@ -102,25 +70,21 @@ func TestAPIErrors(t *testing.T) {
 		want   []string
 		rate   bool
 	}{
-		{"rate limit", replay{"/repos/acme/widget/pulls/7": {status: 403, body: `{"message":"API rate limit exceeded for installation ID 1.","documentation_url":"https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting"}`,
-			header: map[string]string{"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": fmt.Sprint(reset.Unix())}}},
+		{"rate limit", replay{"/repos/acme/widget/pulls/7": {Status: 403, Body: `{"message":"API rate limit exceeded for installation ID 1.","documentation_url":"https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting"}`,
+			Header: map[string]string{"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": fmt.Sprint(reset.Unix())}}},
 			"t0ken", []string{"rate limit exhausted", "limit of 5000 requests resets at 2026-12-05T10:00:00Z", "GITHUB_TOKEN"}, true},
-		{"secondary rate limit", replay{"/repos/acme/widget/pulls/7": {status: 403, body: `{"message":"You have exceeded a secondary rate limit.","documentation_url":"https://docs.github.com/rest/overview/resources-in-the-rest-api#secondary-rate-limits"}`,
-			header: map[string]string{"Retry-After": "60"}}},
+		{"secondary rate limit", replay{"/repos/acme/widget/pulls/7": {Status: 403, Body: `{"message":"You have exceeded a secondary rate limit.","documentation_url":"https://docs.github.com/rest/overview/resources-in-the-rest-api#secondary-rate-limits"}`,
+			Header: map[string]string{"Retry-After": "60"}}},
 			"t0ken", []string{"secondary rate limit", "retry after 1m0s"}, true},
 		{"not found", replay{}, "t0ken", []string{"read pull request 7 of acme/widget: not found", "token without read access"}, false},
 		{"bad token", recorded, "wrong", []string{"401 Unauthorized", "pull-requests: read"}, false},
-		{"server error", replay{"/repos/acme/widget/pulls/7": {status: 502, body: `{"message":"Server Error"}`}}, "t0ken", []string{"502", "Server Error"}, false},
-		{"malformed head", replay{"/repos/acme/widget/pulls/7": {body: `{"number":7,"state":"open","head":{"sha":"xyz"},"base":{"ref":"main"}}`}}, "t0ken", []string{"malformed pull request"}, false},
-		{"other pull request", replay{"/repos/acme/widget/pulls/7": {body: `{"number":8,"state":"open","head":{"sha":"` + strings.Repeat("1", 40) + `"},"base":{"ref":"main"}}`}}, "t0ken", []string{"malformed pull request"}, false},
+		{"server error", replay{"/repos/acme/widget/pulls/7": {Status: 502, Body: `{"message":"Server Error"}`}}, "t0ken", []string{"502", "Server Error"}, false},
+		{"malformed head", replay{"/repos/acme/widget/pulls/7": {Body: `{"number":7,"state":"open","head":{"sha":"xyz"},"base":{"ref":"main"}}`}}, "t0ken", []string{"malformed pull request"}, false},
+		{"other pull request", replay{"/repos/acme/widget/pulls/7": {Body: `{"number":8,"state":"open","head":{"sha":"` + strings.Repeat("1", 40) + `"},"base":{"ref":"main"}}`}}, "t0ken", []string{"malformed pull request"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := tc.replay.server(t)
-			c, err := New(srv.URL, tc.token, "acme/widget", srv.Client())
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = c.PullRequest(context.Background(), 7)
+			c := client(t, tc.replay, tc.token)
+			_, err := c.PullRequest(context.Background(), 7)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -145,11 +109,7 @@ func TestMalformedReviewRefused(t *testing.T) {
 		`[{"id":1,"user":{"login":"bob-gh"},"state":"APPROVED","commit_id":"` + strings.Repeat("1", 40) + `"}]`,
 		`[{"id":1,"user":{"login":"bob-gh","id":0},"state":"APPROVED","commit_id":"` + strings.Repeat("1", 40) + `"}]`,
 	} {
-		srv := replay{"/repos/acme/widget/pulls/7/reviews?per_page=100": {body: body}}.server(t)
-		c, err := New(srv.URL, "t0ken", "acme/widget", srv.Client())
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := client(t, replay{"/repos/acme/widget/pulls/7/reviews?per_page=100": {Body: body}}, "t0ken")
 		if _, err := c.Reviews(context.Background(), 7); err == nil || !strings.Contains(err.Error(), "malformed review") {
 			t.Fatalf("%s: err = %v", body, err)
 		}
@@ -169,15 +129,11 @@ const commit4 = "4444444444444444444444444444444444444444"
 // The pull requests of a commit, both pages: the merged one (a listing
 // carries merged_at, not merged) and an open one into another branch.
 func TestPullRequestsOfCommitPaginated(t *testing.T) {
-	srv := replay{
-		"/repos/acme/widget/commits/" + commit4 + "/pulls?per_page=100": {file: "commit-pulls-page1.json", header: map[string]string{
+	c := client(t, replay{
+		"/repos/acme/widget/commits/" + commit4 + "/pulls?per_page=100": {File: "commit-pulls-page1.json", Header: map[string]string{
 			"Link": `<{URL}/repos/acme/widget/commits/` + commit4 + `/pulls?page=2&per_page=100>; rel="next"`}},
-		"/repos/acme/widget/commits/" + commit4 + "/pulls?page=2&per_page=100": {file: "commit-pulls-page2.json"},
-	}.server(t)
-	c, err := New(srv.URL, "t0ken", "acme/widget", srv.Client())
-	if err != nil {
-		t.Fatal(err)
-	}
+		"/repos/acme/widget/commits/" + commit4 + "/pulls?page=2&per_page=100": {File: "commit-pulls-page2.json"},
+	}, "t0ken")
 	prs, err := c.PullRequestsOfCommit(context.Background(), commit4)
 	if err != nil {
 		t.Fatal(err)
@@ -202,21 +158,17 @@ func TestPullRequestsOfCommitErrors(t *testing.T) {
 		rate  bool
 	}{
 		{"not a commit", "HEAD", answer{}, "t0ken", `github: "HEAD" is not a commit id`, false},
-		{"unknown commit", commit4, answer{status: 422, body: `{"message":"No commit found for SHA: 4444"}`}, "t0ken", "list the pull requests of commit 444444444444 of acme/widget: 422", false},
-		{"bad token", commit4, answer{body: `[]`}, "wrong", "401 Unauthorized: the token (GITHUB_TOKEN) is missing or lacks pull-requests: read", false},
-		{"rate limit", commit4, answer{status: 403, body: `{"message":"API rate limit exceeded"}`, header: map[string]string{"X-RateLimit-Limit": "1000", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "1796205600"}},
+		{"unknown commit", commit4, answer{Status: 422, Body: `{"message":"No commit found for SHA: 4444"}`}, "t0ken", "list the pull requests of commit 444444444444 of acme/widget: 422", false},
+		{"bad token", commit4, answer{Body: `[]`}, "wrong", "401 Unauthorized: the token (GITHUB_TOKEN) is missing or lacks pull-requests: read", false},
+		{"rate limit", commit4, answer{Status: 403, Body: `{"message":"API rate limit exceeded"}`, Header: map[string]string{"X-RateLimit-Limit": "1000", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "1796205600"}},
 			"t0ken", "list the pull requests of commit 444444444444 of acme/widget: the limit of 1000 requests resets at", true},
-		{"malformed head", commit4, answer{body: `[{"number":7,"state":"closed","head":{"sha":"xyz"},"base":{"ref":"main"}}]`}, "t0ken", "commit 444444444444 of acme/widget: the API answered a malformed pull request", false},
-		{"no base", commit4, answer{body: `[{"number":7,"state":"closed","head":{"sha":"` + commit4 + `"}}]`}, "t0ken", "the API answered a malformed pull request", false},
-		{"not a list", commit4, answer{body: `{"number":7}`}, "t0ken", "list the pull requests of commit 444444444444 of acme/widget: json", false},
+		{"malformed head", commit4, answer{Body: `[{"number":7,"state":"closed","head":{"sha":"xyz"},"base":{"ref":"main"}}]`}, "t0ken", "commit 444444444444 of acme/widget: the API answered a malformed pull request", false},
+		{"no base", commit4, answer{Body: `[{"number":7,"state":"closed","head":{"sha":"` + commit4 + `"}}]`}, "t0ken", "the API answered a malformed pull request", false},
+		{"not a list", commit4, answer{Body: `{"number":7}`}, "t0ken", "list the pull requests of commit 444444444444 of acme/widget: json", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := replay{path: tc.a}.server(t)
-			c, err := New(srv.URL, tc.token, "acme/widget", srv.Client())
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = c.PullRequestsOfCommit(context.Background(), tc.sha)
+			c := client(t, replay{path: tc.a}, tc.token)
+			_, err := c.PullRequestsOfCommit(context.Background(), tc.sha)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want %q", err, tc.want)
 			}

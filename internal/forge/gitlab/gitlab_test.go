@@ -6,65 +6,29 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/git-secure/git-secure/internal/testing/forgereplay"
 )
 
-// replay serves recorded GitLab API answers: escaped path (with query)
-// -> status, headers, body file or text.
-type replay map[string]answer
+// replay is the recorded GitLab API answers a test serves (forgereplay).
+type (
+	replay = forgereplay.Replay
+	answer = forgereplay.Answer
+)
 
-type answer struct {
-	status int
-	header map[string]string
-	file   string
-	body   string
-}
-
-func (rp replay) server(t *testing.T) *httptest.Server {
+// serve starts a server answering rp as GitLab does.
+func serve(t *testing.T, rp replay) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if got := r.Header.Get("PRIVATE-TOKEN"); got != "t0ken" {
-			http.Error(w, `{"message":"401 Unauthorized"}`, http.StatusUnauthorized)
-			return
-		}
-		key := r.URL.EscapedPath()
-		if r.URL.RawQuery != "" {
-			key += "?" + r.URL.RawQuery
-		}
-		a, ok := rp[key]
-		if !ok {
-			w.WriteHeader(http.StatusNotFound)
-			fmt.Fprint(w, `{"message":"404 Not found"}`)
-			return
-		}
-		body := []byte(a.body)
-		if a.file != "" {
-			var err error
-			if body, err = os.ReadFile("testdata/" + a.file); err != nil {
-				t.Error(err)
-			}
-		}
-		for k, v := range a.header {
-			w.Header().Set(k, v)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		if a.status == 0 {
-			a.status = http.StatusOK
-		}
-		w.WriteHeader(a.status)
-		w.Write(body)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+	return forgereplay.GitLab().Serve(t, rp)
 }
 
 const api = "/api/v4/projects/acme%2Fwidget"
 
 func client(t *testing.T, rp replay, token string) *Client {
 	t.Helper()
-	srv := rp.server(t)
+	srv := serve(t, rp)
 	c, err := New(srv.URL+"/api/v4", token, "acme/widget", srv.Client())
 	if err != nil {
 		t.Fatal(err)
@@ -74,10 +38,10 @@ func client(t *testing.T, rp replay, token string) *Client {
 
 func TestMergeRequestAndApprovals(t *testing.T) {
 	c := client(t, replay{
-		api + "/merge_requests/7":           {file: "mr-7.json"},
-		api + "/merge_requests/7/approvals": {file: "approvals-7.json"},
-		api + "/merge_requests/8":           {file: "mr-8-merged.json"},
-		api + "/approvals":                  {file: "project-approvals.json"},
+		api + "/merge_requests/7":           {File: "mr-7.json"},
+		api + "/merge_requests/7/approvals": {File: "approvals-7.json"},
+		api + "/merge_requests/8":           {File: "mr-8-merged.json"},
+		api + "/approvals":                  {File: "project-approvals.json"},
 	}, "t0ken")
 	ctx := context.Background()
 	mr, err := c.MergeRequest(ctx, 7)
@@ -107,7 +71,7 @@ func TestMergeRequestAndApprovals(t *testing.T) {
 // An unapproval drops the user from approved_by: the next read no
 // longer lists them (the bridge then records a withdrawal).
 func TestUnapproval(t *testing.T) {
-	c := client(t, replay{api + "/merge_requests/7/approvals": {file: "approvals-7-unapproved.json"}}, "t0ken")
+	c := client(t, replay{api + "/merge_requests/7/approvals": {File: "approvals-7-unapproved.json"}}, "t0ken")
 	as, err := c.Approvals(context.Background(), 7)
 	if err != nil || len(as) != 1 || as[0].Username != "bob.gl" {
 		t.Fatalf("after carol's unapproval: %+v, %v", as, err)
@@ -131,25 +95,25 @@ func TestErrors(t *testing.T) {
 			"gitlab: read merge request !7 of acme/widget: 401 Unauthorized: the token (GITLAB_TOKEN) is missing or lacks read_api", nil},
 		{"not found", replay{}, "t0ken", func(c *Client) error { _, err := c.Approvals(context.Background(), 7); return err },
 			"gitlab: read the approvals of merge request !7 of acme/widget: not found (a wrong --repo or --mr, or a token that cannot read the project: give it read_api)", nil},
-		{"rate limited", replay{api + "/merge_requests/7": {status: http.StatusTooManyRequests, header: map[string]string{"Retry-After": "60"}, body: `{"message":"Retry later"}`}}, "t0ken",
+		{"rate limited", replay{api + "/merge_requests/7": {Status: http.StatusTooManyRequests, Header: map[string]string{"Retry-After": "60"}, Body: `{"message":"Retry later"}`}}, "t0ken",
 			func(c *Client) error { _, err := c.MergeRequest(context.Background(), 7); return err },
 			"gitlab: API rate limit exhausted: read merge request !7 of acme/widget: retry after 60 s", ErrRateLimited},
-		{"server error", replay{api + "/merge_requests/7": {status: http.StatusBadGateway, body: `{"message":"502"}`}}, "t0ken",
+		{"server error", replay{api + "/merge_requests/7": {Status: http.StatusBadGateway, Body: `{"message":"502"}`}}, "t0ken",
 			func(c *Client) error { _, err := c.MergeRequest(context.Background(), 7); return err },
 			"gitlab: read merge request !7 of acme/widget: 502 Bad Gateway", nil},
-		{"malformed merge request", replay{api + "/merge_requests/7": {body: malformedMR}}, "t0ken",
+		{"malformed merge request", replay{api + "/merge_requests/7": {Body: malformedMR}}, "t0ken",
 			func(c *Client) error { _, err := c.MergeRequest(context.Background(), 7); return err },
 			"gitlab: merge request !7 of acme/widget: the API answered a malformed merge request", nil},
-		{"another merge request", replay{api + "/merge_requests/7": {body: otherMR}}, "t0ken",
+		{"another merge request", replay{api + "/merge_requests/7": {Body: otherMR}}, "t0ken",
 			func(c *Client) error { _, err := c.MergeRequest(context.Background(), 7); return err },
 			"the API answered a malformed merge request", nil},
-		{"duplicate approval", replay{api + "/merge_requests/7/approvals": {body: dupApproval}}, "t0ken",
+		{"duplicate approval", replay{api + "/merge_requests/7/approvals": {Body: dupApproval}}, "t0ken",
 			func(c *Client) error { _, err := c.Approvals(context.Background(), 7); return err },
 			"gitlab: merge request !7: the API answered a malformed approval", nil},
-		{"approval without user", replay{api + "/merge_requests/7/approvals": {body: noUser}}, "t0ken",
+		{"approval without user", replay{api + "/merge_requests/7/approvals": {Body: noUser}}, "t0ken",
 			func(c *Client) error { _, err := c.Approvals(context.Background(), 7); return err },
 			"the API answered a malformed approval", nil},
-		{"approval settings unreadable", replay{api + "/approvals": {status: http.StatusForbidden, body: `{"message":"403 Forbidden"}`}}, "t0ken",
+		{"approval settings unreadable", replay{api + "/approvals": {Status: http.StatusForbidden, Body: `{"message":"403 Forbidden"}`}}, "t0ken",
 			func(c *Client) error { _, err := c.ResetsApprovalsOnPush(context.Background()); return err },
 			"gitlab: read the approval settings of acme/widget: 403 Forbidden: the token (GITLAB_TOKEN) is missing or lacks read_api", nil},
 	}
@@ -186,8 +150,8 @@ func TestMergedRequestsOfCommitPaginated(t *testing.T) {
 	page1 := `[{"id":1,"iid":12,"state":"merged","target_branch":"main"},{"id":2,"iid":3,"state":"opened","target_branch":"main"}]`
 	page2 := `[{"id":3,"iid":9,"state":"merged","target_branch":"release"},{"id":4,"iid":5,"state":"merged","target_branch":"main"},{"id":1,"iid":12,"state":"merged","target_branch":"main"}]`
 	c := client(t, replay{
-		api + "/repository/commits/" + sha + "/merge_requests":        {body: page1, header: map[string]string{"X-Next-Page": "2", "X-Page": "1", "X-Total-Pages": "2"}},
-		api + "/repository/commits/" + sha + "/merge_requests?page=2": {body: page2, header: map[string]string{"X-Page": "2", "X-Total-Pages": "2"}},
+		api + "/repository/commits/" + sha + "/merge_requests":        {Body: page1, Header: map[string]string{"X-Next-Page": "2", "X-Page": "1", "X-Total-Pages": "2"}},
+		api + "/repository/commits/" + sha + "/merge_requests?page=2": {Body: page2, Header: map[string]string{"X-Page": "2", "X-Total-Pages": "2"}},
 	}, "t0ken")
 	got, err := c.MergedRequestsOfCommit(context.Background(), sha, "main")
 	if err != nil {
@@ -196,7 +160,7 @@ func TestMergedRequestsOfCommitPaginated(t *testing.T) {
 	if fmt.Sprint(got) != "[5 12]" {
 		t.Fatalf("merged merge requests of main: %v, want [5 12]", got)
 	}
-	bad := client(t, replay{api + "/repository/commits/" + sha + "/merge_requests": {body: `[{"id":1,"iid":0,"state":"merged"}]`}}, "t0ken")
+	bad := client(t, replay{api + "/repository/commits/" + sha + "/merge_requests": {Body: `[{"id":1,"iid":0,"state":"merged"}]`}}, "t0ken")
 	if _, err := bad.MergedRequestsOfCommit(context.Background(), sha, "main"); err == nil || !strings.Contains(err.Error(), "the API answered a malformed merge request") {
 		t.Fatalf("malformed: %v", err)
 	}
@@ -210,7 +174,7 @@ func TestMergedRequestsOfCommitPaginated(t *testing.T) {
 func TestMergeRef(t *testing.T) {
 	const path = api + "/merge_requests/7/merge_ref"
 	merge := strings.Repeat("9", 40)
-	c := client(t, replay{path: {body: `{"commit_id":"` + merge + `"}`}}, "t0ken")
+	c := client(t, replay{path: {Body: `{"commit_id":"` + merge + `"}`}}, "t0ken")
 	if got, err := c.MergeRef(context.Background(), 7); err != nil || got != merge {
 		t.Fatalf("merge ref: %q, %v", got, err)
 	}
@@ -221,15 +185,15 @@ func TestMergeRef(t *testing.T) {
 		want  string
 		is    error
 	}{
-		{"conflicts", answer{status: http.StatusBadRequest, body: `{"message":"Merge request is not mergeable"}`}, "t0ken",
+		{"conflicts", answer{Status: http.StatusBadRequest, Body: `{"message":"Merge request is not mergeable"}`}, "t0ken",
 			"gitlab: no merge ref: merge request !7 of acme/widget cannot be merged (Merge request is not mergeable): resolve its conflicts", ErrNoMergeRef},
-		{"not found", answer{status: http.StatusNotFound, body: `{"message":"404 Not found"}`}, "t0ken",
+		{"not found", answer{Status: http.StatusNotFound, Body: `{"message":"404 Not found"}`}, "t0ken",
 			"gitlab: read the merge ref of merge request !7 of acme/widget: not found", nil},
-		{"bad token", answer{body: `{}`}, "wrong", "gitlab: read the merge ref of merge request !7 of acme/widget: 401 Unauthorized", nil},
-		{"rate limited", answer{status: http.StatusTooManyRequests, header: map[string]string{"Retry-After": "30"}, body: `{"message":"Retry later"}`}, "t0ken",
+		{"bad token", answer{Body: `{}`}, "wrong", "gitlab: read the merge ref of merge request !7 of acme/widget: 401 Unauthorized", nil},
+		{"rate limited", answer{Status: http.StatusTooManyRequests, Header: map[string]string{"Retry-After": "30"}, Body: `{"message":"Retry later"}`}, "t0ken",
 			"read the merge ref of merge request !7 of acme/widget: retry after 30 s", ErrRateLimited},
-		{"malformed", answer{body: `{"commit_id":"abc"}`}, "t0ken", "gitlab: merge request !7 of acme/widget: the API answered a malformed merge ref", nil},
-		{"not json", answer{body: `<html>`}, "t0ken", "gitlab: read the merge ref of merge request !7 of acme/widget:", nil},
+		{"malformed", answer{Body: `{"commit_id":"abc"}`}, "t0ken", "gitlab: merge request !7 of acme/widget: the API answered a malformed merge ref", nil},
+		{"not json", answer{Body: `<html>`}, "t0ken", "gitlab: read the merge ref of merge request !7 of acme/widget:", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := client(t, replay{path: tc.a}, tc.token).MergeRef(context.Background(), 7)
