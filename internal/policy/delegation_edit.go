@@ -263,12 +263,21 @@ func (p *Policy) RemoveRuleIn(base *Policy, file, name string, now time.Time) er
 // SignRuleFile adds (or replaces) the signer's signature on the named rule
 // file.
 func (p *Policy) SignRuleFile(name string, s signature.Signer) error {
-	f, ok := p.files[name]
-	if !ok {
-		return invalid("no rule file named %s (see git secure policy list)", name)
-	}
-	if err := signMeta(f.Meta, s); err != nil {
-		return err
+	return p.SignRuleFiles([]string{name}, s)
+}
+
+// SignRuleFiles signs the named rule files with s and re-indexes the
+// policy once: a re-index decodes the whole policy again (2.6 s with 10 000
+// persons), so signing 100 files one by one cost 100 of them.
+func (p *Policy) SignRuleFiles(names []string, s signature.Signer) error {
+	for _, name := range names {
+		f, ok := p.files[name]
+		if !ok {
+			return invalid("no rule file named %s (see git secure policy list)", name)
+		}
+		if err := signMeta(f.Meta, s); err != nil {
+			return err
+		}
 	}
 	return p.reindex()
 }

@@ -34,33 +34,30 @@ func signRuleFiles(st *Staged, s sign.Signer, only string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	signed := false
+	var names []string
 	for _, x := range statuses {
 		name, ok := strings.CutPrefix(x.Role, verify.RuleFileRole)
 		if !ok || (only != "" && name != only) || !st.Policy.MaySign(name, person.Name) {
 			continue
 		}
-		tufSigner, err := sign.TUFSigner(s)
-		if err != nil {
-			return false, fmt.Errorf("%w: %v", ErrUsage, err)
-		}
-		if err := st.Policy.SignRuleFile(name, tufSigner); err != nil {
-			return false, err
-		}
-		signed = true
+		names = append(names, name)
 	}
-	if only != "" && !signed {
+	if only != "" && len(names) == 0 {
 		// Nothing pending in it: sign it anyway, as asked.
-		tufSigner, err := sign.TUFSigner(s)
-		if err != nil {
-			return false, fmt.Errorf("%w: %v", ErrUsage, err)
-		}
-		if err := st.Policy.SignRuleFile(only, tufSigner); err != nil {
-			return false, err
-		}
-		signed = true
+		names = []string{only}
 	}
-	return signed, nil
+	if len(names) == 0 {
+		return false, nil
+	}
+	tufSigner, err := sign.TUFSigner(s)
+	if err != nil {
+		return false, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	// All at once: each signing re-indexes the whole policy.
+	if err := st.Policy.SignRuleFiles(names, tufSigner); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // sameRuleFiles reports whether a and b hold the same rule files: the same

@@ -74,9 +74,11 @@ func ruleFilesPolicy(b *testing.B, base *policy.Policy, files, persons int) *pol
 	}
 	addPersons(b, p, base, persons-len(base.Persons()), now)
 	must(p.SignTargets(ts))
+	var names []string
 	for _, f := range p.RuleFiles() {
-		must(p.SignRuleFile(f.Name, ts))
+		names = append(names, f.Name)
 	}
+	must(p.SignRuleFiles(names, ts))
 	for _, f := range p.RuleFiles() {
 		if f.Untrusted != "" {
 			b.Fatalf("rule file %s: %s", f.Name, f.Untrusted)
