@@ -64,9 +64,12 @@ Examples:
 Exit 0 cloned and verified, 1 refused (nothing left checked out), 2 usage or
 environment error (bad URL, no network, git-remote-secure not on PATH).`,
 		Flags: []cli.Flag{cmdutil.RootKeyFlag("none: the first policy is trusted on first use"), cmdutil.RootThresholdFlag("all of them"),
-			&cli.BoolFlag{Name: "require-freshness", Usage: "refuse, now and in every later fetch and verify, a state whose policy sets no freshness (git config secure.requireFreshness): for a project known to set it, so that a snapshot from before it did is not taken for the current state"}},
+			&cli.BoolFlag{Name: "require-freshness", Usage: "refuse, now and in every later fetch and verify, a state whose policy sets no freshness (git config secure.requireFreshness): for a project known to set it, so that a snapshot from before it did is not taken for the current state"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "as git clone -q: no progress, and no line saying what was cloned"},
+			&cli.StringFlag{Name: "branch", Aliases: []string{"b"}, Usage: "as git clone -b: check out `BRANCH` instead of the remote's HEAD"}},
 		Action: func(c *cli.Context) error {
-			return runClone(c.Context, &Options{F: f, Args: c.Args().Slice(), Pin: cmdutil.PinOf(c), RequireFreshness: c.Bool("require-freshness")})
+			return runClone(c.Context, &Options{F: f, Args: c.Args().Slice(), Pin: cmdutil.PinOf(c), RequireFreshness: c.Bool("require-freshness"),
+				Quiet: c.Bool("quiet"), Branch: c.String("branch")})
 		},
 	}
 }
@@ -77,6 +80,8 @@ type Options struct {
 	Args             []string // URL [DIR]
 	Pin              cmdutil.Pin
 	RequireFreshness bool
+	Quiet            bool   // git clone -q
+	Branch           string // git clone -b
 }
 
 func runClone(_ context.Context, opts *Options) error {
@@ -96,12 +101,16 @@ func runClone(_ context.Context, opts *Options) error {
 	if err := verify.CheckPin(keys, threshold); err != nil {
 		return report.Usagef("%v", err)
 	}
-	return clone(opts.F, url, dir, keys, threshold, opts.RequireFreshness)
+	if strings.HasPrefix(opts.Branch, "-") {
+		return report.Usagef("bad --branch %q", opts.Branch)
+	}
+	return clone(opts, url, dir, keys, threshold)
 }
 
 // clone runs git clone through the helper with the pin in the new clone's
 // configuration, then installs the hooks there.
-func clone(f *factory.Factory, url, dir string, keys []string, threshold int, requireFreshness bool) error {
+func clone(opts *Options, url, dir string, keys []string, threshold int) error {
+	f := opts.F
 	dest := dir
 	if !filepath.IsAbs(dest) {
 		dest = filepath.Join(f.Dir, dest)
@@ -116,8 +125,14 @@ func clone(f *factory.Factory, url, dir string, keys []string, threshold int, re
 	if threshold != 0 {
 		args = append(args, "-c", "secure.rootThreshold="+strconv.Itoa(threshold))
 	}
-	if requireFreshness {
+	if opts.RequireFreshness {
 		args = append(args, "-c", freshness.RequireConfig+"=true")
+	}
+	if opts.Quiet {
+		args = append(args, "--quiet")
+	}
+	if opts.Branch != "" {
+		args = append(args, "--branch", opts.Branch)
 	}
 	args = append(args, "--", url, dest)
 	if err := gitrepo.RunGlobalTee(context.Background(), os.Environ(), f.Dir, f.Stderr, args...); err != nil {
@@ -146,9 +161,11 @@ func clone(f *factory.Factory, url, dir string, keys []string, threshold int, re
 	if err != nil {
 		f.Info("git-secure: warning: could not install hooks in %s: %v (cd %s && git secure hooks install)\n", dir, err, dir)
 	}
-	if len(keys) > 0 {
+	switch {
+	case opts.Quiet:
+	case len(keys) > 0:
 		f.Out("cloned %s into %s, verified under the pinned root keys (%s) before checkout\n", url, dir, strings.Join(keys, " "))
-	} else {
+	default:
 		f.Out("cloned %s into %s, verified under its first policy, trusted on first use\n", url, dir)
 	}
 	return nil

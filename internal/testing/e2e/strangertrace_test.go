@@ -73,3 +73,29 @@ func TestCloneFailureIsNotCalledAVerificationFailure(t *testing.T) {
 		t.Errorf("the failed clone does not name the fetch:\n%s", r)
 	}
 }
+
+// Found as a stranger: git secure clone -q answered "flag provided but not
+// defined: -q. Did you mean --require-freshness?" and 40 lines of help.
+// -q and -b BRANCH work as for git clone.
+func TestCloneQuietAndBranch(t *testing.T) {
+	srv := startServer(t, trFile)
+	_, url := srv.newRepo("quiet.git", true)
+	alice, bob := newUser(t, "alice"), newUser(t, "bob")
+	adir := alice.sb.InitRepo("project", 2)
+	alice.configure(adir)
+	alice.secure(adir, "init")
+	alice.git(adir, "remote", "add", "origin", url)
+	alice.git(adir, "push", "-q", "-u", "origin", "main")
+	alice.git(adir, "checkout", "-q", "-b", "dev")
+	dev := alice.commit(adir, "dev.txt", "dev\n")
+	alice.git(adir, "push", "-q", "origin", "dev")
+	dir := bob.path("project")
+	r := bob.run(bob.sb.Home, "git", "secure", "clone", "-q", "-b", "dev", url, dir, "--root-key", alice.fingerprint())
+	if r.code != 0 || r.stdout != "" || r.stderr != "" {
+		t.Fatalf("a quiet clone of a pinned, verified repository printed something or failed:\n%s", r)
+	}
+	if got := bob.rev(dir, "HEAD"); got != dev {
+		t.Errorf("-b dev checked out %s, want dev's %s", got, dev)
+	}
+	bob.secure(dir, "verify")
+}
