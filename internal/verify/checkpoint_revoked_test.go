@@ -4,9 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
-	"github.com/git-secure/git-secure/internal/rsl"
 	"github.com/git-secure/git-secure/internal/sign"
 	"github.com/git-secure/git-secure/internal/verify"
 )
@@ -54,16 +52,7 @@ func TestCheckpointKeepsRevocations(t *testing.T) {
 	if err := next.SignTargets(ts); err != nil {
 		t.Fatal(err)
 	}
-	who, err := f.R.Ident()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pc, err := policy.Save(f.G, next, st.BaseCommit, who, "git-secure policy: revocation dropped")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Forge("alice", &rsl.Entry{Type: rsl.TypeRef, Ref: rsl.PolicyRef, Old: st.BaseCommit, New: pc},
-		gitrepo.RefUpdate{Name: rsl.PolicyRef, Old: st.BaseCommit, New: pc})
+	pc, _ := f.ForcePolicy("alice", next, "git-secure policy: revocation dropped")
 	if p, err := policy.Load(f.G, pc); err != nil || p.RevokedFrom(f.FP("dave1")) != 0 {
 		t.Fatalf("the new policy must still load and list no revocation: %v", err)
 	}

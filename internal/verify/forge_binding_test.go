@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/crypto/ssh"
 
 	"github.com/git-secure/git-secure/internal/attest"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
-	"github.com/git-secure/git-secure/internal/testing/testutil"
 )
 
 // A forge review counts only when it is of the repository the app is
@@ -21,27 +19,9 @@ import (
 // made before these fields (no repository, no id) count only under a
 // policy that does not ask for them. Each refusal is explained.
 func TestForgeApproversBindingAndAccountID(t *testing.T) {
-	now := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
-	root, bob, carol, app := forgeSigner(t, 1), forgeSigner(t, 2), forgeSigner(t, 3), forgeSigner(t, 4)
-	base, err := policy.New(root.PublicKey(), now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := base.Clone()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, step := range []error{
-		pol.AddPerson(base, "bob", []ssh.PublicKey{bob.PublicKey()}, now),
-		pol.AddPerson(base, "carol", []ssh.PublicKey{carol.PublicKey()}, now),
-		pol.SetForgeAccount(base, "bob", "github", "bob-gh", "583231", now),
-		pol.SetForgeAccount(base, "carol", "github", "carol-gh", "", now),
-		pol.AddForgeApp(base, "ci-bridge", app.PublicKey(), "github", "acme/widget", now),
-	} {
-		if step != nil {
-			t.Fatal(step)
-		}
-	}
+	bob, carol, app := forgeSigner(t, 2), forgeSigner(t, 3), forgeSigner(t, 4)
+	fx := newForgeFixture(t, app, forgeTestPerson{name: "bob", key: bob, id: "583231"}, forgeTestPerson{name: "carol", key: carol})
+	pol, store := fx.pol, fx.store
 	// The same policy as a git-secure before binding stored it: the app
 	// is its key line alone, bob is mapped by login alone.
 	r, tg, err := pol.Encode()
@@ -55,17 +35,6 @@ func TestForgeApproversBindingAndAccountID(t *testing.T) {
 	if err != nil || legacy.ForgeApps()[0].Repository != "" || legacy.ForgeAccount("bob", "github").ID != "" {
 		t.Fatalf("legacy policy: %v", err)
 	}
-	sb := testutil.NewSandbox(t)
-	repo, err := gitrepo.OpenWithEnv(sb.InitRepo("repo", 1), sb.Environ())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer repo.Close()
-	store, err := attest.OpenStore(repo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	who := gitrepo.Ident{Name: "ci", Email: "ci@example.com", When: now}
 	ref, from := "refs/heads/main", gitrepo.Hash{1}
 	for i, tc := range []struct {
 		name                    string
@@ -89,18 +58,7 @@ func TestForgeApproversBindingAndAccountID(t *testing.T) {
 	} {
 		to := gitrepo.Hash{byte(10 + i)}
 		f := attest.ForgeReview{Ref: ref, From: from, To: to, Forge: "github", Repository: tc.repository, Account: tc.account, AccountID: tc.id, Review: "1", PullRequest: "7", State: attest.ReviewApproved}
-		st, err := f.Statement()
-		if err != nil {
-			t.Fatal(err)
-		}
-		env, err := attest.Sign(st, app)
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := attest.ForgeReviewDir(ref, from, to) + "/" + attest.ForgeReviewFile(attest.SignerFile(app.PublicKey()), "github", tc.repository, "1", f.State)
-		if _, err := store.Add(path, env, who, tc.name); err != nil {
-			t.Fatal(err)
-		}
+		fx.put(t, app, f)
 		for _, p := range []struct {
 			pol  *policy.Policy
 			want string

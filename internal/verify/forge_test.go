@@ -25,58 +25,95 @@ func forgeSigner(t *testing.T, seed byte) ssh.Signer {
 	return s
 }
 
-// The trust decision for forge reviews: only a trusted app's record of
-// exactly this update counts, only for the mapped person, once, and not
-// once withdrawn or revoked.
-func TestForgeApproversTrust(t *testing.T) {
-	now := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
-	root, bob, carol, app, rogue := forgeSigner(t, 1), forgeSigner(t, 2), forgeSigner(t, 3), forgeSigner(t, 4), forgeSigner(t, 5)
-	base, err := policy.New(root.PublicKey(), now)
-	if err != nil {
+// forgeFixture is a policy that trusts one forge app, ci-bridge, bound
+// to github acme/widget, and maps persons to GitHub accounts, with an
+// attestation store in a new repository.
+type forgeFixture struct {
+	base, pol *policy.Policy // without and with the persons and the app
+	store     *attest.Store
+	now       time.Time
+}
+
+// forgeTestPerson is a person of a forgeFixture, mapped to the GitHub
+// login NAME-gh (and account id, when set).
+type forgeTestPerson struct {
+	name string
+	key  ssh.Signer
+	id   string
+}
+
+// newForgeFixture adds persons and trusts app as ci-bridge.
+func newForgeFixture(t *testing.T, app ssh.Signer, persons ...forgeTestPerson) *forgeFixture {
+	t.Helper()
+	fx := &forgeFixture{now: time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)}
+	var err error
+	if fx.base, err = policy.New(forgeSigner(t, 1).PublicKey(), fx.now); err != nil {
 		t.Fatal(err)
 	}
-	pol, err := base.Clone()
-	if err != nil {
+	if fx.pol, err = fx.base.Clone(); err != nil {
 		t.Fatal(err)
 	}
-	for _, step := range []error{
-		pol.AddPerson(base, "bob", []ssh.PublicKey{bob.PublicKey()}, now),
-		pol.AddPerson(base, "carol", []ssh.PublicKey{carol.PublicKey()}, now),
-		pol.SetForgeAccount(base, "bob", "github", "bob-gh", "", now),
-		pol.SetForgeAccount(base, "carol", "github", "carol-gh", "", now),
-		pol.AddForgeApp(base, "ci-bridge", app.PublicKey(), "github", "acme/widget", now),
-	} {
-		if step != nil {
-			t.Fatal(step)
+	for _, p := range persons {
+		if err := fx.pol.AddPerson(fx.base, p.name, []ssh.PublicKey{p.key.PublicKey()}, fx.now); err != nil {
+			t.Fatal(err)
 		}
+	}
+	for _, p := range persons {
+		if err := fx.pol.SetForgeAccount(fx.base, p.name, "github", p.name+"-gh", p.id, fx.now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := fx.pol.AddForgeApp(fx.base, "ci-bridge", app.PublicKey(), "github", "acme/widget", fx.now); err != nil {
+		t.Fatal(err)
 	}
 	sb := testutil.NewSandbox(t)
 	repo, err := gitrepo.OpenWithEnv(sb.InitRepo("repo", 1), sb.Environ())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer repo.Close()
-	store, err := attest.OpenStore(repo)
+	t.Cleanup(func() { repo.Close() })
+	if fx.store, err = attest.OpenStore(repo); err != nil {
+		t.Fatal(err)
+	}
+	return fx
+}
+
+// who is the bridge's identity on the store's commits.
+func (fx *forgeFixture) who() gitrepo.Ident {
+	return gitrepo.Ident{Name: "ci", Email: "ci@example.com", When: fx.now}
+}
+
+// put stores r signed by s where a forge bridge stores it (tree-bound
+// when r.ToTree is set).
+func (fx *forgeFixture) put(t *testing.T, s ssh.Signer, r attest.ForgeReview) {
+	t.Helper()
+	st, err := r.Statement()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, from, to := "refs/heads/main", gitrepo.Hash{1}, gitrepo.Hash{2}
-	who := gitrepo.Ident{Name: "ci", Email: "ci@example.com", When: now}
-	put := func(s ssh.Signer, f attest.ForgeReview) {
-		t.Helper()
-		st, err := f.Statement()
-		if err != nil {
-			t.Fatal(err)
-		}
-		env, err := attest.Sign(st, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := attest.ForgeReviewDir(f.Ref, f.From, f.To) + "/" + attest.ForgeReviewFile(attest.SignerFile(s.PublicKey()), f.Forge, f.Repository, f.Review, f.State)
-		if _, err := store.Add(p, env, who, "test"); err != nil {
-			t.Fatal(err)
-		}
+	env, err := attest.Sign(st, s)
+	if err != nil {
+		t.Fatal(err)
 	}
+	dir := attest.ForgeReviewDir(r.Ref, r.From, r.To)
+	if !r.ToTree.IsZero() {
+		dir = attest.ForgeReviewTreeDir(r.Ref, r.From, r.ToTree)
+	}
+	p := dir + "/" + attest.ForgeReviewFile(attest.SignerFile(s.PublicKey()), r.Forge, r.Repository, r.Review, r.State)
+	if _, err := fx.store.Add(p, env, fx.who(), "test"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The trust decision for forge reviews: only a trusted app's record of
+// exactly this update counts, only for the mapped person, once, and not
+// once withdrawn or revoked.
+func TestForgeApproversTrust(t *testing.T) {
+	bob, carol, app, rogue := forgeSigner(t, 2), forgeSigner(t, 3), forgeSigner(t, 4), forgeSigner(t, 5)
+	fx := newForgeFixture(t, app, forgeTestPerson{name: "bob", key: bob}, forgeTestPerson{name: "carol", key: carol})
+	base, pol, store, who := fx.base, fx.pol, fx.store, fx.who()
+	ref, from, to := "refs/heads/main", gitrepo.Hash{1}, gitrepo.Hash{2}
+	put := func(s ssh.Signer, r attest.ForgeReview) { fx.put(t, s, r) }
 	review := func(account, id, state string) attest.ForgeReview {
 		return attest.ForgeReview{Ref: ref, From: from, To: to, Forge: "github", Repository: "acme/widget", Account: account, Review: id, PullRequest: "7", State: state}
 	}
@@ -134,49 +171,11 @@ func TestForgeApproversTrust(t *testing.T) {
 // approvals of a commit: a merge that changes the tree, or moves from
 // another recorded tip, finds none.
 func TestForgeTreeApprovers(t *testing.T) {
-	now := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
-	root, bob, app := forgeSigner(t, 1), forgeSigner(t, 2), forgeSigner(t, 4)
-	base, err := policy.New(root.PublicKey(), now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := base.Clone()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, step := range []error{
-		pol.AddPerson(base, "bob", []ssh.PublicKey{bob.PublicKey()}, now),
-		pol.SetForgeAccount(base, "bob", "github", "bob-gh", "", now),
-		pol.AddForgeApp(base, "ci-bridge", app.PublicKey(), "github", "acme/widget", now),
-	} {
-		if step != nil {
-			t.Fatal(step)
-		}
-	}
-	sb := testutil.NewSandbox(t)
-	repo, err := gitrepo.OpenWithEnv(sb.InitRepo("repo", 1), sb.Environ())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer repo.Close()
-	store, err := attest.OpenStore(repo)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bob, app := forgeSigner(t, 2), forgeSigner(t, 4)
+	fx := newForgeFixture(t, app, forgeTestPerson{name: "bob", key: bob})
+	pol, store := fx.pol, fx.store
 	ref, from, head, tree := "refs/heads/main", gitrepo.Hash{1}, gitrepo.Hash{2}, gitrepo.Hash{9}
-	f := attest.ForgeReview{Ref: ref, From: from, To: head, ToTree: tree, Forge: "github", Repository: "acme/widget", Account: "bob-gh", Review: "1", PullRequest: "7", State: attest.ReviewApproved}
-	st, err := f.Statement()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, err := attest.Sign(st, app)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := attest.ForgeReviewTreeDir(ref, from, tree) + "/" + attest.ForgeReviewFile(attest.SignerFile(app.PublicKey()), "github", "acme/widget", "1", attest.ReviewApproved)
-	if _, err := store.Add(p, env, gitrepo.Ident{Name: "ci", Email: "ci@example.com", When: now}, "test"); err != nil {
-		t.Fatal(err)
-	}
+	fx.put(t, app, attest.ForgeReview{Ref: ref, From: from, To: head, ToTree: tree, Forge: "github", Repository: "acme/widget", Account: "bob-gh", Review: "1", PullRequest: "7", State: attest.ReviewApproved})
 	tests := []struct {
 		name       string
 		from, tree gitrepo.Hash

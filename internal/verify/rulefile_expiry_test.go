@@ -6,10 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/porcelain"
-	"github.com/git-secure/git-secure/internal/rsl"
 	"github.com/git-secure/git-secure/internal/verify"
 )
 
@@ -25,15 +23,8 @@ import (
 func TestRuleFileCannotExpireBeforeTheRules(t *testing.T) {
 	tmpl := NewScenarioTemplate(t)
 	f := tmpl.Clone(t)
-	f.AddPerson("dave", "dave1")
-	f.Stage("delegate crypto", func(p, base *policy.Policy, now time.Time) error {
-		return p.Delegate(base, "", policy.Delegation{Name: "crypto", Paths: []string{"src/crypto/**"}, Signers: []string{"dave"}}, now)
-	})
-	if _, err := f.R.SignStagedFile(f.Key("dave1"), "crypto"); err != nil {
-		t.Fatal(err)
-	}
-	f.Apply("alice")
-	base, baseCommit, err := f.R.CurrentPolicy()
+	f.DelegateCrypto()
+	base, _, err := f.R.CurrentPolicy()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,15 +53,6 @@ func TestRuleFileCannotExpireBeforeTheRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	who, err := f.R.Ident()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pc, err := policy.Save(f.G, st.Policy, baseCommit, who, "git-secure policy: crypto expiring soon")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Forge("bob", &rsl.Entry{Type: rsl.TypeRef, Ref: rsl.PolicyRef, Old: baseCommit, New: pc},
-		gitrepo.RefUpdate{Name: rsl.PolicyRef, Old: baseCommit, New: pc})
+	f.ForcePolicy("bob", st.Policy, "git-secure policy: crypto expiring soon")
 	f.MustFail(verify.Options{}, verify.ErrMalformed, want)
 }

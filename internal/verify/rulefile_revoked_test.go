@@ -6,10 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/porcelain"
-	"github.com/git-secure/git-secure/internal/rsl"
 	"github.com/git-secure/git-secure/internal/verify"
 )
 
@@ -26,17 +24,7 @@ import (
 func TestRevokedKeyCannotSignRuleFile(t *testing.T) {
 	tmpl := NewScenarioTemplate(t)
 	f := tmpl.Clone(t)
-	f.AddPerson("dave", "dave1")
-	f.Stage("delegate crypto", func(p, base *policy.Policy, now time.Time) error {
-		if err := p.Delegate(base, "", policy.Delegation{Name: "crypto", Paths: []string{"src/crypto/**"}, Signers: []string{"dave"}}, now); err != nil {
-			return err
-		}
-		return p.AddRuleIn(base, "crypto", policy.Rule{Name: "crypto-main", Refs: []string{"refs/heads/main"}, Paths: []string{"src/crypto/**"}, Allow: []string{"dave"}, Threshold: 1}, now)
-	})
-	if _, err := f.R.SignStagedFile(f.Key("dave1"), "crypto"); err != nil {
-		t.Fatal(err)
-	}
-	f.Apply("alice")
+	f.DelegateCrypto(policy.Rule{Name: "crypto-main", Refs: []string{"refs/heads/main"}, Paths: []string{"src/crypto/**"}, Allow: []string{"dave"}, Threshold: 1})
 	_, last := f.Tip()
 	from := last.Number + 1
 	f.Stage("revoke dave1", func(p, base *policy.Policy, now time.Time) error { return p.RevokeKey(base, f.FP("dave1"), from, now) })
@@ -74,15 +62,6 @@ func TestRevokedKeyCannotSignRuleFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	who, err := f.R.Ident()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pc, err := policy.Save(f.G, st.Policy, st.BaseCommit, who, "git-secure policy: crypto without its rule")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Forge("bob", &rsl.Entry{Type: rsl.TypeRef, Ref: rsl.PolicyRef, Old: st.BaseCommit, New: pc},
-		gitrepo.RefUpdate{Name: rsl.PolicyRef, Old: st.BaseCommit, New: pc})
+	f.ForcePolicy("bob", st.Policy, "git-secure policy: crypto without its rule")
 	f.MustFail(verify.Options{}, verify.ErrThreshold, "rule file crypto: 0 of 1 signatures", "dave (key "+f.FP("dave1")+" revoked)")
 }

@@ -227,6 +227,61 @@ func (f *ScenarioFixture) Apply(key string) *porcelain.ApplyResult {
 	return res
 }
 
+// DelegateCrypto has dave (key dave1) keep src/crypto/** in the rule
+// file crypto, holding rules, signed by dave1 and applied by alice.
+func (f *ScenarioFixture) DelegateCrypto(rules ...policy.Rule) {
+	f.T.Helper()
+	f.AddPerson("dave", "dave1")
+	f.Stage("delegate crypto", func(p, base *policy.Policy, now time.Time) error {
+		if err := p.Delegate(base, "", policy.Delegation{Name: "crypto", Paths: []string{"src/crypto/**"}, Signers: []string{"dave"}}, now); err != nil {
+			return err
+		}
+		for _, r := range rules {
+			if err := p.AddRuleIn(base, "crypto", r, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if _, err := f.R.SignStagedFile(f.Key("dave1"), "crypto"); err != nil {
+		f.T.Fatal(err)
+	}
+	f.Apply("alice")
+}
+
+// SavePolicy writes p as a policy commit on top of the policy in force,
+// moving no ref.
+func (f *ScenarioFixture) SavePolicy(p *policy.Policy, msg string) gitrepo.Hash {
+	f.T.Helper()
+	who, err := f.R.Ident()
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	pc, err := policy.Save(f.G, p, f.Ref(policy.Ref), who, msg)
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	return pc
+}
+
+// ForcePolicy puts p in force by hand, around apply's checks: its policy
+// commit (SavePolicy) and an entry for it signed with key. It returns the
+// commit and the entry's number.
+func (f *ScenarioFixture) ForcePolicy(key string, p *policy.Policy, msg string) (gitrepo.Hash, uint64) {
+	f.T.Helper()
+	pc := f.SavePolicy(p, msg)
+	return pc, f.ForcePolicyCommit(key, pc)
+}
+
+// ForcePolicyCommit moves the policy ref to commit with an entry signed
+// by key, bypassing porcelain; it returns the entry's number.
+func (f *ScenarioFixture) ForcePolicyCommit(key string, commit gitrepo.Hash) uint64 {
+	f.T.Helper()
+	cur := f.Ref(policy.Ref)
+	return f.Forge(key, &rsl.Entry{Type: rsl.TypeRef, Ref: rsl.PolicyRef, Old: cur, New: commit},
+		gitrepo.RefUpdate{Name: policy.Ref, Old: cur, New: commit})
+}
+
 // Tip returns the log's tip and its entry.
 func (f *ScenarioFixture) Tip() (gitrepo.Hash, *rsl.Entry) {
 	f.T.Helper()
@@ -1202,15 +1257,6 @@ func TestScenarioPolicyAttacks(t *testing.T) {
 	t.Parallel()
 	tmpl := NewScenarioTemplate(t)
 
-	// forcePolicy writes p as a policy commit on top of the policy in force
-	// and records it with an entry signed by key, bypassing porcelain.
-	forcePolicy := func(f *ScenarioFixture, key string, commit gitrepo.Hash) uint64 {
-		f.T.Helper()
-		cur := f.Ref(policy.Ref)
-		return f.Forge(key, &rsl.Entry{Type: rsl.TypeRef, Ref: rsl.PolicyRef, Old: cur, New: commit},
-			gitrepo.RefUpdate{Name: policy.Ref, Old: cur, New: commit})
-	}
-
 	t.Run("11 policy change below the rules threshold", func(t *testing.T) {
 		t.Parallel()
 		f := tmpl.Clone(t)
@@ -1246,15 +1292,7 @@ func TestScenarioPolicyAttacks(t *testing.T) {
 
 		// Force it in by hand: the staged policy (signed by alice only) as
 		// the policy commit, and an entry signed by alice.
-		who, err := f.R.Ident()
-		if err != nil {
-			t.Fatal(err)
-		}
-		pc, err := policy.Save(f.G, st.Policy, st.BaseCommit, who, "forced")
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := forcePolicy(f, "alice", pc)
+		_, n := f.ForcePolicy("alice", st.Policy, "forced")
 		p, _ := f.MustFail(verify.Options{}, verify.ErrThreshold, rsl.PolicyRef, "#"+scenarioItoa(n), "rules: 1 of 2")
 		if p.Entry != n {
 			t.Errorf("problem on entry #%d, want #%d", p.Entry, n)
@@ -1267,7 +1305,7 @@ func TestScenarioPolicyAttacks(t *testing.T) {
 		t.Parallel()
 		f := tmpl.Clone(t)
 		first := f.Log()[0].Entry.New // the policy of init (rules v1, no rules)
-		n := forcePolicy(f, "alice", first)
+		n := f.ForcePolicyCommit("alice", first)
 		p, _ := f.MustFail(verify.Options{}, verify.ErrRollback, rsl.PolicyRef, "#"+scenarioItoa(n), "version 1 replaces newer version 2")
 		if p.Entry != n {
 			t.Errorf("problem on entry #%d, want #%d", p.Entry, n)
@@ -1296,19 +1334,11 @@ func TestScenarioPolicyAttacks(t *testing.T) {
 	t.Run("policy ref moved without an entry", func(t *testing.T) {
 		t.Parallel()
 		f := tmpl.Clone(t)
-		p, cur, err := f.R.CurrentPolicy()
+		p, _, err := f.R.CurrentPolicy()
 		if err != nil {
 			t.Fatal(err)
 		}
-		who, err := f.R.Ident()
-		if err != nil {
-			t.Fatal(err)
-		}
-		pc, err := policy.Save(f.G, p, cur, who, "same policy, new commit")
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.SetRef(policy.Ref, pc)
+		f.SetRef(policy.Ref, f.SavePolicy(p, "same policy, new commit"))
 		f.MustFail(verify.Options{LocalAhead: true, IgnoreMissingRefs: true}, verify.ErrUnrecorded, rsl.PolicyRef, "without an entry")
 	})
 
@@ -1322,7 +1352,7 @@ func TestScenarioPolicyAttacks(t *testing.T) {
 	t.Run("root threshold met by one key listed under two key IDs", func(t *testing.T) {
 		t.Parallel()
 		f := tmpl.Clone(t)
-		base, baseCommit, err := f.R.CurrentPolicy()
+		base, _, err := f.R.CurrentPolicy()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1369,15 +1399,7 @@ func TestScenarioPolicyAttacks(t *testing.T) {
 		if err := verify.CheckPolicy(base, next, ScenarioNow); !errors.Is(err, verify.ErrThreshold) {
 			t.Fatalf("CheckPolicy: %v; want ErrThreshold (one distinct root key signed)", err)
 		}
-		who, err := f.R.Ident()
-		if err != nil {
-			t.Fatal(err)
-		}
-		pc, err := policy.Save(f.G, next, baseCommit, who, "root v2 with one key twice")
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := forcePolicy(f, "alice", pc)
+		_, n := f.ForcePolicy("alice", next, "root v2 with one key twice")
 		p, _ := f.MustFail(verify.Options{}, verify.ErrThreshold, rsl.PolicyRef, "#"+scenarioItoa(n))
 		if p.Entry != n {
 			t.Errorf("problem on entry #%d, want #%d", p.Entry, n)
@@ -1442,7 +1464,7 @@ func TestScenarioPolicyAttacks(t *testing.T) {
 		root, targets := currentFiles(f)
 		// A second "signed" object: a lenient reader would keep the last.
 		dup := append([]byte(`{"signed":{},`), root[1:]...)
-		n := forcePolicy(f, "alice", writePolicyFiles(f, dup, targets))
+		n := f.ForcePolicyCommit("alice", writePolicyFiles(f, dup, targets))
 		p, _ := f.MustFail(verify.Options{}, verify.ErrMalformed, rsl.PolicyRef, "duplicate key", "root.json")
 		if p.Entry != n {
 			t.Errorf("problem on entry #%d, want #%d", p.Entry, n)
@@ -1454,7 +1476,7 @@ func TestScenarioPolicyAttacks(t *testing.T) {
 		f := tmpl.Clone(t)
 		root, targets := currentFiles(f)
 		big := append(bytes.Clone(targets), bytes.Repeat([]byte(" "), policy.MaxTargetsSize)...)
-		n := forcePolicy(f, "alice", writePolicyFiles(f, root, big))
+		n := f.ForcePolicyCommit("alice", writePolicyFiles(f, root, big))
 		p, _ := f.MustFail(verify.Options{}, verify.ErrMalformed, rsl.PolicyRef, "targets.json")
 		if p.Entry != n {
 			t.Errorf("problem on entry #%d, want #%d", p.Entry, n)
@@ -1466,7 +1488,7 @@ func TestScenarioPolicyAttacks(t *testing.T) {
 		f := tmpl.Clone(t)
 		root, targets := currentFiles(f)
 		spaced := append(bytes.Clone(root), '\n')
-		forcePolicy(f, "alice", writePolicyFiles(f, spaced, targets))
+		f.ForcePolicyCommit("alice", writePolicyFiles(f, spaced, targets))
 		f.MustFail(verify.Options{}, verify.ErrMalformed, rsl.PolicyRef, "root.json")
 	})
 }
