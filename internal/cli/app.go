@@ -6,6 +6,9 @@
 // repository, cmdutil holds what several share, and internal/report prints
 // errors and verification problems as the server hook and the remote
 // helper do. All work is done by internal/porcelain and internal/verify.
+// The Options/NewCmd/run shape repeats in every command package on
+// purpose: each command reads and tests alone, and what their run
+// functions share is a call into cmdutil or factory, not a copy.
 package cli
 
 import (

@@ -7,7 +7,10 @@ import (
 	"testing"
 )
 
-// refSplitHeaders is splitHeaders as it was, copying every value.
+// refSplitHeaders is splitHeaders as it was, copying every value. It
+// repeats the production splitter on purpose: it is the reference
+// FuzzSplitHeadersMatchesReference holds the zero-copy one to, so it must
+// not share code with it.
 func refSplitHeaders(raw []byte) ([]header, []byte, error) {
 	// A commit has a handful of headers: one allocation for all of them.
 	hs := make([]header, 0, 8)
