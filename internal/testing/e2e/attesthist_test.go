@@ -7,17 +7,22 @@ import (
 	"testing"
 )
 
-// TestApprovalsStoreEveryCommitKept: the server judges each new commit of
-// refs/secure/attestations against its parents, not only the pushed tip
-// against the old one: a wipe followed by a commit that puts the envelopes
-// back (same tip tree) or by one that adds others is refused, naming the
-// envelope and the commit; a push of more new store commits than
-// secure.maxPushStoreCommits is refused with the setting named; a normal
-// approval push is accepted.
-func TestApprovalsStoreEveryCommitKept(t *testing.T) {
-	t.Parallel()
+// storeFixture is an enforcing server whose main needs alice and bob:
+// alice pushed main and one update of it bob approved (the server's store
+// then stood at approved); mallory, who has push access and no key, has a
+// clone (mdir) with the store.
+type storeFixture struct {
+	srv       *server
+	repo      string
+	a, b, m   *user
+	dir, mdir string
+	approved  string
+}
+
+func newStoreFixture(t *testing.T, name string) *storeFixture {
+	t.Helper()
 	srv := startServer(t, trFile)
-	repo, url := srv.newRepo("storehist.git", true)
+	repo, url := srv.newRepo(name, true)
 	a, b, m := newUser(t, "alice"), newUser(t, "bob"), newUser(t, "mallory")
 	dir := a.sb.InitRepo("alice", 2)
 	a.configure(dir)
@@ -39,6 +44,34 @@ func TestApprovalsStoreEveryCommitKept(t *testing.T) {
 	mdir := filepath.Join(m.sb.Home, "m")
 	m.git(m.sb.Home, "clone", "-q", url, mdir)
 	m.git(mdir, "fetch", "-q", "origin", "refs/secure/attestations:refs/secure/attestations")
+	return &storeFixture{srv: srv, repo: repo, a: a, b: b, m: m, dir: dir, mdir: mdir, approved: approved}
+}
+
+// approvalPushTaken: alice's push of a new update bob approves is
+// accepted, and the server's store takes the approval.
+func (fx *storeFixture) approvalPushTaken(t *testing.T) {
+	t.Helper()
+	next := fx.a.commit(fx.dir, "g.txt", "approved again\n")
+	fx.a.secure(fx.dir, "attest", "approve", "main", "--to", next, "--key", fx.b.key.Private)
+	if r := fx.a.run(fx.dir, "git", "push", "origin", "main"); r.code != 0 {
+		t.Fatalf("a normal approval push refused:\n%s", r)
+	}
+	if got := fx.srv.admin.rev(fx.repo, "refs/secure/attestations"); got == fx.approved {
+		t.Fatalf("the server's store did not take bob's new approval")
+	}
+}
+
+// TestApprovalsStoreEveryCommitKept: the server judges each new commit of
+// refs/secure/attestations against its parents, not only the pushed tip
+// against the old one: a wipe followed by a commit that puts the envelopes
+// back (same tip tree) or by one that adds others is refused, naming the
+// envelope and the commit; a push of more new store commits than
+// secure.maxPushStoreCommits is refused with the setting named; a normal
+// approval push is accepted.
+func TestApprovalsStoreEveryCommitKept(t *testing.T) {
+	t.Parallel()
+	fx := newStoreFixture(t, "storehist.git")
+	srv, repo, m, mdir, approved := fx.srv, fx.repo, fx.m, fx.mdir, fx.approved
 	envelope := strings.TrimSpace(m.git(mdir, "ls-tree", "-r", "--name-only", "refs/secure/attestations"))
 	if envelope == "" || strings.Contains(envelope, "\n") {
 		t.Fatalf("want bob's one envelope in the store, got %q", envelope)
@@ -75,14 +108,7 @@ func TestApprovalsStoreEveryCommitKept(t *testing.T) {
 	refused("four new store commits", tip, "adds more than 3 commits", "refs/secure/attestations", "secure.maxPushStoreCommits")
 
 	// A normal approval push is accepted under the same setting.
-	next = a.commit(dir, "g.txt", "approved again\n")
-	a.secure(dir, "attest", "approve", "main", "--to", next, "--key", b.key.Private)
-	if r := a.run(dir, "git", "push", "origin", "main"); r.code != 0 {
-		t.Fatalf("a normal approval push refused:\n%s", r)
-	}
-	if got := srv.admin.rev(repo, "refs/secure/attestations"); got == approved {
-		t.Fatalf("the server's store did not take bob's new approval")
-	}
+	fx.approvalPushTaken(t)
 }
 
 // TestApprovalsStoreEntryBudget: the server's comparison of each new store
@@ -96,29 +122,8 @@ func TestApprovalsStoreEveryCommitKept(t *testing.T) {
 // same setting.
 func TestApprovalsStoreEntryBudget(t *testing.T) {
 	t.Parallel()
-	srv := startServer(t, trFile)
-	repo, url := srv.newRepo("storebudget.git", true)
-	a, b, m := newUser(t, "alice"), newUser(t, "bob"), newUser(t, "mallory")
-	dir := a.sb.InitRepo("alice", 2)
-	a.configure(dir)
-	a.git(dir, "remote", "add", "origin", url)
-	a.secure(dir, "init")
-	for _, u := range []*user{a, b} {
-		a.secure(dir, "policy", "add-person", u.name, "--key", u.key.Public)
-	}
-	a.secure(dir, "policy", "add-rule", "protect-main", "--ref", "refs/heads/main", "--allow", "alice", "--allow", "bob", "--threshold", "2")
-	a.secure(dir, "policy", "apply")
-	a.git(dir, "push", "-q", "-u", "origin", "main")
-	next := a.commit(dir, "f.txt", "approved\n")
-	a.secure(dir, "attest", "approve", "main", "--to", next, "--key", b.key.Private)
-	if r := a.run(dir, "git", "push", "origin", "main"); r.code != 0 {
-		t.Fatalf("approved push refused:\n%s", r)
-	}
-	approved := srv.admin.rev(repo, "refs/secure/attestations")
-
-	mdir := filepath.Join(m.sb.Home, "m")
-	m.git(m.sb.Home, "clone", "-q", url, mdir)
-	m.git(mdir, "fetch", "-q", "origin", "refs/secure/attestations:refs/secure/attestations")
+	fx := newStoreFixture(t, "storebudget.git")
+	srv, repo, m, mdir, approved := fx.srv, fx.repo, fx.m, fx.mdir, fx.approved
 	mktree := func(lines string) string {
 		t.Helper()
 		r := m.runStdin(mdir, []byte(lines), "git", "mktree")
@@ -152,12 +157,5 @@ func TestApprovalsStoreEntryBudget(t *testing.T) {
 	}
 
 	// A normal approval push is accepted under the same setting.
-	next = a.commit(dir, "g.txt", "approved again\n")
-	a.secure(dir, "attest", "approve", "main", "--to", next, "--key", b.key.Private)
-	if r := a.run(dir, "git", "push", "origin", "main"); r.code != 0 {
-		t.Fatalf("a normal approval push refused:\n%s", r)
-	}
-	if got := srv.admin.rev(repo, "refs/secure/attestations"); got == approved {
-		t.Fatalf("the server's store did not take bob's new approval")
-	}
+	fx.approvalPushTaken(t)
 }
