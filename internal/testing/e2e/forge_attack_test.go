@@ -49,19 +49,7 @@ func TestForgeMergeCommitMustMergeTheReviewedHead(t *testing.T) {
 	api := gh.serve(t)
 	gh.review(201, "bob-gh", "APPROVED", head)
 	gh.review(202, "carol-gh", "APPROVED", head)
-	record := func(name string) result {
-		d := ci.path(name)
-		ci.git(ci.sb.Home, "clone", "-q", url, d)
-		ci.git(d, "fetch", "-q", "origin", "+refs/secure/*:refs/secure/*")
-		saved := ci.sb.Extra
-		ci.sb.Extra = append(append([]string{}, saved...), "GITHUB_TOKEN=ci-token")
-		r := ci.run(d, "git", "secure", "forge", "record-approvals", "--pr", "1", "--repo", "acme/widget", "--api-url", api, "--key", bridge.key.Private)
-		ci.sb.Extra = saved
-		if r.code == 0 {
-			ci.git(d, "push", "-q", "origin", "refs/secure/attestations")
-		}
-		return r
-	}
+	record := func(name string) result { return recordGitHub(ci, url, name, api, "acme/widget", bridge.key.Private) }
 
 	r := record("rec-evil")
 	if r.code != 1 {
@@ -122,17 +110,10 @@ func TestForgeBaseIsAlwaysABranch(t *testing.T) {
 	api := gh.serve(t)
 	gh.review(301, "bob-gh", "APPROVED", head)
 	gh.review(302, "carol-gh", "APPROVED", head)
-	d := ci.path("rec")
-	ci.git(ci.sb.Home, "clone", "-q", url, d)
-	ci.git(d, "fetch", "-q", "origin", "+refs/secure/*:refs/secure/*")
-	saved := ci.sb.Extra
-	ci.sb.Extra = append(append([]string{}, saved...), "GITHUB_TOKEN=ci-token")
-	r := ci.run(d, "git", "secure", "forge", "record-approvals", "--pr", "1", "--repo", "acme/widget", "--api-url", api, "--key", bridge.key.Private)
-	ci.sb.Extra = saved
+	r := recordGitHub(ci, url, "rec", api, "acme/widget", bridge.key.Private)
 	if r.code != 0 || !strings.Contains(r.stdout, "refs/heads/refs/tags/v2.0 ") {
 		t.Fatalf("record-approvals of a pull request into the branch refs/tags/v2.0 must record approvals of that branch:\n%s", r)
 	}
-	ci.git(d, "push", "-q", "origin", "refs/secure/attestations")
 
 	// The base branch goes (git would otherwise match the tag's name to
 	// it on push), and alice pushes the tag.
@@ -188,15 +169,8 @@ func TestForgeEvilMergeIsNotTheReviewedMerge(t *testing.T) {
 	api := gh.serve(t)
 	gh.review(401, "bob-gh", "APPROVED", head)
 	gh.review(402, "carol-gh", "APPROVED", head)
-	d := ci.path("rec")
-	ci.git(ci.sb.Home, "clone", "-q", url, d)
-	ci.git(d, "fetch", "-q", "origin", "+refs/secure/*:refs/secure/*")
-	saved := ci.sb.Extra
-	ci.sb.Extra = append(append([]string{}, saved...), "GITHUB_TOKEN=ci-token")
-	r := ci.run(d, "git", "secure", "forge", "record-approvals", "--pr", "1", "--repo", "acme/widget", "--api-url", api, "--key", bridge.key.Private)
-	ci.sb.Extra = saved
+	r := recordGitHub(ci, url, "rec", api, "acme/widget", bridge.key.Private)
 	if r.code == 0 {
-		ci.git(d, "push", "-q", "origin", "refs/secure/attestations")
 		t.Errorf("record-approvals bound the head's reviews to an evil merge:\n%s", r)
 	} else {
 		wantAll(t, "record-approvals with the evil merge", r,

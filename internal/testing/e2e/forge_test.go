@@ -81,6 +81,24 @@ func (g *fakeGitHub) serve(t *testing.T) string {
 	return srv.URL
 }
 
+// recordGitHub is a CI job of the forge bridge: a fresh clone of url
+// (directory name) with the server's metadata, git secure forge
+// record-approvals --pr 1 of repo against the replayed GitHub API at api,
+// signed with key, and when it succeeds the push of the store.
+func recordGitHub(ci *user, url, name, api, repo, key string) result {
+	d := ci.path(name)
+	ci.git(ci.sb.Home, "clone", "-q", url, d)
+	ci.git(d, "fetch", "-q", "origin", "+refs/secure/*:refs/secure/*")
+	saved := ci.sb.Extra
+	ci.sb.Extra = append(append([]string{}, saved...), "GITHUB_TOKEN=ci-token")
+	r := ci.run(d, "git", "secure", "forge", "record-approvals", "--pr", "1", "--repo", repo, "--api-url", api, "--key", key)
+	ci.sb.Extra = saved
+	if r.code == 0 {
+		ci.git(d, "push", "-q", "origin", "refs/secure/attestations")
+	}
+	return r
+}
+
 // Issue 17 item 2, the GitHub flow against a server replaying GitHub's
 // API: a pull request reviewed by two mapped persons is mergeable and
 // lands (the enforcing server counts the forge's approvals) and verifies
@@ -110,15 +128,12 @@ func TestForgeReviewsCountAsApprovals(t *testing.T) {
 	gh := &fakeGitHub{head: head}
 	api := gh.serve(t)
 	record := func(name string) string {
-		d := ci.path(name)
-		ci.git(ci.sb.Home, "clone", "-q", url, d)
-		ci.git(d, "fetch", "-q", "origin", "+refs/secure/*:refs/secure/*")
-		saved := ci.sb.Extra
-		ci.sb.Extra = append(append([]string{}, saved...), "GITHUB_TOKEN=ci-token")
-		out := ci.secure(d, "forge", "record-approvals", "--pr", "1", "--repo", "acme/widget", "--api-url", api, "--key", bridge.key.Private)
-		ci.sb.Extra = saved
-		ci.git(d, "push", "-q", "origin", "refs/secure/attestations")
-		return out
+		t.Helper()
+		r := recordGitHub(ci, url, name, api, "acme/widget", bridge.key.Private)
+		if r.code != 0 {
+			t.Fatalf("git secure forge record-approvals:\n%s", r)
+		}
+		return r.stdout
 	}
 	mergeable := func(name string) result {
 		d := ci.path(name)
@@ -216,19 +231,7 @@ func TestForgeRecycledLoginAndOtherRepository(t *testing.T) {
 
 	gh := &fakeGitHub{head: head, ids: map[string]int{"bob-gh": 583231, "carol-gh": 583232, "robert-gh": 583231}}
 	api := gh.serve(t)
-	record := func(name, repo string) result {
-		d := ci.path(name)
-		ci.git(ci.sb.Home, "clone", "-q", url, d)
-		ci.git(d, "fetch", "-q", "origin", "+refs/secure/*:refs/secure/*")
-		saved := ci.sb.Extra
-		ci.sb.Extra = append(append([]string{}, saved...), "GITHUB_TOKEN=ci-token")
-		r := ci.run(d, "git", "secure", "forge", "record-approvals", "--pr", "1", "--repo", repo, "--api-url", api, "--key", bridge.key.Private)
-		ci.sb.Extra = saved
-		if r.code == 0 {
-			ci.git(d, "push", "-q", "origin", "refs/secure/attestations")
-		}
-		return r
-	}
+	record := func(name, repo string) result { return recordGitHub(ci, url, name, api, repo, bridge.key.Private) }
 	mergeable := func(name string) result {
 		d := ci.path(name)
 		ci.git(ci.sb.Home, "clone", "-q", url, d)
