@@ -146,7 +146,7 @@ func TestForgeEvilMergeIsNotTheReviewedMerge(t *testing.T) {
 	alice.secure(dir, "policy", "add-person", "bob", "--key", bob.key.Public, "--github", "bob-gh")
 	alice.secure(dir, "policy", "add-person", "carol", "--key", carol.key.Public, "--github", "carol-gh")
 	alice.secure(dir, "policy", "add-rule", "reviewed", "--ref", "refs/heads/main", "--allow", "bob", "--allow", "carol", "--threshold", "2")
-	alice.secure(dir, "trust", "add-forge-app", "ci-bridge", "--key", bridge.key.Public)
+	alice.secure(dir, "trust", "add-forge-app", "ci-bridge", "--key", bridge.key.Public, "--repository", "acme/widget")
 	alice.secure(dir, "policy", "apply")
 	alice.git(dir, "push", "-q", "origin", "main")
 	tip := alice.rev(dir, "main")
