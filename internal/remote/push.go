@@ -388,7 +388,7 @@ func (h *Helper) recordAndSend(plan *pushPlan) pushResult {
 		batch, err := h.preparePushCounting(plan, &refreshed)
 		if err != nil {
 			if errors.Is(err, porcelain.ErrNotAllowed) {
-				h.sayReviewRefused(changesOf(plan.specs), err.Error())
+				h.sayReviewRefused(changesOf(plan.specs), err.Error(), plan.pol)
 			}
 			out = pushResult{failed: failAll(plan.specs, "git-secure: "+strings.TrimPrefix(err.Error(), "refused: "))}
 			return false, nil
@@ -401,7 +401,7 @@ func (h *Helper) recordAndSend(plan *pushPlan) pushResult {
 			out = res
 		case !res.raceLost:
 			last.Release()
-			h.sayReview(batch.Prepared, res.failed)
+			h.sayReview(batch.Prepared, res.failed, plan.pol)
 			out = res
 		}
 		return res.raceLost, nil

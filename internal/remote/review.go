@@ -5,6 +5,7 @@ import (
 
 	"github.com/git-secure/git-secure/internal/display"
 	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/porcelain"
 	"github.com/git-secure/git-secure/internal/rsl"
 )
@@ -15,19 +16,26 @@ import (
 // for an annotated tag (tag set), a tag beside it: a branch cannot hold a
 // tag object, and git pull brings a new tag of a fetched commit to the
 // approver, who must approve the tag object itself.
-func reviewRef(ref, new string, tag bool) string {
+// When a rule names that tag too (a rule on refs/tags/*), it is published
+// outside refs/tags/ and refs/heads/, where no rule reaches, and the
+// approver fetches it by name (fetch set).
+func reviewRef(ref, new string, tag bool, pol *policy.Policy) (review string, fetch bool) {
 	name := strings.TrimPrefix(strings.TrimPrefix(ref, "refs/heads/"), "refs/tags/")
-	if tag {
-		return "refs/tags/review/" + name + "-" + shortStr(new)
+	if !tag {
+		return "refs/heads/review/" + strings.ReplaceAll(name, "/", "-") + "-" + shortStr(new), false
 	}
-	return "refs/heads/review/" + strings.ReplaceAll(name, "/", "-") + "-" + shortStr(new)
+	review = "refs/tags/review/" + name + "-" + shortStr(new)
+	if pol != nil && pol.Protected(review) {
+		return "refs/review/tags/" + name + "-" + shortStr(new), true
+	}
+	return review, false
 }
 
 // sayReview tells, after a refused push whose entries still needed
 // approvals, how to hand the update to a reviewer with plain git: the
 // server kept nothing of the push, so the commit must be published before
 // anyone can fetch and approve it. Each command is on a line of its own.
-func (h *Helper) sayReview(prepared *porcelain.Prepared, failed map[string]string) {
+func (h *Helper) sayReview(prepared *porcelain.Prepared, failed map[string]string, pol *policy.Policy) {
 	if len(prepared.Pending) == 0 {
 		return
 	}
@@ -37,7 +45,7 @@ func (h *Helper) sayReview(prepared *porcelain.Prepared, failed map[string]strin
 			waiting = append(waiting, e)
 		}
 	}
-	h.sayHandOff(waiting)
+	h.sayHandOff(waiting, pol)
 }
 
 // sayReviewRefused is sayReview for a push refused before anything was
@@ -46,18 +54,18 @@ func (h *Helper) sayReview(prepared *porcelain.Prepared, failed map[string]strin
 // says who can approve, but nobody can approve a commit they cannot
 // fetch. msg is the refusal; changes whose ref it offers to approve get
 // the hand-off.
-func (h *Helper) sayReviewRefused(changes []porcelain.RefChange, msg string) {
+func (h *Helper) sayReviewRefused(changes []porcelain.RefChange, msg string, pol *policy.Policy) {
 	var waiting []*rsl.Entry
 	for _, c := range changes {
 		if !c.New.IsZero() && strings.Contains(msg, "git secure attest approve "+c.Ref+" ") {
 			waiting = append(waiting, &rsl.Entry{Ref: c.Ref, New: c.New})
 		}
 	}
-	h.sayHandOff(waiting)
+	h.sayHandOff(waiting, pol)
 }
 
 // sayHandOff prints the review hand-off for the refused updates waiting.
-func (h *Helper) sayHandOff(waiting []*rsl.Entry) {
+func (h *Helper) sayHandOff(waiting []*rsl.Entry, pol *policy.Policy) {
 	if len(waiting) == 0 {
 		return
 	}
@@ -73,13 +81,18 @@ func (h *Helper) sayHandOff(waiting []*rsl.Entry) {
 	// problem when the push is run.
 	types, _ := h.Repo.Git.ObjectTypes(news)
 	h.hintf("the update needs approvals first; the server kept nothing of this push, so publish it for review:")
+	fetches := make([]string, len(waiting))
 	for i, e := range waiting {
 		tag := i < len(types) && types[i] == "tag"
-		h.logf("hint:   git push %s %s:%s", remote, shortStr(e.New.String()), reviewRef(e.Ref, e.New.String(), tag))
+		review, fetch := reviewRef(e.Ref, e.New.String(), tag, pol)
+		if fetch {
+			fetches[i] = "git fetch " + remote + " " + review + " && "
+		}
+		h.logf("hint:   git push %s %s:%s", remote, shortStr(e.New.String()), review)
 	}
 	h.hintf("then a person who may approve runs, after git pull:")
-	for _, e := range waiting {
-		h.logf("hint:   git secure attest approve %s --to %s && git push", e.Ref, shortStr(e.New.String()))
+	for i, e := range waiting {
+		h.logf("hint:   %sgit secure attest approve %s --to %s && git push", fetches[i], e.Ref, shortStr(e.New.String()))
 	}
 	h.hintf("and you run this git push again")
 }

@@ -7,7 +7,7 @@ import (
 
 // tagDay is a project with a release-tag rule only alice may meet, pushed
 // to an enforcing server, and bob's clone made with git secure clone.
-func tagDay(t *testing.T) (srv *server, repo string, alice, bob *user, adir, bdir string) {
+func tagDay(t *testing.T, tags string) (srv *server, repo string, alice, bob *user, adir, bdir string) {
 	t.Helper()
 	srv = startServer(t, trFile)
 	repo, url := srv.newRepo("tags.git", true)
@@ -17,7 +17,7 @@ func tagDay(t *testing.T) (srv *server, repo string, alice, bob *user, adir, bdi
 	alice.secure(adir, "init")
 	alice.secure(adir, "policy", "add-person", "alice", "--key", alice.key.Public)
 	alice.secure(adir, "policy", "add-person", "bob", "--key", bob.key.Public)
-	alice.secure(adir, "policy", "add-rule", "releases", "--ref", "refs/tags/v*", "--allow", "alice")
+	alice.secure(adir, "policy", "add-rule", "releases", "--ref", tags, "--allow", "alice")
 	alice.secure(adir, "policy", "apply")
 	alice.git(adir, "remote", "add", "origin", url)
 	alice.git(adir, "push", "-q", "-u", "origin", "main")
@@ -52,7 +52,7 @@ func hintLine(t *testing.T, out, want string) string {
 // pushes and approvals keep the tag object, and following the refusal
 // word for word lands the tag.
 func TestTagRefusalHandOff(t *testing.T) {
-	srv, repo, alice, bob, adir, bdir := tagDay(t)
+	srv, repo, alice, bob, adir, bdir := tagDay(t, "refs/tags/v*")
 	bob.git(bdir, "tag", "-a", "-m", "release 1.1", "v1.1")
 	tag := bob.rev(bdir, "refs/tags/v1.1")
 	r := bob.run(bdir, "git", "push", "origin", "v1.1")
@@ -89,6 +89,46 @@ func TestTagRefusalHandOff(t *testing.T) {
 	bob.git(bdir, "push", "-q", "origin", rc[:12]+":refs/tags/rc1")
 	if got := srv.admin.rev(repo, "refs/tags/rc1"); got != rc {
 		t.Fatalf("server rc1 = %s, want the tag object %s (peeled to its commit)", got, rc)
+	}
+	srv.admin.secure(repo, "verify")
+	bob.secure(bdir, "verify")
+}
+
+// Found as a stranger: under a rule on every tag (refs/tags/**) the review
+// tag the hand-off published was itself protected, so bob's push of it,
+// word for word from the hint, was refused again: a dead end. Such a tag
+// is published under refs/review/tags/, where no rule reaches, and the
+// approver's line fetches it by name first.
+func TestTagRefusalHandOffEveryTagProtected(t *testing.T) {
+	srv, repo, alice, bob, adir, bdir := tagDay(t, "refs/tags/**")
+	bob.git(bdir, "tag", "-a", "-m", "release 1.1", "v1.1")
+	tag := bob.rev(bdir, "refs/tags/v1.1")
+	r := bob.run(bdir, "git", "push", "origin", "v1.1")
+	if r.code != 1 || !strings.Contains(r.stderr, "rule releases") {
+		t.Fatalf("bob's release tag was not refused by rule releases:\n%s", r)
+	}
+	review := "refs/review/tags/v1.1-" + tag[:12]
+	publish := hintLine(t, r.stderr, "git push origin "+tag[:12]+":"+review)
+	if f := strings.Fields(publish); func() bool { r := bob.run(bdir, f[0], f[1:]...); return r.code != 0 }() {
+		t.Fatalf("bob's push of the review tag, as the hint says, failed: %s", publish)
+	}
+	if got := srv.admin.rev(repo, review); got != tag {
+		t.Fatalf("the server's %s = %s, want the tag object %s", review, got, tag)
+	}
+	approve := hintLine(t, r.stderr, "git fetch origin "+review+" && git secure attest approve refs/tags/v1.1 --to "+tag[:12])
+	alice.git(adir, "pull", "-q")
+	parts := strings.Split(approve, " && ")
+	alice.git(adir, strings.Fields(parts[0])[1:]...)
+	out := alice.git(adir, strings.Fields(parts[1])[1:]...)
+	if !strings.Contains(out, tag[:12]) {
+		t.Errorf("alice approved something else than the tag %s: %s", tag[:12], out)
+	}
+	alice.git(adir, "push", "-q")
+	if r := bob.run(bdir, "git", "push", "origin", "v1.1"); r.code != 0 {
+		t.Fatalf("bob's tag push after alice's approval:\n%s", r)
+	}
+	if got := srv.admin.rev(repo, "refs/tags/v1.1"); got != tag {
+		t.Fatalf("server v1.1 = %s, want the tag object %s", got, tag)
 	}
 	srv.admin.secure(repo, "verify")
 	bob.secure(bdir, "verify")
