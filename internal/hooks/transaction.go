@@ -162,7 +162,14 @@ func (c *Context) policyAfter(after map[string]gitrepo.Hash) (*policy.Policy, er
 	if tip.IsZero() {
 		return nil, nil
 	}
-	pol, err := c.Repo.PolicyAt(tip)
+	logTip, moved := after[rsl.Ref]
+	if !moved {
+		var err error
+		if logTip, _, err = g.ResolveRef(rsl.Ref); err != nil {
+			return nil, err
+		}
+	}
+	pol, err := c.Repo.KeptPolicyAt(tip, logTip)
 	if err != nil {
 		return nil, fmt.Errorf("hooks: load the policy %s: %w", short(tip), err)
 	}
@@ -266,7 +273,11 @@ func (c *Context) movesWithoutLog(lines []RefLine) error {
 			if err != nil || !ok {
 				return err // not (yet) a git-secure repository
 			}
-			if pol, err = c.Repo.PolicyAt(tip); err != nil {
+			logTip, _, err := g.ResolveRef(rsl.Ref)
+			if err != nil {
+				return err
+			}
+			if pol, err = c.Repo.KeptPolicyAt(tip, logTip); err != nil {
 				return fmt.Errorf("hooks: load the policy in force: %w", err)
 			}
 		}

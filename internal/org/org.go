@@ -57,6 +57,13 @@ type Cache struct {
 	// SkipFreshness does not judge the organisation's freshness
 	// statement (a server judging a push, as for its own log).
 	SkipFreshness bool
+	// Kept uses the organisation policy as last fetched, verified and
+	// kept in the cache, without fetching or verifying it again, until a
+	// version newer than the kept latest is asked for (PolicyAt, Need):
+	// then it fetches and verifies it as without Kept. For a hook that
+	// only asks which refs are protected, many times a minute, after the
+	// push's own verification fetched the organisation's latest.
+	Kept bool
 
 	orgs map[string]*state
 }
@@ -67,6 +74,7 @@ type state struct {
 	tip      gitrepo.Hash
 	versions map[uint64]version // the policy entries of its log
 	latest   rsl.OrgVersion
+	kept     bool // read as kept, not fetched by this Cache (Cache.Kept)
 }
 
 type version struct {
@@ -84,7 +92,7 @@ func Dir(gitDir string, o *policy.Org) string {
 // the entry v.Number (of ID v.ID) of the organisation's verified log put
 // in force. It implements verify.OrgSource.
 func (c *Cache) PolicyAt(o *policy.Org, v rsl.OrgVersion) (*policy.Policy, error) {
-	st, err := c.load(o)
+	st, err := c.need(o, v)
 	if err != nil {
 		return nil, err
 	}
@@ -115,14 +123,34 @@ func (c *Cache) Latest(o *policy.Org) (rsl.OrgVersion, error) {
 	return st.latest, nil
 }
 
-// load fetches (unless Offline) and verifies o's repository once per
-// Cache.
-func (c *Cache) load(o *policy.Org) (*state, error) {
-	if err := o.Validate(); err != nil {
-		return nil, fmt.Errorf("org: %w", err)
+// Need makes sure the cache knows version v of o: with Kept, a version
+// newer than the kept latest fetches the organisation repository (once).
+func (c *Cache) Need(o *policy.Org, v rsl.OrgVersion) error {
+	_, err := c.need(o, v)
+	return err
+}
+
+func (c *Cache) need(o *policy.Org, v rsl.OrgVersion) (*state, error) {
+	st, err := c.load(o)
+	if err != nil || !st.kept || v.Number <= st.latest.Number {
+		return st, err
 	}
+	delete(c.orgs, o.URL)
+	return c.loadFrom(o, false)
+}
+
+// load fetches (unless Offline, or Kept finds a kept policy) and verifies
+// o's repository once per Cache.
+func (c *Cache) load(o *policy.Org) (*state, error) {
 	if st := c.orgs[o.URL]; st != nil {
 		return st, nil
+	}
+	return c.loadFrom(o, c.Kept)
+}
+
+func (c *Cache) loadFrom(o *policy.Org, kept bool) (*state, error) {
+	if err := o.Validate(); err != nil {
+		return nil, fmt.Errorf("org: %w", err)
 	}
 	dir := Dir(c.GitDir, o)
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
@@ -132,14 +160,23 @@ func (c *Cache) load(o *policy.Org) (*state, error) {
 	if err != nil {
 		return nil, fmt.Errorf("org: cache of %s: %w", o.URL, err)
 	}
-	if !c.Offline {
-		if err := c.fetch(repo, o); err != nil {
+	var st *state
+	if kept {
+		// The kept state was verified when it was kept; nothing kept yet
+		// fetches as without Kept.
+		if st, err = c.index(repo, o); err != nil {
+			return c.loadFrom(o, false)
+		}
+		st.kept = true
+	} else {
+		if !c.Offline {
+			if err := c.fetch(repo, o); err != nil {
+				return nil, err
+			}
+		}
+		if st, err = c.verify(repo, o); err != nil {
 			return nil, err
 		}
-	}
-	st, err := c.verify(repo, o)
-	if err != nil {
-		return nil, err
 	}
 	if c.orgs == nil {
 		c.orgs = map[string]*state{}
@@ -262,6 +299,23 @@ func (c *Cache) verify(repo *gitrepo.Repo, o *policy.Org) (*state, error) {
 			return nil, fmt.Errorf("org: the organisation policy kept from %s does not verify: %w", o.URL, err)
 		}
 	}
+	return indexLog(repo, o, tip)
+}
+
+// index reads the kept state as it was verified when kept.
+func (c *Cache) index(repo *gitrepo.Repo, o *policy.Org) (*state, error) {
+	tip, _, err := repo.ResolveRef(rsl.Ref)
+	if err != nil {
+		return nil, fmt.Errorf("org: %w", err)
+	}
+	if tip.IsZero() {
+		return nil, fmt.Errorf("org: no organisation policy of %s has been kept yet", o.URL)
+	}
+	return indexLog(repo, o, tip)
+}
+
+// indexLog indexes the policy entries of the organisation's log at tip.
+func indexLog(repo *gitrepo.Repo, o *policy.Org, tip gitrepo.Hash) (*state, error) {
 	st := &state{repo: repo, tip: tip, versions: map[uint64]version{}}
 	err := rsl.WalkBack(repo, tip, func(r *rsl.Record) (bool, error) {
 		if r.Entry.IsPolicy() {

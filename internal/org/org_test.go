@@ -221,3 +221,41 @@ func TestOrgRollback(t *testing.T) {
 		t.Fatalf("offline Latest = %v, %v; want %v", got, err, v)
 	}
 }
+
+// TestKept: a Kept cache reads the organisation policy as last verified,
+// without fetching (the organisation's newer version stays unseen), until
+// a version newer than the kept one is needed: then it fetches it.
+func TestKept(t *testing.T) {
+	o := newOrgRepo(t)
+	old, err := o.cache().Latest(o.orgSpec) // fetched, verified, kept
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.stage(func(p, base *policy.Policy, at time.Time) error { return p.RemovePerson(base, "bob", at) })
+	fresh, err := o.cache().Latest(o.orgSpec)
+	if err != nil || fresh.Number <= old.Number {
+		t.Fatalf("a fetching cache sees version %v (%v), want newer than %d", fresh, err, old.Number)
+	}
+	o.stage(func(p, base *policy.Policy, at time.Time) error { return p.RemovePerson(base, "alice", at) })
+
+	c := o.cache()
+	c.Kept = true
+	if v, err := c.Latest(o.orgSpec); err != nil || v != fresh {
+		t.Fatalf("a Kept cache's latest = %v (%v), want the kept %v", v, err, fresh)
+	}
+	next := rsl.OrgVersion{Number: fresh.Number + 1}
+	if err := c.Need(o.orgSpec, next); err != nil {
+		t.Fatalf("Need of a newer version: %v", err)
+	}
+	v, err := c.Latest(o.orgSpec)
+	if err != nil || v.Number <= fresh.Number {
+		t.Fatalf("after Need, latest = %v (%v), want newer than %d", v, err, fresh.Number)
+	}
+	p, err := c.PolicyAt(o.orgSpec, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p.Person("alice"); ok {
+		t.Fatal("the fetched version still lists alice")
+	}
+}

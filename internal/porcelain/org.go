@@ -3,6 +3,7 @@ package porcelain
 import (
 	"fmt"
 
+	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/org"
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/rsl"
@@ -45,4 +46,51 @@ func (r *Repo) withOrg(pol *policy.Policy) (*policy.Policy, *rsl.OrgVersion, err
 		return nil, nil, fmt.Errorf("%w: %v", ErrRefused, err)
 	}
 	return merged, &v, nil
+}
+
+// KeptPolicyAt is PolicyAt for a hook that asks only which refs the
+// policy protects, on every ref update: a policy that inherits is
+// combined with the organisation policy as last verified and kept, which
+// is fetched again only when the log at logTip names a newer version.
+func (r *Repo) KeptPolicyAt(polTip, logTip gitrepo.Hash) (*policy.Policy, error) {
+	p, err := policy.Load(r.Git, polTip)
+	if err != nil {
+		return nil, err
+	}
+	o := p.Org()
+	if o == nil {
+		return p, nil
+	}
+	c := r.OrgCache()
+	c.Kept = true
+	named, err := r.newestOrgVersion(logTip)
+	if err != nil {
+		return nil, err
+	}
+	if named != nil {
+		if err := c.Need(o, *named); err != nil {
+			return nil, fmt.Errorf("%w: the policy inherits the organisation policy at %s: %v", ErrRefused, o.URL, err)
+		}
+	}
+	judging, _, err := r.withOrg(p)
+	return judging, err
+}
+
+// newestOrgVersion is the organisation policy version the newest entry
+// of the log at tip that names one names (nil: none). Policy entries
+// name none; every other entry of an inheriting repository does, so the
+// walk ends at once but after policy changes.
+func (r *Repo) newestOrgVersion(tip gitrepo.Hash) (*rsl.OrgVersion, error) {
+	if tip.IsZero() {
+		return nil, nil
+	}
+	var named *rsl.OrgVersion
+	err := rsl.WalkBack(r.Git, tip, func(rec *rsl.Record) (bool, error) {
+		named = rec.Entry.Org
+		return named == nil && rec.Entry.IsPolicy(), nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the log %s: %w", tip, err)
+	}
+	return named, nil
 }

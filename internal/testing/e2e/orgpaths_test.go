@@ -23,7 +23,7 @@ type orgFixture struct {
 // newOrgFixture makes the organisation repository and one member
 // repository per name (with enforcing hooks when enforce); prepare runs in
 // each member's working directory before its inheriting policy is applied.
-func newOrgFixture(t *testing.T, enforce bool, prepare func(f *orgFixture, dir string), names ...string) *orgFixture {
+func newOrgFixture(t testing.TB, enforce bool, prepare func(f *orgFixture, dir string), names ...string) *orgFixture {
 	t.Helper()
 	f := &orgFixture{srv: startServer(t, trFile), members: map[string]string{}}
 	f.olga, f.rita, f.alice, f.bob = newUser(t, "olga"), newUser(t, "rita"), newUser(t, "alice"), newUser(t, "bob")
