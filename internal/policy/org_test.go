@@ -293,3 +293,16 @@ func TestInheritForgeAccountOfOrgPerson(t *testing.T) {
 		t.Fatalf("Inherit = %v", err)
 	}
 }
+
+// TestInheritRefusesOrgDelegations: an organisation policy that delegates
+// to rule files is refused, saying why and what to do, rather than
+// combined without its rule files' rules.
+func TestInheritRefusesOrgDelegations(t *testing.T) {
+	org, _, _ := orgPolicy(t)
+	must(t, org.Delegate(nil, "", Delegation{Name: "security", Refs: []string{"refs/heads/security/*"}, Signers: []string{"bob"}, Threshold: 1}, t0))
+	local, _ := localPolicy(t)
+	_, err := Inherit(org, local)
+	if err == nil || !strings.Contains(err.Error(), "the organisation policy delegates to rule files") || !strings.Contains(err.Error(), "keep organisation rules in targets.json") {
+		t.Fatalf("Inherit of a delegating organisation policy = %v", err)
+	}
+}
