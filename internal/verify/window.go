@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/crypto/ssh"
 
@@ -349,6 +350,11 @@ func (v *verifier) endPolicies() {
 		v.res.PolicyExpires = cur.Targets.Signed.Expires
 	}
 	v.res.ValidUntil, v.res.Freshness = cur.Expires(), cur.Freshness() != nil
+	if v.curPolicy.Org() != nil {
+		// cur's expiry is the repository's; the organisation policy's own
+		// expiry and revocations are read at each verification only.
+		v.res.ValidUntil = time.Time{}
+	}
 	if err := CheckExpiry(cur, v.opts.Now); err != nil {
 		v.fail(nil, rsl.PolicyRef, "", ErrExpired,
 			"the policy must be renewed by its signers: git secure policy renew, then git secure policy apply",

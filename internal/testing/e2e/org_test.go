@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -82,6 +83,18 @@ func TestOrgPolicy(t *testing.T) {
 		}
 		if r := bob.run(bobs[i], "git", "secure", "verify"); r.code != 0 {
 			t.Fatalf("verify in bob's clone of %s:\n%s", name, r)
+		}
+	}
+	// A fetch with nothing new still fetches and verifies: the shortcut
+	// knows until when the repository's own policy holds, not the
+	// organisation's, so it is never taken for a repository that inherits.
+	for i := 0; i < 2; i++ {
+		trace := alice.path(fmt.Sprintf("org-trace-%d.txt", i))
+		if r := alice.run(alices[0], "env", "GIT_TRACE="+trace, "git", "fetch"); r.code != 0 {
+			t.Fatalf("alice's fetch %d with nothing new:\n%s", i, r)
+		}
+		if c := countTraced(t, trace, "git fetch --no-tags"); c[0] != 1 {
+			t.Fatalf("alice's fetch %d with nothing new took the shortcut in a repository that inherits (%d private fetches)", i, c[0])
 		}
 	}
 	if msg := srv.admin.git(filepath.Join(srv.root, "app1.git"), "log", "-1", "--format=%B", "refs/secure/rsl"); !strings.Contains(msg, "\norg: ") {
