@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -298,6 +299,9 @@ func (f *Repo) findPacked(h ID) (*pack, int64, bool) {
 	return nil, 0, false
 }
 
+// inflateChunk bounds what inflateAt allocates before data arrives.
+const inflateChunk = 64 << 10
+
 // inflateAt inflates exactly size bytes from the zlib stream at pos.
 func (f *Repo) inflateAt(p *pack, pos, size int64) ([]byte, error) {
 	in := f.inflater()
@@ -306,11 +310,25 @@ func (f *Repo) inflateAt(p *pack, pos, size int64) ([]byte, error) {
 	if err != nil {
 		return nil, errBadPack
 	}
-	// Grown as data arrives rather than allocated from the header's size:
-	// a damaged or hostile header costs no more memory than the data it
-	// comes with.
-	body, err := io.ReadAll(io.LimitReader(zr, size))
-	if err != nil || int64(len(body)) != size {
+	// Allocated from the header's size only up to inflateChunk, then grown
+	// as data arrives: a damaged or hostile header costs at most
+	// inflateChunk more than the data it comes with, and the small objects
+	// a verification reads by the thousand are read into one exact buffer.
+	body := make([]byte, 0, min(size, inflateChunk))
+	for int64(len(body)) < size {
+		if len(body) == cap(body) {
+			body = slices.Grow(body, int(min(size-int64(len(body)), int64(cap(body)))))
+		}
+		m, err := zr.Read(body[len(body):min(int64(cap(body)), size)])
+		body = body[:len(body)+m]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, errBadPack
+		}
+	}
+	if int64(len(body)) != size {
 		return nil, errBadPack
 	}
 	var extra [1]byte
