@@ -185,9 +185,9 @@ func (v *verifier) startFrom(cp *Checkpoint) error {
 	}
 	v.base = cp.Entry
 	v.startPolicy, v.startPolicyCommit, v.startPolicyEntry = pol, cp.PolicyCommit, cp.PolicyEntry
-	v.state = map[string][]recorded{}
+	v.state = map[string]*refStates{}
 	for ref, r := range cp.Refs {
-		v.state[ref] = []recorded{{number: r.Entry, id: r.EntryID, target: r.Target}}
+		v.state[ref] = newRefStates(recorded{number: r.Entry, id: r.EntryID, target: r.Target})
 	}
 	v.used = map[string]uint64{}
 	for _, k := range cp.Used {
@@ -218,10 +218,10 @@ func (v *verifier) checkpoint() *Checkpoint {
 	}
 	cp.Org = v.orgs.checkpoint(v.curPolicy)
 	for ref, st := range v.state {
-		if len(st) == 0 {
+		r, ok := st.last()
+		if !ok {
 			continue
 		}
-		r := st[len(st)-1]
 		cp.Refs[ref] = CheckpointRef{Entry: r.number, EntryID: r.id, Target: r.target}
 	}
 	for k := range v.used {

@@ -488,8 +488,8 @@ func (v *verifier) diffBase(ref string, old gitrepo.Hash) gitrepo.Hash {
 		return gitrepo.ZeroHash
 	}
 	st := v.state[ref]
-	for i := len(st) - 2; i >= 0; i-- { // st[len-1] is the entry being checked
-		t := st[i].target
+	for i := st.len() - 2; i >= 0; i-- { // the newest state is the entry being checked
+		t := st.at(i).target
 		if t.IsZero() {
 			break
 		}

@@ -345,7 +345,7 @@ type verifier struct {
 	policies []*policy.Policy // policy in force at each entry of the window
 	signers  []string         // fingerprint of the verified signer of each entry of the window
 
-	state   map[string][]recorded // non-skipped entries per ref, oldest first
+	state   map[string]*refStates // non-skipped entries per ref, oldest first
 	skipped map[uint64]bool
 	// pushed is each ref's latest entry as of Options.Clone.PushedTip
 	// (the remote's log), when replay passed through it.
@@ -420,8 +420,8 @@ func (v *verifier) run() (*Result, error) {
 	// so does any problem of an annotation.
 	latest := map[uint64]bool{}
 	for _, st := range v.state {
-		if len(st) > 0 {
-			latest[st[len(st)-1].number] = true
+		if r, ok := st.last(); ok {
+			latest[r.number] = true
 		}
 	}
 	v.checkFreshness()
@@ -489,11 +489,7 @@ func shortOrNone(h gitrepo.Hash) string {
 }
 
 func (v *verifier) latest(ref string) (recorded, bool) {
-	s := v.state[ref]
-	if len(s) == 0 {
-		return recorded{}, false
-	}
-	return s[len(s)-1], true
+	return v.state[ref].last()
 }
 
 // notePushed keeps each ref's latest entry once replay has applied the
@@ -504,8 +500,8 @@ func (v *verifier) notePushed(rec *rsl.Record) {
 	}
 	v.pushed = make(map[string]recorded, len(v.state))
 	for ref, st := range v.state {
-		if len(st) > 0 {
-			v.pushed[ref] = st[len(st)-1]
+		if r, ok := st.last(); ok {
+			v.pushed[ref] = r
 		}
 	}
 }
@@ -549,32 +545,32 @@ func (v *verifier) annotation(i int, rec *rsl.Record) error {
 		set := byRef[ref]
 		st := v.state[ref]
 		// The skipped entries must be the newest of this ref.
-		if v.base > 0 && len(set) >= len(st) {
+		if v.base > 0 && len(set) >= st.len() {
 			return errStale // rewinds to a state before the checkpoint
 		}
-		if len(set) > len(st) {
+		if len(set) > st.len() {
 			v.fail(rec, ref, "", ErrChain, "", "skips entries that are not recorded for %s", ref)
 			return nil
 		}
-		for _, r := range st[len(st)-len(set):] {
-			if !set[r.number] {
+		keep := st.len() - len(set)
+		for j := keep; j < st.len(); j++ {
+			if r := st.at(j); !set[r.number] {
 				v.fail(rec, ref, "", ErrChain, "skip the newest entries of the ref, newest included",
 					"skips entries of %s that later entry #%d builds on", ref, r.number)
 				return nil
 			}
 		}
-		cur := st[len(st)-1].target
-		rest := st[:len(st)-len(set)]
+		cur := st.at(st.len() - 1).target
 		var back gitrepo.Hash
-		if len(rest) > 0 {
-			back = rest[len(rest)-1].target
+		if keep > 0 {
+			back = st.at(keep - 1).target
 		}
 		if v.wanted(ref) {
 			if err := v.authorize(i, rec, ref, cur, back, true); err != nil {
 				return err
 			}
 		}
-		v.state[ref] = rest
+		st.truncate(keep)
 		for n := range set {
 			v.skipped[n] = true
 		}

@@ -460,7 +460,7 @@ func (v *verifier) checkSignature(w *window, i int, payload *[]byte) (string, er
 func (v *verifier) replayWindow(w *window) error {
 	v.records, v.policies, v.signers = w.recs, w.policies, w.signers
 	if v.state == nil {
-		v.state = map[string][]recorded{}
+		v.state = map[string]*refStates{}
 	}
 	if v.used == nil {
 		v.used = map[string]uint64{}
@@ -497,7 +497,12 @@ func (v *verifier) replayWindow(w *window) error {
 			v.fail(rec, e.Ref, "", ErrChain, "entries must record the exact transition from the latest recorded state",
 				"records a move from %s, but the log had the ref at %s", shortOrNone(e.Old), shortOrNone(old))
 		}
-		v.state[e.Ref] = append(v.state[e.Ref], recorded{number: e.Number, id: rec.ID, target: e.New})
+		st := v.state[e.Ref]
+		if st == nil {
+			st = &refStates{}
+			v.state[e.Ref] = st
+		}
+		st.push(recorded{number: e.Number, id: rec.ID, target: e.New})
 		if e.IsPolicy() || !v.wanted(e.Ref) || v.signers[i] == "" {
 			continue
 		}
