@@ -34,11 +34,13 @@ const (
 	// persons with one ed25519 key each (9 900 take 2.7 MB, 3.3 MB with
 	// names of 64 characters), fewer with RSA keys or long keyless
 	// identities. The bytes bound what a hostile file makes every reader
-	// spend: a 4 MiB targets.json of nothing but small values ([0,0,...])
-	// costs 424 MB of allocations (100 bytes a byte: go-tuf decodes it
-	// twice and re-encodes it), a peak of about 180 MB and 2 s of CPU
-	// before it is refused; 10 000 honest persons 156 MB and 0.6 s
-	// (BenchmarkParseTargetsBound). A policy already holds up to 16 MiB
+	// spend: go-tuf decodes a file twice and re-encodes it, some 100
+	// bytes a byte for small values, so a collection over maxItems is
+	// refused before it decodes (a 4 MiB [0,0,...] cost 424 MB of
+	// allocations, 180 MB peak and 2 s; 20 000 keys 208 MiB:
+	// TestPolicyTooManyKeys). 10 000 honest persons cost 156 MB and
+	// 0.6 s (BenchmarkParseTargetsBound), about what a hostile file of
+	// collections within the bound costs. A policy already holds up to 16 MiB
 	// of rule files (MaxRuleFilesSize), each at most 1 MiB.
 	MaxFileSize    = 1 << 20
 	MaxTargetsSize = 4 << 20
@@ -47,6 +49,10 @@ const (
 	MaxRules   = 1000
 	MaxPersons = 10000
 	MaxKeys    = 10000
+	// maxItems bounds the members of any one object and the elements of
+	// any one array of a policy file: the keys, persons and rules above
+	// are its largest collections.
+	maxItems = max(MaxKeys, MaxPersons, MaxRules)
 
 	// DefaultLifetime is how long new or changed metadata stays valid.
 	DefaultLifetime = 365 * 24 * time.Hour
@@ -436,7 +442,10 @@ func ParseFiles(rootJSON, targetsJSON []byte, ruleFiles map[string][]byte) (*Pol
 }
 
 func decode[T metadata.Roles](name string, data []byte, limit int) (*metadata.Metadata[T], error) {
-	if err := strictjson.Check(data, limit); err != nil {
+	// go-tuf's decoder spends some 100 bytes per byte of a document of
+	// small members; no collection of a valid policy holds more than
+	// maxItems, so a hostile one is refused before that decoder runs.
+	if err := strictjson.CheckItems(data, limit, maxItems); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, name, err)
 	}
 	m, err := (&metadata.Metadata[T]{}).FromBytes(data)

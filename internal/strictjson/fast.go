@@ -12,16 +12,21 @@ type fastReader struct {
 	data     []byte
 	pos      int
 	maxDepth int
+	maxItems int // 0: unbounded
 	build    bool
 }
 
 // readFast returns data's value as read returns it, or false when data
 // is not a document read accepts.
 func readFast(data []byte, maxDepth int, build bool) (any, bool) {
+	return readFastItems(data, maxDepth, 0, build)
+}
+
+func readFastItems(data []byte, maxDepth, maxItems int, build bool) (any, bool) {
 	if !json.Valid(data) {
 		return nil, false
 	}
-	r := fastReader{data: data, maxDepth: maxDepth, build: build}
+	r := fastReader{data: data, maxDepth: maxDepth, maxItems: maxItems, build: build}
 	return r.value(0)
 }
 
@@ -86,7 +91,7 @@ func (r *fastReader) object(depth int) (any, bool) {
 			return nil, false
 		}
 		k := key.(string)
-		if _, dup := obj[k]; dup {
+		if _, dup := obj[k]; dup || tooMany(len(obj)+1, r.maxItems) {
 			return nil, false
 		}
 		r.space()
@@ -104,7 +109,7 @@ func (r *fastReader) object(depth int) (any, bool) {
 
 func (r *fastReader) array(depth int) (any, bool) {
 	arr := []any{}
-	for {
+	for n := 1; ; n++ {
 		r.space()
 		if r.data[r.pos] == ']' {
 			r.pos++
@@ -112,6 +117,9 @@ func (r *fastReader) array(depth int) (any, bool) {
 		}
 		if r.data[r.pos] == ',' {
 			r.pos++
+		}
+		if tooMany(n, r.maxItems) {
+			return nil, false
 		}
 		v, ok := r.value(depth + 1)
 		if !ok {

@@ -29,7 +29,17 @@ type Object map[string]any
 // maxSize bytes, nested at most MaxDepth deep, with no duplicate keys in any
 // object.
 func Check(data []byte, maxSize int) error {
-	_, err := read(data, maxSize, MaxDepth, false)
+	_, err := read(data, maxSize, MaxDepth, 0, false)
+	return err
+}
+
+// CheckItems is Check with at most maxItems members in any one object and
+// elements in any one array. A decoder that builds maps and slices spends
+// far more per member than the member's bytes: bounding the members of
+// the largest collection a caller accepts refuses, before that decoder
+// runs, a document of small members that fits the size bound only.
+func CheckItems(data []byte, maxSize, maxItems int) error {
+	_, err := read(data, maxSize, MaxDepth, maxItems, false)
 	return err
 }
 
@@ -37,10 +47,12 @@ func Check(data []byte, maxSize int) error {
 // returns its value as a tree of Object, []any, string, json.Number, bool
 // and nil.
 func Decode(data []byte, maxSize, maxDepth int) (any, error) {
-	return read(data, maxSize, maxDepth, true)
+	return read(data, maxSize, maxDepth, 0, true)
 }
 
-func read(data []byte, maxSize, maxDepth int, build bool) (any, error) {
+// read checks (or decodes, build) data; maxItems 0 leaves collections
+// unbounded but for the size.
+func read(data []byte, maxSize, maxDepth, maxItems int, build bool) (any, error) {
 	if len(data) > maxSize {
 		return nil, fmt.Errorf("%w: %d bytes is over the limit of %d", ErrInvalid, len(data), maxSize)
 	}
@@ -50,16 +62,20 @@ func read(data []byte, maxSize, maxDepth int, build bool) (any, error) {
 	// Nearly every document is valid: walked without the token API, it
 	// costs a tenth of the allocations. Any other is read again token by
 	// token, which says what is wrong.
-	if v, ok := readFast(data, maxDepth, build); ok {
+	if v, ok := readFastItems(data, maxDepth, maxItems, build); ok {
 		return v, nil
 	}
-	return readTokens(data, maxDepth, build)
+	return readTokensItems(data, maxDepth, maxItems, build)
 }
 
 // readTokens reads a document of at most maxSize bytes of valid UTF-8
 // token by token.
 func readTokens(data []byte, maxDepth int, build bool) (any, error) {
-	r := reader{dec: json.NewDecoder(bytes.NewReader(data)), maxDepth: maxDepth, build: build}
+	return readTokensItems(data, maxDepth, 0, build)
+}
+
+func readTokensItems(data []byte, maxDepth, maxItems int, build bool) (any, error) {
+	r := reader{dec: json.NewDecoder(bytes.NewReader(data)), maxDepth: maxDepth, maxItems: maxItems, build: build}
 	r.dec.UseNumber()
 	v, err := r.value(0)
 	if err != nil {
@@ -76,8 +92,12 @@ func readTokens(data []byte, maxDepth int, build bool) (any, error) {
 type reader struct {
 	dec      *json.Decoder
 	maxDepth int
+	maxItems int // 0: unbounded
 	build    bool
 }
+
+// tooMany reports whether a collection holding n members is over the bound.
+func tooMany(n, maxItems int) bool { return maxItems > 0 && n > maxItems }
 
 func (r *reader) token() (json.Token, error) {
 	tok, err := r.dec.Token()
@@ -118,6 +138,9 @@ func (r *reader) value(depth int) (any, error) {
 			if _, dup := obj[key]; dup {
 				return nil, fmt.Errorf("%w: duplicate key %q", ErrInvalid, key)
 			}
+			if tooMany(len(obj)+1, r.maxItems) {
+				return nil, fmt.Errorf("%w: an object has more than %d members", ErrInvalid, r.maxItems)
+			}
 			v, err := r.value(depth + 1)
 			if err != nil {
 				return nil, err
@@ -130,7 +153,10 @@ func (r *reader) value(depth int) (any, error) {
 		out = obj
 	case '[':
 		arr := []any{}
-		for r.dec.More() {
+		for n := 1; r.dec.More(); n++ {
+			if tooMany(n, r.maxItems) {
+				return nil, fmt.Errorf("%w: an array has more than %d elements", ErrInvalid, r.maxItems)
+			}
 			v, err := r.value(depth + 1)
 			if err != nil {
 				return nil, err

@@ -91,3 +91,37 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckItems: CheckItems refuses an object or array with more members
+// than the bound, at any depth, through both readers (the fast walk and,
+// for a document it refuses, the token reader), and accepts one at it.
+func TestCheckItems(t *testing.T) {
+	for _, tt := range []struct {
+		name, doc string
+		wantErr   string
+	}{
+		{"array at the bound", `[1,2,3]`, ""},
+		{"object at the bound", `{"a":1,"b":2,"c":3}`, ""},
+		{"array over", `[1,2,3,4]`, "an array has more than 3 elements"},
+		{"object over", `{"a":1,"b":2,"c":3,"d":4}`, "an object has more than 3 members"},
+		{"nested array over", `{"a":{"b":[[],[],[],[]]}}`, "an array has more than 3 elements"},
+		{"empty", `{"a":[],"b":{}}`, ""},
+		{"over, and invalid later", `[1,2,3,4,}`, "invalid JSON"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckItems([]byte(tt.doc), 1<<10, 3)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("CheckItems(%s) = %v", tt.doc, err)
+				}
+				return
+			}
+			if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("CheckItems(%s) = %v, want %q", tt.doc, err, tt.wantErr)
+			}
+		})
+	}
+	if err := Check([]byte(`[1,2,3,4]`), 1<<10); err != nil {
+		t.Errorf("Check bounds collections: %v", err)
+	}
+}
