@@ -39,14 +39,7 @@ func (r *Repo) FirstParents(tip Hash, max int) ([]Hash, error) {
 	}
 	werr := cmd.Wait()
 	if werr != nil && perr == nil {
-		ge := &GitError{Args: args, ExitCode: -1, Stderr: stderr.String()}
-		var ee *exec.ExitError
-		if errors.As(werr, &ee) {
-			ge.ExitCode = ee.ExitCode()
-		} else {
-			ge.Stderr = werr.Error()
-		}
-		return nil, fmt.Errorf("gitrepo: list %s: %w", tip, ge)
+		return nil, fmt.Errorf("gitrepo: list %s: %w", tip, gitError(args, stderr, werr))
 	}
 	if perr != nil {
 		return nil, fmt.Errorf("gitrepo: list %s: %w", tip, perr)

@@ -306,19 +306,26 @@ func runGitTee(ctx context.Context, env []string, dir string, stdin []byte, tee 
 	}
 	err := cmd.Run()
 	if err != nil {
-		ge := &GitError{Args: append([]string(nil), args...), ExitCode: -1, Stderr: stderr.String()}
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			ge.ExitCode = ee.ExitCode()
-		} else {
-			ge.Stderr = err.Error()
-		}
+		ge := gitError(args, stderr, err)
 		if ctx.Err() != nil {
 			return stdout.Bytes(), fmt.Errorf("%w (%w)", ge, ctx.Err())
 		}
 		return stdout.Bytes(), ge
 	}
 	return stdout.Bytes(), nil
+}
+
+// gitError describes the failure err of a git run with args: its exit
+// code and stderr, or err itself when git did not run to an exit.
+func gitError(args []string, stderr *limitedBuffer, err error) *GitError {
+	ge := &GitError{Args: append([]string(nil), args...), ExitCode: -1, Stderr: stderr.String()}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		ge.ExitCode = ee.ExitCode()
+	} else {
+		ge.Stderr = err.Error()
+	}
+	return ge
 }
 
 // exitCode returns the exit code of a *GitError in err, or -1.
