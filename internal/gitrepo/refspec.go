@@ -128,3 +128,39 @@ func (r Refspec) DstOf(name string) (string, bool) {
 	}
 	return strings.Replace(r.Dst, "*", star, 1), true
 }
+
+// Refspecs are a remote's fetch refspecs (remote.<name>.fetch), in
+// configuration order.
+type Refspecs []Refspec
+
+// Excluded reports whether a negative refspec keeps the remote ref name
+// out of every fetch.
+func (s Refspecs) Excluded(name string) bool {
+	for _, spec := range s {
+		if spec.Negative && spec.MatchSrc(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// Covers reports whether a fetch stores the remote ref name somewhere.
+func (s Refspecs) Covers(name string) bool {
+	_, _, ok := s.Map(name)
+	return ok
+}
+
+// Map is where a fetch stores the remote ref name, as git does: the first
+// refspec that maps it, unless a negative one excludes it; force says
+// whether that refspec forces a move that is not a fast-forward.
+func (s Refspecs) Map(name string) (dst string, force, ok bool) {
+	if s.Excluded(name) {
+		return "", false, false
+	}
+	for _, spec := range s {
+		if d, ok := spec.DstOf(name); ok {
+			return d, spec.Force, true
+		}
+	}
+	return "", false, false
+}

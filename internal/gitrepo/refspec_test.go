@@ -135,3 +135,33 @@ func TestRefspecSidesLikeGit(t *testing.T) {
 		}
 	}
 }
+
+// TestRefspecsMap: a set of fetch refspecs maps a remote ref as git fetch
+// does: the first refspec that maps it, unless a negative one excludes it.
+func TestRefspecsMap(t *testing.T) {
+	specs := Refspecs{
+		{Src: "refs/heads/keep", Dst: "refs/remotes/origin/kept"},
+		{Force: true, Src: "refs/heads/*", Dst: "refs/remotes/origin/*"},
+		{Negative: true, Src: "refs/heads/secret*"},
+	}
+	for _, tt := range []struct {
+		name, dst string
+		force     bool
+	}{
+		{"refs/heads/main", "refs/remotes/origin/main", true},
+		{"refs/heads/keep", "refs/remotes/origin/kept", false},
+		{"refs/heads/secret-1", "", false},
+		{"refs/tags/v1", "", false},
+	} {
+		dst, force, ok := specs.Map(tt.name)
+		if dst != tt.dst || force != tt.force || ok != (tt.dst != "") {
+			t.Errorf("Map(%s) = %q, %v, %v; want %q, %v", tt.name, dst, force, ok, tt.dst, tt.force)
+		}
+		if got := specs.Covers(tt.name); got != (tt.dst != "") {
+			t.Errorf("Covers(%s) = %v", tt.name, got)
+		}
+	}
+	if !specs.Excluded("refs/heads/secret-1") || specs.Excluded("refs/heads/main") {
+		t.Errorf("Excluded: a negative refspec's refs and no other")
+	}
+}

@@ -157,6 +157,7 @@ func (h *Helper) checkRemoteLog(remote map[string]gitrepo.Hash, forPush bool) er
 		return err
 	}
 	res, err := h.Repo.VerifyProposed(remote, verify.Options{AllowShallow: h.allowShallow(), RequireFreshness: freshness.Required(g)})
+	verified := err == nil // before any problem is forgiven below
 	if err == nil && !res.Freshness {
 		h.verifiedUntil = res.ValidUntil
 	}
@@ -172,7 +173,7 @@ func (h *Helper) checkRemoteLog(remote map[string]gitrepo.Hash, forPush bool) er
 		if err := h.adopt(remote, local); err != nil {
 			return err
 		}
-		if forPush && err == nil {
+		if forPush && verified {
 			h.catchUpTracking(remote, res)
 		}
 	}

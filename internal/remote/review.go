@@ -16,7 +16,7 @@ import (
 // for an annotated tag (tag set), a tag beside it: a branch cannot hold a
 // tag object, and git pull brings a new tag of a fetched commit to the
 // approver, who must approve the tag object itself.
-// When a rule names that tag too (a rule on refs/tags/*), it is published
+// When a rule names that tag too (a rule on refs/tags/**), it is published
 // outside refs/tags/ and refs/heads/, where no rule reaches, and the
 // approver fetches it by name (fetch set).
 func reviewRef(ref, new string, tag bool, pol *policy.Policy) (review string, fetch bool) {

@@ -15,8 +15,9 @@ import (
 // verification would take them for a rollback. Only values the verified
 // log records are moved; a move that is not a fast-forward is left to
 // git fetch unless the refspec forces.
+// res is the result of a verification that passed.
 func (h *Helper) catchUpTracking(remote map[string]gitrepo.Hash, res *verify.Result) {
-	if res == nil || h.Remote == "" || h.Remote == h.URL {
+	if h.Remote == "" || h.Remote == h.URL {
 		return
 	}
 	specs := h.fetchRefspecs()
@@ -24,17 +25,25 @@ func (h *Helper) catchUpTracking(remote map[string]gitrepo.Hash, res *verify.Res
 		return
 	}
 	g := h.Repo.Git
+	refs, err := g.ListRefs("refs/")
+	if err != nil {
+		return
+	}
+	local := make(map[string]gitrepo.Hash, len(refs))
+	for _, r := range refs {
+		local[r.Name] = r.Hash
+	}
 	var updates []gitrepo.RefUpdate
 	for _, st := range res.Refs {
 		if st.Target.IsZero() || remote[st.Ref] != st.Target || strings.HasPrefix(st.Ref, "refs/secure/") {
 			continue
 		}
-		dst, force, ok := mapFetched(specs, st.Ref)
+		dst, force, ok := specs.Map(st.Ref)
 		if !ok {
 			continue
 		}
-		have, _, err := g.ResolveRef(dst)
-		if err != nil || have == st.Target {
+		have := local[dst]
+		if have == st.Target {
 			continue
 		}
 		if !have.IsZero() && !force {
@@ -52,34 +61,20 @@ func (h *Helper) catchUpTracking(remote map[string]gitrepo.Hash, res *verify.Res
 	}
 }
 
-// fetchRefspecs are the remote's fetch refspecs; one that does not parse
-// is left out (git fetch will say what is wrong with it).
-func (h *Helper) fetchRefspecs() []gitrepo.Refspec {
+// fetchRefspecs are the remote's fetch refspecs; nil when one does not
+// parse (git fetch will say what is wrong with it, and move the refs).
+func (h *Helper) fetchRefspecs() gitrepo.Refspecs {
 	vals, err := h.Repo.Git.ConfigAll(h.configKey("fetch"))
 	if err != nil {
 		return nil
 	}
-	var specs []gitrepo.Refspec
+	specs := make(gitrepo.Refspecs, 0, len(vals))
 	for _, v := range vals {
-		if s, err := gitrepo.ParseFetchRefspec(v); err == nil {
-			specs = append(specs, s)
+		s, err := gitrepo.ParseFetchRefspec(v)
+		if err != nil {
+			return nil
 		}
+		specs = append(specs, s)
 	}
 	return specs
-}
-
-// mapFetched is where a fetch with specs stores the remote ref name: the
-// first refspec that maps it, unless a negative refspec excludes it.
-func mapFetched(specs []gitrepo.Refspec, name string) (dst string, force, ok bool) {
-	for _, s := range specs {
-		if s.Negative && s.MatchSrc(name) {
-			return "", false, false
-		}
-	}
-	for _, s := range specs {
-		if d, ok := s.DstOf(name); ok {
-			return d, s.Force, true
-		}
-	}
-	return "", false, false
 }

@@ -47,7 +47,7 @@ type CloneState struct {
 	// Fetch are the remote's fetch refspecs: a recorded ref that one of
 	// them covers but no remote-tracking ref holds is one the remote no
 	// longer serves.
-	Fetch []gitrepo.Refspec
+	Fetch gitrepo.Refspecs
 	// Local are the clone's own refs that the log may record (branches,
 	// tags, notes; not remote-tracking refs, not refs a refspec fetches
 	// into).
@@ -206,7 +206,7 @@ func (st *CloneState) track(r gitrepo.Ref) bool {
 	mapped := false
 	for _, spec := range st.Fetch {
 		src, ok := spec.SrcOf(r.Name)
-		if !ok || st.excluded(src) {
+		if !ok || st.Fetch.Excluded(src) {
 			continue
 		}
 		mapped = true
@@ -225,28 +225,7 @@ func (st *CloneState) anyFetch() bool {
 	return false
 }
 
-// excluded reports whether a negative refspec keeps the remote ref out of
-// every fetch.
-func (st *CloneState) excluded(ref string) bool {
-	for _, spec := range st.Fetch {
-		if spec.Negative && spec.MatchSrc(ref) {
-			return true
-		}
-	}
-	return false
-}
-
 // Covers reports whether a fetch from the remote stores ref somewhere: a
 // recorded ref it covers that no remote-tracking ref holds is a ref the
 // remote did not serve.
-func (st *CloneState) Covers(ref string) bool {
-	if st.excluded(ref) {
-		return false
-	}
-	for _, spec := range st.Fetch {
-		if !spec.Negative && spec.MatchSrc(ref) {
-			return true
-		}
-	}
-	return false
-}
+func (st *CloneState) Covers(ref string) bool { return st.Fetch.Covers(ref) }
