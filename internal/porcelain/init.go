@@ -67,10 +67,7 @@ func (r *Repo) Init(keyFile string) (*InitResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	remote, remoteOnly, err := r.remoteOnlyBranches(refs)
-	if err != nil {
-		return nil, err
-	}
+	remote, remoteOnly := r.remoteOnlyBranches(refs)
 	refs = append(refs, remoteOnly...)
 	entries := []*rsl.Entry{{Number: 1, Type: rsl.TypeRef, Ref: rsl.PolicyRef, New: pc}}
 	for _, ref := range refs {
@@ -99,34 +96,33 @@ func (r *Repo) Init(keyFile string) (*InitResult, error) {
 	return res, nil
 }
 
-// remoteOnlyBranches lists the branches of the repository's upstream remote
-// (the remote of the current branch, else origin) that have no local branch
-// of the same name, under their refs/heads/ names. In a fresh clone only the
-// default branch is local; the project's other branches would otherwise stay
-// unrecorded, and a rule added for them later would find no entry to judge.
-func (r *Repo) remoteOnlyBranches(local []gitrepo.Ref) (string, []gitrepo.Ref, error) {
-	remote := "origin"
-	if b, err := r.Git.SymbolicRef("HEAD"); err == nil {
-		if up, ok, err := r.Git.ConfigValue("branch." + strings.TrimPrefix(b, "refs/heads/") + ".remote"); err == nil && ok && up != "." {
-			remote = up
-		}
-	}
-	prefix := "refs/remotes/" + remote + "/"
-	tracking, err := r.Git.ListRefs(prefix)
+// remoteOnlyBranches lists the branches of the remote a verification
+// judges (verify.ChooseRemote: the current branch's, else origin, else the
+// only one) that have no local branch of the same name, as its fetch
+// refspecs map them back. In a fresh clone only the default branch is
+// local; the project's other branches would otherwise stay unrecorded,
+// and a rule added for them later would find no entry to judge. A clone
+// without a remote, or whose remote cannot be chosen or mapped, has none.
+func (r *Repo) remoteOnlyBranches(local []gitrepo.Ref) (string, []gitrepo.Ref) {
+	remote, err := verify.ChooseRemote(r.Git, "")
 	if err != nil {
-		return "", nil, fmt.Errorf("init: list the branches of %s: %w", remote, err)
+		return "", nil
+	}
+	st, err := verify.LoadCloneState(r.Git, remote)
+	if err != nil {
+		return "", nil
 	}
 	have := make(map[string]bool, len(local))
 	for _, ref := range local {
 		have[ref.Name] = true
 	}
 	var out []gitrepo.Ref
-	for _, ref := range tracking {
-		name := "refs/heads/" + strings.TrimPrefix(ref.Name, prefix)
-		if name == "refs/heads/HEAD" || have[name] {
+	for _, t := range st.Tracked {
+		if !strings.HasPrefix(t.Ref, "refs/heads/") || have[t.Ref] {
 			continue
 		}
-		out = append(out, gitrepo.Ref{Name: name, Hash: ref.Hash})
+		have[t.Ref] = true
+		out = append(out, gitrepo.Ref{Name: t.Ref, Hash: t.Hash})
 	}
-	return remote, out, nil
+	return remote, out
 }

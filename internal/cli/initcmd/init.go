@@ -31,7 +31,7 @@ func NewCmdInit(f *factory.Factory) *cli.Command {
 		Description: `Writes the first policy (refs/secure/policy), with your key as the only root key
 and rules key (threshold 1), and starts the log (refs/secure/rsl) with one entry
 for the policy and one for every existing branch and tag. In a clone, the
-branches of the upstream remote (the current branch's remote, else origin) that
+branches of the remote verify judges (the current branch's, else origin, else the only one) that
 have no local branch are recorded too, at the remote-tracking tips: run git fetch
 first so that they are current. History before init is the accepted starting point. Nothing is protected until you add rules.`,
 		Flags: []cli.Flag{cmdutil.KeyFlag, cmdutil.JSONFlag, &cli.BoolFlag{Name: "no-hooks", Usage: "do not install the hooks and remote helper (git secure hooks install)"}},

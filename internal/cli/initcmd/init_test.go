@@ -55,6 +55,8 @@ func TestRunInitRecordsRemoteOnlyBranches(t *testing.T) {
 				r.Git("update-ref", ref, head+"~1")
 			}
 			r.Git("symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/"+cur)
+			r.Git("remote", "add", "origin", "https://example.invalid/origin.git")
+			r.Git("remote", "add", "upstream", "https://example.invalid/upstream.git")
 			if tt.upstream != "" {
 				r.Git("config", "branch."+cur+".remote", tt.upstream)
 			}
