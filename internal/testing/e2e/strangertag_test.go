@@ -40,6 +40,27 @@ func hintLine(t *testing.T, out, want string) string {
 	return ""
 }
 
+// approveAndLandTag: alice pulls and runs, word for word, the approval
+// line the refusal printed (every git command of it: a fetch, the
+// approval, the push), which must approve the tag object itself; bob's
+// tag push then lands the tag object on the server.
+func approveAndLandTag(t *testing.T, srv *server, repo string, alice, bob *user, adir, bdir, approve, tag string) {
+	t.Helper()
+	alice.git(adir, "pull", "-q")
+	for _, cmd := range strings.Split(approve, " && ") {
+		out := alice.git(adir, strings.Fields(cmd)[1:]...)
+		if strings.HasPrefix(cmd, "git secure attest approve ") && !strings.Contains(out, tag[:12]) {
+			t.Errorf("alice approved something else than the tag %s: %s", tag[:12], out)
+		}
+	}
+	if r := bob.run(bdir, "git", "push", "origin", "v1.1"); r.code != 0 {
+		t.Fatalf("bob's tag push after alice's approval:\n%s", r)
+	}
+	if got := srv.admin.rev(repo, "refs/tags/v1.1"); got != tag {
+		t.Fatalf("server v1.1 = %s, want the tag object %s", got, tag)
+	}
+}
+
 // Found as a stranger on a mirror of spf13/cobra: bob's annotated release
 // tag was refused (only alice may make it) and the refusal told him to
 // publish it as refs/heads/review/v1.11.0-<tag>: plain git refuses a tag
@@ -69,19 +90,7 @@ func TestTagRefusalHandOff(t *testing.T) {
 	}
 
 	approve := hintLine(t, r.stderr, "git secure attest approve refs/tags/v1.1 --to "+tag[:12])
-	alice.git(adir, "pull", "-q")
-	cmd, _, _ := strings.Cut(approve, " && ")
-	out := alice.git(adir, strings.Fields(cmd)[1:]...)
-	if !strings.Contains(out, tag[:12]) {
-		t.Errorf("alice approved something else than the tag %s: %s", tag[:12], out)
-	}
-	alice.git(adir, "push", "-q")
-	if r := bob.run(bdir, "git", "push", "origin", "v1.1"); r.code != 0 {
-		t.Fatalf("bob's tag push after alice's approval:\n%s", r)
-	}
-	if got := srv.admin.rev(repo, "refs/tags/v1.1"); got != tag {
-		t.Fatalf("server v1.1 = %s, want the tag object %s", got, tag)
-	}
+	approveAndLandTag(t, srv, repo, alice, bob, adir, bdir, approve, tag)
 
 	// A push of an annotated tag by its hash stores the tag, as git does.
 	bob.git(bdir, "tag", "-a", "-m", "candidate", "rc1")
@@ -109,27 +118,12 @@ func TestTagRefusalHandOffEveryTagProtected(t *testing.T) {
 	}
 	review := "refs/review/tags/v1.1-" + tag[:12]
 	publish := hintLine(t, r.stderr, "git push origin "+tag[:12]+":"+review)
-	if f := strings.Fields(publish); func() bool { r := bob.run(bdir, f[0], f[1:]...); return r.code != 0 }() {
-		t.Fatalf("bob's push of the review tag, as the hint says, failed: %s", publish)
-	}
+	bob.git(bdir, strings.Fields(publish)[1:]...)
 	if got := srv.admin.rev(repo, review); got != tag {
 		t.Fatalf("the server's %s = %s, want the tag object %s", review, got, tag)
 	}
 	approve := hintLine(t, r.stderr, "git fetch origin "+review+" && git secure attest approve refs/tags/v1.1 --to "+tag[:12])
-	alice.git(adir, "pull", "-q")
-	parts := strings.Split(approve, " && ")
-	alice.git(adir, strings.Fields(parts[0])[1:]...)
-	out := alice.git(adir, strings.Fields(parts[1])[1:]...)
-	if !strings.Contains(out, tag[:12]) {
-		t.Errorf("alice approved something else than the tag %s: %s", tag[:12], out)
-	}
-	alice.git(adir, "push", "-q")
-	if r := bob.run(bdir, "git", "push", "origin", "v1.1"); r.code != 0 {
-		t.Fatalf("bob's tag push after alice's approval:\n%s", r)
-	}
-	if got := srv.admin.rev(repo, "refs/tags/v1.1"); got != tag {
-		t.Fatalf("server v1.1 = %s, want the tag object %s", got, tag)
-	}
+	approveAndLandTag(t, srv, repo, alice, bob, adir, bdir, approve, tag)
 	srv.admin.secure(repo, "verify")
 	bob.secure(bdir, "verify")
 }
