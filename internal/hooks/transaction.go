@@ -264,6 +264,7 @@ const transactionTime = 60 * time.Second
 func (c *Context) movesWithoutLog(lines []RefLine) error {
 	g := c.Repo.Git
 	var pol *policy.Policy
+	var logTip gitrepo.Hash // the log does not move: read once, with pol
 	for _, l := range lines {
 		if l.Ref != rsl.PolicyRef && (strings.HasPrefix(l.Ref, "refs/secure/") || rsl.ValidateRecordedRef(l.Ref) != nil) {
 			continue // the log, approvals (pre-receive checks they grow), HEAD, remote-tracking refs
@@ -273,8 +274,7 @@ func (c *Context) movesWithoutLog(lines []RefLine) error {
 			if err != nil || !ok {
 				return err // not (yet) a git-secure repository
 			}
-			logTip, _, err := g.ResolveRef(rsl.Ref)
-			if err != nil {
+			if logTip, _, err = g.ResolveRef(rsl.Ref); err != nil {
 				return err
 			}
 			if pol, err = c.Repo.KeptPolicyAt(tip, logTip); err != nil {
@@ -284,11 +284,10 @@ func (c *Context) movesWithoutLog(lines []RefLine) error {
 		if l.Ref != rsl.PolicyRef && !pol.Protected(l.Ref) {
 			continue
 		}
-		tip, ok, err := g.ResolveRef(rsl.Ref)
-		if err != nil || !ok {
-			return err
+		if logTip.IsZero() {
+			return nil
 		}
-		rec, err := c.Repo.LatestEntry(tip, l.Ref)
+		rec, err := c.Repo.LatestEntry(logTip, l.Ref)
 		if err != nil {
 			return err
 		}
