@@ -212,7 +212,6 @@ func printAt(opts *Options, r *porcelain.Repo, res *verify.Result, ref string) e
 	return nil
 }
 
-// printResult prints a successful verification for people.
 // freeRefsShown is how many warnings about free refs without an entry
 // are printed one by one; more are summed up in one line.
 const freeRefsShown = 3
@@ -242,6 +241,7 @@ func printWarnings(f *factory.Factory, res *verify.Result) {
 	}
 }
 
+// printResult prints a successful verification for people.
 func printResult(f *factory.Factory, res *verify.Result, took time.Duration) {
 	checked := ""
 	if res.Checked < res.Entries {
