@@ -18,11 +18,7 @@ type fastReader struct {
 
 // readFast returns data's value as read returns it, or false when data
 // is not a document read accepts.
-func readFast(data []byte, maxDepth int, build bool) (any, bool) {
-	return readFastItems(data, maxDepth, 0, build)
-}
-
-func readFastItems(data []byte, maxDepth, maxItems int, build bool) (any, bool) {
+func readFast(data []byte, maxDepth, maxItems int, build bool) (any, bool) {
 	if !json.Valid(data) {
 		return nil, false
 	}

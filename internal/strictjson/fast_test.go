@@ -51,12 +51,16 @@ func compareReaders(t *testing.T, data []byte, depth int, build bool) {
 	if !utf8.Valid(data) {
 		return // refused before either reader runs
 	}
-	fast, ok := readFast(data, depth, build)
-	slow, err := readTokens(data, depth, build)
-	if ok != (err == nil) {
-		t.Fatalf("%q depth %d: walk ok=%v, token reader err=%v", data, depth, ok, err)
-	}
-	if ok && !reflect.DeepEqual(fast, slow) {
-		t.Fatalf("%q depth %d: walk %#v, token reader %#v", data, depth, fast, slow)
+	// maxItems 0 is Check and Decode; 1 and 2 are CheckItems' bound met
+	// and passed by the cases' small collections.
+	for items := 0; items <= 2; items++ {
+		fast, ok := readFast(data, depth, items, build)
+		slow, err := readTokens(data, depth, items, build)
+		if ok != (err == nil) {
+			t.Fatalf("%q depth %d items %d: walk ok=%v, token reader err=%v", data, depth, items, ok, err)
+		}
+		if ok && !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("%q depth %d items %d: walk %#v, token reader %#v", data, depth, items, fast, slow)
+		}
 	}
 }

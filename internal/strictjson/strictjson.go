@@ -62,19 +62,15 @@ func read(data []byte, maxSize, maxDepth, maxItems int, build bool) (any, error)
 	// Nearly every document is valid: walked without the token API, it
 	// costs a tenth of the allocations. Any other is read again token by
 	// token, which says what is wrong.
-	if v, ok := readFastItems(data, maxDepth, maxItems, build); ok {
+	if v, ok := readFast(data, maxDepth, maxItems, build); ok {
 		return v, nil
 	}
-	return readTokensItems(data, maxDepth, maxItems, build)
+	return readTokens(data, maxDepth, maxItems, build)
 }
 
 // readTokens reads a document of at most maxSize bytes of valid UTF-8
 // token by token.
-func readTokens(data []byte, maxDepth int, build bool) (any, error) {
-	return readTokensItems(data, maxDepth, 0, build)
-}
-
-func readTokensItems(data []byte, maxDepth, maxItems int, build bool) (any, error) {
+func readTokens(data []byte, maxDepth, maxItems int, build bool) (any, error) {
 	r := reader{dec: json.NewDecoder(bytes.NewReader(data)), maxDepth: maxDepth, maxItems: maxItems, build: build}
 	r.dec.UseNumber()
 	v, err := r.value(0)
