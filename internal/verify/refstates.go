@@ -39,21 +39,17 @@ func (s *refStates) last() (recorded, bool) {
 }
 
 func (s *refStates) push(r recorded) {
-	if s.n%stateChunk == 0 && s.n/stateChunk == len(s.chunks) {
-		// Small refs stay small: the first chunk grows as a slice does.
-		size := stateChunk
-		if len(s.chunks) == 0 {
-			size = 4
+	i := s.n / stateChunk
+	if i == len(s.chunks) {
+		// Small refs stay small: the first chunk grows as a slice does,
+		// the others are allocated whole.
+		var c []recorded
+		if i > 0 {
+			c = make([]recorded, 0, stateChunk)
 		}
-		s.chunks = append(s.chunks, make([]recorded, 0, size))
+		s.chunks = append(s.chunks, c)
 	}
-	c := &s.chunks[s.n/stateChunk]
-	if len(*c) == cap(*c) && cap(*c) < stateChunk {
-		grown := make([]recorded, len(*c), min(2*cap(*c), stateChunk))
-		copy(grown, *c)
-		*c = grown
-	}
-	*c = append(*c, r)
+	s.chunks[i] = append(s.chunks[i], r)
 	s.n++
 }
 
