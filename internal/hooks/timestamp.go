@@ -98,14 +98,14 @@ func (c *Context) notePostReceive(gitDir string) {
 		_ = os.Remove(path)
 		return
 	}
-	if err := writeAtomic(path, strconv.Itoa(os.Getppid())+"\n"); err != nil {
+	if err := writeAtomic(path, []byte(strconv.Itoa(os.Getppid())+"\n")); err != nil {
 		_ = os.Remove(path) // no note: post-receive starts git-secure
 	}
 }
 
 // writeAtomic replaces path with data through a file of its own in the
 // same directory, so that concurrent writers never mix their contents.
-func writeAtomic(path, data string) error {
+func writeAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func writeAtomic(path, data string) error {
 	if err != nil {
 		return err
 	}
-	_, err = f.WriteString(data)
+	_, err = f.Write(data)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -327,16 +327,7 @@ func unprotectedMarker(gitDir string) string {
 // markUnprotected writes a marker (unprotectedMarker, verifiedMarker);
 // failing to is only slower.
 func (c *Context) markUnprotected(path string, input []byte) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, input, 0o644); err != nil {
-		return
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		_ = os.Remove(tmp)
-	}
+	_ = writeAtomic(path, input)
 }
 
 // sweepMarkers removes the markers no transaction will use: the
