@@ -25,11 +25,15 @@ func (r *Repo) OrgCache() *org.Cache {
 // inherits no organisation policy, else pol combined with the
 // organisation's latest version.
 func (r *Repo) withOrg(pol *policy.Policy) (*policy.Policy, *rsl.OrgVersion, error) {
+	return withOrgFrom(r.OrgCache(), pol)
+}
+
+// withOrgFrom is withOrg with the organisation policies of c.
+func withOrgFrom(c *org.Cache, pol *policy.Policy) (*policy.Policy, *rsl.OrgVersion, error) {
 	o := pol.Org()
 	if o == nil {
 		return pol, nil, nil
 	}
-	c := r.OrgCache()
 	v, err := c.Latest(o)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: the policy inherits the organisation policy at %s: %v", ErrRefused, o.URL, err)
@@ -61,8 +65,9 @@ func (r *Repo) KeptPolicyAt(polTip, logTip gitrepo.Hash) (*policy.Policy, error)
 	if o == nil {
 		return p, nil
 	}
-	c := r.OrgCache()
-	c.Kept = true
+	// A cache of its own: what it keeps is not verified again, and must
+	// never serve a verification that uses OrgCache later in the process.
+	c := &org.Cache{GitDir: r.Git.GitDir(), Env: r.Git.Env(), Now: r.Now(), Kept: true}
 	named, err := r.newestOrgVersion(logTip)
 	if err != nil {
 		return nil, err
@@ -72,7 +77,7 @@ func (r *Repo) KeptPolicyAt(polTip, logTip gitrepo.Hash) (*policy.Policy, error)
 			return nil, fmt.Errorf("%w: the policy inherits the organisation policy at %s: %v", ErrRefused, o.URL, err)
 		}
 	}
-	judging, _, err := r.withOrg(p)
+	judging, _, err := withOrgFrom(c, p)
 	return judging, err
 }
 
