@@ -91,7 +91,7 @@ func (r *Repo) RecordForgeReviews(pr ForgePullRequest, keyFile string) (*ForgeRe
 	if err != nil {
 		return nil, err
 	}
-	s, appName, err := r.forgeAppSigner(pol, keyFile)
+	s, app, err := r.forgeAppSigner(pol, keyFile)
 	if err != nil {
 		return nil, err
 	}
@@ -100,15 +100,15 @@ func (r *Repo) RecordForgeReviews(pr ForgePullRequest, keyFile string) (*ForgeRe
 	if err != nil {
 		return nil, err
 	}
-	return r.recordReviews(pol, s, appName, pr, ref, from, to)
+	return r.recordReviews(pol, s, app, pr, ref, from, to)
 }
 
 // recordReviews records pr's reviews as approvals (or withdrawals) of
-// moving ref from from to to, signed by forge app appName's key s.
-func (r *Repo) recordReviews(pol *policy.Policy, s sign.Signer, appName string, pr ForgePullRequest, ref string, from, to gitrepo.Hash) (*ForgeRecorded, error) {
-	out := &ForgeRecorded{Forge: pr.Forge, PullRequest: pr.Number, Ref: ref, From: from, To: to, App: appName, Records: []ForgeRecordLine{}}
+// moving ref from from to to, signed by forge app app's key s.
+func (r *Repo) recordReviews(pol *policy.Policy, s sign.Signer, app *policy.ForgeApp, pr ForgePullRequest, ref string, from, to gitrepo.Hash) (*ForgeRecorded, error) {
+	out := &ForgeRecorded{Forge: pr.Forge, PullRequest: pr.Number, Ref: ref, From: from, To: to, App: app.Name, Records: []ForgeRecordLine{}}
 	var err error
-	if pr.Repository, err = recordedRepository(pol, s, pr); err != nil {
+	if pr.Repository, err = recordedRepository(app, pr); err != nil {
 		return nil, err
 	}
 	effective := effectiveReviews(pr)
@@ -157,7 +157,7 @@ func (r *Repo) recordReviews(pol *policy.Policy, s sign.Signer, appName string, 
 			state = attest.ReviewApproved
 		}
 		f := attest.ForgeReview{Ref: ref, From: from, To: to, Forge: pr.Forge, Repository: pr.Repository, Account: rv.Account, AccountID: rv.AccountID, Review: rv.ID, PullRequest: pr.Number, State: state}
-		msg := fmt.Sprintf("git-secure: forge app %s records %s review %s by %s (%s) as %s: %s %s..%s", appName, pr.Forge, rv.ID, rv.Account, personName, state, ref, shortOrNone(from), shortOrNone(to))
+		msg := fmt.Sprintf("git-secure: forge app %s records %s review %s by %s (%s) as %s: %s %s..%s", app.Name, pr.Forge, rv.ID, rv.Account, personName, state, ref, shortOrNone(from), shortOrNone(to))
 		file := attest.ForgeReviewFile(signerFile, pr.Forge, pr.Repository, rv.ID, state)
 		if out.Store, err = addForgeRecord(store, s, f, dir+"/"+file, who, msg); err != nil {
 			return nil, err
@@ -355,15 +355,14 @@ func (r *Repo) unlistedApprovals(store *attest.Store, dir, signerFile string, pr
 // recordedRepository is the repository the records of pr name: the one
 // the bridge read, or for a forge app bound to a numeric project id
 // (GitLab) the id the forge answered for it. It refuses to record reviews
-// that would not count: of a repository other than the one the forge app
-// (signer s) is bound to. An app bound to no repository (added before
-// binding) records the repository all the same.
-func recordedRepository(pol *policy.Policy, s sign.Signer, pr ForgePullRequest) (string, error) {
+// that would not count: of a repository other than the one app is bound
+// to. An app bound to no repository (added before binding) records the
+// repository all the same.
+func recordedRepository(app *policy.ForgeApp, pr ForgePullRequest) (string, error) {
 	if err := attest.ValidForgeRepository(pr.Forge, pr.Repository); err != nil {
 		return "", usage("forge: pull request %s: %v", pr.Number, err)
 	}
-	app, ok := pol.ForgeAppByFingerprint(sign.Fingerprint(s.PublicKey()))
-	if !ok || app.Repository == "" {
+	if app.Repository == "" {
 		return pr.Repository, nil
 	}
 	if app.Forge == pr.Forge && attest.SameForgeRepository(app.Repository, pr.Repository) {
@@ -393,19 +392,18 @@ func addForgeRecord(store *attest.Store, s sign.Signer, f attest.ForgeReview, pa
 	return tip, nil
 }
 
-// forgeAppSigner loads the bridge's key and the name of the forge app of
-// pol it is; a key that is no forge app's is refused (its records would
-// not count).
-func (r *Repo) forgeAppSigner(pol *policy.Policy, keyFile string) (sign.Signer, string, error) {
+// forgeAppSigner loads the bridge's key and the forge app of pol it is; a
+// key that is no forge app's, or is revoked, is refused (its records would
+// not count: forgeAppOf).
+func (r *Repo) forgeAppSigner(pol *policy.Policy, keyFile string) (sign.Signer, *policy.ForgeApp, error) {
 	s, err := r.LoadSigner(keyFile)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
-	fp := sign.Fingerprint(s.PublicKey())
-	app, ok := pol.ForgeAppByFingerprint(fp)
-	if !ok {
+	app, err := forgeAppOf(pol, sign.Fingerprint(s.PublicKey()))
+	if err != nil {
 		s.Close()
-		return nil, "", fmt.Errorf("%w: key %s is not a forge app of the policy in force, so its records would not count; a root key holder runs: git secure trust add-forge-app NAME --key BRIDGE.pub", ErrRefused, fp)
+		return nil, nil, err
 	}
-	return s, app.Name, nil
+	return s, app, nil
 }

@@ -161,7 +161,7 @@ func (r *Repo) recordForgeMergeOnce(ref string, to gitrepo.Hash, s sign.Signer, 
 	}
 	var failed *Explanation
 	for _, c := range chain {
-		x, err := r.judgeForgeStep(res, pol, s, tip, cur, c, lookup)
+		x, err := r.judgeForgeStep(res, pol, s, app, tip, cur, c, lookup)
 		if err != nil {
 			return nil, err
 		}
@@ -197,11 +197,12 @@ func (r *Repo) recordForgeMergeOnce(ref string, to gitrepo.Hash, s sign.Signer, 
 }
 
 // forgeAppOf returns the forge app of pol whose key has fingerprint fp,
-// refusing a key that is no forge app's or is revoked.
+// refusing a key that is no forge app's or is revoked: nothing it signed
+// (entries, review records) would count.
 func forgeAppOf(pol *policy.Policy, fp string) (*policy.ForgeApp, error) {
 	app, ok := pol.ForgeAppByFingerprint(fp)
 	if !ok {
-		return nil, fmt.Errorf("%w: key %s is not a forge app of the policy in force, so its entries would not verify; a root key holder runs: git secure trust add-forge-app NAME --key BRIDGE.pub", ErrRefused, fp)
+		return nil, fmt.Errorf("%w: key %s is not a forge app of the policy in force, so its entries would not verify; a root key holder runs: git secure trust add-forge-app NAME --key BRIDGE.pub --forge FORGE --repository REPOSITORY", ErrRefused, fp)
 	}
 	if from := pol.RevokedFrom(fp); from != 0 {
 		return nil, fmt.Errorf("%w: forge app %s's key %s is revoked (from entry #%d): nothing it signs counts; a root key holder adds a new one (git secure trust add-forge-app)", ErrRefused, app.Name, fp, from)
@@ -211,9 +212,9 @@ func forgeAppOf(pol *policy.Policy, fp string) (*policy.ForgeApp, error) {
 
 // judgeForgeStep judges the move of res.Ref from cur to c with the
 // approvals recorded; when they do not allow it and lookup is given, it
-// records the reviews of the pull requests the forge lists for c, merged
-// into the ref, and judges again.
-func (r *Repo) judgeForgeStep(res *ForgeMergeResult, pol *policy.Policy, s sign.Signer, tip, cur, c gitrepo.Hash, lookup ForgeLookup) (*Explanation, error) {
+// records (signed by forge app app's key s) the reviews of the pull
+// requests the forge lists for c, merged into the ref, and judges again.
+func (r *Repo) judgeForgeStep(res *ForgeMergeResult, pol *policy.Policy, s sign.Signer, app *policy.ForgeApp, tip, cur, c gitrepo.Hash, lookup ForgeLookup) (*Explanation, error) {
 	judge := func() (*Explanation, error) {
 		x := &Explanation{Ref: res.Ref, Old: cur, New: c, Current: res.New, Recorded: res.Old, Pending: true, Approved: []string{}, Rules: []ExplainedRule{}, Failures: []ExplainedFailure{}}
 		return x, r.evaluate(x, pol, tip)
@@ -236,7 +237,7 @@ func (r *Repo) judgeForgeStep(res *ForgeMergeResult, pol *policy.Policy, s sign.
 			res.Notes = append(res.Notes, fmt.Sprintf("%s pull request %s merged as %s: reviews not recorded: %v", pr.Forge, pr.Number, shortHex(c), err))
 			continue
 		}
-		rec, err := r.recordReviews(pol, s, res.App, pr, res.Ref, cur, to)
+		rec, err := r.recordReviews(pol, s, app, pr, res.Ref, cur, to)
 		if err != nil {
 			return nil, err
 		}
