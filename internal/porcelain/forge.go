@@ -34,12 +34,13 @@ type ForgePullRequest struct {
 	Reviews []ForgeReviewEvent
 }
 
-// testMergeRef is the ref where the forge keeps its test merge of pr.
-func (pr ForgePullRequest) testMergeRef() string {
+// forgeRef is the ref where the forge keeps pr's head ("head") or its
+// test merge ("merge").
+func (pr ForgePullRequest) forgeRef(kind string) string {
 	if pr.Forge == "gitlab" {
-		return "refs/merge-requests/" + pr.Number + "/merge"
+		return "refs/merge-requests/" + pr.Number + "/" + kind
 	}
-	return "refs/pull/" + pr.Number + "/merge"
+	return "refs/pull/" + pr.Number + "/" + kind
 }
 
 // ForgeReviewEvent is one review in submission order.
@@ -135,7 +136,7 @@ func (r *Repo) recordReviews(pol *policy.Policy, s sign.Signer, app *policy.Forg
 	tree, err := r.treeOf(to)
 	if out.Tree = tree; err != nil {
 		tree, out.Tree = gitrepo.ZeroHash, gitrepo.ZeroHash
-		out.Skipped = append(out.Skipped, fmt.Sprintf("the reviewed result %s is not here, so the reviews are not recorded for the commit a merge button makes (fetch it: git fetch origin %s)", to, pr.testMergeRef()))
+		out.Skipped = append(out.Skipped, fmt.Sprintf("the reviewed result %s is not here, so the reviews are not recorded for the commit a merge button makes (fetch it: git fetch origin %s)", to, pr.forgeRef("merge")))
 	}
 	done := map[string]bool{}
 	for _, rv := range pr.Reviews {
@@ -271,7 +272,7 @@ func effectiveReviews(pr ForgePullRequest) map[string]string {
 func (r *Repo) checkForgeMerge(pr ForgePullRequest, ref string, from, head, merge gitrepo.Hash) error {
 	c, err := r.Git.ReadCommit(merge)
 	if err != nil {
-		return usage("the forge's merge commit %s of pull request %s is not here: fetch it first (git fetch origin %s)", merge.String()[:12], pr.Number, pr.testMergeRef())
+		return usage("the forge's merge commit %s of pull request %s is not here: fetch it first (git fetch origin %s)", merge.String()[:12], pr.Number, pr.forgeRef("merge"))
 	}
 	merged := len(c.Parents) == 2 && c.Parents[0] == from && c.Parents[1] == head
 	squashed := pr.Merged && len(c.Parents) == 1 && c.Parents[0] == from
@@ -308,17 +309,17 @@ func (r *Repo) checkForgeMerge(pr ForgePullRequest, ref string, from, head, merg
 // why.
 func (r *Repo) FetchForgeHead(remote string, pr ForgePullRequest) {
 	head, err := gitrepo.ParseHash(pr.HeadSHA)
-	if n, perr := strconv.ParseUint(pr.Number, 10, 63); err != nil || perr != nil || strconv.FormatUint(n, 10) != pr.Number {
+	if err != nil {
+		return
+	}
+	// The number goes into a refspec: canonical decimal only.
+	if n, err := strconv.ParseUint(pr.Number, 10, 63); err != nil || strconv.FormatUint(n, 10) != pr.Number {
 		return
 	}
 	if ok, err := r.Git.HasObject(head); err == nil && ok {
 		return
 	}
-	ref := "refs/pull/" + pr.Number + "/head"
-	if pr.Forge == "gitlab" {
-		ref = "refs/merge-requests/" + pr.Number + "/head"
-	}
-	_, _ = r.Git.Run(context.Background(), nil, "fetch", "--no-tags", "--no-write-fetch-head", "--quiet", "--no-recurse-submodules", "--", remote, ref)
+	_, _ = r.Git.Run(context.Background(), nil, "fetch", "--no-tags", "--no-write-fetch-head", "--quiet", "--no-recurse-submodules", "--", remote, pr.forgeRef("head"))
 }
 
 // unlistedApprovals returns, as dismissals, the approvals of pr that this
