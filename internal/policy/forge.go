@@ -294,24 +294,25 @@ func (p *Policy) decodeForgeAccounts(person string, av any) error {
 	return nil
 }
 
+// decodeForgeAccount decodes one account of forge: {"id","login"},
+// exactly these keys, or the login alone (older).
 func decodeForgeAccount(forge string, v any) (ForgeAccount, error) {
 	var a ForgeAccount
-	login, ok := v.(string)
-	if !ok {
-		obj, isObj := v.(map[string]any)
-		a.Login, ok = obj["login"].(string)
-		var idOK bool
+	login, isLogin := v.(string)
+	if !isLogin {
+		obj, _ := v.(map[string]any) // nil (no members) when not an object
+		var loginOK, idOK bool
+		login, loginOK = obj["login"].(string)
 		a.ID, idOK = obj["id"].(string)
-		if !isObj || len(obj) != 2 || !ok || !idOK {
-			return a, fmt.Errorf(`%s is not a login nor an object of "id" and "login" strings`, forge)
+		if len(obj) != 2 || !loginOK || !idOK {
+			return ForgeAccount{}, fmt.Errorf(`%s is not a login nor an object of "id" and "login" strings`, forge)
 		}
 		if err := attest.ValidForgeAccountID(a.ID); err != nil {
-			return a, err
+			return ForgeAccount{}, err
 		}
-		login = a.Login
 	}
 	if err := attest.ValidForgeAccount(forge, login); err != nil {
-		return a, err
+		return ForgeAccount{}, err
 	}
 	a.Login = login
 	return a, nil
@@ -408,6 +409,12 @@ func (p *Policy) AddForgeApp(base *Policy, name string, pub ssh.PublicKey, forge
 	if _, ok := p.LookupKey(sign.Fingerprint(pub)); ok {
 		return invalid("key %s is already a root, rules or person key: give the bridge a key of its own", sign.Fingerprint(pub))
 	}
+	return p.writeForgeApp(base, name, pub, forge, repository, now)
+}
+
+// writeForgeApp stores forge app name as root.json holds it: its key
+// bound to repository of forge.
+func (p *Policy) writeForgeApp(base *Policy, name string, pub ssh.PublicKey, forge, repository string, now time.Time) error {
 	raw, _ := p.Root.Signed.UnrecognizedFields[fieldForgeApps].(map[string]any)
 	if raw == nil {
 		raw = map[string]any{}
@@ -424,17 +431,15 @@ func (p *Policy) BindForgeApp(base *Policy, name, forge, repository string, now 
 	if err := attest.ValidForgeRepository(forge, repository); err != nil {
 		return invalid("forge app %s: %v", name, err)
 	}
-	i := slices.IndexFunc(p.ForgeApps(), func(a *ForgeApp) bool { return a.Name == name })
+	apps := p.ForgeApps()
+	i := slices.IndexFunc(apps, func(a *ForgeApp) bool { return a.Name == name })
 	if i < 0 {
 		return invalid("no forge app named %s (see git secure policy list)", name)
 	}
-	app := p.ForgeApps()[i]
-	if app.Forge == forge && app.Repository == repository {
+	if apps[i].Forge == forge && apps[i].Repository == repository {
 		return invalid("forge app %s is already bound to %s %s", name, forge, repository)
 	}
-	raw := p.Root.Signed.UnrecognizedFields[fieldForgeApps].(map[string]any)
-	raw[name] = map[string]any{"forge": forge, "key": authorizedLine(app.Public), "repository": repository}
-	return p.reindexRoot(base, now)
+	return p.writeForgeApp(base, name, apps[i].Public, forge, repository, now)
 }
 
 // RemoveForgeApp stops trusting a forge bridge: a root change. Reviews it

@@ -184,12 +184,12 @@ func sameKeys(a, b *Person) bool {
 // The organisation's own mapping is not taken either: the repository's
 // forge app is not the organisation's.
 func orgPersonsUnmapped(org, local *Policy) error {
+	if local.forge == nil {
+		return nil
+	}
 	for _, p := range local.persons {
 		if _, ok := org.Person(p.Name); !ok {
 			continue
-		}
-		if local.forge == nil {
-			return nil
 		}
 		for _, forge := range slices.Sorted(maps.Keys(local.forge.accounts[p.Name])) {
 			if a := local.ForgeAccount(p.Name, forge); a.Login != "" {
