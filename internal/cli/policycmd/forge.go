@@ -37,20 +37,32 @@ func forgeAccountsOf(c *cli.Context) []forgeAccount {
 // staged the person (accounts with no login are skipped); an account
 // without its numeric id gets a note saying what that leaves open.
 func setForgeAccounts(f *factory.Factory, person string, accounts []forgeAccount) error {
+	_, err := stageForgeAccounts(f, person, accounts, func(a forgeAccount) bool { return a.Login != "" })
+	return err
+}
+
+// stageForgeAccounts stages the accounts of person whose --FORGE flag was
+// given (an empty login then removes the account) and says how many; an
+// --FORGE-id without its --FORGE is refused.
+func stageForgeAccounts(f *factory.Factory, person string, accounts []forgeAccount, given func(forgeAccount) bool) (int, error) {
+	n := 0
 	for _, a := range accounts {
-		if a.Login == "" {
+		if !given(a) {
 			if a.ID != "" {
-				return report.Usagef("--%s-id goes with --%s LOGIN", a.Forge, a.Forge)
+				return n, report.Usagef("--%s-id goes with --%s LOGIN", a.Forge, a.Forge)
 			}
 			continue
 		}
+		n++
 		if err := stageForgeAccount(f, person, a); err != nil {
-			return err
+			return n, err
 		}
 	}
-	return nil
+	return n, nil
 }
 
+// stageForgeAccount stages one account of person (an empty login removes
+// it), with a note when it has no numeric id.
 func stageForgeAccount(f *factory.Factory, person string, a forgeAccount) error {
 	what := fmt.Sprintf("%s account of %s: %s", a.Forge, person, a.Login)
 	switch {
@@ -106,18 +118,9 @@ func runSetForgeAccount(_ context.Context, opts *SetForgeAccountOptions) error {
 	if len(opts.Args) != 1 {
 		return report.Usagef("set-forge-account takes exactly one PERSON")
 	}
-	n := 0
-	for _, a := range opts.Accounts {
-		if !opts.Given[a.Forge] {
-			if a.ID != "" {
-				return report.Usagef("--%s-id goes with --%s LOGIN", a.Forge, a.Forge)
-			}
-			continue
-		}
-		n++
-		if err := stageForgeAccount(opts.F, opts.Args[0], a); err != nil {
-			return err
-		}
+	n, err := stageForgeAccounts(opts.F, opts.Args[0], opts.Accounts, func(a forgeAccount) bool { return opts.Given[a.Forge] })
+	if err != nil {
+		return err
 	}
 	if n == 0 {
 		return report.Usagef("set-forge-account needs --github LOGIN or --gitlab USERNAME (with --github-id / --gitlab-id)")
