@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -290,6 +291,17 @@ func TestForgeRecycledLoginAndOtherRepository(t *testing.T) {
 	if r := ci.run(fresh, "git", "secure", "verify"); r.code != 0 {
 		t.Fatalf("verify in a fresh clone:\n%s", r)
 	}
+
+	// The root revokes the bridge's key: record-approvals refuses to sign
+	// records that would never count, and says what to do.
+	from := len(alice.rslLog(dir)) + 2
+	alice.secure(dir, "trust", "revoke-key", bridge.key.Public, "--from-entry", strconv.Itoa(from))
+	alice.secure(dir, "policy", "apply")
+	if r := alice.run(dir, "git", "push", "origin", "main"); r.code != 0 {
+		t.Fatalf("alice pushes the revocation:\n%s", r)
+	}
+	r = record("rec5", "acme/widget")
+	wantCode(t, "record-approvals with a revoked bridge key", r, 1, "forge app ci-bridge's key", "is revoked", "git secure trust add-forge-app")
 }
 
 // wantCode checks r's exit code and that its output says each of subs.
