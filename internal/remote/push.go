@@ -344,15 +344,49 @@ func (h *Helper) pushSpecs(specs []pushSpec) pushResult {
 	}
 	h.Trace.Mark("load signer")
 	if fp := sign.Fingerprint(plan.signer.PublicKey()); !keyInPolicy(plan.pol, fp) {
-		for _, c := range specs {
-			if plan.pol.Protected(c.Ref) {
-				return pushResult{failed: failAll(specs, fmt.Sprintf("git-secure: %s is protected and %s", c.Ref, keyNotInPolicy(plan.pol, fp)))}
-			}
+		if res, done := h.pushOutsidePolicy(plan, fp); done {
+			return res
 		}
-		return h.runPush(specs, h.metadataSpecs(plan.local[rsl.Ref]))
 	}
 	return h.recordAndSend(plan)
 }
+
+// pushOutsidePolicy handles a signer whose key fp the local policy does
+// not list. A listing remembered from the last contact predates any policy
+// pushed since (a key rotation someone else applied): the remote's
+// metadata is brought in, verified, and the key looked up again (done is
+// false when it is listed now: record as usual). A key still not listed
+// signs nothing that counts: a protected ref is refused, saying how to get
+// the key in; other refs go without a log entry, and the push says so.
+func (h *Helper) pushOutsidePolicy(plan *pushPlan, fp string) (res pushResult, done bool) {
+	moved, err := h.metadataMovedSinceListing(plan.local)
+	if err != nil {
+		return pushResult{failed: failAll(plan.specs, "git-secure: "+err.Error())}, true
+	}
+	if moved {
+		if err := h.reload(plan); err != nil {
+			return pushResult{failed: failAll(plan.specs, err.Error())}, true
+		}
+		if keyInPolicy(plan.pol, fp) {
+			return pushResult{}, false
+		}
+	}
+	why := keyNotInPolicy(plan.pol, fp)
+	for _, c := range plan.specs {
+		if plan.pol.Protected(c.Ref) {
+			h.logf("hint: %s", keyOutsidePolicyHint)
+			return pushResult{failed: failAll(plan.specs, fmt.Sprintf("git-secure: %s is protected and %s", c.Ref, why))}, true
+		}
+	}
+	h.logf("note: %s: pushing without a log entry (only unprotected refs)", why)
+	h.logf("hint: %s", keyOutsidePolicyHint)
+	return h.runPush(plan.specs, h.metadataSpecs(plan.local[rsl.Ref])), true
+}
+
+// keyOutsidePolicyHint says what a person whose signing key the policy
+// does not list does next.
+const keyOutsidePolicyHint = "git secure policy list shows the persons' keys: set user.signingkey to yours, " +
+	"or ask a rules key holder to add it (git secure policy add-key PERSON --key YOUR.pub, or add-person for a new person)"
 
 func keyInPolicy(pol *policy.Policy, fp string) bool {
 	_, ok := pol.LookupKey(fp)
