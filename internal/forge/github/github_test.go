@@ -164,7 +164,7 @@ func TestPullRequestsOfCommitErrors(t *testing.T) {
 			"t0ken", "list the pull requests of commit 444444444444 of acme/widget: the limit of 1000 requests resets at", true},
 		{"malformed head", commit4, answer{Body: `[{"number":7,"state":"closed","head":{"sha":"xyz"},"base":{"ref":"main"}}]`}, "t0ken", "commit 444444444444 of acme/widget: the API answered a malformed pull request", false},
 		{"no base", commit4, answer{Body: `[{"number":7,"state":"closed","head":{"sha":"` + commit4 + `"}}]`}, "t0ken", "the API answered a malformed pull request", false},
-		{"not a list", commit4, answer{Body: `{"number":7}`}, "t0ken", "list the pull requests of commit 444444444444 of acme/widget: json", false},
+		{"not a list", commit4, answer{Body: `{"number":7}`}, "t0ken", "list the pull requests of commit 444444444444 of acme/widget: decode the answer: json: cannot unmarshal object", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := client(t, replay{path: tc.a}, tc.token)
@@ -176,5 +176,19 @@ func TestPullRequestsOfCommitErrors(t *testing.T) {
 				t.Errorf("errors.Is(err, ErrRateLimited) = %v, want %v", !tc.rate, tc.rate)
 			}
 		})
+	}
+}
+
+// Only the page number of a Link is taken: a next link to another host
+// does not send the token there, the next page is read from the API root.
+func TestNextPageStaysOnTheAPIRoot(t *testing.T) {
+	c := client(t, replay{
+		"/repos/acme/widget/pulls/7/reviews?per_page=100": {File: "reviews-7-page1.json", Header: map[string]string{
+			"Link": `<https://evil.example/steal?page=2&per_page=100>; rel="next"`}},
+		"/repos/acme/widget/pulls/7/reviews?page=2&per_page=100": {File: "reviews-7-page2.json"},
+	}, "t0ken")
+	rs, err := c.Reviews(context.Background(), 7)
+	if err != nil || len(rs) != 4 {
+		t.Fatalf("reviews of both pages: %d, %v", len(rs), err)
 	}
 }

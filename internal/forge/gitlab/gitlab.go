@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"sort"
@@ -19,24 +20,28 @@ import (
 	"sync"
 	"time"
 
-	gl "gitlab.com/gitlab-org/api/client-go/v2"
-
 	"github.com/git-secure/git-secure/internal/attest"
+	"github.com/git-secure/git-secure/internal/forge/rest"
 )
 
 // Client reads one project's merge requests.
 type Client struct {
-	gl      *gl.Client
+	hc      *http.Client
+	base    string // the API root, ending in "/api/v4/"
+	token   string
 	project string // "group/sub/name" or a numeric id
 }
+
+// defaultBase is gitlab.com's REST API.
+const defaultBase = "https://gitlab.com/api/v4/"
 
 // New returns a client of project ("group/name", nested groups allowed,
 // or the numeric id) at the REST API baseURL ("" for
 // https://gitlab.com/api/v4; a self-managed instance's
-// https://HOST/api/v4, $CI_API_V4_URL in a job; or a test server). The
-// token (a project, group or personal access token with read_api) is
-// sent as PRIVATE-TOKEN. Requests are not retried: a failure is reported
-// as it is.
+// https://HOST/api/v4 or https://HOST, $CI_API_V4_URL in a job; or a
+// test server). The token (a project, group or personal access token
+// with read_api) is sent as PRIVATE-TOKEN. Requests are not retried: a
+// failure is reported as it is.
 func New(baseURL, token, project string, hc *http.Client) (*Client, error) {
 	if attest.ValidForgeRepository("gitlab", project) != nil {
 		return nil, fmt.Errorf("gitlab: project %q is not GROUP/NAME or a project id", project)
@@ -44,15 +49,43 @@ func New(baseURL, token, project string, hc *http.Client) (*Client, error) {
 	if hc == nil {
 		hc = &http.Client{Timeout: 60 * time.Second}
 	}
-	opts := []gl.ClientOptionFunc{gl.WithHTTPClient(hc), gl.WithoutRetries()}
-	if baseURL != "" {
-		opts = append(opts, gl.WithBaseURL(baseURL))
-	}
-	c, err := gl.NewClient(token, opts...)
+	base, err := apiBase(baseURL)
 	if err != nil {
 		return nil, fmt.Errorf("gitlab: API URL %q: %v", baseURL, err)
 	}
-	return &Client{gl: c, project: project}, nil
+	return &Client{hc: hc, base: base, token: token, project: project}, nil
+}
+
+// apiBase is the API root of baseURL, as client-go took it: a URL whose
+// path does not end in api/v4 gets it added.
+func apiBase(baseURL string) (string, error) {
+	if baseURL == "" {
+		return defaultBase, nil
+	}
+	u, err := url.Parse(strings.TrimSuffix(baseURL, "/") + "/")
+	if err != nil {
+		return "", err
+	}
+	if (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return "", errors.New("not an http(s) URL of a host")
+	}
+	if !strings.HasSuffix(u.Path, "/api/v4/") {
+		u.Path += "api/v4/"
+		u.RawPath = ""
+	}
+	return u.String(), nil
+}
+
+// get reads the project's API path (after "projects/ID/") into out.
+func (c *Client) get(ctx context.Context, path string, out any) (http.Header, error) {
+	// GitLab takes a project path in one segment, its slashes and dots
+	// escaped (as client-go's PathEscape).
+	id := strings.ReplaceAll(url.PathEscape(c.project), ".", "%2E")
+	h := http.Header{"Accept": {"application/json"}, "User-Agent": {"git-secure"}}
+	if c.token != "" {
+		h.Set("PRIVATE-TOKEN", c.token)
+	}
+	return rest.Get(ctx, c.hc, c.base+"projects/"+id+"/"+path, h, out)
 }
 
 // Project is the project the client reads, as it was given (a numeric
@@ -75,6 +108,42 @@ type MergeRequest struct {
 	ProjectID int64
 }
 
+// apiMergeRequest is the part of the API's merge request the client reads.
+type apiMergeRequest struct {
+	IID             int64  `json:"iid"`
+	ProjectID       int64  `json:"project_id"`
+	State           string `json:"state"`
+	TargetBranch    string `json:"target_branch"`
+	SHA             string `json:"sha"`
+	MergeCommitSHA  string `json:"merge_commit_sha"`
+	SquashCommitSHA string `json:"squash_commit_sha"`
+}
+
+// apiApprovals is the part of the API's approval state the client reads.
+type apiApprovals struct {
+	IID        int64 `json:"iid"`
+	ApprovedBy []*struct {
+		User *struct {
+			ID       int64  `json:"id"`
+			Username string `json:"username"`
+		} `json:"user"`
+		ApprovedAt *time.Time `json:"approved_at"`
+	} `json:"approved_by"`
+}
+
+// nextPage is the page number of X-Next-Page, 0 on the last page.
+func nextPage(h http.Header) (int, error) {
+	v := h.Get("X-Next-Page")
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("the API answered X-Next-Page %q", v)
+	}
+	return n, nil
+}
+
 // Approval is one current approval of a merge request. GitLab keeps one
 // per user and drops it on unapproval, so the user's id identifies it.
 type Approval struct {
@@ -87,8 +156,8 @@ var hexRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[
 
 // MergeRequest reads merge request iid.
 func (c *Client) MergeRequest(ctx context.Context, iid int64) (*MergeRequest, error) {
-	mr, _, err := c.gl.MergeRequests.GetMergeRequest(c.project, iid, nil, gl.WithContext(ctx))
-	if err != nil {
+	var mr apiMergeRequest
+	if _, err := c.get(ctx, "merge_requests/"+strconv.FormatInt(iid, 10), &mr); err != nil {
 		return nil, c.apiError(fmt.Sprintf("read merge request !%d", iid), err)
 	}
 	out := &MergeRequest{IID: iid, TargetBranch: mr.TargetBranch, HeadSHA: mr.SHA, State: mr.State, ProjectID: mr.ProjectID}
@@ -107,8 +176,8 @@ func (c *Client) MergeRequest(ctx context.Context, iid int64) (*MergeRequest, er
 // Approvals reads who approves merge request iid now, in the order they
 // approved.
 func (c *Client) Approvals(ctx context.Context, iid int64) ([]Approval, error) {
-	a, _, err := c.gl.MergeRequestApprovals.GetConfiguration(c.project, iid, gl.WithContext(ctx))
-	if err != nil {
+	var a apiApprovals
+	if _, err := c.get(ctx, "merge_requests/"+strconv.FormatInt(iid, 10)+"/approvals", &a); err != nil {
 		return nil, c.apiError(fmt.Sprintf("read the approvals of merge request !%d", iid), err)
 	}
 	if a.IID != 0 && a.IID != iid {
@@ -141,22 +210,15 @@ var ErrNoMergeRef = errors.New("gitlab: no merge ref")
 
 // MergeRef returns the commit of refs/merge-requests/IID/merge: GitLab's
 // test merge of the open merge request iid's head into its target
-// branch's tip (as GitHub's refs/pull/N/merge). client-go has no call for
-// GET merge_ref, so it is made with the client's request builder.
+// branch's tip (as GitHub's refs/pull/N/merge).
 func (c *Client) MergeRef(ctx context.Context, iid int64) (string, error) {
-	path := fmt.Sprintf("projects/%s/merge_requests/%d/merge_ref", gl.PathEscape(c.project), iid)
-	req, err := c.gl.NewRequest(http.MethodGet, path, nil, []gl.RequestOptionFunc{gl.WithContext(ctx)})
-	if err != nil {
-		return "", fmt.Errorf("gitlab: merge ref of !%d: %v", iid, err)
-	}
 	var out struct {
 		CommitID string `json:"commit_id"`
 	}
-	if _, err := c.gl.Do(req, &out); err != nil {
-		var er *gl.ErrorResponse
-		if errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusBadRequest {
-			why := strings.TrimSuffix(strings.TrimPrefix(er.Message, "{message: "), "}")
-			return "", fmt.Errorf("%w: merge request !%d of %s cannot be merged (%s): resolve its conflicts", ErrNoMergeRef, iid, c.project, why)
+	if _, err := c.get(ctx, "merge_requests/"+strconv.FormatInt(iid, 10)+"/merge_ref", &out); err != nil {
+		var er *rest.Error
+		if errors.As(err, &er) && er.StatusCode == http.StatusBadRequest {
+			return "", fmt.Errorf("%w: merge request !%d of %s cannot be merged (%s): resolve its conflicts", ErrNoMergeRef, iid, c.project, er.Message)
 		}
 		return "", c.apiError(fmt.Sprintf("read the merge ref of merge request !%d", iid), err)
 	}
@@ -174,12 +236,13 @@ func (c *Client) MergedRequestsOfCommit(ctx context.Context, sha, targetBranch s
 		return nil, fmt.Errorf("gitlab: %q is not a commit id", sha)
 	}
 	var out []int64
-	opts := []gl.RequestOptionFunc{gl.WithContext(ctx)}
+	path := "repository/commits/" + sha + "/merge_requests"
 	for page := 0; ; page++ {
 		if page == 100 {
 			return nil, fmt.Errorf("gitlab: commit %s is in more than 100 pages of merge requests: refusing to read on", sha)
 		}
-		mrs, resp, err := c.gl.Commits.ListMergeRequestsByCommit(c.project, sha, opts...)
+		var mrs []*apiMergeRequest
+		h, err := c.get(ctx, path, &mrs)
 		if err != nil {
 			return nil, c.apiError(fmt.Sprintf("list the merge requests of commit %s", sha[:12]), err)
 		}
@@ -191,10 +254,14 @@ func (c *Client) MergedRequestsOfCommit(ctx context.Context, sha, targetBranch s
 				out = append(out, mr.IID)
 			}
 		}
-		if resp == nil || resp.NextPage == 0 {
+		next, err := nextPage(h)
+		if err != nil {
+			return nil, fmt.Errorf("gitlab: list the merge requests of commit %s of %s: %v", sha[:12], c.project, err)
+		}
+		if next == 0 {
 			break
 		}
-		opts = []gl.RequestOptionFunc{gl.WithContext(ctx), gl.WithOffsetPaginationParameters(resp.NextPage)}
+		path = "repository/commits/" + sha + "/merge_requests?page=" + strconv.Itoa(next)
 	}
 	slices.Sort(out)
 	return out, nil
@@ -205,8 +272,10 @@ func (c *Client) MergedRequestsOfCommit(ctx context.Context, sha, targetBranch s
 // approval GitLab lists an approval of the current head (GitLab's API
 // does not say which commit was approved).
 func (c *Client) ResetsApprovalsOnPush(ctx context.Context) (bool, error) {
-	p, _, err := c.gl.Projects.GetApprovalConfiguration(c.project, gl.WithContext(ctx))
-	if err != nil {
+	var p struct {
+		ResetApprovalsOnPush bool `json:"reset_approvals_on_push"`
+	}
+	if _, err := c.get(ctx, "approvals", &p); err != nil {
 		return false, c.apiError("read the approval settings", err)
 	}
 	return p.ResetApprovalsOnPush, nil
@@ -216,14 +285,11 @@ func (c *Client) ResetsApprovalsOnPush(ctx context.Context) (bool, error) {
 var ErrRateLimited = errors.New("gitlab: API rate limit exhausted")
 
 func (c *Client) apiError(what string, err error) error {
-	var er *gl.ErrorResponse
-	if errors.Is(err, gl.ErrNotFound) {
-		return fmt.Errorf("gitlab: %s of %s: not found (a wrong --repo or --mr, or a token that cannot read the project: give it read_api)", what, c.project)
-	}
-	if errors.As(err, &er) && er.Response != nil {
-		switch er.Response.StatusCode {
+	var er *rest.Error
+	if errors.As(err, &er) {
+		switch er.StatusCode {
 		case http.StatusTooManyRequests:
-			wait := er.Response.Header.Get("Retry-After")
+			wait := er.Header.Get("Retry-After")
 			if wait == "" {
 				wait = "a while"
 			} else {
@@ -233,9 +299,9 @@ func (c *Client) apiError(what string, err error) error {
 		case http.StatusNotFound:
 			return fmt.Errorf("gitlab: %s of %s: not found (a wrong --repo or --mr, or a token that cannot read the project: give it read_api)", what, c.project)
 		case http.StatusUnauthorized, http.StatusForbidden:
-			return fmt.Errorf("gitlab: %s of %s: %s: the token (GITLAB_TOKEN) is missing or lacks read_api", what, c.project, er.Response.Status)
+			return fmt.Errorf("gitlab: %s of %s: %s: the token (GITLAB_TOKEN) is missing or lacks read_api", what, c.project, er.Status)
 		}
-		return fmt.Errorf("gitlab: %s of %s: %s", what, c.project, er.Response.Status)
+		return fmt.Errorf("gitlab: %s of %s: %s", what, c.project, er.Status)
 	}
 	return fmt.Errorf("gitlab: %s of %s: %v", what, c.project, err)
 }

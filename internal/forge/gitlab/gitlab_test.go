@@ -209,3 +209,34 @@ func TestMergeRef(t *testing.T) {
 		})
 	}
 }
+
+// The API root as client-go took it: api/v4 added to a bare host.
+func TestAPIBase(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                              "https://gitlab.com/api/v4/",
+		"https://gitlab.example":        "https://gitlab.example/api/v4/",
+		"https://gitlab.example/":       "https://gitlab.example/api/v4/",
+		"https://gitlab.example/api/v4": "https://gitlab.example/api/v4/",
+		"https://host/gitlab/api/v4/":   "https://host/gitlab/api/v4/",
+		"http://127.0.0.1:8080/api/v4":  "http://127.0.0.1:8080/api/v4/",
+		"https://host/gitlab":           "https://host/gitlab/api/v4/",
+		"gitlab.example":                "",
+		"ftp://host/api/v4":             "",
+		"https://host/api/v4?x=1":       "",
+		"https://host:bad/api/v4":       "",
+	} {
+		got, err := apiBase(in)
+		if got != want || (err == nil) != (want != "") {
+			t.Errorf("apiBase(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
+
+// A project path goes in one segment, its slash and dots escaped.
+func TestProjectPathEscaped(t *testing.T) {
+	c := client(t, replay{"/api/v4/projects/acme%2Fwid%2Eget/approvals": {Body: `{"reset_approvals_on_push":true}`}}, "t0ken")
+	c.project = "acme/wid.get"
+	if ok, err := c.ResetsApprovalsOnPush(context.Background()); err != nil || !ok {
+		t.Fatalf("escaped project path: %v, %v", ok, err)
+	}
+}
