@@ -71,11 +71,11 @@ func (d *differ) diff(prefix string, a, b Hash) error {
 	if d.depth > maxTreeDepth {
 		return fmt.Errorf("trees nested deeper than %d at %q", maxTreeDepth, truncate(prefix, 200))
 	}
-	ea, err := d.r.ReadTree(a)
+	ea, err := d.r.readTreeCached(a)
 	if err != nil {
 		return err
 	}
-	eb, err := d.r.ReadTree(b)
+	eb, err := d.r.readTreeCached(b)
 	if err != nil {
 		return err
 	}

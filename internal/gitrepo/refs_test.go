@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/git-secure/git-secure/internal/testing/testutil"
 )
 
 func TestValidRefName(t *testing.T) {
@@ -362,6 +364,7 @@ func TestChangedPaths(t *testing.T) {
 	trees = append(trees, write(map[string]string{"renamed": "", "moved/renamed": "c2"}))
 	empty := mustParse(t, EmptyTreeHash)
 	trees = append(trees, empty)
+	trees = append(trees, linkTrees(t, s, dir)...)
 
 	gitDiff := func(a, b Hash) []string {
 		if a.IsZero() {
@@ -395,6 +398,40 @@ func TestChangedPaths(t *testing.T) {
 	if _, err := r.ChangedPaths(trees[1], mustParse(t, strings.Repeat("2", 40))); !errors.Is(err, ErrNotFound) {
 		t.Errorf("missing tree: %v", err)
 	}
+}
+
+// linkTrees makes trees with symlinks, gitlinks (submodules) and a
+// change six directories deep, by git mktree: a symlink retargeted, a
+// gitlink moved to another commit, a symlink that becomes a directory, a
+// gitlink that becomes a file, and the same deep file in two versions.
+func linkTrees(t *testing.T, s *testutil.Sandbox, dir string) []Hash {
+	t.Helper()
+	blob := func(c string) string {
+		out, err := s.RunErr(dir, []byte(c), "git", "hash-object", "-w", "--stdin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	mktree := func(lines ...string) string {
+		out, err := s.RunErr(dir, []byte(strings.Join(lines, "\n")+"\n"), "git", "mktree")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	deep := func(content string) string {
+		h := mktree("100644 blob " + blob(content) + "\tf")
+		for _, name := range []string{"6", "5", "4", "3", "2", "1"} {
+			h = mktree("040000 tree " + h + "\t" + name)
+		}
+		return h
+	}
+	c1, c2 := s.Git(dir, "rev-parse", "HEAD"), s.Git(dir, "rev-parse", "HEAD^")
+	a := mktree("120000 blob "+blob("a")+"\tlink", "160000 commit "+c1+"\tsub", "040000 tree "+deep("one")+"\tdeep", "100644 blob "+blob("r")+"\tREADME")
+	b := mktree("120000 blob "+blob("b")+"\tlink", "160000 commit "+c2+"\tsub", "040000 tree "+deep("two")+"\tdeep", "100755 blob "+blob("r")+"\tREADME")
+	c := mktree("040000 tree "+deep("one")+"\tlink", "100644 blob "+blob("x")+"\tsub", "040000 tree "+deep("one")+"\tdeep", "100644 blob "+blob("r")+"\tREADME")
+	return []Hash{mustParse(t, a), mustParse(t, b), mustParse(t, c)}
 }
 
 func TestReadBlobAt(t *testing.T) {

@@ -52,6 +52,9 @@ type Repo struct {
 	batch      catFile // git cat-file --batch
 	batchCheck catFile // git cat-file --batch-check
 
+	// trees keeps the trees ChangedPaths read for the next diffs.
+	trees treeCache
+
 	// The configuration, read once (ConfigList); SetConfig and
 	// UnsetConfig drop it.
 	cfgMu   sync.Mutex

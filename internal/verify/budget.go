@@ -52,6 +52,9 @@ type diffCache struct {
 	// byFirst finds by their first element.
 	covered map[coveredKey][]string
 	byFirst map[*string][2]gitrepo.Hash
+	// trees keeps the tree of each commit treeOf read (commits are named
+	// by their contents: the tree is the commit's whoever asks).
+	trees map[gitrepo.Hash]gitrepo.Hash
 }
 
 func newDiffCache(src Source, b *Budget) *diffCache {

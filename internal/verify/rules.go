@@ -29,7 +29,37 @@ func objectError(src Source, err error, what string, hs ...gitrepo.Hash) error {
 	return fmt.Errorf("%w: %s: %v", ErrBadObject, what, err)
 }
 
+// treeOf returns the tree of the commit h peels to. Through a diffCache
+// it is read once per commit: each entry's diff starts from the state the
+// previous entry of its ref ended at.
 func treeOf(src Source, h gitrepo.Hash) (gitrepo.Hash, error) {
+	d, ok := src.(*diffCache)
+	if !ok {
+		return readTreeOf(src, h)
+	}
+	if t, ok := d.trees[h]; ok {
+		return t, nil
+	}
+	t, err := readTreeOf(d.Source, h)
+	if err != nil {
+		return t, err
+	}
+	if d.trees == nil || len(d.trees) >= maxCachedCommitTrees {
+		d.trees = map[gitrepo.Hash]gitrepo.Hash{}
+	}
+	d.trees[h] = t
+	return t, nil
+}
+
+// maxCachedCommitTrees bounds the commits whose trees a diffCache keeps.
+const maxCachedCommitTrees = 1 << 16
+
+func readTreeOf(src Source, h gitrepo.Hash) (gitrepo.Hash, error) {
+	// Most targets are commits: one read. A tag, or anything ReadCommit
+	// refuses, goes the long way, which also names the error.
+	if commit, err := src.ReadCommit(h); err == nil {
+		return commit.Tree, nil
+	}
 	c, err := src.PeelToCommit(h)
 	if err != nil {
 		return gitrepo.ZeroHash, objectError(src, err, "commit "+short(h), h)

@@ -154,16 +154,32 @@ func openPack(idxPath string) (*pack, error) {
 	return p, nil
 }
 
+// findWindow: a run of at most this many sorted names is read from the
+// index in one pread and searched in memory (5 KiB); a longer run is first
+// narrowed by binary search, one 20-byte read per step. A verification
+// reads tens of thousands of small objects: one read per step cost a
+// system call per name compared (nine per object in a 45 000-object pack).
+const findWindow = 256
+
 // find returns the offset of h in the pack, by binary search of the
 // index's sorted names within h's fanout bucket.
-func (p *pack) find(h ID) (int64, bool) {
+func (p *pack) find(h ID) (int64, bool) { return p.findIn(h, findWindow) }
+
+// findIn is find reading runs of at most window names at once (tests try
+// small windows: the narrowing steps need buckets larger than a test pack
+// holds).
+func (p *pack) findIn(h ID, window uint32) (int64, bool) {
 	lo := uint32(0)
 	if h[0] > 0 {
 		lo = p.fanout[h[0]-1]
 	}
 	hi := p.fanout[h[0]]
+	if lo > hi || hi > p.n {
+		return 0, false
+	}
+	window = min(max(window, 1), findWindow)
 	var name [20]byte
-	for lo < hi {
+	for hi-lo > window {
 		mid := lo + (hi-lo)/2
 		if _, err := p.idx.ReadAt(name[:], idxHeaderSize+20*int64(mid)); err != nil {
 			return 0, false
@@ -175,6 +191,22 @@ func (p *pack) find(h ID) (int64, bool) {
 			lo = mid + 1
 		default:
 			hi = mid
+		}
+	}
+	var buf [20 * findWindow]byte
+	names := buf[:20*(hi-lo)]
+	if _, err := p.idx.ReadAt(names, idxHeaderSize+20*int64(lo)); err != nil {
+		return 0, false
+	}
+	for a, b := 0, int(hi-lo); a < b; {
+		mid := a + (b-a)/2
+		switch c := bytes.Compare(names[20*mid:20*mid+20], h[:]); {
+		case c == 0:
+			return p.offset(lo + uint32(mid))
+		case c < 0:
+			a = mid + 1
+		default:
+			b = mid
 		}
 	}
 	return 0, false
