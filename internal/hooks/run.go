@@ -173,9 +173,53 @@ func (c *Context) chain(input []byte) error {
 
 // InstallHelp is what a pusher without git-secure is told.
 const InstallHelp = `this repository is protected by git-secure: changes to protected refs need a
-signed entry in its log. Install git-secure (make install from its source), then
-in your clone run: git secure hooks install; git config gpg.format ssh;
+signed entry in its log, by a person its policy allows. If you are one of them,
+install git-secure (make install from its source), then in your clone run:
+git secure hooks install; git config gpg.format ssh;
 git config user.signingkey ~/.ssh/id_ed25519.pub; and push again.`
+
+// sayWhoMayMove tells a pusher whose push moved ref (to target) without
+// an entry who may move it, by the rules of the policy in force, and, for
+// a branch, how to propose the commit instead: a plain-git contributor is
+// no person of the policy, and installing git-secure would not let them
+// push it.
+func (c *Context) sayWhoMayMove(ref string, target gitrepo.Hash) {
+	pol, _, err := c.Repo.CurrentPolicy()
+	if err != nil {
+		return // the refusal above stands; this is only advice
+	}
+	for _, r := range pol.RulesFor(ref) {
+		c.say("hint: %s is protected by rule %s: %s", ref, r.Name, ruleNeeds(r))
+	}
+	branch, ok := strings.CutPrefix(ref, "refs/heads/")
+	if !ok || target.IsZero() {
+		c.say("hint: ask one of them to make this change")
+		return
+	}
+	short := target.String()[:12]
+	review := "refs/heads/review/" + branch + "-" + short
+	if pol.Protected(review) {
+		c.say("hint: push your commits to a branch no rule protects and ask one of them to take them")
+		return
+	}
+	c.say("hint: to propose your commits, push them to a branch no rule protects and ask one of them to take them: git push origin %s:%s", short, review)
+}
+
+// ruleNeeds says what rule r needs, in one line ("2 of alice, bob").
+func ruleNeeds(r *policy.Rule) string {
+	var needs []string
+	if len(r.Allow) > 0 {
+		needs = append(needs, fmt.Sprintf("%d of %s", r.Threshold, strings.Join(r.Allow, ", ")))
+	}
+	for _, q := range r.Require {
+		needs = append(needs, q.String())
+	}
+	s := strings.Join(needs, " and ")
+	if r.IsPathRule() {
+		s += " for changes to " + strings.Join(r.Paths, ", ")
+	}
+	return s
+}
 
 // preReceive verifies the state a push would create and refuses the whole
 // push when it does not verify.
@@ -426,6 +470,9 @@ func (c *Context) judgePush(failed *verify.Failed, st *pushState) error {
 			hint = fmt.Sprintf("this push changes %s without a signed entry in the log; a push through git-secure records and signs one (see below)", p.Ref)
 		}
 		report.Printer{W: c.Stderr}.Problem("rejected", p, hint)
+		if errors.Is(p, verify.ErrUnrecorded) && st.pushed[p.Ref] {
+			c.sayWhoMayMove(p.Ref, st.proposed[p.Ref])
+		}
 	}
 	if unrecorded {
 		for _, l := range strings.Split(InstallHelp, "\n") {

@@ -11,6 +11,8 @@ import (
 // through git-secure records one. Before, the server repeated verify's
 // hint for a clone ("git secure rsl record ...; otherwise restore the ref"),
 // which a plain-git pusher cannot follow and need not (nothing was kept).
+// A contributor who is no person of the policy is told who may move the
+// ref and, for a branch, how to propose the commit instead.
 func TestPlainPushRefusalSaysWhatToDo(t *testing.T) {
 	srv := startServer(t, trFile)
 	_, url := srv.newRepo("plain.git", true)
@@ -26,19 +28,28 @@ func TestPlainPushRefusalSaysWhatToDo(t *testing.T) {
 	bob := newUser(t, "bob")
 	bdir := bob.path("b")
 	bob.git(bob.sb.Home, "clone", "-q", url, bdir)
-	bob.commit(bdir, "fix.txt", "fix\n")
+	fix := bob.commit(bdir, "fix.txt", "fix\n")
 	bob.git(bdir, "tag", "v9")
+	// bob is no person of the policy: installing git-secure would not let
+	// him push main. The refusal names who may, and how to propose his
+	// commit instead.
+	next := map[string][]string{
+		"main": {"hint: refs/heads/main is protected by rule protect-main: 1 of alice",
+			"hint: to propose your commits, push them to a branch no rule protects and ask one of them to take them: git push origin " + fix[:12] + ":refs/heads/review/main-" + fix[:12]},
+		"v9": {"hint: refs/tags/v9 is protected by rule releases: 1 of alice", "hint: ask one of them to make this change"},
+	}
 	for _, ref := range []string{"main", "v9"} {
 		full := map[string]string{"main": "refs/heads/main", "v9": "refs/tags/v9"}[ref]
 		r := bob.run(bdir, "git", "push", "origin", ref)
 		if r.code == 0 {
 			t.Fatalf("a plain push of %s was accepted:\n%s", full, r)
 		}
-		for _, w := range []string{
+		for _, w := range append([]string{
 			"rejected: " + full + ": ref does not match the log",
 			"hint: this push changes " + full + " without a signed entry in the log; a push through git-secure records and signs one (see below)",
-			"Install git-secure (make install from its source)",
-		} {
+			"If you are one of them,",
+			"install git-secure (make install from its source)",
+		}, next[ref]...) {
 			if !contains(r.stderr, w) {
 				t.Errorf("the refusal of %s does not say %q:\n%s", full, w, r)
 			}
