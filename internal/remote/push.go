@@ -757,10 +757,21 @@ func refusals(out []byte) map[string]string {
 	for _, line := range strings.Split(string(out), "\n") {
 		if f := strings.SplitN(line, "\t", 3); len(f) == 3 && f[0] == "!" {
 			_, dst, _ := strings.Cut(f[1], ":")
-			reasons[dst] = f[2]
+			reasons[dst] = unwrapRemoteRejected(f[2])
 		}
 	}
 	return reasons
+}
+
+// unwrapRemoteRejected turns git's "[remote rejected] (why)" into "why":
+// git prints the helper's reason inside its own "[remote rejected] ...
+// (reason)" line, so the wrapper would show twice.
+func unwrapRemoteRejected(reason string) string {
+	inner, ok := strings.CutPrefix(reason, "[remote rejected] (")
+	if !ok || !strings.HasSuffix(inner, ")") {
+		return reason
+	}
+	return strings.TrimSuffix(inner, ")")
 }
 
 // failures says, per spec, why a failed push failed: its own refusal, or

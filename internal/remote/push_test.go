@@ -49,3 +49,26 @@ func TestReadPushSpecs(t *testing.T) {
 		})
 	}
 }
+
+// TestRefusalsUnwrapRemoteRejected: git push --porcelain reports a hook's
+// refusal as "[remote rejected] (pre-receive hook declined)"; handed to
+// git as is, git printed "! [remote rejected] main -> main ([remote
+// rejected] (pre-receive hook declined))".
+func TestRefusalsUnwrapRemoteRejected(t *testing.T) {
+	out := "To /srv/x.git\n" +
+		"!\trefs/heads/main:refs/heads/main\t[remote rejected] (pre-receive hook declined)\n" +
+		"!\trefs/heads/dev:refs/heads/dev\t[rejected] (fetch first)\n" +
+		"!\trefs/heads/odd:refs/heads/odd\t[remote rejected] (a (nested) reason)\n" +
+		"Done\n"
+	got := refusals([]byte(out))
+	want := map[string]string{
+		"refs/heads/main": "pre-receive hook declined",
+		"refs/heads/dev":  "[rejected] (fetch first)",
+		"refs/heads/odd":  "a (nested) reason",
+	}
+	for ref, w := range want {
+		if got[ref] != w {
+			t.Errorf("refusals()[%s] = %q, want %q", ref, got[ref], w)
+		}
+	}
+}

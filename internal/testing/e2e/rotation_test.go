@@ -38,6 +38,9 @@ func TestRotatedKeyPushesBeforeFetch(t *testing.T) {
 	if strings.Contains(r.stderr, "is not in the policy") || !strings.Contains(r.stderr, "1 more needed") {
 		t.Errorf("bob's push of main with his new key is refused for his key, not for the missing approval:\n%s", r)
 	}
+	if strings.Contains(r.stderr, "([remote rejected]") || !strings.Contains(r.stderr, "main -> main (pre-receive hook declined)") {
+		t.Errorf("the refusal of main does not read as git's own ([remote rejected] twice):\n%s", r)
+	}
 }
 
 // TestKeyNotInPolicySays: a person whose key the policy does not list
