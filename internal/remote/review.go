@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"sort"
 	"strings"
 
 	"github.com/git-secure/git-secure/internal/display"
@@ -80,9 +81,18 @@ func (h *Helper) sayHandOff(waiting []*rsl.Entry, pol *policy.Policy) {
 	// A type that cannot be read leaves the branch form: git names the
 	// problem when the push is run.
 	types, _ := h.Repo.Git.ObjectTypes(news)
-	h.hintf("the update needs approvals first; the server kept nothing of this push, so publish it for review:")
+	held := h.heldByRemote(waiting)
+	if len(held) == len(waiting) {
+		h.hintf("the update needs approvals first; the server kept nothing of this push, but has what it sets already:")
+	} else {
+		h.hintf("the update needs approvals first; the server kept nothing of this push, so publish it for review:")
+	}
 	fetches := make([]string, len(waiting))
 	for i, e := range waiting {
+		if ref, ok := held[i]; ok {
+			h.logf("hint:   %s is %s on %s", shortStr(e.New.String()), ref, remote)
+			continue
+		}
 		tag := i < len(types) && types[i] == "tag"
 		review, fetch := reviewRef(e.Ref, e.New.String(), tag, pol)
 		if fetch {
@@ -95,6 +105,30 @@ func (h *Helper) sayHandOff(waiting []*rsl.Entry, pol *policy.Policy) {
 		h.logf("hint:   %sgit secure attest approve %s --to %s && git push", fetches[i], e.Ref, shortStr(e.New.String()))
 	}
 	h.hintf("and you run this git push again")
+}
+
+// heldByRemote finds, for each refused update of waiting, a branch or tag
+// of the remote (as last listed) that already holds its new value (a tag
+// of a commit on main): the approver can fetch it without a review
+// branch. The result maps waiting's index to that ref's name.
+func (h *Helper) heldByRemote(waiting []*rsl.Entry) map[int]string {
+	names := make([]string, 0, len(h.remote))
+	for name := range h.remote {
+		if strings.HasPrefix(name, "refs/heads/") || strings.HasPrefix(name, "refs/tags/") {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names) // refs/heads/ before refs/tags/, and the same name every time
+	held := map[int]string{}
+	for i, e := range waiting {
+		for _, name := range names {
+			if name != e.Ref && h.remote[name] == e.New {
+				held[i] = name
+				break
+			}
+		}
+	}
+	return held
 }
 
 // pendingFor tells whether one of the pending notes is about ref; a note

@@ -127,3 +127,34 @@ func TestTagRefusalHandOffEveryTagProtected(t *testing.T) {
 	srv.admin.secure(repo, "verify")
 	bob.secure(bdir, "verify")
 }
+
+// Found as a stranger on a mirror of spf13/cobra: bob's lightweight release
+// tag of the commit main already is on the server was refused (only alice
+// may make it), and the hand-off told him to publish that commit on a
+// review branch first: a step for nothing, since the server has it as
+// main. The hand-off now names where the server holds it and goes
+// straight to the approval; following it lands the tag.
+func TestTagRefusalOfCommitOnServerSkipsReviewBranch(t *testing.T) {
+	srv, repo, alice, bob, adir, bdir := tagDay(t, "refs/tags/v*")
+	main := bob.rev(bdir, "main")
+	bob.git(bdir, "tag", "v1.2")
+	r := bob.run(bdir, "git", "push", "origin", "v1.2")
+	if r.code != 1 || !strings.Contains(r.stderr, "rule releases") {
+		t.Fatalf("bob's release tag was not refused by rule releases:\n%s", r)
+	}
+	if strings.Contains(r.stderr, "review/") {
+		t.Errorf("the refusal has bob publish for review a commit the server holds as main:\n%s", r)
+	}
+	hintLine(t, r.stderr, main[:12]+" is refs/heads/main on origin")
+	approve := hintLine(t, r.stderr, "git secure attest approve refs/tags/v1.2 --to "+main[:12])
+	alice.git(adir, "pull", "-q")
+	for _, cmd := range strings.Split(approve, " && ") {
+		alice.git(adir, strings.Fields(cmd)[1:]...)
+	}
+	if r := bob.run(bdir, "git", "push", "origin", "v1.2"); r.code != 0 {
+		t.Fatalf("bob's tag push after alice's approval:\n%s", r)
+	}
+	if got := srv.admin.rev(repo, "refs/tags/v1.2"); got != main {
+		t.Fatalf("server v1.2 = %s, want %s", got, main)
+	}
+}
