@@ -296,8 +296,8 @@ func (c *changeCache) files(r *policy.Rule) ([]string, error) {
 }
 
 // changedFiles lists the files that differ between the transition's base
-// and its new target. A new ref with no base uses its best common ancestor
-// with targets.
+// and its new target. A new ref with no base is compared with a recorded
+// state of targets (changedSinceBase).
 func changedFiles(src Source, t Transition, targets []gitrepo.Hash) ([]string, error) {
 	base := t.Old
 	if !t.DiffBase.IsZero() {

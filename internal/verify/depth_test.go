@@ -767,6 +767,46 @@ func depthPaths(t *testing.T, tmpl *ScenarioTemplate) {
 			t.Errorf("problem %+v; want entry #%d naming only the new crypto file", p, n)
 		}
 	})
+
+	t.Run("new branch at a crypto change main went through", func(t *testing.T) {
+		t.Parallel()
+		// dev1 moves main through a commit that changes src/crypto/a.go
+		// and a second that puts it back: main's update changes no
+		// crypto file, so it needs nobody from security. A new branch at
+		// the middle commit must not pass as changing nothing: that
+		// commit was never a recorded state, and its merge base with
+		// main is itself.
+		f := setup(t)
+		x := depthCommit(f, "src/crypto/a.go", "smuggled crypto")
+		depthCommit(f, "src/crypto/a.go", "package crypto // a")
+		if r := f.Record("dev1", "main"); len(r.Pending) != 0 {
+			t.Fatalf("pending %q for a main update that changes no crypto file", r.Pending)
+		}
+		f.MustVerify(verify.Options{})
+		f.S.Git(f.Dir, "branch", "release/2", x.String())
+		n := refusedThenForged(f, "refs/heads/release/2", gitrepo.ZeroHash, x, "src/crypto/a.go")
+		p, _ := f.MustFail(verify.Options{}, verify.ErrUnauthorized, "refs/heads/release/2", "rule crypto", "dev1 is not allowed", "src/crypto/a.go")
+		if p.Entry != n {
+			t.Errorf("problem on entry #%d, want #%d", p.Entry, n)
+		}
+	})
+
+	t.Run("new branch at an older commit of main", func(t *testing.T) {
+		t.Parallel()
+		// Branching off a commit main went through changes nothing the
+		// current main does not hold: nothing to approve.
+		f := setup(t)
+		x := depthCommit(f, "docs/one.md", "docs one")
+		depthCommit(f, "docs/two.md", "docs two")
+		if r := f.Record("dev1", "main"); len(r.Pending) != 0 {
+			t.Fatalf("pending %q for a docs change", r.Pending)
+		}
+		f.S.Git(f.Dir, "branch", "release/1", x.String())
+		if r := f.Record("dev1", "release/1"); len(r.Pending) != 0 {
+			t.Errorf("pending %q for a branch off main without crypto changes", r.Pending)
+		}
+		f.MustVerify(verify.Options{})
+	})
 }
 
 // ---------------------------------------------------------------------

@@ -3,6 +3,7 @@ package verify
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -88,12 +89,27 @@ func changedBetween(src Source, old, new gitrepo.Hash) ([]string, error) {
 	return paths, nil
 }
 
-// changedSinceBase diffs a new ref's commit against its best common
-// ancestor with the given recorded targets (the empty tree when none).
+// maxBaseTargets bounds the recorded targets a new ref's files are
+// compared with when its merge base with them is none of them.
+const maxBaseTargets = 16
+
+// changedSinceBase lists the files a new ref's commit changes from a
+// recorded state: its best common ancestor with the given recorded targets
+// when that is one of them (a branch off main's tip), else the target
+// among the first maxBaseTargets whose tree differs least (the empty tree
+// when there are none). The merge base alone is not enough: a commit an
+// update went through without being recorded (a crypto change its next
+// commit undid) was never judged, and a new ref there would change nothing
+// from it. Comparing with any one recorded state is sound: a file no
+// change names holds what that verified state holds.
 func changedSinceBase(src Source, new gitrepo.Hash, targets []gitrepo.Hash) ([]string, error) {
 	nc, err := src.PeelToCommit(new)
 	if err != nil {
 		return nil, objectError(src, err, "commit "+short(new), new)
+	}
+	nt, err := treeOf(src, nc)
+	if err != nil {
+		return nil, err
 	}
 	var commits []gitrepo.Hash
 	for _, t := range targets {
@@ -101,27 +117,51 @@ func changedSinceBase(src Source, new gitrepo.Hash, targets []gitrepo.Hash) ([]s
 			commits = append(commits, c)
 		}
 	}
-	base := gitrepo.ZeroHash
-	if len(commits) > 0 {
-		b, ok, err := src.MergeBase(nc, commits...)
-		if err != nil {
-			return nil, fmt.Errorf("%w: merge base of %s: %v", ErrBadObject, short(new), err)
-		}
-		if ok {
-			base = b
-		}
+	if len(commits) == 0 {
+		return diffTrees(src, gitrepo.ZeroHash, nt, gitrepo.ZeroHash, new)
 	}
-	nt, err := treeOf(src, nc)
+	base, ok, err := src.MergeBase(nc, commits...)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: merge base of %s: %v", ErrBadObject, short(new), err)
 	}
-	bt := gitrepo.ZeroHash
-	if !base.IsZero() {
-		if bt, err = treeOf(src, base); err != nil {
+	if ok && slices.Contains(commits, base) {
+		bt, err := treeOf(src, base)
+		if err != nil {
 			return nil, err
 		}
+		return diffTrees(src, bt, nt, base, new)
 	}
-	paths, err := src.ChangedPaths(bt, nt)
+	return changedSinceNearest(src, nt, new, commits)
+}
+
+// changedSinceNearest lists the files tree nt (of new) changes from the
+// recorded target, of the first maxBaseTargets commits, that it differs
+// from least.
+func changedSinceNearest(src Source, nt, new gitrepo.Hash, commits []gitrepo.Hash) ([]string, error) {
+	var best []string
+	for i, c := range commits[:min(len(commits), maxBaseTargets)] {
+		ct, err := treeOf(src, c)
+		if err != nil {
+			return nil, err
+		}
+		paths, err := diffTrees(src, ct, nt, c, new)
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 || len(paths) < len(best) {
+			best = paths
+		}
+		if len(best) == 0 {
+			break
+		}
+	}
+	return best, nil
+}
+
+// diffTrees lists the files that differ between trees from and to, the
+// trees of commits base (zero: none) and new.
+func diffTrees(src Source, from, to, base, new gitrepo.Hash) ([]string, error) {
+	paths, err := src.ChangedPaths(from, to)
 	if err != nil {
 		return nil, fmt.Errorf("%w: diff %s..%s: %v", ErrBadObject, shortOrNone(base), short(new), err)
 	}
