@@ -57,6 +57,10 @@ with the command that pins the current keys.
 Without --root-key the first policy is trusted on first use, and the fetch
 says so in one line, with the command that pins what it trusted.
 
+Without --branch the remote's HEAD is checked out, a branch whoever runs the
+server chooses; when no rule protects it, verification accepts it at any
+value, and the clone warns, naming protected branches to check out instead.
+
 Examples:
   git secure clone https://example.org/project.git --root-key SHA256:4Rk...
   git secure clone ssh://server/srv/git/p.git p --root-key SHA256:a... --root-key SHA256:b... --root-threshold 2
@@ -160,6 +164,9 @@ func clone(opts *Options, url, dir string, keys []string, threshold int) error {
 	}
 	if err != nil {
 		f.Info("git-secure: warning: could not install hooks in %s: %v (cd %s && git secure hooks install)\n", dir, err, dir)
+	}
+	if opts.Branch == "" {
+		warnUnprotectedHead(f, g)
 	}
 	switch {
 	case opts.Quiet:

