@@ -805,7 +805,7 @@ func (c *Context) fastForwardsOnly(lines []RefLine, polTip gitrepo.Hash) error {
 		}
 		if pol == nil {
 			var err error
-			if pol, err = policy.Load(c.Repo.Git, polTip); err != nil {
+			if pol, err = policy.LoadSigned(c.Repo.Git, polTip, nil); err != nil {
 				return nil // verification names what is wrong with it
 			}
 		}

@@ -106,7 +106,7 @@ func (c *Cache) PolicyAt(o *policy.Org, v rsl.OrgVersion) (*policy.Policy, error
 	if got.id != v.ID {
 		return nil, fmt.Errorf("%w: the organisation log at %s has %s as entry %d, not %s: its log was rewritten, or this repository names another organisation's", ErrVersion, o.URL, got.id, v.Number, v.ID)
 	}
-	p, err := policy.Load(st.repo, got.commit)
+	p, err := policy.LoadSigned(st.repo, got.commit, nil)
 	if err != nil {
 		return nil, fmt.Errorf("org: organisation policy version %d of %s: %w", v.Number, o.URL, err)
 	}

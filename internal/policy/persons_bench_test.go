@@ -3,6 +3,7 @@ package policy
 import (
 	"crypto/ed25519"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -44,14 +45,26 @@ func BenchmarkParseManyPersons(b *testing.B) {
 // of memory to bytes encoding/json and go-tuf reach), refused after
 // decoding. B/op bounds the memory a hostile policy makes a reader spend.
 func BenchmarkParseTargetsBound(b *testing.B) {
-	_, base, p := staged(b)
+	f, base, p := staged(b)
 	must(b, p.AddPersons(base, benchPersons(b, "person", MaxPersons-100), t1))
+	must(b, p.SignRoot(f.root.TUF))
+	must(b, p.SignTargets(f.root.TUF))
 	r, tg := encode(b, p)
 	b.Run(fmt.Sprintf("honest/persons=%d", len(p.Persons())), func(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(tg)))
 		for b.Loop() {
 			if _, err := Parse(r, tg); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// What a policy in force costs to read signed first (LoadSigned).
+	b.Run(fmt.Sprintf("honest-signed/persons=%d", len(p.Persons())), func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(tg)))
+		for b.Loop() {
+			if _, err := ParseSigned(nil, r, tg, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -102,4 +115,33 @@ func benchPersons(b testing.TB, prefix string, n int) []NewPerson {
 		out[i] = NewPerson{Name: fmt.Sprintf("%s%d", prefix, i), Keys: []ssh.PublicKey{k}}
 	}
 	return out
+}
+
+// BenchmarkRefuseHostileTargets measures what refusing a hostile
+// targets.json costs: small values in arrays within maxItems, 4 MiB,
+// with signatures that do not cover it. "decode" is ParseFiles (go-tuf
+// decodes it, then index refuses it), "signed-first" ParseSigned (its
+// signatures are refused before it is decoded).
+func BenchmarkRefuseHostileTargets(b *testing.B) {
+	f := newFixture(b)
+	r, tg := encode(b, f.p)
+	for _, v := range []string{"0", "[]", "{}"} {
+		hostile := hostileTargetsWithin(b, tg, v)
+		b.Run("decode/"+v, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ParseFiles(r, hostile, nil); err == nil {
+					b.Fatal("hostile targets.json parsed")
+				}
+			}
+		})
+		b.Run("signed-first/"+v, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ParseSigned(f.p, r, hostile, nil); !errors.Is(err, ErrUnsigned) {
+					b.Fatalf("hostile targets.json: %v", err)
+				}
+			}
+		})
+	}
 }

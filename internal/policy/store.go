@@ -18,22 +18,52 @@ type Reader interface {
 
 // Load reads and parses the policy held by commit h. The commit's tree must
 // hold exactly root.json and targets.json as regular files, and, when
-// targets.json delegates, a directory rules/ of rule files NAME.json.
+// targets.json delegates, a directory rules/ of rule files NAME.json. It
+// checks no signature: it reads a staged change, which is unsigned until
+// it is applied. A policy that must be signed is read with LoadSigned.
 func Load(r Reader, h gitrepo.Hash) (*Policy, error) {
+	root, targets, ruleFiles, err := readFiles(r, h)
+	if err != nil {
+		return nil, err
+	}
+	p, err := ParseFiles(root, targets, ruleFiles)
+	if err != nil {
+		return nil, fmt.Errorf("policy %s: %w", h, err)
+	}
+	return p, nil
+}
+
+// LoadSigned is Load for a policy that must be signed (one in force, or
+// recorded in the log): ParseSigned checks the signatures of each file
+// before decoding it, the root's against prev's root keys when prev is
+// not nil. A file refused for its signatures wraps ErrUnsigned.
+func LoadSigned(r Reader, h gitrepo.Hash, prev *Policy) (*Policy, error) {
+	root, targets, ruleFiles, err := readFiles(r, h)
+	if err != nil {
+		return nil, err
+	}
+	p, err := ParseSigned(prev, root, targets, ruleFiles)
+	if err != nil {
+		return nil, fmt.Errorf("policy %s: %w", h, err)
+	}
+	return p, nil
+}
+
+// readFiles reads the files of policy commit h (Load).
+func readFiles(r Reader, h gitrepo.Hash) (root, targets []byte, ruleFiles map[string][]byte, err error) {
 	c, err := r.ReadCommit(h)
 	if err != nil {
-		return nil, fmt.Errorf("policy: read commit %s: %w", h, err)
+		return nil, nil, nil, fmt.Errorf("policy: read commit %s: %w", h, err)
 	}
 	entries, err := r.ReadTree(c.Tree)
 	if err != nil {
-		return nil, fmt.Errorf("policy: read tree of %s: %w", h, err)
+		return nil, nil, nil, fmt.Errorf("policy: read tree of %s: %w", h, err)
 	}
-	var ruleFiles map[string][]byte
 	if len(entries) == 3 {
 		for i, e := range entries {
 			if e.Name == RulesDir && e.Mode == 0o040000 {
 				if ruleFiles, err = loadRuleFiles(r, h, e.Hash); err != nil {
-					return nil, err
+					return nil, nil, nil, err
 				}
 				entries = append(entries[:i:i], entries[i+1:]...)
 				break
@@ -41,12 +71,12 @@ func Load(r Reader, h gitrepo.Hash) (*Policy, error) {
 		}
 	}
 	if len(entries) != 2 {
-		return nil, fmt.Errorf("%w: policy commit %s must hold exactly %s and %s (and %s/)", ErrMalformed, h, RootFile, TargetsFile, RulesDir)
+		return nil, nil, nil, fmt.Errorf("%w: policy commit %s must hold exactly %s and %s (and %s/)", ErrMalformed, h, RootFile, TargetsFile, RulesDir)
 	}
 	files := map[string][]byte{}
 	for _, e := range entries {
 		if e.Mode != 0o100644 || (e.Name != RootFile && e.Name != TargetsFile) {
-			return nil, fmt.Errorf("%w: policy commit %s holds unexpected %s", ErrMalformed, h, e.Name)
+			return nil, nil, nil, fmt.Errorf("%w: policy commit %s holds unexpected %s", ErrMalformed, h, e.Name)
 		}
 		limit := int64(MaxFileSize)
 		if e.Name == TargetsFile {
@@ -54,18 +84,14 @@ func Load(r Reader, h gitrepo.Hash) (*Policy, error) {
 		}
 		typ, data, err := r.ReadObject(e.Hash, limit)
 		if err != nil {
-			return nil, fmt.Errorf("policy: read %s of %s: %w", e.Name, h, err)
+			return nil, nil, nil, fmt.Errorf("policy: read %s of %s: %w", e.Name, h, err)
 		}
 		if typ != "blob" {
-			return nil, fmt.Errorf("%w: %s of %s is a %s", ErrMalformed, e.Name, h, typ)
+			return nil, nil, nil, fmt.Errorf("%w: %s of %s is a %s", ErrMalformed, e.Name, h, typ)
 		}
 		files[e.Name] = data
 	}
-	p, err := ParseFiles(files[RootFile], files[TargetsFile], ruleFiles)
-	if err != nil {
-		return nil, fmt.Errorf("policy %s: %w", h, err)
-	}
-	return p, nil
+	return files[RootFile], files[TargetsFile], ruleFiles, nil
 }
 
 // loadRuleFiles reads the rule files of policy commit h from tree t: only

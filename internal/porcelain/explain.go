@@ -290,7 +290,7 @@ func (r *Repo) policyBefore(rec *rsl.Record) (*policy.Policy, uint64, error) {
 	if err != nil || pe == nil {
 		return nil, 0, err
 	}
-	pol, err := policy.Load(r.Git, pe.Entry.New)
+	pol, err := policy.LoadSigned(r.Git, pe.Entry.New, nil)
 	if err != nil {
 		return nil, 0, fmt.Errorf("explain: the policy of entry #%d: %w", pe.Entry.Number, err)
 	}

@@ -125,7 +125,7 @@ func (r *Repo) recordForgeMergeOnce(ref string, to gitrepo.Hash, s sign.Signer, 
 	if err != nil {
 		return nil, err
 	}
-	pol, err := policy.Load(r.Git, snap.policyTip)
+	pol, err := policy.LoadSigned(r.Git, snap.policyTip, nil)
 	if err != nil {
 		return nil, err
 	}

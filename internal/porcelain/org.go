@@ -57,7 +57,7 @@ func withOrgFrom(c *org.Cache, pol *policy.Policy) (*policy.Policy, *rsl.OrgVers
 // combined with the organisation policy as last verified and kept, which
 // is fetched again only when the log at logTip names a newer version.
 func (r *Repo) KeptPolicyAt(polTip, logTip gitrepo.Hash) (*policy.Policy, error) {
-	p, err := policy.Load(r.Git, polTip)
+	p, err := policy.LoadSigned(r.Git, polTip, nil)
 	if err != nil {
 		return nil, err
 	}

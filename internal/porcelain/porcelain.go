@@ -206,7 +206,7 @@ func (r *Repo) CurrentPolicy() (*policy.Policy, gitrepo.Hash, error) {
 	if fixed, ok := r.repairPolicyRef(h); ok {
 		h = fixed
 	}
-	p, err := policy.Load(r.Git, h)
+	p, err := policy.LoadSigned(r.Git, h, nil)
 	if err != nil {
 		return nil, h, err
 	}

@@ -146,7 +146,7 @@ func (r *Repo) recordOnce(ref, src string, s sign.Signer, who gitrepo.Ident) (*R
 		}
 		return res, nil
 	}
-	pol, err := policy.Load(r.Git, snap.policyTip)
+	pol, err := policy.LoadSigned(r.Git, snap.policyTip, nil)
 	if err != nil {
 		return nil, err
 	}

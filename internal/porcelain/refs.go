@@ -64,7 +64,7 @@ func (r *Repo) DropNamespace(ns, message string) {
 // the organisation's latest version (fetched once per process): the
 // policy new entries and pushes are judged by.
 func (r *Repo) PolicyAt(h gitrepo.Hash) (*policy.Policy, error) {
-	p, err := policy.Load(r.Git, h)
+	p, err := policy.LoadSigned(r.Git, h, nil)
 	if err != nil {
 		return nil, err
 	}

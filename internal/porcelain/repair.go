@@ -116,7 +116,7 @@ func (s *RepairScan) load(only []string) error {
 	if s.LogTip.IsZero() || s.remote[policy.Ref].IsZero() {
 		return usage("%s has no git-secure log or policy: nothing to repair", s.Remote)
 	}
-	pol, err := policy.Load(g, s.remote[policy.Ref])
+	pol, err := policy.LoadSigned(g, s.remote[policy.Ref], nil)
 	if err != nil {
 		return fmt.Errorf("repair: %s's policy: %w", s.Remote, err)
 	}

@@ -154,7 +154,7 @@ func refEntries(records []*rsl.Record) map[string][]*rsl.Record {
 // needs. When the current or the restored state is not here the diff is
 // unknown, and every path rule applies (as verification does).
 func (r *Repo) precheckSkip(e *rsl.Entry, policyTip, rslTip gitrepo.Hash, moves []verify.Transition, fp string, res *SkipResult) error {
-	pol, err := policy.Load(r.Git, policyTip)
+	pol, err := policy.LoadSigned(r.Git, policyTip, nil)
 	if err != nil {
 		return err
 	}

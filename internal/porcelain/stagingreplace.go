@@ -57,7 +57,7 @@ func StagingReplaceable(g *gitrepo.Repo, old, next, polTip gitrepo.Hash) (string
 	if why != "" {
 		return "", nil // obsolete or not a staged change: nothing to keep
 	}
-	base, err := policy.Load(g, polTip)
+	base, err := policy.LoadSigned(g, polTip, nil)
 	if err != nil {
 		return "", fmt.Errorf("load the policy in force %s: %w", polTip, err)
 	}
@@ -268,7 +268,7 @@ func StagingAddsSignatures(g *gitrepo.Repo, have, next, polTip gitrepo.Hash) boo
 	if same, err := sameContent(a, b); err != nil || !same {
 		return false
 	}
-	base, err := policy.Load(g, polTip)
+	base, err := policy.LoadSigned(g, polTip, nil)
 	if err != nil {
 		return false
 	}

@@ -124,7 +124,7 @@ func (r *Repo) timestampState() (gitrepo.Hash, *policy.Policy, error) {
 	if !ok {
 		return gitrepo.Hash{}, nil, usage("this repository has no git-secure policy (%s)", policy.Ref)
 	}
-	pol, err := policy.Load(g, polTip)
+	pol, err := policy.LoadSigned(g, polTip, nil)
 	return tip, pol, err
 }
 

@@ -1,6 +1,10 @@
 package strictjson
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+)
 
 // fastReader walks a document that json.Valid accepted, without
 // encoding/json's token API (which allocates an error value for nearly
@@ -14,6 +18,10 @@ type fastReader struct {
 	maxDepth int
 	maxItems int // 0: unbounded
 	build    bool
+	// keys holds, by depth, the keys of the object being checked there:
+	// reused from one object to the next, so that checking a document
+	// allocates next to nothing however many collections it holds.
+	keys [][][]byte
 }
 
 // readFast returns data's value as read returns it, or false when data
@@ -23,6 +31,9 @@ func readFast(data []byte, maxDepth, maxItems int, build bool) (any, bool) {
 		return nil, false
 	}
 	r := fastReader{data: data, maxDepth: maxDepth, maxItems: maxItems, build: build}
+	if !build {
+		return nil, r.check(0)
+	}
 	return r.value(0)
 }
 
@@ -152,4 +163,125 @@ func (r *fastReader) str() (any, bool) {
 
 func isNumberByte(c byte) bool {
 	return c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
+}
+
+// check walks the value at r.pos as value does, building nothing: a
+// document of many small values costs no allocation per value (Check
+// runs on every policy file before anything else reads it).
+func (r *fastReader) check(depth int) bool {
+	r.space()
+	switch c := r.data[r.pos]; c {
+	case '{', '[':
+		if depth >= r.maxDepth {
+			return false
+		}
+		r.pos++
+		if c == '{' {
+			return r.checkObject(depth)
+		}
+		return r.checkArray(depth)
+	case '"':
+		r.strEnd()
+		return true
+	case 't':
+		r.pos += len("true")
+	case 'f':
+		r.pos += len("false")
+	case 'n':
+		r.pos += len("null")
+	default:
+		for r.pos < len(r.data) && isNumberByte(r.data[r.pos]) {
+			r.pos++
+		}
+	}
+	return true
+}
+
+func (r *fastReader) checkObject(depth int) bool {
+	for len(r.keys) <= depth {
+		r.keys = append(r.keys, nil)
+	}
+	keys := r.keys[depth][:0]
+	for {
+		r.space()
+		if r.data[r.pos] == '}' {
+			r.pos++
+			r.keys[depth] = keys
+			return noDuplicate(keys)
+		}
+		if r.data[r.pos] == ',' {
+			r.pos++
+			r.space()
+		}
+		key, ok := r.keyBytes()
+		if !ok || tooMany(len(keys)+1, r.maxItems) {
+			return false
+		}
+		keys = append(keys, key)
+		r.space()
+		r.pos++ // the colon
+		if !r.check(depth + 1) {
+			return false
+		}
+	}
+}
+
+func (r *fastReader) checkArray(depth int) bool {
+	for n := 1; ; n++ {
+		r.space()
+		if r.data[r.pos] == ']' {
+			r.pos++
+			return true
+		}
+		if r.data[r.pos] == ',' {
+			r.pos++
+		}
+		if tooMany(n, r.maxItems) || !r.check(depth+1) {
+			return false
+		}
+	}
+}
+
+// noDuplicate reports whether keys are all different; it sorts them.
+func noDuplicate(keys [][]byte) bool {
+	if len(keys) < 2 {
+		return true
+	}
+	slices.SortFunc(keys, bytes.Compare)
+	for i := 1; i < len(keys); i++ {
+		if bytes.Equal(keys[i-1], keys[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// strEnd moves past the string at r.pos and reports whether it holds an
+// escape.
+func (r *fastReader) strEnd() bool {
+	r.pos++
+	escaped := false
+	for r.data[r.pos] != '"' {
+		if r.data[r.pos] == '\\' {
+			escaped = true
+			r.pos++ // the escaped character cannot end the string
+		}
+		r.pos++
+	}
+	r.pos++
+	return escaped
+}
+
+// keyBytes returns the value of the string at r.pos: the bytes between
+// its quotes, or, when it holds an escape, what encoding/json decodes.
+func (r *fastReader) keyBytes() ([]byte, bool) {
+	start := r.pos
+	if !r.strEnd() {
+		return r.data[start+1 : r.pos-1], true
+	}
+	var s string
+	if err := json.Unmarshal(r.data[start:r.pos], &s); err != nil {
+		return nil, false
+	}
+	return []byte(s), true
 }

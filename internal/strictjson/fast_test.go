@@ -59,7 +59,8 @@ func compareReaders(t *testing.T, data []byte, depth int, build bool) {
 		if ok != (err == nil) {
 			t.Fatalf("%q depth %d items %d: walk ok=%v, token reader err=%v", data, depth, items, ok, err)
 		}
-		if ok && !reflect.DeepEqual(fast, slow) {
+		// Without build only acceptance counts: Check drops the value.
+		if ok && build && !reflect.DeepEqual(fast, slow) {
 			t.Fatalf("%q depth %d items %d: walk %#v, token reader %#v", data, depth, items, fast, slow)
 		}
 	}

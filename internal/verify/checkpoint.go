@@ -171,7 +171,7 @@ func (v *verifier) startFrom(cp *Checkpoint) error {
 	if cp.Revoked == nil {
 		return errStale // saved before it kept the revocations: they may be missing
 	}
-	pol, err := policy.Load(v.repo, cp.PolicyCommit)
+	pol, err := policy.LoadSigned(v.repo, cp.PolicyCommit, nil)
 	if err != nil {
 		return errStale
 	}

@@ -242,13 +242,17 @@ func (v *verifier) stepPolicy(w *window, rec *rsl.Record, firstNum uint64) error
 		v.failPolicy(rec, e.Ref, ErrChain, hint, "the policy cannot be deleted")
 		return errPolicy
 	}
-	next, err := policy.Load(v.repo, e.New)
+	next, err := policy.LoadSigned(v.repo, e.New, v.curPolicy)
 	if err != nil {
-		kind := ErrMalformed
-		if errors.Is(err, gitrepo.ErrNotFound) {
+		kind, fix := ErrMalformed, "fetch refs/secure/policy from the remote"
+		switch {
+		case errors.Is(err, gitrepo.ErrNotFound):
 			kind = ErrMissingObject
+		case errors.Is(err, policy.ErrUnsigned):
+			// Refused for its signatures before it was decoded.
+			kind, fix = ErrThreshold, hint
 		}
-		v.failPolicy(rec, e.Ref, kind, "fetch refs/secure/policy from the remote", "%v", err)
+		v.failPolicy(rec, e.Ref, kind, fix, "%v", err)
 		return errPolicy
 	}
 	// Keys revoked at this entry (by any policy so far, or by

@@ -166,7 +166,7 @@ func loadPolicy(g *gitrepo.Repo, cache map[gitrepo.Hash]*policy.Policy, h gitrep
 	if p, ok := cache[h]; ok {
 		return p, nil
 	}
-	p, err := policy.Load(g, h)
+	p, err := policy.LoadSigned(g, h, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,174 @@
+package policy
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/theupdateframework/go-tuf/v2/metadata"
+
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/strictjson"
+)
+
+// TestParseSignedAccepts checks that a policy signed as git-secure signs
+// today reads the same through ParseSigned as through ParseFiles, with or
+// without the previous policy, and through LoadSigned.
+func TestParseSignedAccepts(t *testing.T) {
+	f := newFixture(t)
+	r, tg := encode(t, f.p)
+	for _, prev := range []*Policy{nil, f.p} {
+		p, err := ParseSigned(prev, r, tg, nil)
+		must(t, err)
+		a, b := encode(t, p)
+		if !bytes.Equal(a, r) || !bytes.Equal(b, tg) {
+			t.Fatal("ParseSigned read another policy")
+		}
+	}
+	repo := &memRepo{}
+	h, err := Save(repo, f.p, gitrepo.ZeroHash, testWho, "policy 1")
+	must(t, err)
+	if _, err := LoadSigned(repo, h, f.p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestParseSignedRefusesBeforeDecoding checks the order: a targets.json
+// whose signatures do not cover it is refused for its signatures, even
+// when decoding would have refused it for another reason (go-tuf cannot
+// read its expiry; a hostile one of many small values would have cost
+// 150 MB to decode: BenchmarkRefuseHostileTargets).
+func TestParseSignedRefusesBeforeDecoding(t *testing.T) {
+	f := newFixture(t)
+	r, tg := encode(t, f.p)
+	for name, bad := range map[string][]byte{
+		"bad expiry": replaceOnce(t, tg, `"expires":"`, `"expires":"not a time `),
+		"hostile":    hostileTargetsWithin(t, tg, "0"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := ParseFiles(r, bad, nil); err == nil || errors.Is(err, ErrUnsigned) {
+				t.Fatalf("ParseFiles = %v, want a decoding error", err)
+			}
+			_, err := ParseSigned(nil, r, bad, nil)
+			want := "targets.json: rules: 0 of 1 signatures (threshold 1), checked before decoding it; not yet signed by: " + f.root.FP
+			if !errors.Is(err, ErrUnsigned) || !strings.Contains(err.Error(), want) {
+				t.Fatalf("ParseSigned = %v, want %q", err, want)
+			}
+		})
+	}
+}
+
+// TestParseSignedRefusesRoot checks root.json's two thresholds: a root
+// that replaces prev's must carry prev's root keys (checked before it is
+// decoded), and every root its own.
+func TestParseSignedRefusesRoot(t *testing.T) {
+	f := newFixture(t)
+	other := newTestKey(t, "mallory")
+	q, err := New(other.Pub, t0)
+	must(t, err)
+	must(t, q.SignRoot(other.TUF))
+	must(t, q.SignTargets(other.TUF))
+	r, tg := encode(t, q)
+	if _, err := ParseSigned(nil, r, tg, nil); err != nil {
+		t.Fatalf("a self-signed first policy: %v", err)
+	}
+	_, err = ParseSigned(f.p, replaceOnce(t, r, `"expires":"`, `"expires":"not a time `), tg, nil)
+	want := "root.json: root (old keys): 0 of 1 signatures (threshold 1), checked before decoding it; not yet signed by: " + f.root.FP
+	if !errors.Is(err, ErrUnsigned) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("ParseSigned(another root) = %v, want %q", err, want)
+	}
+	must(t, q.SignRoot(f.root.TUF)) // the old key signs; the new one no longer has
+	q.Root.Signatures = q.Root.Signatures[1:]
+	r, _ = encode(t, q)
+	_, err = ParseSigned(f.p, r, tg, nil)
+	want = "root.json: root: 0 of 1 signatures (threshold 1), checked before decoding it; not yet signed by: " + other.FP
+	if !errors.Is(err, ErrUnsigned) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("ParseSigned(root without its own keys) = %v, want %q", err, want)
+	}
+}
+
+// TestParseSignedRefusesNonCanonical checks that a signed part not in
+// canonical key order is refused as such before any signature counts:
+// its signatures could only cover another ordering of its bytes.
+func TestParseSignedRefusesNonCanonical(t *testing.T) {
+	f := newFixture(t)
+	r, tg := encode(t, f.p)
+	bad := replaceOnce(t, tg, `"version":1,`, ``)
+	bad = replaceOnce(t, bad, `"signed":{`, `"signed":{"version":1,`)
+	_, err := ParseSigned(nil, r, bad, nil)
+	if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "targets.json is not in canonical form") {
+		t.Fatalf("ParseSigned = %v, want a refusal of the key order", err)
+	}
+	_, err = ParseSigned(nil, r, []byte(`{"signatures":[],"signed":{},"x":1}`), nil)
+	if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "must hold exactly signed and signatures") {
+		t.Fatalf("ParseSigned = %v, want a refusal of the extra member", err)
+	}
+}
+
+// hostileTargetsWithin returns tg's signatures over a signed part whose
+// unknown field holds arrays of copies of v, each within maxItems,
+// MaxTargetsSize bytes in all: strictjson.CheckItems lets it through.
+func hostileTargetsWithin(t testing.TB, tg []byte, v string) []byte {
+	t.Helper()
+	i := bytes.Index(tg, []byte(`"signed":{`))
+	if i < 0 {
+		t.Fatal("no signed part")
+	}
+	head := append(append([]byte{}, tg[:i]...), `"signed":{"x-pad":[[`...)
+	tail := []byte(`]]}}`)
+	out := head
+	for n := 0; len(out)+len(v)+3+len(tail) <= MaxTargetsSize; n++ {
+		switch {
+		case n == 0:
+		case n%maxItems == 0:
+			out = append(out, "],["...)
+		default:
+			out = append(out, ',')
+		}
+		out = append(out, v...)
+	}
+	out = append(out, tail...)
+	if err := strictjson.CheckItems(out, MaxTargetsSize, maxItems); err != nil {
+		t.Fatalf("hostile targets.json refused by strictjson already: %v", err)
+	}
+	return out
+}
+
+// FuzzParseSigned: ParseSigned (signatures over the raw signed bytes,
+// then decoding) agrees with ParseFiles followed by go-tuf's own
+// signature check: what one accepts the other does, as the same policy.
+// Run with -fuzzminimizetime=2s, as FuzzParse.
+func FuzzParseSigned(f *testing.F) {
+	fx := newFixture(f)
+	r, tg := encode(f, fx.p)
+	f.Add(r, tg)
+	f.Add(r, replaceOnce(f, tg, `"version":1,`, `"version":2,`))
+	f.Add(r, replaceOnce(f, tg, `"signed":{`, `"signed":{"version":1,`))
+	for _, s := range fuzzPolicySeeds(f) {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, root, targets []byte) {
+		p, err := ParseSigned(nil, root, targets, nil)
+		if err != nil && !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrUnsigned) {
+			t.Fatalf("error %v wraps neither ErrMalformed nor ErrUnsigned", err)
+		}
+		q, qerr := ParseFiles(root, targets, nil)
+		if qerr == nil {
+			qerr = q.Root.VerifyDelegate(metadata.ROOT, q.Root)
+		}
+		if qerr == nil {
+			qerr = q.Root.VerifyDelegate(metadata.TARGETS, q.Targets)
+		}
+		if (err == nil) != (qerr == nil) {
+			t.Fatalf("ParseSigned: %v; ParseFiles and go-tuf: %v", err, qerr)
+		}
+		if err != nil {
+			return
+		}
+		a, b := encode(t, p)
+		if !bytes.Equal(a, root) || !bytes.Equal(b, targets) {
+			t.Fatal("ParseSigned accepted what re-encodes differently")
+		}
+	})
+}
