@@ -187,7 +187,11 @@ func (v *verifier) startFrom(cp *Checkpoint) error {
 	v.startPolicy, v.startPolicyCommit, v.startPolicyEntry = pol, cp.PolicyCommit, cp.PolicyEntry
 	v.state = map[string]*refStates{}
 	for ref, r := range cp.Refs {
-		v.state[ref] = newRefStates(recorded{number: r.Entry, id: r.EntryID, target: r.Target})
+		st := &refStates{}
+		if err := v.stateLog().push(st, recorded{number: r.Entry, id: r.EntryID, target: r.Target}); err != nil {
+			return err
+		}
+		v.state[ref] = st
 	}
 	v.used = map[string]uint64{}
 	for _, k := range cp.Used {

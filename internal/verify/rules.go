@@ -557,17 +557,26 @@ func (v *verifier) diffBase(ref string, old gitrepo.Hash) gitrepo.Hash {
 	if ok, err := v.repo.HasObject(old); err != nil || ok {
 		return gitrepo.ZeroHash
 	}
-	st := v.state[ref]
-	for i := st.len() - 2; i >= 0; i-- { // the newest state is the entry being checked
-		t := st.at(i).target
-		if t.IsZero() {
-			break
+	var base gitrepo.Hash
+	newest := true // the newest state is the entry being checked
+	err := v.stateLog().newestFirst(v.state[ref], func(r recorded, _ int) bool {
+		if newest {
+			newest = false
+			return true
 		}
-		if ok, err := v.repo.HasObject(t); err == nil && ok {
-			return t
+		if r.target.IsZero() {
+			return false
 		}
+		if ok, err := v.repo.HasObject(r.target); err == nil && ok {
+			base = r.target
+			return false
+		}
+		return true
+	})
+	if err != nil && v.spillErr == nil {
+		v.spillErr = err // the run fails with it
 	}
-	return gitrepo.ZeroHash
+	return base
 }
 
 func hasGlobal(pol *policy.Policy, ref string) bool {

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -17,8 +18,9 @@ import (
 // spread over every core, and its replay runs once its signatures are
 // known, while the next window is read and checked. What outlives a
 // window is small and fixed per entry (entryInfo, each ref's recorded
-// states): memory is bounded by the window and the largest policy, not by
-// the commits of the history.
+// states), and kept in spill tables whose older pages are on disk
+// (spill.go): memory is bounded by the window and the largest policy, not
+// by the commits of the history.
 
 // windowSize is how many entries one window holds. Windows in flight: the
 // one being read, the one whose signatures are checked and the one being
@@ -58,6 +60,54 @@ const (
 	infoRef uint8 = iota
 	infoAnnotation
 )
+
+// infoRecordSize is an entryInfo in the verifier's infos table: id (20),
+// ref (4), type (1).
+const infoRecordSize = 25
+
+// addInfo keeps inf as the next entry's; an error is kept in spillErr.
+func (v *verifier) addInfo(inf entryInfo) {
+	if v.infos == nil {
+		v.infos = newSpillTable(infoRecordSize)
+	}
+	var b [infoRecordSize]byte
+	copy(b[:20], inf.id[:])
+	binary.BigEndian.PutUint32(b[20:24], inf.ref)
+	b[24] = inf.typ
+	if _, err := v.infos.add(b[:]); err != nil && v.spillErr == nil {
+		v.spillErr = err
+	}
+}
+
+// infoAt returns what addInfo kept of entry n (base < n).
+func (v *verifier) infoAt(n uint64) (entryInfo, error) {
+	if v.infos == nil || n <= v.base || n-v.base > uint64(v.infos.n) {
+		return entryInfo{}, fmt.Errorf("verify: entry #%d was not read by this verification", n)
+	}
+	b, err := v.infos.at(int(n - 1 - v.base))
+	if err != nil {
+		return entryInfo{}, err
+	}
+	var inf entryInfo
+	copy(inf.id[:], b[:20])
+	inf.ref = binary.BigEndian.Uint32(b[20:24])
+	inf.typ = b[24]
+	return inf, nil
+}
+
+// stateLog returns the log of recorded states, made on first use.
+func (v *verifier) stateLog() *stateLog {
+	if v.states == nil {
+		v.states = newStateLog()
+	}
+	return v.states
+}
+
+// close removes what the verification kept on disk.
+func (v *verifier) close() {
+	v.states.close()
+	v.infos.close()
+}
 
 // policySpan is the policy in force from entry from on, until the next
 // span's start (unguardedSince).

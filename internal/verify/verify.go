@@ -218,6 +218,7 @@ func verifyFrom(repo Repository, tip gitrepo.Hash, opts Options, cp *Checkpoint)
 			return nil, err
 		}
 		res, err := v.run()
+		v.close()
 		if !v.retro {
 			return res, err
 		}
@@ -305,11 +306,14 @@ type verifier struct {
 	res     *Result
 
 	// count entries went through the policy step; last is the newest.
-	count    int
-	lastID   gitrepo.Hash
-	lastNum  uint64
-	prevRec  *rsl.Record // the entry replayed before the current one
-	info     []entryInfo // every entry checked (index = number-1-base)
+	count   int
+	lastID  gitrepo.Hash
+	lastNum uint64
+	prevRec *rsl.Record // the entry replayed before the current one
+	// infos holds every entry checked (entryInfo; index = number-1-base);
+	// spillErr is the first error keeping it (the run fails with it).
+	infos    *spillTable
+	spillErr error
 	refNames []string
 	refIndex map[string]uint32
 	spans    []policySpan // the policies in force, oldest first
@@ -346,6 +350,7 @@ type verifier struct {
 	signers  []string         // fingerprint of the verified signer of each entry of the window
 
 	state   map[string]*refStates // non-skipped entries per ref, oldest first
+	states  *stateLog             // where state's entries are kept
 	skipped map[uint64]bool
 	// pushed is each ref's latest entry as of Options.Clone.PushedTip
 	// (the remote's log), when replay passed through it.
@@ -385,6 +390,9 @@ func (v *verifier) run() (*Result, error) {
 	start := time.Now()
 	if err := v.stream.run(v); err != nil {
 		return v.res, err
+	}
+	if v.spillErr != nil {
+		return nil, v.spillErr
 	}
 	if len(v.policyProblems) > 0 {
 		// Without a trustworthy policy timeline nothing else can be judged.
@@ -515,7 +523,10 @@ func (v *verifier) annotation(i int, rec *rsl.Record) error {
 		if s.Number <= v.base {
 			return errStale // reaches before the checkpoint: verify everything
 		}
-		target := v.info[s.Number-1-v.base]
+		target, err := v.infoAt(s.Number)
+		if err != nil {
+			return err
+		}
 		if target.id != s.ID {
 			v.fail(rec, "", "", ErrChain, "", "skips entry #%d as %s, but that entry is %s", s.Number, short(s.ID), short(target.id))
 			return nil
@@ -542,47 +553,73 @@ func (v *verifier) annotation(i int, rec *rsl.Record) error {
 	}
 	sort.Strings(refs)
 	for _, ref := range refs {
-		set := byRef[ref]
-		st := v.state[ref]
-		// The skipped entries must be the newest of this ref.
-		if v.base > 0 && len(set) >= st.len() {
-			return errStale // rewinds to a state before the checkpoint
-		}
-		if len(set) > st.len() {
-			v.fail(rec, ref, "", ErrChain, "", "skips entries that are not recorded for %s", ref)
-			return nil
-		}
-		keep := st.len() - len(set)
-		for j := keep; j < st.len(); j++ {
-			if r := st.at(j); !set[r.number] {
-				v.fail(rec, ref, "", ErrChain, "skip the newest entries of the ref, newest included",
-					"skips entries of %s that later entry #%d builds on", ref, r.number)
-				return nil
-			}
-		}
-		cur := st.at(st.len() - 1).target
-		var back gitrepo.Hash
-		if keep > 0 {
-			back = st.at(keep - 1).target
-		}
-		if v.wanted(ref) {
-			if err := v.authorize(i, rec, ref, cur, back, true); err != nil {
-				return err
-			}
-		}
-		st.truncate(keep)
-		for n := range set {
-			v.skipped[n] = true
+		if done, err := v.skipRef(i, rec, ref, byRef[ref]); done || err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
+// skipRef moves ref back over the entries of set, which must be its
+// newest states; done is set when a problem was recorded (the annotation
+// is judged no further).
+func (v *verifier) skipRef(i int, rec *rsl.Record, ref string, set map[uint64]bool) (done bool, err error) {
+	st := v.state[ref]
+	// The skipped entries must be the newest of this ref.
+	if v.base > 0 && len(set) >= st.len() {
+		return true, errStale // rewinds to a state before the checkpoint
+	}
+	if len(set) > st.len() {
+		v.fail(rec, ref, "", ErrChain, "", "skips entries that are not recorded for %s", ref)
+		return true, nil
+	}
+	keep := st.len() - len(set)
+	// The oldest of the newest len(set) states that set does not name is
+	// the one reported, as a walk from the oldest would find it first.
+	var builds, seen uint64
+	var back gitrepo.Hash
+	err = v.states.newestFirst(st, func(r recorded, _ int) bool {
+		if seen == uint64(len(set)) {
+			back = r.target
+			return false
+		}
+		seen++
+		if !set[r.number] {
+			builds = r.number
+		}
+		return true
+	})
+	if err != nil {
+		return true, err
+	}
+	if builds != 0 {
+		v.fail(rec, ref, "", ErrChain, "skip the newest entries of the ref, newest included",
+			"skips entries of %s that later entry #%d builds on", ref, builds)
+		return true, nil
+	}
+	cur := st.newest.target
+	if v.wanted(ref) {
+		if err := v.authorize(i, rec, ref, cur, back, true); err != nil {
+			return true, err
+		}
+	}
+	if err := v.states.truncate(st, keep); err != nil {
+		return true, err
+	}
+	for n := range set {
+		v.skipped[n] = true
+	}
+	return false, nil
+}
+
 // isRefEntry reports whether entry n, checked by this run, records a ref
 // update (not an annotation).
 func (v *verifier) isRefEntry(n uint64) bool {
-	i := n - 1 - v.base
-	return n > v.base && i < uint64(len(v.info)) && v.info[i].typ == infoRef
+	if n <= v.base {
+		return false
+	}
+	inf, err := v.infoAt(n)
+	return err == nil && inf.typ == infoRef
 }
 
 // addRevocations adds p's revocations to revokedFrom, in a copy when any

@@ -313,10 +313,7 @@ func (v *verifier) note(rec *rsl.Record) {
 		}
 		inf.ref = k
 	}
-	if len(v.info) == 0 {
-		v.info = make([]entryInfo, 0, v.res.Checked)
-	}
-	v.info = append(v.info, inf)
+	v.addInfo(inf)
 	v.count++
 	v.lastID, v.lastNum = rec.ID, e.Number
 }
@@ -506,7 +503,9 @@ func (v *verifier) replayWindow(w *window) error {
 			st = &refStates{}
 			v.state[e.Ref] = st
 		}
-		st.push(recorded{number: e.Number, id: rec.ID, target: e.New})
+		if err := v.stateLog().push(st, recorded{number: e.Number, id: rec.ID, target: e.New}); err != nil {
+			return err
+		}
 		if e.IsPolicy() || !v.wanted(e.Ref) || v.signers[i] == "" {
 			continue
 		}

@@ -17,4 +17,7 @@ func init() {
 		}
 	}
 	windowSize = 3
+	// Pages of 2 records, 1 in memory: every scenario's annotations and
+	// rewritten histories read states back from the spill file.
+	spillPage, spillResident = 2, 1
 }
