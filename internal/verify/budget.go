@@ -52,6 +52,8 @@ type diffCache struct {
 	// byFirst finds by their first element.
 	covered map[coveredKey][]string
 	byFirst map[*string][2]gitrepo.Hash
+	// covers keeps Rule.CoversPath's answers (matchPaths).
+	covers map[coversKey]bool
 	// trees keeps the tree of each commit treeOf read (commits are named
 	// by their contents: the tree is the commit's whoever asks).
 	trees map[gitrepo.Hash]gitrepo.Hash
@@ -146,7 +148,44 @@ func coveredPaths(src Source, r *policy.Rule, changed []string) []string {
 		d.covered[key] = p
 		return p
 	}
+	if d, ok := src.(*diffCache); ok {
+		return d.matchPaths(r, changed)
+	}
 	return matchPaths(r, changed)
+}
+
+// maxCoversMemo bounds the (rule, path) answers a diffCache keeps.
+const maxCoversMemo = 1 << 16
+
+// coversKey is one rule and one changed path.
+type coversKey struct {
+	rule *policy.Rule
+	path string
+}
+
+// matchPaths is matchPaths with each rule's answer for each path kept:
+// consecutive entries change the same few files, and with rule files
+// every entry asks tens of rules, each clipped to a chain of delegated
+// namespaces, about them (matching with case folding cost more than the
+// diffs). A rule is immutable and the key keeps it alive, so the answer
+// stays its.
+func (d *diffCache) matchPaths(r *policy.Rule, changed []string) []string {
+	var out []string
+	for _, p := range changed {
+		key := coversKey{r, p}
+		covers, ok := d.covers[key]
+		if !ok {
+			covers = r.CoversPath(p)
+			if d.covers == nil || len(d.covers) >= maxCoversMemo {
+				d.covers = map[coversKey]bool{}
+			}
+			d.covers[key] = covers
+		}
+		if covers {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // minCoveredMemo: shorter lists are matched again (cheaper than the map).

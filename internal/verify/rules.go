@@ -554,6 +554,9 @@ func (v *verifier) present(h gitrepo.Hash) bool {
 // newest earlier recorded target of ref that is still present, or zero to
 // diff as for a new ref. It returns zero when old is present.
 func (v *verifier) diffBase(ref string, old gitrepo.Hash) gitrepo.Hash {
+	if _, read := v.src.trees[old]; read {
+		return gitrepo.ZeroHash // read before: present (a stat saved per entry)
+	}
 	if ok, err := v.repo.HasObject(old); err != nil || ok {
 		return gitrepo.ZeroHash
 	}

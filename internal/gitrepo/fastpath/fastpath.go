@@ -67,7 +67,7 @@ type Repo struct {
 	// hash-object writes them, into the quarantine.
 	objectsDir string
 	inflaters  sync.Pool // of *inflater
-	packs      packSet   // opened on the first object not found loose
+	packs      packSet   // opened on the first object read
 }
 
 // Open returns the readers of the repository o describes, or nil when

@@ -40,12 +40,15 @@ func looseObjectDirs(commonDir string, env []string) []string {
 	return dirs
 }
 
-// ReadObject reads h loose, else from a pack (ReadLoose, ReadPacked).
+// ReadObject reads h from a pack, else loose (ReadPacked, ReadLoose).
+// Packs first, as git looks: most objects a verification reads are
+// packed, and a packed object is then found without a failed open per
+// object directory first (an index miss costs one read or none).
 func (f *Repo) ReadObject(h ID, maxSize int64) (typ string, data []byte, ok bool) {
-	if typ, data, ok = f.ReadLoose(h, maxSize); ok {
+	if typ, data, ok = f.ReadPacked(h, maxSize); ok {
 		return typ, data, ok
 	}
-	return f.ReadPacked(h, maxSize)
+	return f.ReadLoose(h, maxSize)
 }
 
 // HasObject reports whether h is a loose object or in a pack (without
@@ -54,13 +57,15 @@ func (f *Repo) HasObject(h ID) bool {
 	if f == nil {
 		return false
 	}
+	if _, _, ok := f.findPacked(h); ok {
+		return true
+	}
 	for _, dir := range f.looseDirs {
 		if _, err := os.Stat(loosePath(dir, h)); err == nil {
 			return true
 		}
 	}
-	_, _, ok := f.findPacked(h)
-	return ok
+	return false
 }
 
 // loosePath is where h is stored loose in the object directory dir.

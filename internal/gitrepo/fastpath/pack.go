@@ -49,7 +49,7 @@ const (
 var packTypeNames = [...]string{packCommit: "commit", packTree: "tree", packBlob: "blob", packTag: "tag"}
 
 // packSet is the packs of the repository's object directories, opened on
-// the first object not found loose.
+// the first object read or looked for.
 type packSet struct {
 	once  sync.Once
 	packs []*pack
