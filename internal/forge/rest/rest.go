@@ -17,6 +17,7 @@ package rest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -57,7 +58,7 @@ func Get(ctx context.Context, hc *http.Client, url string, header http.Header, o
 	for k, vs := range header {
 		req.Header[k] = vs
 	}
-	resp, err := hc.Do(req)
+	resp, err := sameHost(hc).Do(req)
 	if err != nil {
 		return nil, err
 	}
@@ -76,6 +77,27 @@ func Get(ctx context.Context, hc *http.Client, url string, header http.Header, o
 		return nil, fmt.Errorf("decode the answer: %w", err)
 	}
 	return resp.Header, nil
+}
+
+// sameHost is hc refusing to follow a redirect to another scheme or
+// host: net/http would carry every header but Authorization and Cookie
+// there, GitLab's PRIVATE-TOKEN among them.
+func sameHost(hc *http.Client) *http.Client {
+	c := *hc
+	next := hc.CheckRedirect
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if first := via[0].URL; req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
+			return fmt.Errorf("the API redirected to %s://%s, another host: not followed", req.URL.Scheme, req.URL.Host)
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &c
 }
 
 // statusError describes an answer other than 200; a body that is not a JSON

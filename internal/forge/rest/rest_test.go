@@ -65,3 +65,36 @@ func TestGetErrors(t *testing.T) {
 		})
 	}
 }
+
+// A redirect to another host is not followed: the token headers would go
+// with it.
+func TestRedirectToAnotherHostRefused(t *testing.T) {
+	leaked := false
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		leaked = r.Header.Get("Private-Token") != ""
+		w.Write([]byte(`{"N":1}`))
+	}))
+	t.Cleanup(other.Close)
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/moved" {
+			http.Redirect(w, r, "/here", http.StatusFound)
+			return
+		}
+		if r.URL.Path == "/here" {
+			w.Write([]byte(`{"N":2}`))
+			return
+		}
+		http.Redirect(w, r, other.URL+"/x", http.StatusFound)
+	}))
+	t.Cleanup(api.Close)
+	h := http.Header{"Private-Token": {"t0ken"}}
+	var out struct{ N int }
+	_, err := Get(context.Background(), http.DefaultClient, api.URL+"/away", h, &out)
+	if err == nil || !strings.Contains(err.Error(), "another host: not followed") || leaked {
+		t.Fatalf("redirect to another host: %v (token sent there: %v)", err, leaked)
+	}
+	// On the same host a redirect is followed.
+	if _, err := Get(context.Background(), http.DefaultClient, api.URL+"/moved", h, &out); err != nil || out.N != 2 {
+		t.Fatalf("redirect on the same host: %+v, %v", out, err)
+	}
+}
