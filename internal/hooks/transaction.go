@@ -43,6 +43,9 @@ func (c *Context) serverTransaction(input []byte) error {
 	if err != nil {
 		return err
 	}
+	if refStoreUpkeep(lines) {
+		return nil
+	}
 	g := c.Repo.Git
 	tx, err := readLogTransaction(g, lines)
 	if err != nil {
@@ -91,6 +94,22 @@ func (c *Context) serverTransaction(input []byte) error {
 		return ErrRejected
 	}
 	return nil
+}
+
+// refStoreUpkeep reports whether a transaction is git's upkeep of its ref
+// store rather than a ref change: every line is zero -> zero (no old value
+// given, none set): git (2.39 does) runs the hook on the packed-refs part
+// of a deletion of a packed ref, prepared inside the push's transaction
+// and landing only with it, whose lines (with their real old values) the
+// hook judges. A push cannot make one alone: pre-receive refuses a line
+// whose old value is not the ref's.
+func refStoreUpkeep(lines []RefLine) bool {
+	for _, l := range lines {
+		if !l.Old.IsZero() || !l.New.IsZero() {
+			return false
+		}
+	}
+	return len(lines) > 0
 }
 
 // logTransaction is what the prepared-state check learns from a

@@ -115,3 +115,26 @@ func TestRecordedAfterMatchesLatestFor(t *testing.T) {
 		}
 	}
 }
+
+// TestRefStoreUpkeep: only a transaction made wholly of zero -> zero lines
+// (the packed-refs part of a deletion) is git's upkeep; a deletion with its
+// old value, or one such line among real ones, is judged.
+func TestRefStoreUpkeep(t *testing.T) {
+	x := gitrepo.Hash{1}
+	zero := gitrepo.ZeroHash
+	for _, c := range []struct {
+		lines []RefLine
+		want  bool
+	}{
+		{[]RefLine{{Old: zero, New: zero, Ref: "refs/heads/rel/1"}}, true},
+		{[]RefLine{{Old: zero, New: zero, Ref: "refs/heads/a"}, {Old: zero, New: zero, Ref: "refs/secure/rsl"}}, true},
+		{[]RefLine{{Old: x, New: zero, Ref: "refs/heads/rel/1"}}, false},
+		{[]RefLine{{Old: zero, New: zero, Ref: "refs/heads/a"}, {Old: x, New: zero, Ref: "refs/heads/b"}}, false},
+		{[]RefLine{{Old: zero, New: x, Ref: "refs/heads/a"}}, false},
+		{nil, false},
+	} {
+		if got := refStoreUpkeep(c.lines); got != c.want {
+			t.Errorf("refStoreUpkeep(%v) = %v, want %v", c.lines, got, c.want)
+		}
+	}
+}
