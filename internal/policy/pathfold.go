@@ -145,3 +145,36 @@ func protectsDirectory(patternKey, key string) bool {
 	}
 	return false
 }
+
+// attributesFile is the key of a .gitattributes file's name.
+const attributesFile = ".gitattributes"
+
+// attributesReach reports whether the path key names a .gitattributes
+// file whose directory may hold files the pattern key matches: the root's
+// always; another when the pattern's literal leading components lead into
+// that directory, or a wildcard component comes first ("src/.gitattributes"
+// for "src/crypto/**", "**/x" or "*/crypto/*"; not "docs/.gitattributes").
+func attributesReach(patternKey, key string) bool {
+	dir, name := "", key
+	if i := strings.LastIndexByte(key, '/'); i >= 0 {
+		dir, name = key[:i], key[i+1:]
+	}
+	if name != attributesFile {
+		return false
+	}
+	if dir == "" {
+		return true
+	}
+	dirs, comps := strings.Split(dir, "/"), strings.Split(patternKey, "/")
+	for i, c := range comps {
+		switch {
+		case i == len(dirs):
+			return true // the pattern goes on below dir
+		case strings.ContainsAny(c, "*?"):
+			return true // may match dir's components
+		case c != dirs[i]:
+			return false
+		}
+	}
+	return false // the pattern names dir itself or a file above it
+}

@@ -194,3 +194,34 @@ func BenchmarkCoversPath(b *testing.B) {
 		})
 	}
 }
+
+// TestRuleCoversAttributes: a .gitattributes file above protected files
+// changes what checkouts and git archive make of them (export-ignore drops
+// src/crypto/verify.go from a release tarball while the file is
+// unchanged), so a path rule covers it; one beside unrelated files is free.
+func TestRuleCoversAttributes(t *testing.T) {
+	tests := []struct {
+		pattern, path string
+		want          bool
+	}{
+		{"src/crypto/**", ".gitattributes", true},
+		{"src/crypto/**", ".GitAttributes", true}, // the same file on a macOS or Windows checkout
+		{"src/crypto/**", "src/.gitattributes", true},
+		{"src/crypto/**", "src/crypto/.gitattributes", true},
+		{"src/crypto/**", "src/crypto/aes/.gitattributes", true},
+		{"src/crypto/**", "docs/.gitattributes", false},
+		{"src/crypto/**", "src/net/.gitattributes", false},
+		{"src/aes.c", "src/.gitattributes", true},
+		{"src/aes.c", "src/x/.gitattributes", false},
+		{"**/secret.txt", "docs/deep/.gitattributes", true},
+		{"*/crypto/**", "lib/crypto/.gitattributes", true},
+		{"src/crypto/**", "src/gitattributes", false},
+		{"src/crypto/**", "README.md", false},
+	}
+	for _, tt := range tests {
+		r := &Rule{Name: "crypto", Paths: []string{tt.pattern}}
+		if got := r.CoversPath(tt.path); got != tt.want {
+			t.Errorf("rule on %q covers %q = %v, want %v", tt.pattern, tt.path, got, tt.want)
+		}
+	}
+}

@@ -176,6 +176,12 @@ func (r *Rule) coversByPattern(ref string) bool {
 // CoversPath reports whether a path pattern of r matches path, or a
 // spelling of it that a checkout stores as the same file ([MatchFold]).
 //
+// It also covers a .gitattributes file in a directory above files the
+// pattern may match: its lines change what checkouts write for them
+// (working-tree-encoding, eol, filter) and what git archive, and a forge's
+// release tarballs, put in (export-ignore drops a protected file,
+// export-subst rewrites it), while the protected files stay unchanged.
+//
 // It also covers a file, symlink or submodule whose key is a directory that
 // a pattern names literally above the files it protects (src and src/crypto
 // for src/crypto/**): a checkout that stores ſrc or SRC as src lets such
@@ -191,7 +197,7 @@ func (r *Rule) CoversPath(path string) bool {
 	}
 	key := FoldPath(path)
 	for _, p := range r.Paths {
-		if matchFoldKey(p, path, key) || protectsDirectory(FoldPath(p), key) {
+		if matchFoldKey(p, path, key) || protectsDirectory(FoldPath(p), key) || attributesReach(FoldPath(p), key) {
 			return true
 		}
 	}

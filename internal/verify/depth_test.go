@@ -791,6 +791,22 @@ func depthPaths(t *testing.T, tmpl *ScenarioTemplate) {
 		}
 	})
 
+	t.Run("attributes that drop a crypto file from archives", func(t *testing.T) {
+		t.Parallel()
+		// src/crypto/a.go is unchanged, but git archive (and a forge's
+		// release tarball) of main would leave it out.
+		f := setup(t)
+		old := f.Ref(depthMain)
+		m := depthCommit(f, ".gitattributes", "src/crypto/a.go export-ignore")
+		n := refusedThenForged(f, depthMain, old, m, ".gitattributes")
+		p, _ := f.MustFail(verify.Options{}, verify.ErrUnauthorized, depthMain, "rule crypto", "dev1 is not allowed", ".gitattributes")
+		if p.Entry != n {
+			t.Errorf("problem on entry #%d, want #%d", p.Entry, n)
+		}
+		f.Approve("sec1", "main", m, old.String())
+		f.MustVerify(verify.Options{})
+	})
+
 	t.Run("new branch at an older commit of main", func(t *testing.T) {
 		t.Parallel()
 		// Branching off a commit main went through changes nothing the
