@@ -114,8 +114,21 @@ func chainRefs(chain []*Delegation, ref string) bool {
 
 // chainPaths reports whether every namespace of the chain admits path.
 func chainPaths(chain []*Delegation, path string) bool {
+	return chainPathsOf(chain, path, true)
+}
+
+// chainHolds reports whether every namespace of the chain holds path
+// itself: a .gitattributes file above its files is admitted (its rules
+// judge it) but not held, so that a terminating delegation for docs/**
+// does not end the search for the crypto delegation's rules on the root's
+// .gitattributes.
+func chainHolds(chain []*Delegation, path string) bool {
+	return chainPathsOf(chain, path, false)
+}
+
+func chainPathsOf(chain []*Delegation, path string, attributes bool) bool {
 	for _, d := range chain {
-		if len(d.Paths) > 0 && !d.ns().CoversPath(path) {
+		if len(d.Paths) > 0 && !d.ns().coversPath(path, attributes) {
 			return false
 		}
 	}

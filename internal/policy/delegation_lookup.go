@@ -61,7 +61,7 @@ func (s *ruleScope) coversPath(path string) bool {
 		return false
 	}
 	for _, t := range s.n.shadows {
-		if chainRefs(t.chain, s.ref) && chainPaths(t.chain, path) {
+		if chainRefs(t.chain, s.ref) && chainHolds(t.chain, path) {
 			return false
 		}
 	}

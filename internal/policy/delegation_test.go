@@ -206,6 +206,10 @@ func TestDelegationPrecedence(t *testing.T) {
 			"refs/heads/main", "src/net/a.c", []string{"src:p"}},
 		{"path: non-terminating adds up", []del{{name: "cr", paths: []string{"src/crypto/**"}}, {name: "src", paths: []string{"src/**"}}},
 			"refs/heads/main", "src/crypto/a.c", []string{"cr:p", "src:p"}},
+		{"path: a terminating delegation does not hold the root's .gitattributes", []del{{name: "docs", paths: []string{"docs/**"}, terminating: true}, {name: "cr", paths: []string{"src/crypto/**"}}},
+			"refs/heads/main", ".gitattributes", []string{"docs:p", "cr:p"}},
+		{"path: a .gitattributes above only other files", []del{{name: "docs", paths: []string{"docs/**"}, terminating: true}, {name: "cr", paths: []string{"src/crypto/**"}}},
+			"refs/heads/main", "src/crypto/.gitattributes", []string{"cr:p"}},
 		{"ref-terminating shadows path delegations on that ref", []del{{name: "rel", refs: []string{"refs/heads/release/*"}, terminating: true}, {name: "src", paths: []string{"src/**"}}},
 			"refs/heads/release/2", "src/a.c", []string{"rel:p"}},
 	}

@@ -188,7 +188,12 @@ func (r *Rule) coversByPattern(ref string) bool {
 // an entry take the directory's place, and the protected paths then show
 // what it points to. Only the literal leading components count, so a
 // pattern such as **/secret.txt covers no directories.
-func (r *Rule) CoversPath(path string) bool {
+func (r *Rule) CoversPath(path string) bool { return r.coversPath(path, true) }
+
+// coversPath is CoversPath; without attributes it leaves out the
+// .gitattributes files that only lie above the patterns' files (a
+// terminating delegation does not hold them: ruleScope.coversPath).
+func (r *Rule) coversPath(path string, attributes bool) bool {
 	if r.scope != nil && !r.scope.coversPath(path) {
 		return false
 	}
@@ -197,7 +202,7 @@ func (r *Rule) CoversPath(path string) bool {
 	}
 	key := FoldPath(path)
 	for _, p := range r.Paths {
-		if matchFoldKey(p, path, key) || protectsDirectory(FoldPath(p), key) || attributesReach(FoldPath(p), key) {
+		if matchFoldKey(p, path, key) || protectsDirectory(FoldPath(p), key) || (attributes && attributesReach(FoldPath(p), key)) {
 			return true
 		}
 	}
