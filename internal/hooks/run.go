@@ -231,6 +231,11 @@ func (c *Context) preReceive(input []byte) error {
 	g := c.Repo.Git
 	// The configuration (root key pin) is read while the refs are.
 	c.Repo.Preload()
+	// The organisation policy is fetched once per push (the cache
+	// remembers it, or why it failed), for every ask below: so it is
+	// judged as the verification judges it, without its freshness
+	// statement (opts below), from the first ask on.
+	c.Repo.OrgCache().SkipFreshness = true
 	marker, verified := unprotectedMarker(g.GitDir()), verifiedMarker(g.GitDir())
 	_ = os.Remove(marker) // a previous receive-pack with this pid
 	_ = os.Remove(verified)

@@ -43,7 +43,9 @@ var ErrRollback = errors.New("org: the organisation policy went back")
 var ErrVersion = errors.New("org: no such organisation policy version")
 
 // Cache fetches, verifies and remembers organisation policies for one
-// repository. It is not safe for concurrent use.
+// repository: each organisation is fetched once per Cache (with Kept, once
+// more for a newer version), and a failure is remembered like a success.
+// It is not safe for concurrent use.
 type Cache struct {
 	// GitDir is the git directory of the inheriting repository.
 	GitDir string
@@ -66,6 +68,10 @@ type Cache struct {
 	Kept bool
 
 	orgs map[string]*state
+	// failed keeps why loading an organisation failed, so that a second
+	// ask in the same process answers the same without fetching again
+	// (a server's pre-receive hook asks up to three times per push).
+	failed map[string]error
 }
 
 // state is an organisation repository verified in this process.
@@ -136,7 +142,11 @@ func (c *Cache) need(o *policy.Org, v rsl.OrgVersion) (*state, error) {
 		return st, err
 	}
 	delete(c.orgs, o.URL)
-	return c.loadFrom(o, false)
+	st, err = c.loadFrom(o, false)
+	if err != nil {
+		c.fail(o, err)
+	}
+	return st, err
 }
 
 // load fetches (unless Offline, or Kept finds a kept policy) and verifies
@@ -145,7 +155,21 @@ func (c *Cache) load(o *policy.Org) (*state, error) {
 	if st := c.orgs[o.URL]; st != nil {
 		return st, nil
 	}
-	return c.loadFrom(o, c.Kept)
+	if err := c.failed[o.URL]; err != nil {
+		return nil, err
+	}
+	st, err := c.loadFrom(o, c.Kept)
+	if err != nil {
+		c.fail(o, err)
+	}
+	return st, err
+}
+
+func (c *Cache) fail(o *policy.Org, err error) {
+	if c.failed == nil {
+		c.failed = map[string]error{}
+	}
+	c.failed[o.URL] = err
 }
 
 func (c *Cache) loadFrom(o *policy.Org, kept bool) (*state, error) {

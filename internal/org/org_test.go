@@ -259,3 +259,58 @@ func TestKept(t *testing.T) {
 		t.Fatal("the fetched version still lists alice")
 	}
 }
+
+// TestFetchedOncePerCache: a Cache fetches an organisation once, whatever
+// it is asked and however often, also when the fetched policy fails to
+// verify (a server's pre-receive hook asks up to three times per push;
+// each ask fetched again after a failure). git's own trace (trace2 in the
+// global configuration, which the cache's git processes read) counts the
+// fetches.
+func TestFetchedOncePerCache(t *testing.T) {
+	o := newOrgRepo(t)
+	trace := filepath.Join(o.s.Home, "trace2.txt")
+	o.s.Git(o.app, "config", "--global", "trace2.normalTarget", trace)
+	fetches := func() int {
+		t.Helper()
+		data, err := os.ReadFile(trace)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		if err := os.Remove(trace); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.Contains(line, " start ") && strings.Contains(line, " fetch --quiet --prune --no-tags ") {
+				n++
+			}
+		}
+		return n
+	}
+	fetches()
+	c := o.cache()
+	v, err := c.Latest(o.orgSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PolicyAt(o.orgSpec, v); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Latest(o.orgSpec); err != nil {
+		t.Fatal(err)
+	}
+	if n := fetches(); n != 1 {
+		t.Fatalf("Latest, PolicyAt, Latest fetched %d times, want 1", n)
+	}
+	wrong := *o.orgSpec
+	wrong.RootKeys = []string{o.fp("mallory")}
+	c = o.cache()
+	for i := range 3 {
+		if _, err := c.Latest(&wrong); !errors.Is(err, verify.ErrRootPin) {
+			t.Fatalf("ask %d under another pin = %v, want a root pin failure", i, err)
+		}
+	}
+	if n := fetches(); n != 1 {
+		t.Fatalf("three asks of an organisation that fails to verify fetched %d times, want 1", n)
+	}
+}
