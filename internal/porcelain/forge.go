@@ -3,12 +3,14 @@ package porcelain
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/git-secure/git-secure/internal/attest"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
+	"github.com/git-secure/git-secure/internal/rsl"
 	"github.com/git-secure/git-secure/internal/sign"
 )
 
@@ -64,6 +66,9 @@ type ForgeRecorded struct {
 	Records     []ForgeRecordLine `json:"records"`
 	Skipped     []string          `json:"skipped,omitempty"`
 	Store       gitrepo.Hash      `json:"store"`
+	// Landed is the log entry that already recorded the pull request's
+	// update (0: not landed): its reviews are recorded for that update.
+	Landed uint64 `json:"landedEntry,omitempty"`
 }
 
 // ForgeRecordLine is one record written (or already in the store).
@@ -97,11 +102,16 @@ func (r *Repo) RecordForgeReviews(pr ForgePullRequest, keyFile string) (*ForgeRe
 		return nil, err
 	}
 	defer s.Close()
-	ref, from, to, err := r.forgeUpdate(pr)
+	u, err := r.forgeUpdate(pr)
 	if err != nil {
 		return nil, err
 	}
-	return r.recordReviews(pol, s, app, pr, ref, from, to)
+	out, err := r.recordReviews(pol, s, app, pr, u.ref, u.from, u.to)
+	if err != nil {
+		return nil, err
+	}
+	out.Landed = u.landed
+	return out, nil
 }
 
 // recordReviews records pr's reviews as approvals (or withdrawals) of
@@ -178,26 +188,73 @@ func (r *Repo) recordReviews(pol *policy.Policy, s sign.Signer, app *policy.Forg
 	return out, nil
 }
 
+// forgeRange is the update a pull request's reviews approve.
+type forgeRange struct {
+	ref      string
+	from, to gitrepo.Hash
+	landed   uint64 // the entry that recorded it, when it has landed
+}
+
 // forgeUpdate is the update merging pr makes: its base ref from the value
 // the log records to the head when the head contains it (a fast-forward),
-// else to the forge's merge commit.
-func (r *Repo) forgeUpdate(pr ForgePullRequest) (ref string, from, to gitrepo.Hash, err error) {
+// else to the forge's merge commit. When the log already records that
+// merge (the pull request landed, and the recorded value is its result),
+// it is the update of the entry that recorded it: reviews recorded late
+// bind what landed, not an update from the result to itself.
+func (r *Repo) forgeUpdate(pr ForgePullRequest) (forgeRange, error) {
 	// A pull request merges into a branch, and the forge names it by its
 	// name: a branch named refs/tags/v2.0 is refs/heads/refs/tags/v2.0,
 	// never the tag (reviews of it must not approve creating the tag).
-	ref = "refs/heads/" + pr.BaseRef
-	if err := attest.ValidRef(ref); err != nil {
-		return "", from, to, usage("base %q: %v", pr.BaseRef, err)
+	u := forgeRange{ref: "refs/heads/" + pr.BaseRef}
+	if err := attest.ValidRef(u.ref); err != nil {
+		return u, usage("base %q: %v", pr.BaseRef, err)
 	}
 	rslTip, _, err := r.tips()
 	if err != nil {
-		return "", from, to, err
+		return u, err
 	}
-	if _, from, err = r.recordedFor(rslTip, ref); err != nil {
-		return "", from, to, err
+	if _, u.from, err = r.recordedFor(rslTip, u.ref); err != nil {
+		return u, err
 	}
-	to, err = r.forgeTarget(pr, ref, from)
-	return ref, from, to, err
+	u.to, err = r.forgeTarget(pr, u.ref, u.from)
+	if err == nil && u.to != u.from {
+		return u, nil
+	}
+	landed, lerr := r.landedEntry(rslTip, u.ref, pr)
+	if lerr != nil {
+		return u, lerr
+	}
+	if landed != nil {
+		to, terr := r.forgeTarget(pr, u.ref, landed.Entry.Old)
+		if terr == nil && to == landed.Entry.New {
+			return forgeRange{ref: u.ref, from: landed.Entry.Old, to: to, landed: landed.Entry.Number}, nil
+		}
+	}
+	if err != nil {
+		return u, err
+	}
+	return u, fmt.Errorf("%w: %s is already at %s, the pull request's result, and no entry of the log moved it there from another value: there is no update to approve", ErrRefused, u.ref, u.to.String()[:12])
+}
+
+// landedEntry returns the latest entry of the log at tip that moved ref
+// to pr's head or to its merge commit (nil if none): where it landed.
+func (r *Repo) landedEntry(tip gitrepo.Hash, ref string, pr ForgePullRequest) (*rsl.Record, error) {
+	var results []gitrepo.Hash
+	for _, x := range []string{pr.HeadSHA, pr.MergeSHA} {
+		if h, err := gitrepo.ParseHash(x); err == nil && !h.IsZero() {
+			results = append(results, h)
+		}
+	}
+	var found *rsl.Record
+	err := rsl.WalkBack(r.Git, tip, func(rec *rsl.Record) (bool, error) {
+		e := rec.Entry
+		if e.Type == rsl.TypeRef && e.Ref == ref && slices.Contains(results, e.New) && e.Old != e.New {
+			found = rec
+			return false, nil
+		}
+		return true, nil
+	})
+	return found, err
 }
 
 // forgeTarget is the commit merging pr moves ref to from from: the merge

@@ -200,6 +200,9 @@ func recordAndSay(f *factory.Factory, r *porcelain.Repo, in porcelain.ForgePullR
 		return f.PrintJSON(res)
 	}
 	f.Out("%s %s..%s (forge app %s):\n", res.Ref, cmdutil.ShortHash(res.From), cmdutil.ShortHash(res.To), res.App)
+	if res.Landed != 0 {
+		f.Out("  note: pull request %s has landed (log entry #%d): its reviews are recorded for the update that entry made\n", in.Number, res.Landed)
+	}
 	for _, l := range res.Records {
 		f.Out("  %s review %s by %s (%s): %s\n", in.Forge, l.Review, l.Account, l.Person, l.State)
 	}

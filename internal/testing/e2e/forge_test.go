@@ -187,6 +187,13 @@ func TestForgeReviewsCountAsApprovals(t *testing.T) {
 	if r := alice.run(dir, "git", "push", "origin", "main"); r.code != 0 {
 		t.Fatalf("the push of main approved by two reviews:\n%s", r)
 	}
+	// The bridge runs again once it has landed (a CI job on the merged
+	// pull request): it records the reviews for the update that landed,
+	// not one from the result to itself ("approval from and to are
+	// equal", exit 2, before).
+	r = recordGitHub(ci, url, "rec5", api, "acme/widget", bridge.key.Private)
+	wantCode(t, "record-approvals after the pull request landed", r, 0,
+		"note: pull request 1 has landed (log entry #", "github review 103 by carol-gh (carol): approved", "next: git push origin refs/secure/attestations")
 	fresh := ci.path("fresh")
 	ci.git(ci.sb.Home, "clone", "-q", url, fresh)
 	ci.git(fresh, "fetch", "-q", "origin", "+refs/secure/*:refs/secure/*")
