@@ -3,6 +3,7 @@ package porcelain
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
@@ -72,7 +73,7 @@ func (r *Repo) Prepare(base gitrepo.Hash, pol *policy.Policy, s sign.Signer, cha
 			return nil, err
 		}
 		r.Trace.Mark("record: previous entry")
-		if last == nil && unrecordedForgeRef(pol, c.Ref) {
+		if last == nil && (unrecordedForgeRef(pol, c.Ref) || unrecordedReviewRef(pol, c.Ref, c.New)) {
 			continue
 		}
 		if old != c.New {
@@ -195,4 +196,24 @@ func Retry(attempt func(n int) (lost bool, err error)) (bool, error) {
 func unrecordedForgeRef(pol *policy.Policy, ref string) bool {
 	_, forge := policy.ForgePrefix(ref)
 	return forge && !pol.Protected(ref)
+}
+
+// unrecordedReviewRef reports whether ref, which the log never recorded,
+// is where the hand-off of a refused update publishes its new value for
+// review (refs/heads/review/NAME-HASH, or refs/review/tags/NAME-HASH for
+// a tag object, HASH new's first 12 hex digits) and no rule protects it:
+// it is pushed without an entry. Nothing reads one: the approval binds the
+// refused update itself, not the review ref, and a review branch the
+// forge deletes once the update landed would leave the log naming a
+// value the ref no longer has.
+func unrecordedReviewRef(pol *policy.Policy, ref string, new gitrepo.Hash) bool {
+	if new.IsZero() || pol.Protected(ref) {
+		return false
+	}
+	name, ok := strings.CutPrefix(ref, "refs/heads/review/")
+	if !ok {
+		name, ok = strings.CutPrefix(ref, "refs/review/tags/")
+	}
+	suffix := "-" + new.String()[:12]
+	return ok && len(name) > len(suffix) && strings.HasSuffix(name, suffix)
 }

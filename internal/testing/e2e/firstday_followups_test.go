@@ -105,6 +105,13 @@ func TestFirstDayFollowUps(t *testing.T) {
 			return
 		}
 		a.git(d.aliceDir, "push", "-q", "origin", z+":"+review)
+		// The review branch is a hand-off, not an update anyone judges:
+		// it goes without a log entry.
+		for _, e := range d.srv.admin.rslLog(d.repo) {
+			if e.Ref == review {
+				p.Errorf("publishing the review branch recorded entry #%d", e.Number)
+			}
+		}
 		b.git(d.bobD, "fetch", "-q", "origin")
 		if r := b.run(d.bobD, "git", "secure", "attest", "approve", "main", "--to", z); r.code != 0 {
 			p.Errorf("the approver cannot approve the commit of a refused push after git fetch (the pusher must be able to publish it for review):\n%s", r)
