@@ -422,7 +422,7 @@ func (h *Helper) recordAndSend(plan *pushPlan) pushResult {
 		batch, err := h.preparePushCounting(plan, &refreshed)
 		if err != nil {
 			if errors.Is(err, porcelain.ErrNotAllowed) {
-				h.sayReviewRefused(changesOf(plan.specs), err.Error(), plan.pol)
+				h.sayReviewRefused(changesOf(plan.specs), err.Error())
 			}
 			out = pushResult{failed: failAll(plan.specs, "git-secure: "+strings.TrimPrefix(err.Error(), "refused: "))}
 			return false, nil
@@ -435,7 +435,7 @@ func (h *Helper) recordAndSend(plan *pushPlan) pushResult {
 			out = res
 		case !res.raceLost:
 			last.Release()
-			h.sayReview(batch.Prepared, res.failed, plan.pol)
+			h.sayReview(batch.Prepared, res.failed)
 			out = res
 		}
 		return res.raceLost, nil

@@ -6,7 +6,6 @@ import (
 
 	"github.com/git-secure/git-secure/internal/display"
 	"github.com/git-secure/git-secure/internal/gitrepo"
-	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/porcelain"
 	"github.com/git-secure/git-secure/internal/rsl"
 )
@@ -14,29 +13,25 @@ import (
 // reviewRef is where a refused update of ref to the object new is
 // published for review: a branch no ref rule names, so the server takes it
 // from anyone (a path rule without --ref judges only protected refs), or,
-// for an annotated tag (tag set), a tag beside it: a branch cannot hold a
-// tag object, and git pull brings a new tag of a fetched commit to the
-// approver, who must approve the tag object itself.
-// When a rule names that tag too (a rule on refs/tags/**), it is published
-// outside refs/tags/ and refs/heads/, where no rule reaches, and the
-// approver fetches it by name (fetch set).
-func reviewRef(ref, new string, tag bool, pol *policy.Policy) (review string, fetch bool) {
+// for an annotated tag (tag set), a ref outside refs/tags/ and
+// refs/heads/, where no rule reaches, that the approver fetches by name
+// (fetch set): a branch cannot hold a tag object, and a review tag under
+// refs/tags/ was brought by every git pull and git fetch to every clone,
+// the pusher's and the approver's included, and listed by git tag among
+// the releases for good.
+func reviewRef(ref, new string, tag bool) (review string, fetch bool) {
 	name := strings.TrimPrefix(strings.TrimPrefix(ref, "refs/heads/"), "refs/tags/")
 	if !tag {
 		return "refs/heads/review/" + strings.ReplaceAll(name, "/", "-") + "-" + shortStr(new), false
 	}
-	review = "refs/tags/review/" + name + "-" + shortStr(new)
-	if pol != nil && pol.Protected(review) {
-		return "refs/review/tags/" + name + "-" + shortStr(new), true
-	}
-	return review, false
+	return "refs/review/tags/" + name + "-" + shortStr(new), true
 }
 
 // sayReview tells, after a refused push whose entries still needed
 // approvals, how to hand the update to a reviewer with plain git: the
 // server kept nothing of the push, so the commit must be published before
 // anyone can fetch and approve it. Each command is on a line of its own.
-func (h *Helper) sayReview(prepared *porcelain.Prepared, failed map[string]string, pol *policy.Policy) {
+func (h *Helper) sayReview(prepared *porcelain.Prepared, failed map[string]string) {
 	if len(prepared.Pending) == 0 {
 		return
 	}
@@ -46,7 +41,7 @@ func (h *Helper) sayReview(prepared *porcelain.Prepared, failed map[string]strin
 			waiting = append(waiting, e)
 		}
 	}
-	h.sayHandOff(waiting, pol)
+	h.sayHandOff(waiting)
 }
 
 // sayReviewRefused is sayReview for a push refused before anything was
@@ -55,18 +50,18 @@ func (h *Helper) sayReview(prepared *porcelain.Prepared, failed map[string]strin
 // says who can approve, but nobody can approve a commit they cannot
 // fetch. msg is the refusal; changes whose ref it offers to approve get
 // the hand-off.
-func (h *Helper) sayReviewRefused(changes []porcelain.RefChange, msg string, pol *policy.Policy) {
+func (h *Helper) sayReviewRefused(changes []porcelain.RefChange, msg string) {
 	var waiting []*rsl.Entry
 	for _, c := range changes {
 		if !c.New.IsZero() && strings.Contains(msg, "git secure attest approve "+c.Ref+" ") {
 			waiting = append(waiting, &rsl.Entry{Ref: c.Ref, New: c.New})
 		}
 	}
-	h.sayHandOff(waiting, pol)
+	h.sayHandOff(waiting)
 }
 
 // sayHandOff prints the review hand-off for the refused updates waiting.
-func (h *Helper) sayHandOff(waiting []*rsl.Entry, pol *policy.Policy) {
+func (h *Helper) sayHandOff(waiting []*rsl.Entry) {
 	if len(waiting) == 0 {
 		return
 	}
@@ -94,7 +89,7 @@ func (h *Helper) sayHandOff(waiting []*rsl.Entry, pol *policy.Policy) {
 			continue
 		}
 		tag := i < len(types) && types[i] == "tag"
-		review, fetch := reviewRef(e.Ref, e.New.String(), tag, pol)
+		review, fetch := reviewRef(e.Ref, e.New.String(), tag)
 		if fetch {
 			fetches[i] = "git fetch " + remote + " " + review + " && "
 		}

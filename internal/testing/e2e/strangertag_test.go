@@ -83,14 +83,31 @@ func TestTagRefusalHandOff(t *testing.T) {
 	if strings.Contains(r.stderr, "refs/heads/review/") {
 		t.Errorf("the refusal publishes a tag object on a branch, which git refuses:\n%s", r)
 	}
-	publish := hintLine(t, r.stderr, "git push origin "+tag[:12]+":refs/tags/review/v1.1-"+tag[:12])
+	// The review tag is published outside refs/tags/: git pull brought
+	// one under refs/tags/review/ to every clone, listed by git tag.
+	review := "refs/review/tags/v1.1-" + tag[:12]
+	publish := hintLine(t, r.stderr, "git push origin "+tag[:12]+":"+review)
 	bob.git(bdir, strings.Fields(publish)[1:]...)
-	if got := srv.admin.rev(repo, "refs/tags/review/v1.1-"+tag[:12]); got != tag {
+	if got := srv.admin.rev(repo, review); got != tag {
 		t.Fatalf("the server's review tag = %s, want the tag object %s", got, tag)
 	}
+	for _, e := range srv.admin.rslLog(repo) {
+		if e.Ref == review {
+			t.Errorf("publishing the review tag recorded entry #%d", e.Number)
+		}
+	}
 
-	approve := hintLine(t, r.stderr, "git secure attest approve refs/tags/v1.1 --to "+tag[:12])
+	approve := hintLine(t, r.stderr, "git fetch origin "+review+" && git secure attest approve refs/tags/v1.1 --to "+tag[:12])
 	approveAndLandTag(t, srv, repo, alice, bob, adir, bdir, approve, tag)
+	bob.git(bdir, "pull", "-q")
+	for _, c := range []struct {
+		u   *user
+		dir string
+	}{{alice, adir}, {bob, bdir}} {
+		if tags := c.u.git(c.dir, "tag", "--list"); strings.Contains(tags, "review") {
+			t.Errorf("%s's git tag lists the review tag:\n%s", c.u.name, tags)
+		}
+	}
 
 	// A push of an annotated tag by its hash stores the tag, as git does.
 	bob.git(bdir, "tag", "-a", "-m", "candidate", "rc1")
