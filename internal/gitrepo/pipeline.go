@@ -17,62 +17,94 @@ import (
 // it arrives: a million entries cost their 20 bytes each, not git's 41
 // bytes of hex and a string per line besides.
 func (r *Repo) FirstParents(tip Hash, max int) ([]Hash, error) {
+	hashes := make([]Hash, 0, min(max, 1<<20))
+	err := r.FirstParentsFunc(tip, max, func(h Hash) error {
+		hashes = append(hashes, h)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return hashes, nil
+}
+
+// FirstParentsFunc is FirstParents handing each hash to fn as it is
+// listed, instead of keeping the listing: a caller that stores it
+// elsewhere holds no second copy. An error from fn stops the listing and
+// is returned wrapped.
+func (r *Repo) FirstParentsFunc(tip Hash, max int, fn func(Hash) error) error {
 	if r.isClosed() {
-		return nil, errClosed
+		return errClosed
 	}
 	args := []string{"rev-list", "--first-parent", "--max-count=" + strconv.Itoa(max), tip.String(), "--"}
 	cmd := exec.Command("git", args...)
 	cmd.Dir, cmd.Env = r.dir, r.env
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, fmt.Errorf("gitrepo: list %s: %w", tip, err)
+		return fmt.Errorf("gitrepo: list %s: %w", tip, err)
 	}
 	stderr := &limitedBuffer{max: maxStderr}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("gitrepo: list %s: %w", tip, err)
+		return fmt.Errorf("gitrepo: list %s: %w", tip, err)
 	}
-	hashes, perr := readHashLines(bufio.NewReaderSize(stdout, 64<<10), max)
+	perr := eachHashLine(bufio.NewReaderSize(stdout, 64<<10), max, fn)
 	if perr != nil {
 		// Stop git before waiting: it may still be writing.
 		_ = cmd.Process.Kill()
 	}
 	werr := cmd.Wait()
 	if werr != nil && perr == nil {
-		return nil, fmt.Errorf("gitrepo: list %s: %w", tip, gitError(args, stderr, werr))
+		return fmt.Errorf("gitrepo: list %s: %w", tip, gitError(args, stderr, werr))
 	}
 	if perr != nil {
-		return nil, fmt.Errorf("gitrepo: list %s: %w", tip, perr)
+		return fmt.Errorf("gitrepo: list %s: %w", tip, perr)
 	}
-	return hashes, nil
+	return nil
 }
 
 // readHashLines reads lines of exactly 40 lowercase hex digits, at most
 // max of them; an empty listing is an error, as is anything more.
 func readHashLines(rd *bufio.Reader, max int) ([]Hash, error) {
-	hashes := make([]Hash, 0, min(max, 1<<20))
+	var hashes []Hash
+	err := eachHashLine(rd, max, func(h Hash) error {
+		hashes = append(hashes, h)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return hashes, nil
+}
+
+// eachHashLine is readHashLines handing each hash to fn.
+func eachHashLine(rd *bufio.Reader, max int, fn func(Hash) error) error {
+	n := 0
 	for {
 		line, err := rd.ReadSlice('\n')
 		if err == io.EOF && len(line) == 0 {
 			break
 		}
 		if err != nil && err != io.EOF {
-			return nil, err
+			return err
 		}
-		if len(hashes) == max {
-			return nil, fmt.Errorf("more than %d commits listed", max)
+		if n == max {
+			return fmt.Errorf("more than %d commits listed", max)
 		}
 		h, herr := parseHashBytes(bytes.TrimSuffix(line, []byte{'\n'}))
 		if herr != nil {
-			return nil, herr
+			return herr
 		}
-		hashes = append(hashes, h)
+		if err := fn(h); err != nil {
+			return err
+		}
+		n++
 	}
-	if len(hashes) == 0 {
+	if n == 0 {
 		_, err := ParseHash("")
-		return nil, err
+		return err
 	}
-	return hashes, nil
+	return nil
 }
 
 // ReadCommitsPipelined reads the commits hashes in order through a

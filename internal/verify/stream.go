@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
@@ -164,9 +163,14 @@ func sliceStream(recs []*rsl.Record) *logStream {
 // bulkReader reads a whole chain fast (*gitrepo.Repo implements it; a
 // Repository without it has its log read by rsl.ReadLog).
 type bulkReader interface {
-	FirstParents(tip gitrepo.Hash, max int) ([]gitrepo.Hash, error)
+	FirstParentsFunc(tip gitrepo.Hash, max int, fn func(gitrepo.Hash) error) error
 	ReadCommitsPipelined(hashes []gitrepo.Hash, fn func(*gitrepo.Commit) error) error
 }
+
+// listingChunk is how many listed entries one "git cat-file --batch"
+// reads: the listing is handed to it a chunk at a time, from the spill
+// table that keeps it (tests make it tiny).
+var listingChunk = 1 << 14
 
 // openLog streams the whole log up to tip, read from repo. A log shorter
 // than rsl's pipelined threshold, or a repository that cannot read a
@@ -185,69 +189,64 @@ func openLog(repo Repository, tip gitrepo.Hash) (*logStream, error) {
 		}
 		return sliceStream(recs), nil
 	}
-	hashes, err := br.FirstParents(tip, int(e.Number)+1)
+	listing, err := listChain(br, tip, int(e.Number)+1)
 	if err != nil {
 		return nil, fmt.Errorf("rsl: %w", err)
 	}
-	return chainStream(br, hashes, e.Number), nil
+	return chainStream(br, listing, tip, e.Number), nil
+}
+
+// listChain lists tip and its first-parent ancestors, newest first, at
+// most max of them, into a spill table: 20 bytes an entry, on disk past
+// its newest pages. One "git rev-list" lists listingChunk commits and the
+// next one starts again from the last commit listed: git's own memory for
+// the walk (a commit struct per commit, and the pack windows it maps:
+// 200 MB for a million entries in one process) stays that of a chunk.
+func listChain(br bulkReader, tip gitrepo.Hash, max int) (*spillTable, error) {
+	listing := newSpillTable(len(gitrepo.Hash{}))
+	start := tip
+	for {
+		got := 0
+		err := br.FirstParentsFunc(start, listingChunk+1, func(h gitrepo.Hash) error {
+			got++
+			if listing.n > 0 && got == 1 {
+				if h != start {
+					return fmt.Errorf("the listing from %s starts at %s", start, h)
+				}
+				return nil // listed by the chunk before
+			}
+			if listing.n == max {
+				return fmt.Errorf("more than %d commits listed", max)
+			}
+			start = h
+			_, err := listing.add(h[:])
+			return err
+		})
+		if err != nil {
+			listing.close()
+			return nil, err
+		}
+		if got <= listingChunk {
+			return listing, nil // the chain ends in this chunk
+		}
+	}
 }
 
 // chainStream reads the listed chain (newest first, as listed) oldest
 // first and checks what rsl.ReadLog checks: every commit an entry,
 // numbers descending by one from n to 1, each entry's parent the next one
-// listed. ReadLog stops at the newest fault; reading oldest first, the
-// stream keeps reading after a fault and reports the newest one, so both
-// name the same entry.
-func chainStream(br bulkReader, hashes []gitrepo.Hash, n uint64) *logStream {
+// listed, the newest tip. ReadLog stops at the newest fault; reading
+// oldest first, the stream keeps reading after a fault and reports the
+// newest one, so both name the same entry. The stream owns listing.
+func chainStream(br bulkReader, listing *spillTable, tip gitrepo.Hash, n uint64) *logStream {
 	ch := make(chan []*rsl.Record, 1)
-	s := &logStream{windows: ch, done: make(chan struct{}), err: make(chan error, 1), total: len(hashes)}
-	// Reversed in place: the listing is the stream's own, and a second
-	// copy would cost 20 bytes an entry more at the start.
-	fwd := hashes
-	slices.Reverse(fwd)
+	total := listing.n
+	s := &logStream{windows: ch, done: make(chan struct{}), err: make(chan error, 1), total: total}
 	go func() {
 		defer close(ch)
-		var fault error
-		var first *gitrepo.Commit
-		cur := make([]*rsl.Record, 0, windowSize)
-		j := 0
-		send := func() error {
-			if fault != nil || len(cur) == 0 {
-				cur = cur[:0]
-				return nil
-			}
-			select {
-			case ch <- cur:
-			case <-s.done:
-				return errAbort
-			}
-			cur = make([]*rsl.Record, 0, windowSize)
-			return nil
-		}
-		err := br.ReadCommitsPipelined(fwd, func(c *gitrepo.Commit) error {
-			i := len(fwd) - 1 - j // index in ReadLog's newest-first order
-			if j == 0 {
-				first = c
-			}
-			e, err := rsl.FromCommit(c)
-			switch {
-			case err != nil:
-				fault = err
-			case e.Number != n-uint64(i):
-				fault = fmt.Errorf("%w %s: number %d where %d was expected (entries removed or reordered)", rsl.ErrNotEntry, c.Hash, e.Number, n-uint64(i))
-			case j > 0 && (len(c.Parents) != 1 || c.Parents[0] != fwd[j-1]):
-				// ReadLog checks this on c too, naming c.
-				fault = fmt.Errorf("%w %s: its parent is not the entry before it", rsl.ErrNotEntry, c.Hash)
-			}
-			j++
-			if fault == nil {
-				cur = append(cur, &rsl.Record{ID: c.Hash, Entry: e, Commit: c})
-				if len(cur) == windowSize {
-					return send()
-				}
-			}
-			return nil
-		})
+		defer listing.close()
+		c := &chainCheck{n: n, total: total, cur: make([]*rsl.Record, 0, windowSize), ch: ch, done: s.done}
+		err := c.readAll(br, listing)
 		switch {
 		case errors.Is(err, errAbort):
 			s.err <- nil
@@ -255,21 +254,96 @@ func chainStream(br bulkReader, hashes []gitrepo.Hash, n uint64) *logStream {
 		case err != nil:
 			s.err <- fmt.Errorf("rsl: %w", err)
 			return
-		case fault != nil:
-			s.err <- fmt.Errorf("rsl: %w", fault)
+		case c.fault != nil:
+			s.err <- fmt.Errorf("rsl: %w", c.fault)
 			return
 		}
-		if j != len(fwd) || first == nil || len(first.Parents) != 0 || !startsAtOne(first) {
+		if c.j != total || c.first == nil || len(c.first.Parents) != 0 || !startsAtOne(c.first) || c.prev != tip {
 			s.err <- fmt.Errorf("rsl: %w: the log does not go back to entry 1", rsl.ErrNotEntry)
 			return
 		}
-		if send() != nil {
+		if c.send() != nil {
 			s.err <- nil
 			return
 		}
 		s.err <- nil
 	}()
 	return s
+}
+
+// chainCheck is the state of chainStream's reading.
+type chainCheck struct {
+	n     uint64
+	total int
+	j     int          // commits read, oldest first
+	prev  gitrepo.Hash // the last commit read
+	first *gitrepo.Commit
+	fault error
+	cur   []*rsl.Record
+	ch    chan<- []*rsl.Record
+	done  <-chan struct{}
+}
+
+// readAll reads the listing oldest first, listingChunk entries per
+// cat-file.
+func (c *chainCheck) readAll(br bulkReader, listing *spillTable) error {
+	buf := make([]gitrepo.Hash, 0, min(listingChunk, c.total))
+	for k := 0; k < c.total; k += len(buf) {
+		buf = buf[:0]
+		for j := k; j < c.total && len(buf) < listingChunk; j++ {
+			b, err := listing.at(c.total - 1 - j)
+			if err != nil {
+				return err
+			}
+			buf = append(buf, gitrepo.Hash(b))
+		}
+		if err := br.ReadCommitsPipelined(buf, c.commit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// commit checks the next commit, oldest first, and queues its record.
+func (c *chainCheck) commit(cm *gitrepo.Commit) error {
+	i := c.total - 1 - c.j // index in ReadLog's newest-first order
+	if c.j == 0 {
+		c.first = cm
+	}
+	e, err := rsl.FromCommit(cm)
+	switch {
+	case err != nil:
+		c.fault = err
+	case e.Number != c.n-uint64(i):
+		c.fault = fmt.Errorf("%w %s: number %d where %d was expected (entries removed or reordered)", rsl.ErrNotEntry, cm.Hash, e.Number, c.n-uint64(i))
+	case c.j > 0 && (len(cm.Parents) != 1 || cm.Parents[0] != c.prev):
+		// ReadLog checks this on cm too, naming cm.
+		c.fault = fmt.Errorf("%w %s: its parent is not the entry before it", rsl.ErrNotEntry, cm.Hash)
+	}
+	c.j++
+	c.prev = cm.Hash
+	if c.fault == nil {
+		c.cur = append(c.cur, &rsl.Record{ID: cm.Hash, Entry: e, Commit: cm})
+		if len(c.cur) == windowSize {
+			return c.send()
+		}
+	}
+	return nil
+}
+
+// send hands the window read so far to the consumer.
+func (c *chainCheck) send() error {
+	if c.fault != nil || len(c.cur) == 0 {
+		c.cur = c.cur[:0]
+		return nil
+	}
+	select {
+	case c.ch <- c.cur:
+	case <-c.done:
+		return errAbort
+	}
+	c.cur = make([]*rsl.Record, 0, windowSize)
+	return nil
 }
 
 func startsAtOne(c *gitrepo.Commit) bool {

@@ -20,4 +20,6 @@ func init() {
 	// Pages of 2 records, 1 in memory: every scenario's annotations and
 	// rewritten histories read states back from the spill file.
 	spillPage, spillResident = 2, 1
+	// A long log's listing is read 7 entries per cat-file.
+	listingChunk = 7
 }
