@@ -128,8 +128,17 @@ func (cp *Checkpoint) Save(path string) error {
 func UsedKey(ref string, old, new gitrepo.Hash) string { return usedKey(ref, old, new) }
 
 func usedKey(ref string, old, new gitrepo.Hash) string {
-	sum := sha256.Sum256([]byte(ref + "\x00" + old.String() + "\x00" + new.String()))
+	sum := usedDigestOf(ref, old, new)
 	return hex.EncodeToString(sum[:])
+}
+
+// usedDigest is a usedKey as the verifier keeps it: 32 bytes, not 64
+// bytes of hex and a string header (one per approved update: a tenth of
+// the entries of a busy log).
+type usedDigest [sha256.Size]byte
+
+func usedDigestOf(ref string, old, new gitrepo.Hash) usedDigest {
+	return sha256.Sum256([]byte(ref + "\x00" + old.String() + "\x00" + new.String()))
 }
 
 // errStale means the checkpoint cannot serve this log; verify everything.
@@ -193,9 +202,16 @@ func (v *verifier) startFrom(cp *Checkpoint) error {
 		}
 		v.state[ref] = st
 	}
-	v.used = map[string]uint64{}
+	v.used = make(map[usedDigest]uint64, len(cp.Used))
 	for _, k := range cp.Used {
-		v.used[k] = cp.Entry
+		var d usedDigest
+		if len(k) != 2*len(d) {
+			return errStale // not a key this verifier wrote
+		}
+		if _, err := hex.Decode(d[:], []byte(k)); err != nil {
+			return errStale
+		}
+		v.used[d] = cp.Entry
 	}
 	// The revocations of the policies before the checkpoint's, with those
 	// a repeated pass already knows (a new map: one in use is never
@@ -229,7 +245,7 @@ func (v *verifier) checkpoint() *Checkpoint {
 		cp.Refs[ref] = CheckpointRef{Entry: r.number, EntryID: r.id, Target: r.target}
 	}
 	for k := range v.used {
-		cp.Used = append(cp.Used, k)
+		cp.Used = append(cp.Used, hex.EncodeToString(k[:]))
 	}
 	sort.Strings(cp.Used)
 	return cp

@@ -365,7 +365,7 @@ func (v *verifier) authorize(i int, rec *rsl.Record, ref string, old, new gitrep
 // decision (nil when an object problem was recorded instead), notes about
 // approvals that did not count, and the keys of v.used to mark if this
 // decision stands.
-func (v *verifier) decide(rec *rsl.Record, pol *policy.Policy, t Transition, in Inputs) (*Decision, []string, []string, error) {
+func (v *verifier) decide(rec *rsl.Record, pol *policy.Policy, t Transition, in Inputs) (*Decision, []string, []usedDigest, error) {
 	d, err := Decide(v.src, pol, t, in)
 	if err != nil {
 		return nil, nil, nil, v.objectProblem(rec, t.Ref, err)
@@ -375,8 +375,9 @@ func (v *verifier) decide(rec *rsl.Record, pol *policy.Policy, t Transition, in 
 	}
 	// Only now read approvals: most entries are met by their signer.
 	ref, old, new := t.Ref, t.Old, t.New
-	var notes, counted []string
-	key := usedKey(ref, old, new)
+	var notes []string
+	var counted []usedDigest
+	key := usedDigestOf(ref, old, new)
 	if n, dup := v.used[key]; dup {
 		return d, []string{fmt.Sprintf("approvals of this exact update were already counted for entry #%d", n)}, nil, nil
 	}
@@ -394,7 +395,8 @@ func (v *verifier) decide(rec *rsl.Record, pol *policy.Policy, t Transition, in 
 	if len(in.Approvers) > 0 {
 		counted = append(counted, key)
 	}
-	var more, treeCounted []string
+	var more []string
+	var treeCounted []usedDigest
 	if in.TreeApprovers, more, treeCounted, err = v.treeApprovers(rec, store, pol, ref, old, new); err != nil {
 		return nil, nil, nil, err
 	}
@@ -439,7 +441,7 @@ func (v *verifier) forgeHistoryRecount(rec *rsl.Record, store *attest.Store, pol
 // treeApprovers reads the approvals bound to new's tree when a rule on ref
 // lets them count, unless they were counted for an earlier entry. counted
 // is the key of v.used to mark if the decision stands.
-func (v *verifier) treeApprovers(rec *rsl.Record, store *attest.Store, pol *policy.Policy, ref string, old, new gitrepo.Hash) (approvers, notes, counted []string, err error) {
+func (v *verifier) treeApprovers(rec *rsl.Record, store *attest.Store, pol *policy.Policy, ref string, old, new gitrepo.Hash) (approvers, notes []string, counted []usedDigest, err error) {
 	if new.IsZero() || !allowsTreeApprovals(pol, ref) {
 		return nil, nil, nil, nil
 	}
@@ -452,7 +454,7 @@ func (v *verifier) treeApprovers(rec *rsl.Record, store *attest.Store, pol *poli
 	if tree.IsZero() {
 		return nil, nil, nil, nil
 	}
-	treeKey := usedKey(ref+"\x00tree", old, tree)
+	treeKey := usedDigestOf(ref+"\x00tree", old, tree)
 	if n, dup := v.used[treeKey]; dup {
 		return nil, []string{fmt.Sprintf("tree-bound approvals of this update were already counted for entry #%d", n)}, nil, nil
 	}
@@ -461,7 +463,7 @@ func (v *verifier) treeApprovers(rec *rsl.Record, store *attest.Store, pol *poli
 		return nil, nil, nil, err
 	}
 	if len(approvers) > 0 {
-		counted = []string{treeKey}
+		counted = []usedDigest{treeKey}
 	}
 	return approvers, notes, counted, nil
 }

@@ -356,7 +356,7 @@ type verifier struct {
 	// (the remote's log), when replay passed through it.
 	pushed   map[string]recorded
 	problems []*Problem
-	used     map[string]uint64 // approval transitions already counted
+	used     map[usedDigest]uint64 // approval transitions already counted
 	// revokedFrom maps a key fingerprint to the first entry from which it
 	// is revoked, over every policy seen. A map once stored here is never
 	// written again (addRevocations copies): signature workers read it.

@@ -464,7 +464,7 @@ func (v *verifier) replayWindow(w *window) error {
 		v.state = map[string]*refStates{}
 	}
 	if v.used == nil {
-		v.used = map[string]uint64{}
+		v.used = map[usedDigest]uint64{}
 	}
 	if v.skipped == nil {
 		v.skipped = map[uint64]bool{}
