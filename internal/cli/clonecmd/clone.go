@@ -20,6 +20,7 @@ import (
 	"github.com/git-secure/git-secure/internal/freshness"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/report"
+	"github.com/git-secure/git-secure/internal/rsl"
 	"github.com/git-secure/git-secure/internal/verify"
 )
 
@@ -158,6 +159,9 @@ func clone(opts *Options, url, dir string, keys []string, threshold int) error {
 		return fmt.Errorf("open the new clone %s: %w", dir, err)
 	}
 	defer g.Close()
+	if err := requireLog(g, url, dir); err != nil {
+		return err
+	}
 	in, err := hookscmd.RepoInstaller(g)
 	if err == nil {
 		err = in.Install()
@@ -176,6 +180,21 @@ func clone(opts *Options, url, dir string, keys []string, threshold int) error {
 		f.Out("cloned %s into %s, verified under its first policy, trusted on first use\n", url, dir)
 	}
 	return nil
+}
+
+// requireLog refuses a clone that holds no git-secure log: the helper
+// passes through, unpinned, a remote that serves none (a repository not
+// set up yet), so nothing was verified, whatever the remote's history
+// was (a server stripped of refs/secure/* serves none either).
+func requireLog(g *gitrepo.Repo, url, dir string) error {
+	_, ok, err := g.ResolveRef(rsl.Ref)
+	if err != nil {
+		return fmt.Errorf("read %s in the new clone %s: %w", rsl.Ref, dir, err)
+	}
+	if ok {
+		return nil
+	}
+	return &report.Error{Code: report.ExitFailed, Msg: fmt.Sprintf("clone of %s: the remote serves no git-secure log (%s): nothing was verified; %s is left behind UNVERIFIED: delete it (a repository that does not use git-secure is cloned with git clone)", url, rsl.Ref, dir)}
 }
 
 // cloneDir is the directory git clone would make for url: its last path

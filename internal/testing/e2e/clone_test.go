@@ -127,3 +127,27 @@ func TestCloneUnprotectedHead(t *testing.T) {
 		t.Fatalf("clone -b main:\n%s", r)
 	}
 }
+
+// TestCloneWithoutLog: a remote that serves no git-secure metadata (a
+// server stripped of refs/secure/*, or a URL that was never a git-secure
+// repository) gave an unpinned git secure clone its success line,
+// "verified under its first policy, trusted on first use", with no policy
+// and nothing verified. It must fail and say so.
+func TestCloneWithoutLog(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, trFile)
+	_, url := srv.newRepo("plain.git", false)
+	alice, carol := newUser(t, "alice"), newUser(t, "carol")
+	dir := benchRepo(t, alice, "plain", url, false) // no git-secure: main only
+
+	r := carol.run(carol.sb.Home, "git", "secure", "clone", url, carol.path("c"))
+	if r.code != 1 || strings.Contains(r.stdout, "verified") {
+		t.Fatalf("clone of a remote without a log: want exit 1 and no success line:\n%s", r)
+	}
+	for _, want := range []string{"the remote serves no git-secure log (refs/secure/rsl): nothing was verified", "left behind UNVERIFIED"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Fatalf("want %q:\n%s", want, r)
+		}
+	}
+	_ = dir
+}
