@@ -130,12 +130,14 @@ func (v *verifier) judgeTracked(ref string, t TrackedRef) {
 // log: nothing local can fix it, and recording it is never the answer.
 func remoteHint(remote, ref string, c mismatchClass, last recorded) string {
 	fetchBoth := fmt.Sprintf("git fetch %s 'refs/secure/*:refs/secure/*' && git fetch %s", remote, remote)
-	switch c {
-	case classUnrecorded:
+	switch {
+	case c == classUnrecorded && last.number > 0 && last.target.IsZero():
+		return fmt.Sprintf("the log records %s deleted (entry #%d): a remote-tracking ref left from before the deletion stays until pruned (git fetch --prune %s); if it is still there after that, %s serves a deleted ref again: do not use it", ref, last.number, remote, remote)
+	case c == classUnrecorded:
 		return fmt.Sprintf("%s serves %s without a log entry: it was pushed past git-secure (is the server's hook installed? git secure server install); do not use it until an authorized person records it (git secure rsl repair %s %s)", remote, ref, remote, ref)
-	case classAhead:
+	case c == classAhead:
 		return fmt.Sprintf("%s moved %s without a log entry: it was pushed past git-secure, or the log was fetched before the branch (fetch both again: %s); do not build from it until the move is recorded (git secure rsl repair %s %s)", remote, ref, fetchBoth, remote, ref)
-	case classRollback:
+	case c == classRollback:
 		return fmt.Sprintf("%s serves an older state of %s than its log records (entry #%d): if the remote-tracking ref is only stale, fetch again (%s); if it stays, the remote rolled %s back: do not use it", remote, ref, last.number, fetchBoth, ref)
 	}
 	return fmt.Sprintf("%s serves %s at a commit the log does not record for it: do not use it; tell the maintainers of %s", remote, ref, remote)

@@ -40,3 +40,30 @@ func TestDeleteProtectedPackedBranch(t *testing.T) {
 		t.Fatalf("a deletion of rel/2 without an entry was not refused:\n%s", r)
 	}
 }
+
+// Found as a stranger on a cobra mirror: after the maintainer's signed
+// deletion of a protected branch, every clone that had fetched it (git
+// fetch keeps remote-tracking refs of deleted branches unless told to
+// prune) failed git secure verify with "origin serves ... without a log
+// entry: it was pushed past git-secure", and was sent to rsl repair. The
+// failure stays (verify cannot tell a stale remote-tracking ref from a
+// server serving the deleted branch again), but the hint names the
+// deletion's entry and the prune that clears it, and the prune does.
+func TestVerifyStaleTrackingRefOfDeletedBranch(t *testing.T) {
+	_, _, alice, bob, adir, bdir := tagDay(t, "refs/heads/rel/*")
+	alice.git(adir, "push", "-q", "origin", "main:refs/heads/rel/1")
+	bob.git(bdir, "fetch", "-q")
+	alice.git(adir, "push", "-q", "origin", "--delete", "rel/1")
+	bob.git(bdir, "fetch", "-q")
+	r := bob.run(bdir, "git", "secure", "verify")
+	if r.code != 1 || !strings.Contains(r.stderr, "refs/heads/rel/1") {
+		t.Fatalf("verify with a stale origin/rel/1 of a deleted protected branch:\n%s", r)
+	}
+	if strings.Contains(r.stderr, "pushed past git-secure") || !strings.Contains(r.stderr, "git fetch --prune origin") {
+		t.Errorf("the hint for a remote-tracking ref left from before a recorded deletion does not name the prune:\n%s", r)
+	}
+	bob.git(bdir, "fetch", "-q", "--prune")
+	if r := bob.run(bdir, "git", "secure", "verify"); r.code != 0 {
+		t.Errorf("verify after git fetch --prune:\n%s", r)
+	}
+}
