@@ -364,10 +364,15 @@ func (p *Policy) decodeRuleFiles(raw map[string][]byte) error {
 			return fmt.Errorf("%w: rule files hold more than %d bytes together", ErrMalformed, MaxRuleFilesSize)
 		}
 	}
-	for name, data := range raw {
+	for name := range raw {
 		if !validName(name) {
 			return fmt.Errorf("%w: bad rule file name %q", ErrMalformed, name)
 		}
+	}
+	if p.signedFirst {
+		return p.decodeRuleFilesSigned(raw)
+	}
+	for name, data := range raw {
 		f, err := p.decodeRuleFile(name, data)
 		if err != nil {
 			return err

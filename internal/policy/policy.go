@@ -214,6 +214,10 @@ type Policy struct {
 	Root    *metadata.Metadata[metadata.RootType]
 	Targets *metadata.Metadata[metadata.TargetsType]
 
+	// signedFirst is set while ParseSigned indexes: each rule file's
+	// signatures are checked before it is decoded.
+	signedFirst bool
+
 	persons []*Person
 	rules   []*Rule
 	teams   []*Team

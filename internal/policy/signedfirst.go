@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/secure-systems-lab/go-securesystemslib/cjson"
@@ -29,7 +30,7 @@ var ErrUnsigned = errors.New("policy: signatures below the threshold")
 type envelope struct {
 	name    string
 	payload []byte
-	sigs    map[string][]byte
+	sigs    map[string][][]byte // every signature of a key ID
 }
 
 // readEnvelope reads data, a metadata file of at most limit bytes,
@@ -59,17 +60,27 @@ func readEnvelope(name string, data []byte, limit int) (*envelope, error) {
 	if err := json.Unmarshal(rawSigs, &sigs); err != nil {
 		return nil, fmt.Errorf("%w: %s: signatures: %v", ErrMalformed, name, err)
 	}
-	e := &envelope{name: name, payload: payload, sigs: make(map[string][]byte, len(sigs))}
+	e := &envelope{name: name, payload: payload, sigs: make(map[string][][]byte, len(sigs))}
 	for _, s := range sigs {
-		// The last signature of a key ID counts, as in
-		// verify.PolicyStatus; one that is not hex counts for nothing.
-		sig, err := hex.DecodeString(s.Sig)
-		if err != nil {
-			sig = nil
+		// Every signature of a key ID is tried, so that this check is
+		// never stricter than the one after decoding; one that is not
+		// hex counts for nothing.
+		if sig, err := hex.DecodeString(s.Sig); err == nil {
+			e.sigs[s.KeyID] = append(e.sigs[s.KeyID], sig)
 		}
-		e.sigs[s.KeyID] = sig
 	}
 	return e, nil
+}
+
+// signedBy reports whether one of e's signatures under k's key ID is k's
+// over e's payload.
+func (e *envelope) signedBy(k *Key) bool {
+	for _, sig := range e.sigs[k.ID] {
+		if k.VerifyMetadata(e.payload, sig) {
+			return true
+		}
+	}
+	return false
 }
 
 // check returns an error wrapping ErrUnsigned unless keys (what names
@@ -90,7 +101,7 @@ func (e *envelope) check(what string, keys []*Key, threshold int) error {
 			continue
 		}
 		seen[k.Fingerprint] = true
-		if sig, ok := e.sigs[k.ID]; ok && sig != nil && k.VerifyMetadata(e.payload, sig) {
+		if e.signedBy(k) {
 			signed++
 		} else {
 			missing = append(missing, k.Fingerprint)
@@ -145,11 +156,83 @@ func ParseSigned(prev *Policy, rootJSON, targetsJSON []byte, ruleFiles map[strin
 	if err != nil {
 		return nil, err
 	}
-	p := &Policy{Root: root, Targets: targets}
-	if err := p.index(ruleFiles); err != nil {
+	p := &Policy{Root: root, Targets: targets, signedFirst: true}
+	err = p.index(ruleFiles)
+	p.signedFirst = false
+	if err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// decodeRuleFilesSigned decodes the rule files in the order they are
+// delegated, each only after its delegation's threshold of signer persons
+// signed it: a rule file short of it is refused before it is decoded (it
+// would count for nothing, and verify.CheckPolicy refuses a policy with a
+// rule file that does not count). A file no decoded file delegates is
+// left undecoded; indexRuleFiles then refuses it.
+func (p *Policy) decodeRuleFilesSigned(raw map[string][]byte) error {
+	queue := slices.Clone(p.delegations)
+	for len(queue) > 0 {
+		d := queue[0]
+		queue = queue[1:]
+		data, ok := raw[d.Name]
+		if _, done := p.files[d.Name]; !ok || done {
+			continue // missing, or delegated twice: indexRuleFiles says which
+		}
+		name := RulesDir + "/" + d.Name + ".json"
+		e, err := readEnvelope(name, data, MaxFileSize)
+		if err != nil {
+			return err
+		}
+		if err := p.checkRuleFileSigners(e, d); err != nil {
+			return err
+		}
+		f, err := p.decodeRuleFile(d.Name, data)
+		if err != nil {
+			return err
+		}
+		p.files[d.Name] = f
+		queue = append(queue, f.Delegations...)
+	}
+	for name := range raw {
+		if _, ok := p.files[name]; !ok {
+			return fmt.Errorf("%w: rule file %s is not delegated by any file", ErrMalformed, name)
+		}
+	}
+	return nil
+}
+
+// checkRuleFileSigners returns an error wrapping ErrUnsigned unless d's
+// threshold of its signer persons signed e, each counted once whichever
+// of their keys signed (as judgeRuleFile counts).
+func (p *Policy) checkRuleFileSigners(e *envelope, d *Delegation) error {
+	signers := p.AllowedPersons(&Rule{Allow: d.Signers})
+	signed := map[string]bool{}
+	for id := range e.sigs {
+		k, ok := p.personKeys[id]
+		if !ok {
+			continue
+		}
+		owner := p.ownerFP[k.Fingerprint]
+		if owner == nil || signed[owner.Name] || !slices.Contains(signers, owner.Name) {
+			continue
+		}
+		if e.signedBy(k) {
+			signed[owner.Name] = true
+		}
+	}
+	if d.Threshold >= 1 && len(signed) >= d.Threshold {
+		return nil
+	}
+	var missing []string
+	for _, name := range signers {
+		if !signed[name] {
+			missing = append(missing, name)
+		}
+	}
+	return fmt.Errorf("%w: %s: delegation %s: %d of %d signatures (threshold %d), checked before decoding it; not yet signed by: %s",
+		ErrUnsigned, e.name, d.Name, len(signed), d.Threshold, d.Threshold, strings.Join(missing, ", "))
 }
 
 // parseSignedRoot checks root.json's signatures by prev's root keys (when

@@ -3,6 +3,7 @@ package policy
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 
@@ -169,6 +170,78 @@ func FuzzParseSigned(f *testing.F) {
 		a, b := encode(t, p)
 		if !bytes.Equal(a, root) || !bytes.Equal(b, targets) {
 			t.Fatal("ParseSigned accepted what re-encodes differently")
+		}
+	})
+}
+
+// TestParseSignedRuleFiles checks that rule files are read in the order
+// they are delegated, each refused for its signatures before it is
+// decoded: a file whose delegation's signers did not sign it is refused
+// as such even when decoding would have refused it for another reason,
+// and a file below it is never reached.
+func TestParseSignedRuleFiles(t *testing.T) {
+	d := newDeleg(t)
+	r, tg := encode(t, d.p)
+	files, err := d.p.EncodeRuleFiles()
+	must(t, err)
+	if _, err := ParseSigned(d.p, r, tg, files); err != nil {
+		t.Fatalf("a signed three-level delegation: %v", err)
+	}
+	for name, c := range map[string]struct {
+		file, want string
+	}{
+		"security": {"security", "rules/security.json: delegation security: 0 of 1 signatures (threshold 1), checked before decoding it; not yet signed by: dave"},
+		"crypto":   {"crypto", "rules/crypto.json: delegation crypto: 0 of 1 signatures (threshold 1), checked before decoding it; not yet signed by: erin"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			bad := maps.Clone(files)
+			bad[c.file] = replaceOnce(t, files[c.file], `"expires":"`, `"expires":"not a time `)
+			if _, err := ParseFiles(r, tg, bad); err == nil || errors.Is(err, ErrUnsigned) {
+				t.Fatalf("ParseFiles = %v, want a decoding error", err)
+			}
+			_, err := ParseSigned(d.p, r, tg, bad)
+			if !errors.Is(err, ErrUnsigned) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("ParseSigned = %v, want %q", err, c.want)
+			}
+		})
+	}
+	// A file no decoded file delegates is refused, decoded or not.
+	extra := maps.Clone(files)
+	extra["stray"] = files["crypto"]
+	if _, err := ParseSigned(d.p, r, tg, extra); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "rule file stray is not delegated by any file") {
+		t.Fatalf("ParseSigned with a stray file = %v", err)
+	}
+}
+
+// FuzzParseSignedRuleFile: with a fuzzed rules/crypto.json under the
+// three-level delegation, ParseSigned is never stricter than ParseFiles
+// with every rule file counting (what verify.CheckPolicy needs), and what
+// it accepts ParseFiles accepts; a file refused for its signatures counts
+// for nothing in ParseFiles either.
+func FuzzParseSignedRuleFile(f *testing.F) {
+	d := newDeleg(f)
+	r, tg := encode(f, d.p)
+	files, err := d.p.EncodeRuleFiles()
+	must(f, err)
+	f.Add(files["crypto"])
+	f.Add(replaceOnce(f, files["crypto"], `"version":1`, `"version":2`))
+	f.Add(files["security"])
+	f.Fuzz(func(t *testing.T, crypto []byte) {
+		fs := maps.Clone(files)
+		fs["crypto"] = crypto
+		_, err := ParseSigned(d.p, r, tg, fs)
+		if err != nil && !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrUnsigned) {
+			t.Fatalf("error %v wraps neither ErrMalformed nor ErrUnsigned", err)
+		}
+		q, qerr := ParseFiles(r, tg, fs)
+		counts := qerr == nil
+		if counts {
+			for _, rf := range q.RuleFiles() {
+				counts = counts && rf.Untrusted == ""
+			}
+		}
+		if counts && err != nil || err == nil && qerr != nil || errors.Is(err, ErrUnsigned) && counts {
+			t.Fatalf("ParseSigned: %v; ParseFiles: %v, every file counting: %v", err, qerr, counts)
 		}
 	})
 }
