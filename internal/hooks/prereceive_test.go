@@ -72,9 +72,9 @@ func TestUnprotectedOnly(t *testing.T) {
 	}
 	check := func(step string, lines []RefLine, want bool) {
 		t.Helper()
-		got, err := c.unprotectedOnly(lines)
-		if err != nil || got != want {
-			t.Errorf("%s: unprotectedOnly(%s) = %v, %v; want %v", step, lines[0].Ref, got, err, want)
+		judged, err := c.judgeUnprotected(lines)
+		if got := judged != nil; err != nil || got != want {
+			t.Errorf("%s: judgeUnprotected(%s) = %v, %v; want %v", step, lines[0].Ref, judged != nil, err, want)
 		}
 	}
 	// The server verifies every state it accepts, which leaves the

@@ -241,11 +241,11 @@ func (c *Context) preReceive(input []byte) error {
 	_ = os.Remove(verified)
 	sweepMarkers(filepath.Dir(marker))
 	c.notePostReceive(g.GitDir())
-	if ok, err := c.unprotectedOnly(lines); err != nil {
+	if judged, err := c.judgeUnprotected(lines); err != nil {
 		return err
-	} else if ok {
+	} else if judged != nil {
 		c.Trace.Mark("unprotected refs only")
-		c.markUnprotected(marker, input)
+		c.markJudged(marker, input, judged)
 		return nil
 	}
 	// Verification follows (a push of metadata gets here at once): set up
@@ -291,7 +291,7 @@ func (c *Context) preReceive(input []byte) error {
 			return err
 		}
 		if selfContained(g, lines) {
-			c.markUnprotected(verified, input)
+			c.markJudged(verified, input, judgedTips(lines, st.proposed))
 		}
 		return nil
 	}
@@ -303,6 +303,18 @@ func (c *Context) preReceive(input []byte) error {
 		return err
 	}
 	return c.storeCert(cert)
+}
+
+// judgedTips returns the log and policy tips a verified push was judged
+// from: the server's, before the push's lines move them.
+func judgedTips(lines []RefLine, proposed map[string]gitrepo.Hash) map[string]gitrepo.Hash {
+	judged := map[string]gitrepo.Hash{rsl.Ref: proposed[rsl.Ref], policy.Ref: proposed[policy.Ref]}
+	for _, l := range lines {
+		if _, ok := judged[l.Ref]; ok {
+			judged[l.Ref] = l.Old
+		}
+	}
+	return judged
 }
 
 // pushState is the server's state before a push and the one it proposes.
@@ -610,27 +622,28 @@ func (c *Context) outOfStepBefore(p *verify.Problem, pushed map[string]bool, old
 	return (before == nil && after == nil) || (before != nil && after != nil && before.ID == after.ID)
 }
 
-// unprotectedOnly reports whether a push to a git-secure repository
+// judgeUnprotected reports whether a push to a git-secure repository
 // changes nothing the policy in force protects: no metadata ref, no replace
 // ref, no graft or shallow file on the server, and only
 // refs no rule and no global rule covers (a path rule covers every ref),
 // while the server's metadata is exactly what it last verified. Such a
 // push cannot change a verified state, so it is accepted without listing
 // every ref and replaying the log: people without git-secure keep pushing
-// feature branches at little cost.
-func (c *Context) unprotectedOnly(lines []RefLine) (bool, error) {
+// feature branches at little cost. It returns the log and policy tips it
+// judged the push under (for markJudged); nil when the push is not one.
+func (c *Context) judgeUnprotected(lines []RefLine) (map[string]gitrepo.Hash, error) {
 	for _, l := range lines {
 		// A replace ref changes what every other ref reads as: never
 		// unprotected, whatever the rules cover.
 		if strings.HasPrefix(l.Ref, "refs/secure/") || verify.RewritesReads(l.Ref) {
-			return false, nil
+			return nil, nil
 		}
 	}
 	g := c.Repo.Git
 	// Grafts or a shallow file change what the server serves: the full
 	// check reports them.
 	if files, err := g.HistoryFiles(); err != nil || len(files) > 0 {
-		return false, nil
+		return nil, nil
 	}
 	// The server's replace refs come in the same listing: one that got
 	// here without a push (an admin, a restored backup) sends every push to
@@ -641,21 +654,21 @@ func (c *Context) unprotectedOnly(lines []RefLine) (bool, error) {
 	}
 	list, err := g.ListRefs(names...)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	cur := map[string]gitrepo.Hash{}
 	for _, r := range list {
 		if verify.RewritesReads(r.Name) {
-			return false, nil
+			return nil, nil
 		}
 		cur[r.Name] = r.Hash
 	}
 	if cur[rsl.Ref].IsZero() || cur[policy.Ref].IsZero() {
-		return false, nil // not set up (or half set up): the full check decides
+		return nil, nil // not set up (or half set up): the full check decides
 	}
 	for _, l := range lines {
 		if cur[l.Ref] != l.Old {
-			return false, nil // the full check says it moved during the push
+			return nil, nil // the full check says it moved during the push
 		}
 	}
 	// Only from the state the server last verified completely: its log
@@ -664,26 +677,26 @@ func (c *Context) unprotectedOnly(lines []RefLine) (bool, error) {
 	// restore, a half-finished push) goes to the full check.
 	pin, pinThreshold, err := c.Repo.PinnedRoot()
 	if err != nil {
-		return false, nil // the full check reports it
+		return nil, nil // the full check reports it
 	}
 	if !c.Repo.LoadCheckpoint().Covers(cur[rsl.Ref], cur[policy.Ref], pin, pinThreshold) {
-		return false, nil
+		return nil, nil
 	}
 	pol, err := c.Repo.PolicyAt(cur[policy.Ref])
 	if err != nil {
-		return false, nil // the full check says what is wrong
+		return nil, nil // the full check says what is wrong
 	}
 	for _, l := range lines {
 		if pol.Protected(l.Ref) {
-			return false, nil
+			return nil, nil
 		}
 		for _, gr := range pol.GlobalRules() {
 			if gr.CoversRef(l.Ref) {
-				return false, nil
+				return nil, nil
 			}
 		}
 	}
-	return true, nil
+	return map[string]gitrepo.Hash{rsl.Ref: cur[rsl.Ref], policy.Ref: cur[policy.Ref]}, nil
 }
 
 func short(h gitrepo.Hash) string { return h.String()[:12] }

@@ -94,6 +94,8 @@ func TestServerTransactionScriptMarker(t *testing.T) {
 	// The script's parent is this test process, as receive-pack is a
 	// real hook's.
 	marker := filepath.Join(dir, "secure", fmt.Sprintf("unprotected-push.%d", os.Getpid()))
+	// The log and the policy the push was judged under, as loose refs.
+	tips := looseTips(t, dir)
 	feature := strings.Repeat("0", 40) + " " + strings.Repeat("a", 40) + " refs/heads/feature\n"
 	main := strings.Repeat("b", 40) + " " + strings.Repeat("c", 40) + " refs/heads/main\n"
 	run := func(phase, input string) (int, string) {
@@ -114,7 +116,7 @@ func TestServerTransactionScriptMarker(t *testing.T) {
 	if code, got := run("prepared", feature); code != 1 || got != feature+"hook reference-transaction prepared\n" {
 		t.Errorf("no marker: exit %d, git-secure got %q; want it started with the input", code, got)
 	}
-	if err := os.WriteFile(marker, []byte(feature), 0o644); err != nil {
+	if err := os.WriteFile(marker, []byte(tips+feature), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if code, got := run("prepared", feature); code != 0 || got != "" {
@@ -146,7 +148,7 @@ func TestServerTransactionScriptMarker(t *testing.T) {
 	// every later ref started git-secure: 57 branches took 26 s instead
 	// of 6. Each transaction's end unmarks only its own lines.
 	other := strings.Repeat("0", 40) + " " + strings.Repeat("d", 40) + " refs/heads/other\n"
-	if err := os.WriteFile(marker, []byte(feature+other), 0o644); err != nil {
+	if err := os.WriteFile(marker, []byte(tips+feature+other), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for i, line := range []string{feature, other} {
@@ -180,7 +182,7 @@ func TestServerTransactionScriptMarker(t *testing.T) {
 		{"another line too", main + log + feature, true},
 		{"the lines in another order", log + main, true},
 	} {
-		if err := os.WriteFile(verified, []byte(main+log), 0o644); err != nil {
+		if err := os.WriteFile(verified, []byte(tips+main+log), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		code, got := run("prepared", tc.input)
@@ -204,6 +206,24 @@ func TestServerTransactionScriptMarker(t *testing.T) {
 	if code, got := run("prepared", head); code != 1 || got != head+"hook reference-transaction prepared\n" {
 		t.Errorf("an emptied marker, HEAD's line alone: exit %d, git-secure got %q; want it started", code, got)
 	}
+}
+
+// looseTips stores the log and the policy as loose refs in dir and
+// returns the tip lines pre-receive would write for them.
+func looseTips(t *testing.T, dir string) string {
+	t.Helper()
+	tips := ""
+	for ref, hash := range map[string]string{"refs/secure/rsl": strings.Repeat("1", 40), "refs/secure/policy": strings.Repeat("2", 40)} {
+		p := filepath.Join(dir, filepath.FromSlash(ref))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(hash+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tips += "tip " + hash + " " + ref + " loose\n"
+	}
+	return tips
 }
 
 // used reports whether a marker file would still be used: it exists and

@@ -1,7 +1,9 @@
 package hooks
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -313,11 +315,30 @@ func (c *Context) movesWithoutLog(lines []RefLine) error {
 		if (rec != nil && rec.Entry.New == l.New) || (rec == nil && l.New.IsZero()) {
 			continue // back to what the log records (a ref it never recorded: gone)
 		}
-		c.say("rejected: %s is protected and would move to %s without its entry in %s", l.Ref, shortOrNone(l.New), rsl.Ref)
-		c.say("hint: push the branch and the log in one atomic push (git push --atomic; a remote routed through git-remote-secure does this)")
+		c.refuseUnrecorded(pol, l)
 		return ErrRejected
 	}
 	return nil
+}
+
+// refuseUnrecorded says why a protected ref may not move without its log
+// entry, naming the rules that protect it under the policy in force: the
+// policy may have changed between pre-receive and this transaction (a
+// concurrent push), which a fetch shows the pusher.
+func (c *Context) refuseUnrecorded(pol *policy.Policy, l RefLine) {
+	var names []string
+	if l.Ref != rsl.PolicyRef {
+		for _, r := range pol.RulesFor(l.Ref) {
+			names = append(names, r.Name)
+		}
+	}
+	why := ""
+	if len(names) > 0 {
+		why = fmt.Sprintf(" (rule %s of the policy in force)", strings.Join(names, ", "))
+	}
+	c.say("rejected: %s is protected and would move to %s without its entry in %s%s", l.Ref, shortOrNone(l.New), rsl.Ref, why)
+	c.say("hint: push the branch and the log in one atomic push (git push --atomic; a remote routed through git-remote-secure does this)")
+	c.say("hint: if the policy changed while you pushed, fetch (git fetch) and push again: the push is judged under the policy in force when it lands")
 }
 
 // verifiedMarker is where pre-receive leaves the lines of a push it
@@ -343,10 +364,71 @@ func unprotectedMarker(gitDir string) string {
 	return filepath.Join(gitDir, "secure", fmt.Sprintf("unprotected-push.%d", os.Getppid()))
 }
 
-// markUnprotected writes a marker (unprotectedMarker, verifiedMarker);
-// failing to is only slower.
-func (c *Context) markUnprotected(path string, input []byte) {
-	_ = writeAtomic(path, input)
+// markJudged writes a marker (unprotectedMarker, verifiedMarker): a
+// "tip" line for the log and for the policy, each at the value the push
+// was judged under (judged) and how the server stores it, then the push's
+// lines. The script accepts the marked lines only while both are stored
+// so: a push that changed the log or the policy between pre-receive and
+// this push's transaction (the policy may protect one of its refs now)
+// sends the transaction to the full check, under the policy in force. A
+// marker is written only when the stored values are the judged ones, and
+// removed when they changed while it was written. Failing to write one is
+// only slower.
+func (c *Context) markJudged(path string, input []byte, judged map[string]gitrepo.Hash) {
+	gitDir := c.Repo.Git.GitDir()
+	tips, ok := storedTips(gitDir, judged)
+	if !ok {
+		return
+	}
+	if writeAtomic(path, append([]byte(tips), input...)) != nil {
+		return
+	}
+	// Read again once the marker is there: a packed-refs file rewritten
+	// later is newer than the marker, which the script checks.
+	if again, ok := storedTips(gitDir, judged); !ok || again != tips {
+		_ = os.Remove(path)
+	}
+}
+
+// markedTips are the refs a marker binds: the policy in force depends on
+// them alone (and every change to the policy moves the log).
+var markedTips = []string{rsl.Ref, policy.Ref}
+
+// storedTips returns the marker's tip lines, "tip HASH REF loose|packed",
+// or false when a ref is not stored at its judged value as a loose ref or
+// in packed-refs (another ref store: no marker, the full check runs).
+func storedTips(gitDir string, judged map[string]gitrepo.Hash) (string, bool) {
+	var b strings.Builder
+	for _, ref := range markedTips {
+		hash, how, err := storedRef(gitDir, ref)
+		if err != nil || hash == "" || hash != judged[ref].String() {
+			return "", false
+		}
+		fmt.Fprintf(&b, "tip %s %s %s\n", hash, ref, how)
+	}
+	return b.String(), true
+}
+
+// storedRef reads ref as git's files backend stores it: the loose file
+// (what the script reads back) or else its line in packed-refs.
+func storedRef(gitDir, ref string) (hash, how string, err error) {
+	b, err := os.ReadFile(filepath.Join(gitDir, filepath.FromSlash(ref)))
+	if err == nil {
+		return strings.TrimSuffix(string(b), "\n"), "loose", nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", "", err
+	}
+	packed, err := os.ReadFile(filepath.Join(gitDir, "packed-refs"))
+	if err != nil {
+		return "", "", err
+	}
+	s := string(packed)
+	i := strings.Index(s, " "+ref+"\n")
+	if i < 0 {
+		return "", "", nil
+	}
+	return s[strings.LastIndexByte(s[:i], '\n')+1 : i], "packed", nil
 }
 
 // sweepMarkers removes the markers no transaction will use: the
