@@ -275,3 +275,55 @@ func TestMarkerBindsLogAndPolicy(t *testing.T) {
 		}
 	}
 }
+
+// TestNonAtomicPushMarkerKeepsItsDate: a push without --atomic is one
+// transaction per ref, and the end of each rewrites the marker with the
+// lines still to come. Found reviewing the tips: the rewritten marker was
+// dated then, so a policy changed and packed again after pre-receive (a
+// gc after the concurrent push) looked older than the marker, and the
+// next ref's transaction was accepted unseen. It keeps pre-receive's date.
+// (The dates are set, not waited for: no timing.)
+func TestNonAtomicPushMarkerKeepsItsDate(t *testing.T) {
+	rs := newRaceServer(t)
+	main, _, _ := rs.g.ResolveRef("refs/heads/main")
+	one := gitrepo.ZeroHash.String() + " " + main.String() + " refs/heads/one\n"
+	feature := gitrepo.ZeroHash.String() + " " + main.String() + " refs/heads/feature\n"
+	lines, err := ParseRefLines([]byte(one + feature))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs.packRefs()
+	tips := map[string]gitrepo.Hash{}
+	for _, ref := range []string{rsl.Ref, policy.Ref} {
+		tips[ref], _, _ = rs.g.ResolveRef(ref)
+	}
+	path := filepath.Join(rs.g.GitDir(), "secure", fmt.Sprintf("unprotected-push.%d", os.Getpid()))
+	c := &Context{Repo: rs.r, Stderr: &bytes.Buffer{}, Getenv: func(string) string { return "" }}
+	c.markJudged(path, []byte(one+feature), judgedTips(lines, tips))
+	setDate := func(p string, ago time.Duration) {
+		t.Helper()
+		at := time.Now().Add(-ago)
+		if err := os.Chtimes(p, at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setDate(path, 50*time.Second)
+	if rs.runScript(one) {
+		t.Fatalf("the first ref of the push, nothing changed: git-secure started")
+	}
+	// The concurrent push protects feature, and gc packs its refs again.
+	rs.protectFeature()
+	rs.s.Git(rs.dir, "pack-refs", "--all")
+	setDate(filepath.Join(rs.g.GitDir(), "packed-refs"), 40*time.Second)
+	cmd := exec.Command(rs.script, "committed")
+	cmd.Stdin = strings.NewReader(one)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("committed: %v\n%s", err, out)
+	}
+	if !used(path) {
+		t.Fatalf("the marker of the ref still to come is gone")
+	}
+	if !rs.runScript(feature) {
+		t.Errorf("the policy protects refs/heads/feature since pre-receive, yet the script accepted its transaction unseen")
+	}
+}
