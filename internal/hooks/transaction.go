@@ -48,6 +48,9 @@ func (c *Context) serverTransaction(input []byte) error {
 	if refStoreUpkeep(lines) {
 		return nil
 	}
+	if prunes, err := c.prunesPackedRefs(lines); err != nil || prunes {
+		return err
+	}
 	g := c.Repo.Git
 	tx, err := readLogTransaction(g, lines)
 	if err != nil {
@@ -112,6 +115,24 @@ func refStoreUpkeep(lines []RefLine) bool {
 		}
 	}
 	return len(lines) > 0
+}
+
+// prunesPackedRefs reports whether every line of a transaction is git
+// removing a loose ref that packed-refs already holds at the line's old
+// value ("git pack-refs", run by every "git gc"): no ref changes value.
+// Without this, a server whose hook judged such lines as deletions could
+// never pack its refs (gc failed with "failed to run pack-refs").
+func (c *Context) prunesPackedRefs(lines []RefLine) (bool, error) {
+	for _, l := range lines {
+		if !l.New.IsZero() {
+			return false, nil
+		}
+		ok, err := c.Repo.Git.PrunesPackedRef(l.Ref, l.Old)
+		if err != nil || !ok {
+			return false, err
+		}
+	}
+	return len(lines) > 0, nil
 }
 
 // logTransaction is what the prepared-state check learns from a

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -65,5 +67,42 @@ func TestVerifyStaleTrackingRefOfDeletedBranch(t *testing.T) {
 	bob.git(bdir, "fetch", "-q", "--prune")
 	if r := bob.run(bdir, "git", "secure", "verify"); r.code != 0 {
 		t.Errorf("verify after git fetch --prune:\n%s", r)
+	}
+}
+
+// Found as a stranger: git gc failed on every enforcing server ("fatal:
+// failed to run pack-refs"), and the gc --auto after a push failed
+// quietly. After writing packed-refs, git 2.39 removes each loose ref in
+// a transaction of its own, "old 0{40} REF", and runs the hook on it: the
+// line of a protected branch or of refs/secure/policy read as a deletion
+// without an entry. The ref keeps its value (packed-refs holds it); a real
+// deletion still is judged (TestDeleteProtectedPackedBranch).
+func TestServerPacksItsRefs(t *testing.T) {
+	srv, repo, alice, _, adir, _ := tagDay(t, "refs/heads/rel/*")
+	alice.git(adir, "push", "-q", "origin", "main:refs/heads/rel/1")
+	before := srv.admin.refValue(repo, "refs/heads/rel/1")
+	if r := srv.admin.run(repo, "git", "pack-refs", "--all"); r.code != 0 {
+		t.Fatalf("git pack-refs --all on the enforcing server:\n%s", r)
+	}
+	for _, ref := range []string{"refs/heads/rel/1", "refs/secure/policy", "refs/secure/rsl"} {
+		if _, err := os.Stat(filepath.Join(repo, ref)); !os.IsNotExist(err) {
+			t.Errorf("%s is still a loose ref after pack-refs: %v", ref, err)
+		}
+	}
+	if got := srv.admin.refValue(repo, "refs/heads/rel/1"); got != before {
+		t.Fatalf("rel/1 moved from %s to %s in pack-refs", before, got)
+	}
+	alice.git(adir, "push", "-q", "origin", "main:refs/heads/rel/2")
+	if r := srv.admin.run(repo, "git", "gc", "-q"); r.code != 0 {
+		t.Fatalf("git gc on the enforcing server:\n%s", r)
+	}
+	srv.admin.secure(repo, "verify")
+
+	// A deletion without an entry of a packed protected branch is still
+	// refused.
+	url := srv.base + "/tags.git"
+	r := alice.pushDirect(adir, url, url, "--delete", "rel/2")
+	if r.code == 0 || !strings.Contains(r.stderr, "refs/heads/rel/2") {
+		t.Fatalf("a deletion of rel/2 without an entry was not refused:\n%s", r)
 	}
 }
