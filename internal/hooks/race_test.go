@@ -27,7 +27,7 @@ import (
 // git-secure replaced by a stub that records being started: what the
 // script decides without starting git-secure is what is tested.
 type raceServer struct {
-	t      *testing.T
+	t      testing.TB
 	s      *testutil.Sandbox
 	dir    string
 	g      *gitrepo.Repo
@@ -39,7 +39,7 @@ type raceServer struct {
 	script string // the server's reference-transaction script
 }
 
-func newRaceServer(t *testing.T) *raceServer {
+func newRaceServer(t testing.TB) *raceServer {
 	s := testutil.NewSandbox(t)
 	dir := s.InitRepo("repo", 2)
 	key := s.NewKey("alice", "ed25519")
@@ -325,5 +325,42 @@ func TestNonAtomicPushMarkerKeepsItsDate(t *testing.T) {
 	}
 	if !rs.runScript(feature) {
 		t.Errorf("the policy protects refs/heads/feature since pre-receive, yet the script accepted its transaction unseen")
+	}
+}
+
+// BenchmarkMarkedTransactionScript: the server script on the path the
+// markers exist for (one transaction of exactly the marked lines, nothing
+// changed since pre-receive; tips loose, then packed): it starts no
+// process, as before the tips.
+func BenchmarkMarkedTransactionScript(b *testing.B) {
+	rs := newRaceServer(b)
+	main, _, _ := rs.g.ResolveRef("refs/heads/main")
+	feature := gitrepo.ZeroHash.String() + " " + main.String() + " refs/heads/feature\n"
+	lines, err := ParseRefLines([]byte(feature))
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := &Context{Repo: rs.r, Stderr: &bytes.Buffer{}, Getenv: func(string) string { return "" }}
+	for _, packed := range []bool{false, true} {
+		if packed {
+			rs.packRefs()
+		}
+		for _, kind := range []string{"unprotected-push", "verified-push"} {
+			b.Run(fmt.Sprintf("%s/packed=%v", kind, packed), func(b *testing.B) {
+				tips := map[string]gitrepo.Hash{}
+				for _, ref := range []string{rsl.Ref, policy.Ref} {
+					tips[ref], _, _ = rs.g.ResolveRef(ref)
+				}
+				path := filepath.Join(rs.g.GitDir(), "secure", fmt.Sprintf("%s.%d", kind, os.Getpid()))
+				c.markJudged(path, []byte(feature), judgedTips(lines, tips))
+				defer os.Remove(path)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if rs.runScript(feature) {
+						b.Fatal("git-secure started")
+					}
+				}
+			})
+		}
 	}
 }
