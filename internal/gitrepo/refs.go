@@ -324,7 +324,12 @@ func (r *Repo) UpdateRefs(updates []RefUpdate, reflogMsg string) error {
 		}
 	}
 	in.WriteString("prepare\x00commit\x00")
-	args := []string{"update-ref", "--create-reflog"}
+	// git waits 100 ms for a loose ref's lock by default: a loaded machine
+	// lets a concurrent update hold it longer, and the loser then reads as
+	// a crashed lock (ErrLocked, "remove it") instead of a lost race
+	// (ErrRefChanged, "fetch and retry"). A second is git's own wait for
+	// packed-refs.
+	args := []string{"-c", "core.filesRefLockTimeout=1000", "update-ref", "--create-reflog"}
 	if msg := sanitizeMsg(reflogMsg); msg != "" {
 		args = append(args, "-m"+msg)
 	}
