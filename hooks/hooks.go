@@ -50,6 +50,13 @@ func Template(name string, guard bool) string {
 // post-receive refreshes the freshness statement (when configured).
 var ServerHooks = []string{"pre-receive", "reference-transaction", "post-receive"}
 
+// MarkerFormat is the line of the server's reference-transaction script
+// that says which push markers it reads (internal/hooks markJudged): a
+// marker is written only for a script that reads the log and policy tips
+// it binds, so that an older script left installed by an upgrade of the
+// binary never accepts a marked transaction unseen.
+const MarkerFormat = "# markers: tip lines (format 2)\n"
+
 // ServerTemplate is the server's hook name.
 func ServerTemplate(name string) string {
 	if name == "reference-transaction" {

@@ -364,3 +364,58 @@ func BenchmarkMarkedTransactionScript(b *testing.B) {
 		}
 	}
 }
+
+// TestOldScriptGetsNoMarker: a server whose binary was upgraded but whose
+// hooks were not reinstalled runs a reference-transaction script that
+// does not read a marker's tip lines, and would accept marked lines
+// whatever policy change happened in between: pre-receive leaves it no
+// marker (the script then starts git-secure: the full check). The current
+// script, and a hook that is not git-secure's, get one.
+func TestOldScriptGetsNoMarker(t *testing.T) {
+	rs := newRaceServer(t)
+	main, _, _ := rs.g.ResolveRef("refs/heads/main")
+	feature := gitrepo.ZeroHash.String() + " " + main.String() + " refs/heads/feature\n"
+	lines, err := ParseRefLines([]byte(feature))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tips := map[string]gitrepo.Hash{}
+	for _, ref := range []string{rsl.Ref, policy.Ref} {
+		tips[ref], _, _ = rs.g.ResolveRef(ref)
+	}
+	c := &Context{Repo: rs.r, Stderr: &bytes.Buffer{}, Getenv: func(string) string { return "" }}
+	current, err := os.ReadFile(rs.script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := strings.Replace(string(current), hookscripts.MarkerFormat, "", 1)
+	if old == string(current) {
+		t.Fatal("the server script does not carry hookscripts.MarkerFormat")
+	}
+	installed := filepath.Join(rs.g.GitDir(), "hooks", "reference-transaction")
+	path := filepath.Join(rs.g.GitDir(), "secure", fmt.Sprintf("unprotected-push.%d", os.Getpid()))
+	for _, tc := range []struct {
+		name   string
+		script string // "": none installed
+		marked bool
+	}{
+		{"the current script", string(current), true},
+		{"an older git-secure script", old, false},
+		{"another tool's hook", "#!/bin/sh\nexit 0\n", true},
+		{"no hook", "", true},
+	} {
+		os.Remove(installed)
+		os.Remove(path)
+		if tc.script != "" {
+			if err := os.WriteFile(installed, []byte(tc.script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.markJudged(path, []byte(feature), judgedTips(lines, tips))
+		_, err := os.Stat(path)
+		if marked := err == nil; marked != tc.marked {
+			t.Errorf("%s: marker written %v, want %v", tc.name, marked, tc.marked)
+		}
+	}
+	os.Remove(installed)
+}

@@ -1,8 +1,10 @@
 package hooks
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	hookscripts "github.com/git-secure/git-secure/hooks"
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/rsl"
@@ -397,6 +400,9 @@ func unprotectedMarker(gitDir string) string {
 // only slower.
 func (c *Context) markJudged(path string, input []byte, judged map[string]gitrepo.Hash) {
 	gitDir := c.Repo.Git.GitDir()
+	if !readsMarkerTips(gitDir) {
+		return
+	}
 	tips, ok := storedTips(gitDir, judged)
 	if !ok {
 		return
@@ -409,6 +415,31 @@ func (c *Context) markJudged(path string, input []byte, judged map[string]gitrep
 	if again, ok := storedTips(gitDir, judged); !ok || again != tips {
 		_ = os.Remove(path)
 	}
+}
+
+// readsMarkerTips reports whether the server's installed
+// reference-transaction script, if it is git-secure's, is one that checks
+// a marker's tip lines: an older one (hooks not reinstalled since the
+// binary was upgraded) accepted marked lines whatever happened to the
+// policy in between, so it gets no marker and starts git-secure, which
+// runs the full check. A script elsewhere (core.hooksPath) reads no
+// marker here at all.
+func readsMarkerTips(gitDir string) bool {
+	f, err := os.Open(filepath.Join(gitDir, "hooks", "reference-transaction"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 512) // the script's first lines name it
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	if !bytes.Contains(head, []byte("git-secure hook (reference-transaction)")) {
+		return true
+	}
+	return bytes.Contains(head, []byte("\n"+hookscripts.MarkerFormat))
 }
 
 // markedTips are the refs a marker binds: the policy in force depends on
