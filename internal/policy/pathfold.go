@@ -149,12 +149,23 @@ func protectsDirectory(patternKey, key string) bool {
 // attributesFile is the key of a .gitattributes file's name.
 const attributesFile = ".gitattributes"
 
-// attributesReach reports whether the path key names a .gitattributes
-// file whose directory may hold files the pattern key matches: the root's
-// always; another when the pattern's literal leading components lead into
+// modulesFile is the key of the root's .gitmodules: it names each
+// submodule's URL and branch, so that "git submodule update --remote"
+// (and a first "git submodule update" of a clone without the pinned
+// commit) fetches from wherever it says, into protected paths, while the
+// protected paths themselves stay unchanged. git reads it at the root
+// only.
+const modulesFile = ".gitmodules"
+
+// attributesReach reports whether the path key names the root's
+// .gitmodules (modulesFile), or a .gitattributes file whose directory may
+// hold files the pattern key matches: the root's always; another when the pattern's literal leading components lead into
 // that directory, or a wildcard component comes first ("src/.gitattributes"
 // for "src/crypto/**", "**/x" or "*/crypto/*"; not "docs/.gitattributes").
 func attributesReach(patternKey, key string) bool {
+	if key == modulesFile {
+		return true
+	}
 	dir, name := "", key
 	if i := strings.LastIndexByte(key, '/'); i >= 0 {
 		dir, name = key[:i], key[i+1:]

