@@ -3,6 +3,7 @@ package verify
 import (
 	"os"
 	"strings"
+	"testing"
 )
 
 // Tests judge logs of a few entries: with windows of 3 entries, every
@@ -11,10 +12,8 @@ import (
 // must still report exactly what it reported when the log was judged
 // whole. Benchmarks keep the product's window.
 func init() {
-	for _, a := range os.Args[1:] {
-		if v, ok := strings.CutPrefix(a, "-test.bench="); ok && v != "" {
-			return
-		}
+	if benchmarking(os.Args[1:]) {
+		return
 	}
 	windowSize = 3
 	// Pages of 2 records, 1 in memory: every scenario's annotations and
@@ -22,4 +21,44 @@ func init() {
 	spillPage, spillResident = 2, 1
 	// A long log's listing is read 7 entries per cat-file.
 	listingChunk = 7
+}
+
+// benchmarking reports whether the test binary was asked to run
+// benchmarks: "-test.bench=X" as go test passes it, or "-test.bench X"
+// (or -bench) given to a compiled test binary by hand, which must not
+// measure the tests' tiny windows and spill pages.
+func benchmarking(args []string) bool {
+	for i, a := range args {
+		a = strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+		name, v, ok := strings.Cut(a, "=")
+		if name != "test.bench" && name != "bench" {
+			continue
+		}
+		if !ok && i+1 < len(args) {
+			v = args[i+1]
+		}
+		if v != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func TestBenchmarkingArgs(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"-test.bench=BenchmarkVerify"}, true},
+		{[]string{"-test.run", "^$", "-test.bench", "BenchmarkVerify"}, true},
+		{[]string{"-bench", "."}, true},
+		{[]string{"-test.bench="}, false},
+		{[]string{"-test.benchtime=1x", "-test.run=TestX"}, false},
+		{[]string{"-test.bench"}, false},
+		{nil, false},
+	} {
+		if got := benchmarking(tc.args); got != tc.want {
+			t.Errorf("benchmarking(%q) = %v, want %v", tc.args, got, tc.want)
+		}
+	}
 }
