@@ -142,7 +142,15 @@ func TestPolicyHostile(t *testing.T) {
 			}
 			n, undo := f.forgePolicy(pc)
 			defer undo()
-			f.mustFail("verify", 64*mib, verify.ErrMalformed, fmt.Sprintf("entry #%d", n))
+			kind, subs := verify.ErrMalformed, []string{fmt.Sprintf("entry #%d", n)}
+			if name == "escaped slash" {
+				// "ro\/ot" reads as "ro/ot": signed content that is not
+				// what the root key signed, refused for its signatures
+				// before anything is decoded (\u006f reads as the signed
+				// "root", and is refused as not canonical once decoded).
+				kind, subs = verify.ErrThreshold, append(subs, "0 of 1 signatures", "checked before decoding it")
+			}
+			f.mustFail("verify", 64*mib, kind, subs...)
 		})
 	}
 }
