@@ -228,16 +228,8 @@ func (s *scanner) array(emit bool) error {
 // strEnd moves past the string at s.pos; it reports whether the string
 // holds an escape.
 func (s *scanner) strEnd() bool {
-	s.pos++
-	escaped := false
-	for s.data[s.pos] != '"' {
-		if s.data[s.pos] == '\\' {
-			escaped = true
-			s.pos++ // the escaped character cannot end the string
-		}
-		s.pos++
-	}
-	s.pos++
+	var escaped bool
+	s.pos, escaped = stringEnd(s.data, s.pos)
 	return escaped
 }
 

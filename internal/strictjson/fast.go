@@ -141,16 +141,8 @@ func (r *fastReader) array(depth int) (any, bool) {
 // str reads the string at r.pos.
 func (r *fastReader) str() (any, bool) {
 	start := r.pos
-	r.pos++
-	escaped := false
-	for r.data[r.pos] != '"' {
-		if r.data[r.pos] == '\\' {
-			escaped = true
-			r.pos++ // the escaped character cannot end the string
-		}
-		r.pos++
-	}
-	r.pos++
+	var escaped bool
+	r.pos, escaped = stringEnd(r.data, r.pos)
 	if !escaped {
 		return string(r.data[start+1 : r.pos-1]), true
 	}
@@ -259,17 +251,25 @@ func noDuplicate(keys [][]byte) bool {
 // strEnd moves past the string at r.pos and reports whether it holds an
 // escape.
 func (r *fastReader) strEnd() bool {
-	r.pos++
-	escaped := false
-	for r.data[r.pos] != '"' {
-		if r.data[r.pos] == '\\' {
-			escaped = true
-			r.pos++ // the escaped character cannot end the string
-		}
-		r.pos++
-	}
-	r.pos++
+	var escaped bool
+	r.pos, escaped = stringEnd(r.data, r.pos)
 	return escaped
+}
+
+// stringEnd returns the position just past the string that starts (its
+// opening quote) at pos in data, which a validity check has accepted, and
+// whether the string holds an escape.
+func stringEnd(data []byte, pos int) (int, bool) {
+	pos++
+	escaped := false
+	for data[pos] != '"' {
+		if data[pos] == '\\' {
+			escaped = true
+			pos++ // the escaped character cannot end the string
+		}
+		pos++
+	}
+	return pos + 1, escaped
 }
 
 // keyBytes returns the value of the string at r.pos: the bytes between
