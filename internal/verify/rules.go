@@ -366,8 +366,10 @@ func (v *verifier) authorize(i int, rec *rsl.Record, ref string, old, new gitrep
 // approvals that did not count, and the keys of v.used to mark if this
 // decision stands.
 func (v *verifier) decide(rec *rsl.Record, pol *policy.Policy, t Transition, in Inputs) (*Decision, []string, []usedDigest, error) {
-	d, err := Decide(v.src, pol, t, in)
-	if err != nil {
+	// One Decision serves every entry: what authorize reads of it is
+	// read before the next entry is decided.
+	d := &v.decision
+	if err := d.decide(v.src, pol, t, in); err != nil {
 		return nil, nil, nil, v.objectProblem(rec, t.Ref, err)
 	}
 	if !d.NeedsApprovals() {
@@ -402,7 +404,7 @@ func (v *verifier) decide(rec *rsl.Record, pol *policy.Policy, t Transition, in 
 	}
 	notes, counted = append(notes, more...), append(counted, treeCounted...)
 	if len(in.Approvers) > 0 || len(in.TreeApprovers) > 0 {
-		if d, err = Decide(v.src, pol, t, in); err != nil {
+		if err = d.decide(v.src, pol, t, in); err != nil {
 			return nil, nil, nil, v.objectProblem(rec, ref, err)
 		}
 	}

@@ -310,6 +310,8 @@ type verifier struct {
 	lastID  gitrepo.Hash
 	lastNum uint64
 	prevRec *rsl.Record // the entry replayed before the current one
+	// decision is the one Decision replay decides every entry into.
+	decision Decision
 	// infos holds every entry checked (entryInfo; index = number-1-base);
 	// spillErr is the first error keeping it (the run fails with it).
 	infos    *spillTable
