@@ -1395,8 +1395,7 @@ func fuzzPolicySeeds(t testing.TB) [][2][]byte {
 
 // FuzzParse: whatever Parse accepts re-encodes to the same bytes and is a
 // consistent policy that edits keep parseable. Inputs are multi-KB JSON, so
-// minimizing each new input takes long: run with -fuzzminimizetime=2s (the
-// default of 60 s leaves the fuzzer minimizing most of the time).
+// minimizing each new input takes long: TestMain bounds it to 200 runs.
 func FuzzParse(f *testing.F) {
 	seeds := fuzzPolicySeeds(f)
 	for _, s := range seeds {

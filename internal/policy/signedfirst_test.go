@@ -139,7 +139,7 @@ func hostileTargetsWithin(t testing.TB, tg []byte, v string) []byte {
 // FuzzParseSigned: ParseSigned (signatures over the raw signed bytes,
 // then decoding) agrees with ParseFiles followed by go-tuf's own
 // signature check: what one accepts the other does, as the same policy.
-// Run with -fuzzminimizetime=2s, as FuzzParse.
+// New inputs are minimized for 200 runs (TestMain).
 func FuzzParseSigned(f *testing.F) {
 	fx := newFixture(f)
 	r, tg := encode(f, fx.p)
@@ -149,29 +149,32 @@ func FuzzParseSigned(f *testing.F) {
 	for _, s := range fuzzPolicySeeds(f) {
 		f.Add(s[0], s[1])
 	}
-	f.Fuzz(func(t *testing.T, root, targets []byte) {
-		p, err := ParseSigned(nil, root, targets, nil)
-		if err != nil && !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrUnsigned) {
-			t.Fatalf("error %v wraps neither ErrMalformed nor ErrUnsigned", err)
-		}
-		q, qerr := ParseFiles(root, targets, nil)
-		if qerr == nil {
-			qerr = q.Root.VerifyDelegate(metadata.ROOT, q.Root)
-		}
-		if qerr == nil {
-			qerr = q.Root.VerifyDelegate(metadata.TARGETS, q.Targets)
-		}
-		if (err == nil) != (qerr == nil) {
-			t.Fatalf("ParseSigned: %v; ParseFiles and go-tuf: %v", err, qerr)
-		}
-		if err != nil {
-			return
-		}
-		a, b := encode(t, p)
-		if !bytes.Equal(a, root) || !bytes.Equal(b, targets) {
-			t.Fatal("ParseSigned accepted what re-encodes differently")
-		}
-	})
+	f.Fuzz(func(t *testing.T, root, targets []byte) { checkParseSigned(t, root, targets) })
+}
+
+// checkParseSigned is FuzzParseSigned's body.
+func checkParseSigned(t testing.TB, root, targets []byte) {
+	p, err := ParseSigned(nil, root, targets, nil)
+	if err != nil && !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrUnsigned) {
+		t.Fatalf("error %v wraps neither ErrMalformed nor ErrUnsigned", err)
+	}
+	q, qerr := ParseFiles(root, targets, nil)
+	if qerr == nil {
+		qerr = q.Root.VerifyDelegate(metadata.ROOT, q.Root)
+	}
+	if qerr == nil {
+		qerr = q.Root.VerifyDelegate(metadata.TARGETS, q.Targets)
+	}
+	if (err == nil) != (qerr == nil) {
+		t.Fatalf("ParseSigned: %v; ParseFiles and go-tuf: %v", err, qerr)
+	}
+	if err != nil {
+		return
+	}
+	a, b := encode(t, p)
+	if !bytes.Equal(a, root) || !bytes.Equal(b, targets) {
+		t.Fatal("ParseSigned accepted what re-encodes differently")
+	}
 }
 
 // TestParseSignedRuleFiles checks that rule files are read in the order
@@ -226,22 +229,52 @@ func FuzzParseSignedRuleFile(f *testing.F) {
 	f.Add(files["crypto"])
 	f.Add(replaceOnce(f, files["crypto"], `"version":1`, `"version":2`))
 	f.Add(files["security"])
-	f.Fuzz(func(t *testing.T, crypto []byte) {
-		fs := maps.Clone(files)
-		fs["crypto"] = crypto
-		_, err := ParseSigned(d.p, r, tg, fs)
-		if err != nil && !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrUnsigned) {
-			t.Fatalf("error %v wraps neither ErrMalformed nor ErrUnsigned", err)
+	f.Fuzz(func(t *testing.T, crypto []byte) { checkParseSignedRuleFile(t, d, r, tg, files, crypto) })
+}
+
+// checkParseSignedRuleFile is FuzzParseSignedRuleFile's body: files with
+// crypto in place of rules/crypto.json, under d's root r and targets tg.
+func checkParseSignedRuleFile(t testing.TB, d *deleg, r, tg []byte, files map[string][]byte, crypto []byte) {
+	fs := maps.Clone(files)
+	fs["crypto"] = crypto
+	_, err := ParseSigned(d.p, r, tg, fs)
+	if err != nil && !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrUnsigned) {
+		t.Fatalf("error %v wraps neither ErrMalformed nor ErrUnsigned", err)
+	}
+	q, qerr := ParseFiles(r, tg, fs)
+	counts := qerr == nil
+	if counts {
+		for _, rf := range q.RuleFiles() {
+			counts = counts && rf.Untrusted == ""
 		}
-		q, qerr := ParseFiles(r, tg, fs)
-		counts := qerr == nil
-		if counts {
-			for _, rf := range q.RuleFiles() {
-				counts = counts && rf.Untrusted == ""
+	}
+	if counts && err != nil || err == nil && qerr != nil || errors.Is(err, ErrUnsigned) && counts {
+		t.Fatalf("ParseSigned: %v; ParseFiles: %v, every file counting: %v", err, qerr, counts)
+	}
+}
+
+// BenchmarkFuzzSignedBodies runs the bodies of FuzzParseSigned and
+// FuzzParseSignedRuleFile once over each of their seeds a loop: what one
+// fuzzing exec costs, outside the fuzzer (which cannot be profiled).
+func BenchmarkFuzzSignedBodies(b *testing.B) {
+	fx := newFixture(b)
+	r, tg := encode(b, fx.p)
+	seeds := append(fuzzPolicySeeds(b), [2][]byte{r, tg})
+	d := newDeleg(b)
+	dr, dtg := encode(b, d.p)
+	files, err := d.p.EncodeRuleFiles()
+	must(b, err)
+	b.Run("ParseSigned", func(b *testing.B) {
+		for b.Loop() {
+			for _, s := range seeds {
+				checkParseSigned(b, s[0], s[1])
 			}
 		}
-		if counts && err != nil || err == nil && qerr != nil || errors.Is(err, ErrUnsigned) && counts {
-			t.Fatalf("ParseSigned: %v; ParseFiles: %v, every file counting: %v", err, qerr, counts)
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*len(seeds)), "us/exec")
+	})
+	b.Run("ParseSignedRuleFile", func(b *testing.B) {
+		for b.Loop() {
+			checkParseSignedRuleFile(b, d, dr, dtg, files, files["crypto"])
 		}
 	})
 }
