@@ -139,7 +139,9 @@ func headerKey(key []byte) string {
 // It requires the blank line that separates them. A one-line value is a
 // slice of raw whose capacity ends with it, so that appending to it never
 // writes into raw; a value with continuation lines is joined in a copy.
-func splitHeaders(hs []header, raw []byte) ([]header, []byte, error) {
+//
+// alloc, when not nil, gives the joined copies' bytes (see parseCommit).
+func splitHeaders(hs []header, raw []byte, alloc func(n int) []byte) ([]header, []byte, error) {
 	pos := 0
 	for {
 		if pos >= len(raw) {
@@ -186,7 +188,14 @@ func splitHeaders(hs []header, raw []byte) ([]header, []byte, error) {
 		if end > pos+nl+1 {
 			// Continuation lines follow (a signature's armor): the value
 			// is joined in one copy that has room for all of them.
-			value = append(make([]byte, 0, end-pos-len(key)-1), value...)
+			n := end - pos - len(key) - 1
+			var buf []byte
+			if alloc != nil {
+				buf = alloc(n)[:0:n]
+			} else {
+				buf = make([]byte, 0, n)
+			}
+			value = append(buf, value...)
 		} else {
 			value = value[:len(value):len(value)]
 		}
@@ -198,10 +207,15 @@ func splitHeaders(hs []header, raw []byte) ([]header, []byte, error) {
 // ParseCommit strictly parses a raw commit object. Headers must come in
 // git's order: tree, parent*, author, committer, then optional other
 // headers (kept only in Raw). At most one gpgsig header is allowed.
-func ParseCommit(raw []byte) (*Commit, error) {
+func ParseCommit(raw []byte) (*Commit, error) { return parseCommit(raw, nil) }
+
+// parseCommit is ParseCommit with the bytes of the joined signature taken
+// from alloc(n) (n bytes the caller owns; nil: allocated), so that a
+// reader of a long chain can recycle them with the raw bytes.
+func parseCommit(raw []byte, alloc func(n int) []byte) (*Commit, error) {
 	// A commit has a handful of headers: kept on the stack.
 	var buf [8]header
-	hs, msg, err := splitHeaders(buf[:0], raw)
+	hs, msg, err := splitHeaders(buf[:0], raw, alloc)
 	if err != nil {
 		return nil, fmt.Errorf("gitrepo: parse commit: %w", err)
 	}
@@ -382,7 +396,7 @@ func AddSignature(payload []byte, armoredSig []byte) ([]byte, error) {
 	if _, err := ParseCommit(payload); err != nil {
 		return nil, fmt.Errorf("gitrepo: add signature: %w", err)
 	}
-	hs, _, _ := splitHeaders(nil, payload)
+	hs, _, _ := splitHeaders(nil, payload, nil)
 	for _, h := range hs {
 		if strings.HasPrefix(h.key, "gpgsig") {
 			return nil, errors.New("gitrepo: add signature: payload is already signed")

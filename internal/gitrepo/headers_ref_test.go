@@ -79,7 +79,7 @@ func FuzzSplitHeadersMatchesReference(f *testing.F) {
 		in := bytes.Clone(raw)
 		want, wantMsg, wantErr := refSplitHeaders(raw)
 		var buf [8]header
-		got, msg, err := splitHeaders(buf[:0], raw)
+		got, msg, err := splitHeaders(buf[:0], raw, nil)
 		if (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()) {
 			t.Fatalf("splitHeaders: %v; the reference: %v", err, wantErr)
 		}

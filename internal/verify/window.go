@@ -72,13 +72,14 @@ func (s *logStream) run(v *verifier) error {
 			}
 		}
 		v.records, v.policies, v.signers = nil, nil, nil
+		s.release(w)
 	}
 	warn0 := len(v.res.Warnings)
-	for recs := range s.windows {
+	for b := range s.windows {
 		if m == modeDrain {
 			continue
 		}
-		w := &window{recs: recs}
+		w := &window{recs: b.recs, chunks: b.chunks}
 		switch err := v.policyWindow(w); {
 		case errors.Is(err, errStale), errors.Is(err, errRetro):
 			return err
