@@ -145,3 +145,31 @@ func BenchmarkRefuseHostileTargets(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRefuseHostileRoot: a first root.json of many small values
+// within MaxFileSize, whose signature no longer covers it, decoded
+// (ParseFiles) and refused for its own signatures before decoding
+// (ParseSigned with no previous root).
+func BenchmarkRefuseHostileRoot(b *testing.B) {
+	f := newFixture(b)
+	r, tg := encode(b, f.p)
+	for _, v := range []string{"0", "[]", "{}"} {
+		hostile := paddedWithin(b, r, v, MaxFileSize)
+		b.Run("decode/"+v, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ParseFiles(hostile, tg, nil); err == nil {
+					b.Fatal("hostile root.json parsed")
+				}
+			}
+		})
+		b.Run("signed-first/"+v, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ParseSigned(nil, hostile, tg, nil); !errors.Is(err, ErrUnsigned) {
+					b.Fatalf("hostile root.json: %v", err)
+				}
+			}
+		})
+	}
+}

@@ -29,6 +29,7 @@ var ErrUnsigned = errors.New("policy: signatures below the threshold")
 // runs (BenchmarkRefuseHostileTargets).
 type envelope struct {
 	name    string
+	signed  []byte // the signed part as written in the file
 	payload []byte
 	sigs    map[string][][]byte // every signature of a key ID
 }
@@ -60,7 +61,7 @@ func readEnvelope(name string, data []byte, limit int) (*envelope, error) {
 	if err := json.Unmarshal(rawSigs, &sigs); err != nil {
 		return nil, fmt.Errorf("%w: %s: signatures: %v", ErrMalformed, name, err)
 	}
-	e := &envelope{name: name, payload: payload, sigs: make(map[string][][]byte, len(sigs))}
+	e := &envelope{name: name, signed: signed, payload: payload, sigs: make(map[string][][]byte, len(sigs))}
 	for _, s := range sigs {
 		// Every signature of a key ID is tried, so that this check is
 		// never stricter than the one after decoding; one that is not
@@ -236,7 +237,11 @@ func (p *Policy) checkRuleFileSigners(e *envelope, d *Delegation) error {
 }
 
 // parseSignedRoot checks root.json's signatures by prev's root keys (when
-// it changed) before decoding it, and by its own root keys after.
+// it changed), then by its own root keys, both before decoding it: its own
+// keys and threshold are read from its raw signed part (rawRootKeys), so
+// that a first root, which no earlier root vouches for, is refused for its
+// signatures before go-tuf's decoder runs, as every other file is. After
+// decoding, its own keys are counted again as decoded.
 func parseSignedRoot(prev *Policy, rootJSON []byte) (*metadata.Metadata[metadata.RootType], error) {
 	re, err := readEnvelope(RootFile, rootJSON, MaxFileSize)
 	if err != nil {
@@ -254,13 +259,93 @@ func parseSignedRoot(prev *Policy, rootJSON []byte) (*metadata.Metadata[metadata
 			}
 		}
 	}
+	keys, threshold, err := rawRootKeys(re)
+	if err != nil {
+		return nil, err
+	}
+	if err := re.check("root", keys, threshold); err != nil {
+		return nil, err
+	}
 	root, err := decodeSigned[metadata.RootType](re, rootJSON, MaxFileSize)
 	if err != nil {
 		return nil, err
 	}
-	keys, threshold := (&Policy{Root: root}).RoleKeys(metadata.ROOT)
+	keys, threshold = (&Policy{Root: root}).RoleKeys(metadata.ROOT)
 	if err := re.check("root", keys, threshold); err != nil {
 		return nil, err
 	}
 	return root, nil
+}
+
+// rawRootKeys reads the root role's keys and threshold from the signed part
+// of root.json as written, without decoding the rest of it: only the
+// members signed.roles.root and signed.keys[ID] for the role's key IDs
+// are decoded, each strictly as checkRoot would judge it once decoded (the
+// role holds exactly keyids and threshold, 1 <= threshold <= its keys, no
+// key ID twice; each key is stored under its own ID, with no unknown
+// field, of a kind a root key may be). Anything else is refused as
+// malformed.
+func rawRootKeys(e *envelope) ([]*Key, int, error) {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s: root role, read before decoding: %s", ErrMalformed, e.name, fmt.Sprintf(format, a...))
+	}
+	signed, err := strictjson.Members(e.signed)
+	if err != nil {
+		return nil, 0, bad("signed: %v", err)
+	}
+	rawRoles, rawKeys := signed["roles"], signed["keys"]
+	if rawRoles == nil || rawKeys == nil {
+		return nil, 0, bad("signed must hold roles and keys")
+	}
+	roles, err := strictjson.Members(rawRoles)
+	if err != nil {
+		return nil, 0, bad("roles: %v", err)
+	}
+	role, err := strictjson.Members(roles[metadata.ROOT])
+	if err != nil {
+		return nil, 0, bad("roles.root: %v", err)
+	}
+	if len(role) != 2 || role["keyids"] == nil || role["threshold"] == nil {
+		return nil, 0, bad("roles.root must hold exactly keyids and threshold")
+	}
+	var ids []string
+	var threshold int
+	if err := json.Unmarshal(role["keyids"], &ids); err != nil {
+		return nil, 0, bad("keyids: %v", err)
+	}
+	if err := json.Unmarshal(role["threshold"], &threshold); err != nil {
+		return nil, 0, bad("threshold: %v", err)
+	}
+	if threshold < 1 || threshold > len(ids) {
+		return nil, 0, bad("threshold %d with %d keys", threshold, len(ids))
+	}
+	stored, err := strictjson.Members(rawKeys)
+	if err != nil {
+		return nil, 0, bad("keys: %v", err)
+	}
+	keys := make([]*Key, 0, len(ids))
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		raw, ok := stored[id]
+		if !ok || seen[id] {
+			return nil, 0, bad("unknown or repeated key %s", id)
+		}
+		seen[id] = true
+		var mk metadata.Key
+		if err := json.Unmarshal(raw, &mk); err != nil {
+			return nil, 0, bad("key %s: %v", id, err)
+		}
+		k, err := newKey(&mk)
+		if err != nil {
+			return nil, 0, bad("key %s: %v", id, err)
+		}
+		if k.ID != id {
+			return nil, 0, bad("key stored as %s has ID %s", id, k.ID)
+		}
+		if err := checkRoleKeyKind(k.TUF, k.Fingerprint); err != nil {
+			return nil, 0, bad("key %s: %v", id, err)
+		}
+		keys = append(keys, k)
+	}
+	return keys, threshold, nil
 }

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"maps"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/theupdateframework/go-tuf/v2/metadata"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/sign"
 	"github.com/git-secure/git-secure/internal/strictjson"
 )
 
@@ -89,6 +91,74 @@ func TestParseSignedRefusesRoot(t *testing.T) {
 	}
 }
 
+// TestParseSignedRefusesFirstRootBeforeDecoding checks that a first
+// root.json (no previous root vouches for it) is refused for its own
+// signatures before it is decoded, its keys read from its raw signed
+// part: a root whose signature no longer covers it is refused as unsigned
+// even when decoding would have refused it for another reason (go-tuf
+// cannot read its expiry) or cost far more (BenchmarkRefuseHostileRoot),
+// and a root role or key that checkRoot would refuse is refused as
+// malformed before decoding.
+func TestParseSignedRefusesFirstRootBeforeDecoding(t *testing.T) {
+	f := newFixture(t)
+	r, tg := encode(t, f.p)
+	want := "root.json: root: 0 of 1 signatures (threshold 1), checked before decoding it; not yet signed by: " + f.root.FP
+	for name, bad := range map[string][]byte{
+		"bad expiry": replaceOnce(t, r, `"expires":"`, `"expires":"not a time `),
+		"hostile":    paddedWithin(t, r, "0", MaxFileSize),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := ParseFiles(bad, tg, nil); err == nil || errors.Is(err, ErrUnsigned) {
+				t.Fatalf("ParseFiles = %v, want a decoding error", err)
+			}
+			_, err := ParseSigned(nil, bad, tg, nil)
+			if !errors.Is(err, ErrUnsigned) || !strings.Contains(err.Error(), want) {
+				t.Fatalf("ParseSigned = %v, want %q", err, want)
+			}
+		})
+	}
+	mallory := newTestKey(t, "mallory")
+	for name, c := range map[string]struct {
+		bad  []byte
+		want string
+	}{
+		"hostile without roles": {hostileWithin(t, r, "0", MaxFileSize), "root role, read before decoding: signed must hold roles and keys"},
+		"threshold 0": {replaceOnce(t, r, `"root":{"keyids":["`+f.root.ID+`"],"threshold":1}`, `"root":{"keyids":["`+f.root.ID+`"],"threshold":0}`),
+			"root role, read before decoding: threshold 0 with 1 keys"},
+		"threshold over the keys": {replaceOnce(t, r, `"root":{"keyids":["`+f.root.ID+`"],"threshold":1}`, `"root":{"keyids":["`+f.root.ID+`"],"threshold":2}`),
+			"root role, read before decoding: threshold 2 with 1 keys"},
+		"key twice": {replaceOnce(t, r, `"root":{"keyids":["`+f.root.ID+`"],"threshold":1}`, `"root":{"keyids":["`+f.root.ID+`","`+f.root.ID+`"],"threshold":1}`),
+			"root role, read before decoding: unknown or repeated key " + f.root.ID},
+		"unknown key": {replaceOnce(t, r, `"root":{"keyids":["`+f.root.ID+`"],"threshold":1}`, `"root":{"keyids":["`+mallory.ID+`"],"threshold":1}`),
+			"root role, read before decoding: unknown or repeated key " + mallory.ID},
+		"unknown role field": {replaceOnce(t, r, `"root":{"keyids":["`+f.root.ID+`"],"threshold":1}`, `"root":{"keyids":["`+f.root.ID+`"],"threshold":1,"x":1}`),
+			"root role, read before decoding: roles.root must hold exactly keyids and threshold"},
+		"no root role": {replaceOnce(t, r, `"root":{"keyids":["`+f.root.ID+`"],"threshold":1}`, `"rooT":{"keyids":["`+f.root.ID+`"],"threshold":1}`),
+			"root role, read before decoding: roles.root: "},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := ParseSigned(nil, c.bad, tg, nil)
+			if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("ParseSigned = %v, want %q", err, c.want)
+			}
+		})
+	}
+	// Mallory's key stored under the root key's ID.
+	rk, _, err := sign.TUFKey(f.root.Pub)
+	must(t, err)
+	mk, _, err := sign.TUFKey(mallory.Pub)
+	must(t, err)
+	rj, err := json.Marshal(rk)
+	must(t, err)
+	mj, err := json.Marshal(mk)
+	must(t, err)
+	_, err = ParseSigned(nil, replaceOnce(t, r, string(rj), string(mj)), tg, nil)
+	want = "root role, read before decoding: key stored as " + f.root.ID + " has ID " + mallory.ID
+	if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("ParseSigned(a key under another ID) = %v, want %q", err, want)
+	}
+}
+
 // TestParseSignedRefusesNonCanonical checks that a signed part not in
 // canonical key order is refused as such before any signature counts:
 // its signatures could only cover another ordering of its bytes.
@@ -112,6 +182,13 @@ func TestParseSignedRefusesNonCanonical(t *testing.T) {
 // MaxTargetsSize bytes in all: strictjson.CheckItems lets it through.
 func hostileTargetsWithin(t testing.TB, tg []byte, v string) []byte {
 	t.Helper()
+	return hostileWithin(t, tg, v, MaxTargetsSize)
+}
+
+// hostileWithin is hostileTargetsWithin for any metadata file doc, limit
+// bytes in all.
+func hostileWithin(t testing.TB, tg []byte, v string, limit int) []byte {
+	t.Helper()
 	i := bytes.Index(tg, []byte(`"signed":{`))
 	if i < 0 {
 		t.Fatal("no signed part")
@@ -119,7 +196,7 @@ func hostileTargetsWithin(t testing.TB, tg []byte, v string) []byte {
 	head := append(append([]byte{}, tg[:i]...), `"signed":{"x-pad":[[`...)
 	tail := []byte(`]]}}`)
 	out := head
-	for n := 0; len(out)+len(v)+3+len(tail) <= MaxTargetsSize; n++ {
+	for n := 0; len(out)+len(v)+3+len(tail) <= limit; n++ {
 		switch {
 		case n == 0:
 		case n%maxItems == 0:
@@ -130,8 +207,8 @@ func hostileTargetsWithin(t testing.TB, tg []byte, v string) []byte {
 		out = append(out, v...)
 	}
 	out = append(out, tail...)
-	if err := strictjson.CheckItems(out, MaxTargetsSize, maxItems); err != nil {
-		t.Fatalf("hostile targets.json refused by strictjson already: %v", err)
+	if err := strictjson.CheckItems(out, limit, maxItems); err != nil {
+		t.Fatalf("hostile file refused by strictjson already: %v", err)
 	}
 	return out
 }
@@ -251,6 +328,34 @@ func checkParseSignedRuleFile(t testing.TB, d *deleg, r, tg []byte, files map[st
 	if counts && err != nil || err == nil && qerr != nil || errors.Is(err, ErrUnsigned) && counts {
 		t.Fatalf("ParseSigned: %v; ParseFiles: %v, every file counting: %v", err, qerr, counts)
 	}
+}
+
+// paddedWithin returns doc with its signed part kept and a last member
+// zz-pad added, arrays of copies of v each within maxItems, limit bytes in
+// all: its signatures no longer cover it; strictjson.CheckItems lets it
+// through.
+func paddedWithin(t testing.TB, doc []byte, v string, limit int) []byte {
+	t.Helper()
+	if !bytes.HasSuffix(doc, []byte("}}")) {
+		t.Fatal("the signed part is not last")
+	}
+	out := append(bytes.Clone(doc[:len(doc)-2]), `,"zz-pad":[[`...)
+	tail := []byte(`]]}}`)
+	for n := 0; len(out)+len(v)+3+len(tail) <= limit; n++ {
+		switch {
+		case n == 0:
+		case n%maxItems == 0:
+			out = append(out, "],["...)
+		default:
+			out = append(out, ',')
+		}
+		out = append(out, v...)
+	}
+	out = append(out, tail...)
+	if err := strictjson.CheckItems(out, limit, maxItems); err != nil {
+		t.Fatalf("padded file refused by strictjson already: %v", err)
+	}
+	return out
 }
 
 // BenchmarkFuzzSignedBodies runs the bodies of FuzzParseSigned and
