@@ -20,11 +20,16 @@ type Reader interface {
 // hold exactly root.json and targets.json as regular files, and, when
 // targets.json delegates, a directory rules/ of rule files NAME.json. It
 // checks no signature: it reads a staged change, which is unsigned until
-// it is applied. A policy that must be signed is read with LoadSigned.
+// it is applied, so it runs CheckStaged's cheap checks (linear in the
+// files' size) before go-tuf decodes anything. A policy that must be
+// signed is read with LoadSigned.
 func Load(r Reader, h gitrepo.Hash) (*Policy, error) {
 	root, targets, ruleFiles, err := readFiles(r, h)
 	if err != nil {
 		return nil, err
+	}
+	if err := checkStagedFiles(root, targets, ruleFiles); err != nil {
+		return nil, fmt.Errorf("policy %s: %w", h, err)
 	}
 	p, err := ParseFiles(root, targets, ruleFiles)
 	if err != nil {

@@ -93,11 +93,32 @@ func StagedOnPolicy(g *gitrepo.Repo, h, polTip gitrepo.Hash) (string, error) {
 	if polTip.IsZero() {
 		return "there is no policy in force", nil
 	}
-	_, why, err := stagedOn(g, h, polTip)
+	why, err := stagedShapeOn(g, h, polTip)
 	if why != "" {
 		why = "the new one " + why
 	}
 	return why, err
+}
+
+// stagedShapeOn is stagedOn without decoding h: the commit's only parent
+// is polTip and its files pass policy.CheckStaged, whose cost is linear in
+// their size. A server runs it on every staged change pushed, by anyone;
+// it never decodes one (go-tuf spends some 100 bytes a byte on a file of
+// small values). A change that passes and does not decode is refused by
+// every client that reads it (policy.Load), and counts no signature, so
+// the next push may replace it (StagingReplaceable).
+func stagedShapeOn(g *gitrepo.Repo, h, polTip gitrepo.Hash) (string, error) {
+	c, err := g.ReadCommit(h)
+	if err != nil {
+		return fmt.Sprintf("(%s) cannot be read as a commit", h.String()[:12]), nil
+	}
+	if len(c.Parents) != 1 || c.Parents[0] != polTip {
+		return fmt.Sprintf("(%s) is not a staged change of the policy in force (%s)", h.String()[:12], polTip.String()[:12]), nil
+	}
+	if err := policy.CheckStaged(g, h); err != nil {
+		return fmt.Sprintf("(%s) is not a policy: %v", h.String()[:12], err), nil
+	}
+	return "", nil
 }
 
 // stagedOn loads h as a staged change of polTip: a commit whose only
