@@ -100,6 +100,9 @@ type node struct {
 	// reached.
 	shadows []*node
 	blocked bool // an ancestor counts for nothing: d is never reached
+	// org marks a rule file of the organisation policy carried into an
+	// inheriting repository's combined policy (Inherit), as judged there.
+	org bool
 }
 
 // chainRefs reports whether every namespace of the chain admits ref.
@@ -196,11 +199,15 @@ func (p *Policy) Chain(file string) []string {
 func (p *Policy) Warnings() []string {
 	var out []string
 	for _, n := range p.nodes {
+		what := "rule file"
+		if n.org {
+			what = "organisation rule file"
+		}
 		for _, o := range n.file.Outside {
-			out = append(out, fmt.Sprintf("rule file %s: %s", n.d.Name, o))
+			out = append(out, fmt.Sprintf("%s %s: %s", what, n.d.Name, o))
 		}
 		if n.file.Untrusted != "" && !n.blocked {
-			out = append(out, fmt.Sprintf("rule file %s counts for nothing (%s): every update in its namespace fails until it is signed", n.d.Name, n.file.Untrusted))
+			out = append(out, fmt.Sprintf("%s %s counts for nothing (%s): every update in its namespace fails until it is signed", what, n.d.Name, n.file.Untrusted))
 		}
 	}
 	return out

@@ -96,7 +96,7 @@ func (p *Policy) delegatedRulesFor(ref string, out []*Rule, named func() bool) [
 		pathScoped := chainHasPaths(n.chain)
 		if n.file.Untrusted != "" {
 			// Named for the file, which no rule name can spell.
-			r := &Rule{Name: RulesDir + "/" + n.d.Name + ".json", File: n.d.Name, Chain: chain, Untrusted: n.file.Untrusted, Threshold: 1, scope: scope}
+			r := &Rule{Name: RulesDir + "/" + n.d.Name + ".json", File: n.d.Name, Chain: chain, Org: n.org, Untrusted: n.file.Untrusted, Threshold: 1, scope: scope}
 			if pathScoped {
 				// A path rule: only an update that changes a file of
 				// the namespace fails.
@@ -116,6 +116,7 @@ func (p *Policy) delegatedRulesFor(ref string, out []*Rule, named func() bool) [
 			r := *src
 			r.Name = n.d.Name + ":" + src.Name
 			r.Chain = chain
+			r.Org = n.org
 			r.scope = scope
 			if p.covers(&r, ref, named) {
 				out = append(out, &r)

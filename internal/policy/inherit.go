@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // Inherit returns the policy that judges an entry of a repository whose
@@ -19,9 +20,14 @@ import (
 // Inherit refuses that: a local person of an organisation person's name
 // with other keys or with forge accounts, a key two persons of different
 // names hold, a team of an organisation team's name with other members, a
-// rule, global rule or delegation with an organisation rule's name. An
-// organisation policy that itself inherits, or delegates to rule files,
-// is refused (not supported).
+// rule, global rule or delegation with an organisation rule's name, a
+// rule file or rule with an organisation rule file's name. The
+// organisation's rule files are carried in as the organisation judged
+// them (carryOrgFiles): the repository cannot sign, re-judge or widen
+// them, and a file that names a person the organisation removed counts
+// for nothing there too (its namespace fails closed), whatever persons
+// the repository lists. An organisation policy that itself inherits is
+// refused (not supported).
 func Inherit(org, local *Policy) (*Policy, error) {
 	if local.inherited || org.inherited {
 		return nil, fmt.Errorf("policy: Inherit of a policy that already inherits")
@@ -29,8 +35,8 @@ func Inherit(org, local *Policy) (*Policy, error) {
 	if org.Org() != nil {
 		return nil, fmt.Errorf("policy: the organisation policy itself inherits an organisation policy; nesting is not supported")
 	}
-	if len(org.delegations) > 0 {
-		return nil, fmt.Errorf("policy: the organisation policy delegates to rule files, which an inheriting repository cannot take yet: keep organisation rules in targets.json")
+	if err := orgFilesUnclashed(org, local); err != nil {
+		return nil, err
 	}
 	out, err := local.Clone()
 	if err != nil {
@@ -81,8 +87,75 @@ func Inherit(org, local *Policy) (*Policy, error) {
 		return nil, fmt.Errorf("policy: inherit the organisation policy: %w", err)
 	}
 	out.inherited = true
+	out.carryOrgFiles(org)
 	out.dropOrgRevoked(revoked)
 	return out, nil
+}
+
+// carryOrgFiles puts the organisation's rule files into p's delegation
+// search as the organisation judged them (against its own delegations,
+// persons and keys): first, so that TUF order is the organisation's
+// files, then the repository's. Each tree keeps its own terminating
+// delegations (a shadow is computed within its policy only), so neither
+// side's delegation order switches off the other's rules. The nodes are
+// copied: a later edit of org changes nothing here.
+func (p *Policy) carryOrgFiles(org *Policy) {
+	if len(org.nodes) == 0 {
+		return
+	}
+	copies := make(map[*node]*node, len(org.nodes))
+	out := make([]*node, 0, len(org.nodes)+len(p.nodes))
+	for _, n := range org.nodes {
+		f := *n.file
+		f.Rules = slices.Clone(f.Rules)
+		f.Delegations = slices.Clone(f.Delegations)
+		f.Outside = slices.Clone(f.Outside)
+		c := &node{d: n.d, chain: slices.Clone(n.chain), file: &f, blocked: n.blocked, org: true}
+		copies[n] = c
+		out = append(out, c)
+	}
+	for _, n := range org.nodes {
+		for _, t := range n.shadows {
+			copies[n].shadows = append(copies[n].shadows, copies[t])
+		}
+	}
+	p.nodes = append(out, p.nodes...)
+	p.rulesFor = &rulesCache{byRef: map[string][]*Rule{}}
+}
+
+// orgFilesUnclashed refuses a repository rule file, rule or delegation
+// that takes the name of an organisation rule file, and a repository rule
+// file of an organisation rule's name: the combined search names rules
+// FILE:RULE and files by name, so one name would stand for two files.
+func orgFilesUnclashed(org, local *Policy) error {
+	orgFiles := map[string]*node{}
+	for _, n := range org.nodes {
+		orgFiles[n.d.Name] = n
+	}
+	for _, n := range local.nodes {
+		if o, ok := orgFiles[n.d.Name]; ok {
+			return inheritConflict("rule file %s is both the organisation's (delegated: rules keys -> %s) and the repository's (delegated: rules keys -> %s): give the repository's rule file another name",
+				n.d.Name, strings.Join(chainNames(o.chain), " -> "), strings.Join(chainNames(n.chain), " -> "))
+		}
+		if _, ok := org.Rule(n.d.Name); ok {
+			return inheritConflict("the repository's rule file %s has the name of the organisation's rule %s: give the repository's rule file another name", n.d.Name, n.d.Name)
+		}
+	}
+	for _, r := range local.rules {
+		if o, ok := orgFiles[r.Name]; ok {
+			return inheritConflict("the repository's rule %s has the name of the organisation's rule file %s (delegated: rules keys -> %s): give the repository's rule another name",
+				r.Name, r.Name, strings.Join(chainNames(o.chain), " -> "))
+		}
+	}
+	return nil
+}
+
+func chainNames(chain []*Delegation) []string {
+	out := make([]string, len(chain))
+	for i, d := range chain {
+		out[i] = d.Name
+	}
+	return out
 }
 
 // dropOrgRevoked makes the keys the organisation revoked no keys of their

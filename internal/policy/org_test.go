@@ -2,6 +2,7 @@ package policy
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -25,7 +26,7 @@ func orgPolicy(t *testing.T) (*Policy, *testKey, *testKey) {
 
 // localPolicy: the repository's own person carol and a rule on release
 // branches.
-func localPolicy(t *testing.T) (*Policy, *testKey) {
+func localPolicy(t testing.TB) (*Policy, *testKey) {
 	t.Helper()
 	root, carol := newTestKey(t, "repo-root"), newTestKey(t, "carol")
 	p, err := New(root.Pub, t0)
@@ -294,15 +295,149 @@ func TestInheritForgeAccountOfOrgPerson(t *testing.T) {
 	}
 }
 
-// TestInheritRefusesOrgDelegations: an organisation policy that delegates
-// to rule files is refused, saying why and what to do, rather than
-// combined without its rule files' rules.
-func TestInheritRefusesOrgDelegations(t *testing.T) {
-	org, _, _ := orgPolicy(t)
-	must(t, org.Delegate(nil, "", Delegation{Name: "security", Refs: []string{"refs/heads/security/*"}, Signers: []string{"bob"}, Threshold: 1}, t0))
+// orgWithFiles: orgPolicy plus dave, and a three-level delegation: the
+// rules keys delegate src/crypto/** to security (bob), which delegates it
+// on to crypto (alice), whose rule aes needs alice or dave on main.
+func orgWithFiles(t *testing.T) (*Policy, *testKey, *testKey) {
+	t.Helper()
+	org, alice, bob := orgPolicy(t)
+	dave := newTestKey(t, "dave")
+	must(t, org.AddPerson(nil, "dave", []ssh.PublicKey{dave.Pub}, t0))
+	must(t, org.Delegate(nil, "", Delegation{Name: "security", Paths: []string{"src/crypto/**"}, Signers: []string{"bob"}, Threshold: 1}, t0))
+	must(t, org.Delegate(nil, "security", Delegation{Name: "crypto", Paths: []string{"src/crypto/**"}, Signers: []string{"alice"}, Threshold: 1}, t0))
+	must(t, org.AddRuleIn(nil, "crypto", Rule{Name: "aes", Refs: []string{"refs/heads/main"}, Paths: []string{"src/crypto/**"}, Allow: []string{"alice", "dave"}, Threshold: 1}, t0))
+	must(t, org.SignRuleFile("security", bob.TUF))
+	must(t, org.SignRuleFile("crypto", alice.TUF))
+	for _, f := range org.RuleFiles() {
+		if f.Untrusted != "" {
+			t.Fatalf("rule file %s: %s", f.Name, f.Untrusted)
+		}
+	}
+	return org, alice, dave
+}
+
+// TestInheritOrgRuleFiles: the organisation's rule files govern an
+// inheriting repository as the organisation judged them, clipped to
+// their namespaces, with the chain that decided.
+func TestInheritOrgRuleFiles(t *testing.T) {
+	org, _, _ := orgWithFiles(t)
 	local, _ := localPolicy(t)
-	_, err := Inherit(org, local)
-	if err == nil || !strings.Contains(err.Error(), "the organisation policy delegates to rule files") || !strings.Contains(err.Error(), "keep organisation rules in targets.json") {
-		t.Fatalf("Inherit of a delegating organisation policy = %v", err)
+	m, err := Inherit(org, local)
+	must(t, err)
+	var aes *Rule
+	for _, r := range m.RulesFor("refs/heads/main") {
+		if r.Name == "crypto:aes" {
+			aes = r
+		}
+	}
+	if aes == nil || !aes.Org || strings.Join(aes.Chain, ",") != "security,crypto" || aes.Untrusted != "" {
+		t.Fatalf("crypto:aes in the combined policy: %+v", aes)
+	}
+	if !aes.CoversPath("src/crypto/aes.c") || aes.CoversPath("src/net/tcp.c") {
+		t.Fatal("the organisation's rule is not clipped to src/crypto/**")
+	}
+	// Editing the organisation policy afterwards changes nothing in the
+	// combination.
+	must(t, org.RemoveRuleIn(nil, "crypto", "aes", t0))
+	if rs := m.RulesFor("refs/heads/release/1"); len(rs) != 1 || rs[0].Name != "release" {
+		t.Fatalf("release is governed by %v", rs)
+	}
+	found := false
+	for _, r := range m.RulesFor("refs/heads/main") {
+		found = found || r.Name == "crypto:aes"
+	}
+	if !found {
+		t.Fatal("an edit of the organisation policy after Inherit reached the combined policy")
+	}
+}
+
+// TestInheritOrgRuleFileWidened: a rule the crypto maintainers sign
+// beyond their namespace (src/**) is ignored there in the combined policy
+// too, and verification warns naming the organisation's file.
+func TestInheritOrgRuleFileWidened(t *testing.T) {
+	org, alice, _ := orgWithFiles(t)
+	must(t, org.AddRuleIn(nil, "crypto", Rule{Name: "grab", Refs: []string{"refs/heads/main"}, Paths: []string{"src/crypto/**"}, Allow: []string{"alice"}, Threshold: 1}, t0))
+	f, _ := org.RuleFile("crypto")
+	for _, r := range f.Rules {
+		if r.Name == "grab" {
+			r.Paths = []string{"src/**"} // what a modified client signs
+		}
+	}
+	org.encodeRuleFile(f)
+	must(t, org.reindex())
+	must(t, org.SignRuleFile("crypto", alice.TUF))
+	local, _ := localPolicy(t)
+	m, err := Inherit(org, local)
+	must(t, err)
+	for _, r := range m.RulesFor("refs/heads/main") {
+		if r.Name == "crypto:grab" && r.CoversPath("src/net/tcp.c") {
+			t.Fatal("the widened organisation rule covers src/net in the combined policy")
+		}
+	}
+	w := strings.Join(m.Warnings(), "\n")
+	if !strings.Contains(w, "organisation rule file crypto: rule grab covers src/**, beyond crypto's paths src/crypto/**: ignored there") {
+		t.Fatalf("warnings: %s", w)
+	}
+}
+
+// TestInheritOrgRuleFileRemovedPerson: the organisation removes dave, whom
+// the crypto maintainers' file still names. The file counts for nothing
+// in the organisation's judgement, and so in the combined policy: every
+// update of src/crypto on main fails (fail closed), even in a repository
+// that lists a dave of its own, whom the file's name must not reach.
+func TestInheritOrgRuleFileRemovedPerson(t *testing.T) {
+	org, _, _ := orgWithFiles(t)
+	persons := slices.DeleteFunc(slices.Clone(org.persons), func(x *Person) bool { return x.Name == "dave" })
+	must(t, org.rebuildTargets(persons, org.rules))
+	if f, _ := org.RuleFile("crypto"); f.Untrusted == "" {
+		t.Fatal("the organisation's file naming a removed person counts")
+	}
+	local, _ := localPolicy(t)
+	mallory := newTestKey(t, "mallory")
+	must(t, local.AddPerson(nil, "dave", []ssh.PublicKey{mallory.Pub}, t0))
+	m, err := Inherit(org, local)
+	must(t, err)
+	var closed *Rule
+	for _, r := range m.RulesFor("refs/heads/main") {
+		if r.File == "crypto" {
+			if r.Untrusted == "" {
+				t.Fatalf("rule %s of the organisation's file counts in the combined policy", r.Name)
+			}
+			closed = r
+		}
+	}
+	if closed == nil || !closed.Org || !closed.CoversPath("src/crypto/aes.c") || !strings.Contains(closed.Untrusted, `unknown or repeated person or team "dave"`) {
+		t.Fatalf("src/crypto does not fail closed: %+v", closed)
+	}
+}
+
+// TestInheritOrgRuleFileClashes: a repository rule file or rule of an
+// organisation rule file's name is refused, naming both.
+func TestInheritOrgRuleFileClashes(t *testing.T) {
+	org, _, _ := orgWithFiles(t)
+	for _, tc := range []struct {
+		name string
+		edit func(p *Policy)
+		want string
+	}{
+		{"rule file", func(p *Policy) {
+			must(t, p.Delegate(nil, "", Delegation{Name: "tools", Refs: []string{"refs/heads/tools/*"}, Signers: []string{"carol"}, Threshold: 1}, t0))
+			must(t, p.Delegate(nil, "tools", Delegation{Name: "crypto", Refs: []string{"refs/heads/tools/*"}, Signers: []string{"carol"}, Threshold: 1}, t0))
+		}, "rule file crypto is both the organisation's (delegated: rules keys -> security -> crypto) and the repository's (delegated: rules keys -> tools -> crypto)"},
+		{"rule", func(p *Policy) {
+			must(t, p.AddRule(nil, Rule{Name: "security", Refs: []string{"refs/heads/x"}, Allow: []string{"carol"}, Threshold: 1}, t0))
+		}, "the repository's rule security has the name of the organisation's rule file security (delegated: rules keys -> security)"},
+		{"rule file of an organisation rule's name", func(p *Policy) {
+			must(t, p.Delegate(nil, "", Delegation{Name: "org-main", Refs: []string{"refs/heads/tools/*"}, Signers: []string{"carol"}, Threshold: 1}, t0))
+		}, "org-main"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			local, _ := localPolicy(t)
+			tc.edit(local)
+			_, err := Inherit(org, local)
+			if !errors.Is(err, ErrInheritConflict) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Inherit = %v, want %q", err, tc.want)
+			}
+		})
 	}
 }

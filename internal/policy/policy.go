@@ -148,6 +148,9 @@ type Rule struct {
 	// Chain names the delegations from targets.json down to File: the
 	// chain that decided that the rule governs (see RulesFor).
 	Chain []string
+	// Org marks a rule of an organisation rule file (Chain starts at the
+	// organisation's rules keys), in a policy made by Inherit.
+	Org bool
 	// Untrusted, on a rule RulesFor makes for a delegation whose rule file
 	// counts for nothing, says why: the rule is never met (fail closed).
 	Untrusted string

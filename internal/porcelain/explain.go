@@ -77,6 +77,9 @@ type ExplainedRule struct {
 	// Chain names the delegations from the top-level rules down to the
 	// rule file that holds the rule (empty for a top-level rule).
 	Chain []string `json:"chain,omitempty"`
+	// Org says the chain starts at the organisation policy's rules keys
+	// (a rule file the repository inherits).
+	Org bool `json:"org,omitempty"`
 	// Untrusted says why the rule file of a delegation counts for nothing
 	// (the rule then fails every update in its namespace).
 	Untrusted string `json:"untrusted,omitempty"`
@@ -159,7 +162,7 @@ func (r *Repo) evaluate(x *Explanation, pol *policy.Policy, rslTip gitrepo.Hash)
 func explainedRules(pol *policy.Policy, ref string, applied map[string]verify.RuleDecision) []ExplainedRule {
 	out := []ExplainedRule{}
 	for _, rule := range pol.RulesFor(ref) {
-		er := ExplainedRule{RuleDoc: NewRuleDoc(rule), Chain: rule.Chain, Untrusted: rule.Untrusted}
+		er := ExplainedRule{RuleDoc: NewRuleDoc(rule), Chain: rule.Chain, Org: rule.Org, Untrusted: rule.Untrusted}
 		if rd, ok := applied[rule.Name]; ok {
 			er.Applies, er.Signed, er.Files = true, rd.Signed, rd.Paths
 		}

@@ -116,7 +116,11 @@ func PrintExplanation(f *factory.Factory, x *porcelain.Explanation) {
 	for _, r := range x.Rules {
 		f.Out("rule %s %s\n", r.Name, cmdutil.RuleSummary(r.RuleDoc))
 		if len(r.Chain) > 0 {
-			f.Out("  delegated: %s\n", strings.Join(append([]string{"rules keys"}, r.Chain...), " -> "))
+			top := "rules keys"
+			if r.Org {
+				top = "organisation rules keys"
+			}
+			f.Out("  delegated: %s\n", strings.Join(append([]string{top}, r.Chain...), " -> "))
 		}
 		if r.Untrusted != "" {
 			f.Out("  rule file counts for nothing: %s\n", r.Untrusted)

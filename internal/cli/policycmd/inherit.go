@@ -32,7 +32,12 @@ policy version it was made under, and verification (git secure verify, every
 fetch through git-remote-secure, the server's hook) fetches the organisation
 policy repository, verifies it from the pinned --root-key fingerprints and
 judges each entry by that version. A person the organisation removes loses
-access to every repository that inherits it after their next fetch. The
+access to every repository that inherits it after their next fetch.
+The organisation's rule files (delegations) bind as the organisation judged
+them: this repository cannot sign or widen them, a rule file or rule of
+this repository may not take one's name, and a file that still names a
+person the organisation removed counts for nothing: every update of its
+namespace fails until its signers sign it without them. The
 organisation policy is fetched and verified now, so a wrong URL or key fails
 here. A root change: the root keys' threshold signs it (git secure policy sign,
 then apply).`,
