@@ -20,6 +20,7 @@ import (
 
 	"github.com/git-secure/git-secure/internal/sign"
 	"github.com/git-secure/git-secure/internal/strictjson"
+	"github.com/git-secure/git-secure/internal/tufjson"
 )
 
 // Names of the refs and files that hold policy.
@@ -465,6 +466,21 @@ func decode[T metadata.Roles](name string, data []byte, limit int) (*metadata.Me
 	// maxItems, so a hostile one is refused before that decoder runs.
 	if err := strictjson.CheckItems(data, limit, maxItems); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, name, err)
+	}
+	return decodeChecked[T](name, data)
+}
+
+// decodeChecked is decode for data strictjson.CheckItems accepted (with
+// maxItems). Targets metadata (targets.json, rule files) in the form
+// go-tuf writes it is read in one pass by tufjson.Targets, which returns
+// go-tuf's value and proves that go-tuf encodes it back to data; anything
+// else goes through go-tuf's decoder and the comparison below, which
+// refuse it (or accept it exactly as before).
+func decodeChecked[T metadata.Roles](name string, data []byte) (*metadata.Metadata[T], error) {
+	if _, isTargets := any((*T)(nil)).(*metadata.TargetsType); isTargets {
+		if m, ok := tufjson.Targets(data); ok {
+			return any(m).(*metadata.Metadata[T]), nil
+		}
 	}
 	m, err := (&metadata.Metadata[T]{}).FromBytes(data)
 	if err != nil {

@@ -126,8 +126,11 @@ func (e *envelope) check(what string, keys []*Key, threshold int) error {
 // cjson here cost a policy of 10 000 persons 60 MB more to read
 // (BenchmarkParseTargetsBound); verify.CheckPolicy does it once, when it
 // counts the signatures.
-func decodeSigned[T metadata.Roles](e *envelope, data []byte, limit int) (*metadata.Metadata[T], error) {
-	return decode[T](e.name, data, limit)
+//
+// readEnvelope already checked data with strictjson.CheckItems at the
+// same bound, so it is not scanned again.
+func decodeSigned[T metadata.Roles](e *envelope, data []byte) (*metadata.Metadata[T], error) {
+	return decodeChecked[T](e.name, data)
 }
 
 // ParseSigned is ParseFiles for a policy that must be signed: it checks
@@ -153,7 +156,7 @@ func ParseSigned(prev *Policy, rootJSON, targetsJSON []byte, ruleFiles map[strin
 	if err := te.check("rules", keys, threshold); err != nil {
 		return nil, err
 	}
-	targets, err := decodeSigned[metadata.TargetsType](te, targetsJSON, MaxTargetsSize)
+	targets, err := decodeSigned[metadata.TargetsType](te, targetsJSON)
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +269,7 @@ func parseSignedRoot(prev *Policy, rootJSON []byte) (*metadata.Metadata[metadata
 	if err := re.check("root", keys, threshold); err != nil {
 		return nil, err
 	}
-	root, err := decodeSigned[metadata.RootType](re, rootJSON, MaxFileSize)
+	root, err := decodeSigned[metadata.RootType](re, rootJSON)
 	if err != nil {
 		return nil, err
 	}
