@@ -369,7 +369,14 @@ func (c *Context) proposedState(lines []RefLine) (*pushState, error) {
 func (c *Context) checkMetadataLines(lines []RefLine, proposed map[string]gitrepo.Hash) error {
 	for _, l := range lines {
 		switch l.Ref {
-		case rsl.Ref, attest.Ref, policy.StagingRef:
+		case rsl.Ref:
+			if l.New.IsZero() {
+				return c.onlyGrows(l, proposed[policy.Ref])
+			}
+			if err := c.logExtends(l); err != nil {
+				return err
+			}
+		case attest.Ref, policy.StagingRef:
 			// The staged policy collects co-signers' signatures: nobody
 			// may delete it or put another change in its place (the
 			// helper never does either).
