@@ -239,7 +239,8 @@ func (p *Policy) RemovePerson(base *Policy, name string, now time.Time) error {
 // AddRule appends a rule to targets.json.
 func (p *Policy) AddRule(base *Policy, r Rule, now time.Time) error {
 	if _, ok := p.Rule(r.Name); ok {
-		return invalid("rule %s already exists", r.Name)
+		// No command edits a rule in place: say how to change it.
+		return invalid("rule %s already exists: to change it, run git secure policy remove-rule %s, then add-rule %s again with the new flags (one apply puts both in force)", r.Name, r.Name, r.Name)
 	}
 	if slices.ContainsFunc(p.delegations, func(d *Delegation) bool { return d.Name == r.Name }) {
 		return invalid("%s already names a delegation of targets.json", r.Name)

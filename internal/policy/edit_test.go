@@ -247,6 +247,26 @@ func TestAddRule(t *testing.T) {
 	}
 }
 
+// TestAddRuleExistingSaysHowToChange: adding a rule under a name in use is
+// refused with the commands that change it (no command edits a rule in
+// place), and those commands, staged together, do replace it.
+func TestAddRuleExistingSaysHowToChange(t *testing.T) {
+	_, base, p := staged(t)
+	r0, t0b := encode(t, p)
+	changed := Rule{Name: "main", Refs: []string{"refs/heads/main"}, Allow: []string{"alice", "bob", "carol"}, Threshold: 3}
+	err := p.AddRule(base, changed, t1)
+	if !errors.Is(err, ErrInvalidChange) || !strings.Contains(err.Error(), "rule main already exists: to change it, run git secure policy remove-rule main, then add-rule main again") {
+		t.Fatalf("AddRule of an existing name = %v, want ErrInvalidChange naming remove-rule then add-rule", err)
+	}
+	unchanged(t, p, r0, t0b)
+	must(t, p.RemoveRule(base, "main", t1))
+	must(t, p.AddRule(base, changed, t1))
+	got, ok := reparses(t, p).Rule("main")
+	if !ok || got.Threshold != 3 || !slices.Equal(got.Allow, changed.Allow) {
+		t.Fatalf("rule main after remove-rule and add-rule = %+v, want %+v", got, changed)
+	}
+}
+
 // TestAddRuleCopiesInput: the caller's slices are not kept.
 func TestAddRuleCopiesInput(t *testing.T) {
 	_, base, p := staged(t)
