@@ -29,29 +29,55 @@ type Budget struct {
 	Deadline time.Time
 }
 
-// maxCachedPaths bounds the paths the diff cache holds in all (about 100
-// bytes each).
-const maxCachedPaths = 2_000_000
+// The diff cache is bounded by the bytes of the paths it holds: the
+// least recently used diffs go first. A verification flips branches
+// between a few trees at a time (consecutive entries share their trees),
+// so a bound of 16 MiB (150 000 paths of 90 bytes) keeps what the next
+// entries ask for; before, it kept every diff up to 2 million paths
+// (about 200 MB) for the whole run, and at a million entries with path
+// rules that, not the log, set the peak. A larger diff is computed again
+// each time it is asked for (and charged again to a budget).
+const (
+	// maxCachedBytes bounds the bytes of the cached paths (a string's
+	// bytes and header) with each diff's covered-path memos.
+	maxCachedBytes = 16 << 20
+	// maxCachedDiffs bounds how many diffs are cached (each costs map
+	// slots and a list node whatever its size).
+	maxCachedDiffs = 4096
+)
+
+// cachedDiff is one diff result in the cache's recency list.
+type cachedDiff struct {
+	key        [2]gitrepo.Hash
+	paths      []string
+	bytes      int
+	prev, next *cachedDiff // toward the most, the least recently used
+	// covered memoizes coveredPaths for this result, per rule.
+	covered map[*policy.Rule][]string
+}
 
 // diffCache serves ChangedPaths once per pair of trees within one
-// verification, and charges what it computes to the budget. A push that
-// flips a branch between two trees with a huge directory costs one diff,
-// not one per entry: the path set of a diff does not depend on its
-// direction, so (a, b) and (b, a) share one result.
+// verification (as long as the pair's result stays among the most
+// recently used: maxCachedBytes), and charges what it computes to the
+// budget. A push that flips a branch between two trees with a huge
+// directory costs one diff, not one per entry: the path set of a diff
+// does not depend on its direction, so (a, b) and (b, a) share one
+// result.
 type diffCache struct {
 	Source
 	budget *Budget
-	diffs  map[[2]gitrepo.Hash][]string
-	held   int
+	diffs  map[[2]gitrepo.Hash]*cachedDiff
+	// newest and oldest end the recency list; held is the bytes it holds.
+	newest, oldest *cachedDiff
+	held           int
 	// charged: the entry being verified is charged to the budget.
 	charged bool
 	paths   int
 	// computed counts the diffs actually computed (tests, trace).
 	computed int
-	// covered memoizes coveredPaths for cached diff results, which
-	// byFirst finds by their first element.
-	covered map[coveredKey][]string
-	byFirst map[*string][2]gitrepo.Hash
+	// byFirst finds a cached result by its first element: results are
+	// shared slices, so the address names one.
+	byFirst map[*string]*cachedDiff
 	// covers keeps Rule.CoversPath's answers (matchPaths).
 	covers map[coversKey]bool
 	// trees keeps the tree of each commit treeOf read (commits are named
@@ -60,7 +86,61 @@ type diffCache struct {
 }
 
 func newDiffCache(src Source, b *Budget) *diffCache {
-	return &diffCache{Source: src, budget: b, diffs: map[[2]gitrepo.Hash][]string{}}
+	return &diffCache{Source: src, budget: b, diffs: map[[2]gitrepo.Hash]*cachedDiff{}, byFirst: map[*string]*cachedDiff{}}
+}
+
+// pathsBytes is what paths costs the cache.
+func pathsBytes(paths []string) int {
+	n := 0
+	for _, p := range paths {
+		n += len(p) + 16
+	}
+	return n
+}
+
+// unlink takes c out of the recency list.
+func (d *diffCache) unlink(c *cachedDiff) {
+	if c.prev != nil {
+		c.prev.next = c.next
+	} else {
+		d.newest = c.next
+	}
+	if c.next != nil {
+		c.next.prev = c.prev
+	} else {
+		d.oldest = c.prev
+	}
+	c.prev, c.next = nil, nil
+}
+
+// touch makes c the most recently used.
+func (d *diffCache) touch(c *cachedDiff) {
+	if d.newest == c {
+		return
+	}
+	if c.prev != nil || c.next != nil || d.oldest == c {
+		d.unlink(c)
+	}
+	c.next = d.newest
+	if d.newest != nil {
+		d.newest.prev = c
+	}
+	d.newest = c
+	if d.oldest == nil {
+		d.oldest = c
+	}
+}
+
+// evict drops the least recently used diffs until the cache is within its
+// bounds; keep (just added or used) stays.
+func (d *diffCache) evict(keep *cachedDiff) {
+	for (d.held > maxCachedBytes || len(d.diffs) > maxCachedDiffs) && d.oldest != nil && d.oldest != keep {
+		c := d.oldest
+		d.unlink(c)
+		delete(d.diffs, c.key)
+		delete(d.byFirst, &c.paths[0])
+		d.held -= c.bytes
+	}
 }
 
 // enter is called before entry n is verified; it fails once the budget is
@@ -88,8 +168,9 @@ func (d *diffCache) ChangedPaths(a, b gitrepo.Hash) ([]string, error) {
 	if bytes.Compare(b[:], a[:]) < 0 {
 		key = [2]gitrepo.Hash{b, a}
 	}
-	if p, ok := d.diffs[key]; ok {
-		return p, nil
+	if c, ok := d.diffs[key]; ok {
+		d.touch(c)
+		return c.paths, nil
 	}
 	if err := d.check(); err != nil {
 		return nil, err
@@ -105,20 +186,24 @@ func (d *diffCache) ChangedPaths(a, b gitrepo.Hash) ([]string, error) {
 			return nil, err
 		}
 	}
-	if len(p) > 0 && d.held+len(p) <= maxCachedPaths {
-		d.diffs[key] = p
-		d.held += len(p)
-		if d.byFirst == nil {
-			d.byFirst = map[*string][2]gitrepo.Hash{}
-		}
-		d.byFirst[&p[0]] = key
+	if n := pathsBytes(p); len(p) > 0 && n <= maxCachedBytes {
+		// A result larger than the whole cache is not kept.
+		c := &cachedDiff{key: key, paths: p, bytes: n}
+		d.diffs[key] = c
+		d.byFirst[&p[0]] = c
+		d.held += n
+		d.touch(c)
+		d.evict(c)
 	}
 	return p, nil
 }
 
-// keyOf returns the pair of trees whose cached diff result changed is
-// (the zero pair when it is not a cached result).
-func (d *diffCache) keyOf(changed []string) [2]gitrepo.Hash {
+// cachedOf returns the cached diff whose result changed is (nil when it is
+// not one, or no longer cached).
+func (d *diffCache) cachedOf(changed []string) *cachedDiff {
+	if len(changed) == 0 {
+		return nil
+	}
 	return d.byFirst[&changed[0]]
 }
 
@@ -136,17 +221,24 @@ func (e *budgetError) Unwrap() error { return e.err }
 // million changed paths against a rule at every entry that flips a branch
 // between the same two trees cost more than the diffs themselves.
 func coveredPaths(src Source, r *policy.Rule, changed []string) []string {
-	if d, ok := src.(*diffCache); ok && len(changed) >= minCoveredMemo && d.diffs[d.keyOf(changed)] != nil {
-		key := coveredKey{rule: r, first: &changed[0], n: len(changed)}
-		if p, ok := d.covered[key]; ok {
+	if d, ok := src.(*diffCache); ok && len(changed) >= minCoveredMemo {
+		if c := d.cachedOf(changed); c != nil && len(c.paths) == len(changed) {
+			if p, ok := c.covered[r]; ok {
+				return p
+			}
+			p := matchPaths(r, changed)
+			if c.covered == nil {
+				c.covered = map[*policy.Rule][]string{}
+			}
+			// The memo shares the paths' strings: its slice headers
+			// count against the cache.
+			c.covered[r] = p
+			c.bytes += 16*len(p) + 16
+			d.held += 16*len(p) + 16
+			d.touch(c)
+			d.evict(c)
 			return p
 		}
-		p := matchPaths(r, changed)
-		if d.covered == nil {
-			d.covered = map[coveredKey][]string{}
-		}
-		d.covered[key] = p
-		return p
 	}
 	if d, ok := src.(*diffCache); ok {
 		return d.matchPaths(r, changed)
@@ -190,14 +282,6 @@ func (d *diffCache) matchPaths(r *policy.Rule, changed []string) []string {
 
 // minCoveredMemo: shorter lists are matched again (cheaper than the map).
 const minCoveredMemo = 256
-
-// coveredKey names one diff result (cached results are shared slices, so
-// the first element's address and the length identify it) and one rule.
-type coveredKey struct {
-	rule  *policy.Rule
-	first *string
-	n     int
-}
 
 func matchPaths(r *policy.Rule, changed []string) []string {
 	var out []string
