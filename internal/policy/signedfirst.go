@@ -15,10 +15,11 @@ import (
 	"github.com/git-secure/git-secure/internal/strictjson"
 )
 
-// ErrUnsigned is wrapped when a policy file is refused before it is
-// decoded because the keys that delegate it (the previous root for a
-// changed root.json, the root for itself and for targets.json) did not
-// sign it to their threshold.
+// ErrUnsigned is wrapped when a policy file is refused because the keys
+// that delegate it (the previous root for a changed root.json, the root
+// for itself and for targets.json, the signers for a rule file) did not
+// sign it to their threshold: before it is decoded, or, for root.json's
+// own keys, once more after (the message says which).
 var ErrUnsigned = errors.New("policy: signatures below the threshold")
 
 // envelope is a metadata file read without go-tuf's decoder: the
@@ -87,8 +88,24 @@ func (e *envelope) signedBy(k *Key) bool {
 // check returns an error wrapping ErrUnsigned unless keys (what names
 // their role: "root", "root (old keys)", "rules") signed e to threshold, each
 // key fingerprint counted once. Revoked keys count here: this check only
-// refuses early what verify.CheckPolicyRevoked would refuse.
+// refuses early what verify.CheckPolicyRevoked would refuse. keys were
+// read before e was decoded (from a policy already trusted, or from e's
+// raw signed part).
 func (e *envelope) check(what string, keys []*Key, threshold int) error {
+	return e.count(what, keys, threshold, "checked before decoding it")
+}
+
+// checkDecoded is check with keys go-tuf decoded from e itself, after
+// check passed with the keys read from e's raw signed part: it fails only
+// when the two readings differ, and says so, not that it ran before
+// decoding.
+func (e *envelope) checkDecoded(what string, keys []*Key, threshold int) error {
+	return e.count(what, keys, threshold, "counted again after decoding it, with its keys as decoded (read before decoding, they had signed it)")
+}
+
+// count is check and checkDecoded; when says at which point keys were
+// counted.
+func (e *envelope) count(what string, keys []*Key, threshold int, when string) error {
 	if threshold < 1 {
 		// No role, or one a valid policy cannot hold (checkRoot): with
 		// nothing to meet, the file would be decoded unchecked.
@@ -112,8 +129,8 @@ func (e *envelope) check(what string, keys []*Key, threshold int) error {
 		return nil
 	}
 	// Worded as verify.RoleStatus words a threshold not met.
-	return fmt.Errorf("%w: %s: %s: %d of %d signatures (threshold %d), checked before decoding it; not yet signed by: %s",
-		ErrUnsigned, e.name, what, signed, threshold, threshold, strings.Join(missing, ", "))
+	return fmt.Errorf("%w: %s: %s: %d of %d signatures (threshold %d), %s; not yet signed by: %s",
+		ErrUnsigned, e.name, what, signed, threshold, threshold, when, strings.Join(missing, ", "))
 }
 
 // decodeSigned decodes the file e was read from, after its signatures
@@ -244,7 +261,8 @@ func (p *Policy) checkRuleFileSigners(e *envelope, d *Delegation) error {
 // keys and threshold are read from its raw signed part (rawRootKeys), so
 // that a first root, which no earlier root vouches for, is refused for its
 // signatures before go-tuf's decoder runs, as every other file is. After
-// decoding, its own keys are counted again as decoded.
+// decoding, its own keys are counted again as decoded (checkDecoded: an
+// error then says the count came after decoding).
 func parseSignedRoot(prev *Policy, rootJSON []byte) (*metadata.Metadata[metadata.RootType], error) {
 	re, err := readEnvelope(RootFile, rootJSON, MaxFileSize)
 	if err != nil {
@@ -274,7 +292,7 @@ func parseSignedRoot(prev *Policy, rootJSON []byte) (*metadata.Metadata[metadata
 		return nil, err
 	}
 	keys, threshold = (&Policy{Root: root}).RoleKeys(metadata.ROOT)
-	if err := re.check("root", keys, threshold); err != nil {
+	if err := re.checkDecoded("root", keys, threshold); err != nil {
 		return nil, err
 	}
 	return root, nil

@@ -383,3 +383,36 @@ func BenchmarkFuzzSignedBodies(b *testing.B) {
 		}
 	})
 }
+
+// TestRootCountWording checks that each count of root.json's signatures
+// says when it ran: before decoding (keys from the previous root, or read
+// from the file's raw signed part), or after (keys as go-tuf decoded
+// them, which can only fail when the two readings differ). Mallory's key
+// stands for keys that did not sign.
+func TestRootCountWording(t *testing.T) {
+	f := newFixture(t)
+	r, _ := encode(t, f.p)
+	e, err := readEnvelope(RootFile, r, MaxFileSize)
+	must(t, err)
+	mk, err := newKey(tufKeyOf(t, newTestKey(t, "mallory")))
+	must(t, err)
+	rk, err := newKey(tufKeyOf(t, f.root))
+	must(t, err)
+	for name, c := range map[string]struct {
+		count func(string, []*Key, int) error
+		want  string
+	}{
+		"before": {e.check, "root.json: root: 0 of 1 signatures (threshold 1), checked before decoding it; not yet signed by: " + mk.Fingerprint},
+		"after":  {e.checkDecoded, "root.json: root: 0 of 1 signatures (threshold 1), counted again after decoding it, with its keys as decoded (read before decoding, they had signed it); not yet signed by: " + mk.Fingerprint},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if err := c.count("root", []*Key{rk}, 1); err != nil {
+				t.Fatalf("count by the root key = %v", err)
+			}
+			err := c.count("root", []*Key{mk}, 1)
+			if !errors.Is(err, ErrUnsigned) || err.Error() != "policy: signatures below the threshold: "+c.want {
+				t.Fatalf("count = %v, want %q", err, c.want)
+			}
+		})
+	}
+}
