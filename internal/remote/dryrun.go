@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -44,6 +45,9 @@ func (h *Helper) dryRunPolicy(specs []pushSpec) map[string]string {
 	}
 	prepared, err := h.Repo.Prepare(plan.local[rsl.Ref], pol, plan.signer, changes)
 	if err != nil {
+		if errors.Is(err, porcelain.ErrNotAllowed) {
+			h.sayReviewRefused(changes, err.Error())
+		}
 		return failAll(specs, "git-secure: would be refused: "+strings.TrimPrefix(err.Error(), "refused: "))
 	}
 	if len(prepared.Pending) == 0 {
@@ -58,6 +62,7 @@ func (h *Helper) dryRunPolicy(specs []pushSpec) map[string]string {
 	for _, p := range prepared.Pending {
 		h.logf("dry run: the server would refuse this push: %s", p)
 	}
+	h.sayReview(prepared, failed)
 	if len(failed) == 0 {
 		return failAll(specs, "git-secure: would be refused: "+strings.Join(prepared.Pending, "; "))
 	}

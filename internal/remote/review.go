@@ -77,10 +77,16 @@ func (h *Helper) sayHandOff(waiting []*rsl.Entry) {
 	// problem when the push is run.
 	types, _ := h.Repo.Git.ObjectTypes(news)
 	held := h.heldByRemote(waiting)
+	// A dry run sent nothing; the hand-off is the same as after the real
+	// push's refusal, so that a user who tries first learns it there.
+	kept := "the server kept nothing of this push"
+	if h.opts.dryRun {
+		kept = "nothing was sent (dry run)"
+	}
 	if len(held) == len(waiting) {
-		h.hintf("the update needs approvals first; the server kept nothing of this push, but has what it sets already:")
+		h.hintf("the update needs approvals first; %s, but the server has what it sets already:", kept)
 	} else {
-		h.hintf("the update needs approvals first; the server kept nothing of this push, so publish it for review:")
+		h.hintf("the update needs approvals first; %s, so publish it for review:", kept)
 	}
 	fetches := make([]string, len(waiting))
 	for i, e := range waiting {
@@ -99,7 +105,11 @@ func (h *Helper) sayHandOff(waiting []*rsl.Entry) {
 	for i, e := range waiting {
 		h.logf("hint:   %sgit secure attest approve %s --to %s && git push", fetches[i], e.Ref, shortStr(e.New.String()))
 	}
-	h.hintf("and you run this git push again")
+	if h.opts.dryRun {
+		h.hintf("and you run this git push without --dry-run")
+	} else {
+		h.hintf("and you run this git push again")
+	}
 }
 
 // heldByRemote finds, for each refused update of waiting, a branch or tag

@@ -190,6 +190,21 @@ func TestDryRunRunsPolicyCheck(t *testing.T) {
 	if r.code == 0 || !contains(r.stderr, "the server would refuse this push", "1 more") {
 		t.Fatalf("a dry run of a push short of its threshold: want a non-zero exit saying what would be refused:\n%s", r)
 	}
+	// The same hand-off the real push's refusal prints (a stranger tries
+	// --dry-run first), saying that nothing was sent.
+	for _, want := range []string{
+		"nothing was sent (dry run), so publish it for review:",
+		"git push origin " + change[:12] + ":refs/heads/review/main-" + change[:12],
+		"git secure attest approve refs/heads/main --to " + change[:12] + " && git push",
+		"and you run this git push without --dry-run",
+	} {
+		if !strings.Contains(strings.ReplaceAll(r.stderr, "\ngit-secure: hint:  ", ""), want) {
+			t.Errorf("the dry run does not say %q:\n%s", want, r)
+		}
+	}
+	if strings.Contains(r.stderr, "kept nothing of this push") {
+		t.Errorf("the dry run speaks of a push the server refused:\n%s", r)
+	}
 	if got := alice.rev(adir, "refs/secure/rsl"); got != logBefore {
 		t.Errorf("a dry run moved the local log %s -> %s", logBefore, got)
 	}
