@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/git-secure/git-secure/internal/gitrepo/fastpath"
 )
 
 // maxRefNameLen bounds ref names accepted by ValidRefName.
@@ -169,18 +171,21 @@ func (r *Repo) ListRefs(prefixes ...string) ([]Ref, error) {
 			patterns = append(patterns, dir)
 		}
 	}
+	if len(patterns) > 0 {
+		patterns = fastpath.NewPrefixes(patterns).Minimal() // a directory inside another is listed with it
+	}
 	refs, err := r.listRefs(patterns)
 	if err != nil {
 		return nil, fmt.Errorf("gitrepo: list refs: %w", err)
 	}
 	if len(prefixes) > 0 {
+		// A push names one prefix per ref: a sorted lookup, not a scan
+		// of every prefix for every ref.
+		ps := fastpath.NewPrefixes(prefixes)
 		kept := refs[:0]
 		for _, ref := range refs {
-			for _, p := range prefixes {
-				if strings.HasPrefix(ref.Name, p) {
-					kept = append(kept, ref)
-					break
-				}
+			if ps.Match(ref.Name) {
+				kept = append(kept, ref)
 			}
 		}
 		refs = kept

@@ -48,15 +48,17 @@ type refFiles struct {
 	loose    map[string]ID
 	symbolic map[string]string // name -> target
 	packed   map[string]ID
+	dirs     Prefixes // the directories read
 }
 
 // readRefsFiles lists the refs under dirs. Loose refs are read before
 // packed-refs, as git does, so that a concurrent "git pack-refs" (which
 // writes packed-refs before deleting the loose files) cannot hide a ref.
 func (f *Repo) readRefsFiles(dirs []string) ([]Ref, error) {
-	rf := refFiles{loose: map[string]ID{}, symbolic: map[string]string{}}
+	rf := refFiles{loose: map[string]ID{}, symbolic: map[string]string{}, dirs: NewPrefixes(dirs)}
 	count := 0
-	for _, dir := range dirs {
+	// A directory inside another is read with it (once).
+	for _, dir := range rf.dirs.Minimal() {
 		if err := f.walkLooseRefs(dir, &rf, &count); err != nil {
 			return nil, err
 		}
@@ -66,7 +68,7 @@ func (f *Repo) readRefsFiles(dirs []string) ([]Ref, error) {
 		return nil, err
 	}
 	rf.packed = packed
-	return rf.list(dirs)
+	return rf.list()
 }
 
 // walkLooseRefs reads the loose refs under dir into rf.
@@ -140,11 +142,11 @@ func (f *Repo) readLooseRef(path, name string, rf *refFiles) error {
 // Only the loose refs under dirs were read: a target outside them may be
 // loose with another value than packed-refs holds (git reads the loose
 // one), so it is not resolved here (false: ask git).
-func (rf *refFiles) resolve(name string, dirs []string) (ID, bool) {
+func (rf *refFiles) resolve(name string) (ID, bool) {
 	// git reads at most SYMREF_MAXDEPTH names (refs.c), the value
 	// included: a longer chain is broken to it, and left to it here.
 	for depth := 0; depth < maxSymDepth; depth++ {
-		if !underAny(name, dirs) {
+		if !rf.dirs.Match(name) {
 			return ID{}, false
 		}
 		if h, ok := rf.loose[name]; ok {
@@ -164,13 +166,13 @@ func (rf *refFiles) resolve(name string, dirs []string) (ID, bool) {
 
 // list merges loose, symbolic and packed refs under dirs: a loose ref
 // hides its packed value.
-func (rf *refFiles) list(dirs []string) ([]Ref, error) {
+func (rf *refFiles) list() ([]Ref, error) {
 	var out []Ref
 	for name, h := range rf.loose {
 		out = append(out, Ref{Name: name, ID: h})
 	}
 	for name := range rf.symbolic {
-		h, ok := rf.resolve(name, dirs)
+		h, ok := rf.resolve(name)
 		if !ok {
 			// Dangling, or pointing outside the refs read: let git
 			// decide how to list it.
@@ -181,20 +183,11 @@ func (rf *refFiles) list(dirs []string) ([]Ref, error) {
 	for name, h := range rf.packed {
 		_, isLoose := rf.loose[name]
 		_, isSym := rf.symbolic[name]
-		if !isLoose && !isSym && underAny(name, dirs) {
+		if !isLoose && !isSym && rf.dirs.Match(name) {
 			out = append(out, Ref{Name: name, ID: h})
 		}
 	}
 	return out, nil
-}
-
-func underAny(name string, dirs []string) bool {
-	for _, dir := range dirs {
-		if strings.HasPrefix(name, dir) {
-			return true
-		}
-	}
-	return false
 }
 
 // readPackedRefs parses packed-refs ("# pack-refs with: ..." header,
