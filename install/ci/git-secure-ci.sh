@@ -165,11 +165,17 @@ cmd_fetch() {
 	# tag the log records, and the log itself.
 	local args=(--no-tags --prune --force)
 	if [ "$(git rev-parse --is-shallow-repository)" = true ]; then args+=(--unshallow); fi
-	# The clone's fetch refspec decides what verify judges: every branch.
+	# The clone's fetch refspecs decide what verify judges: every branch,
+	# and every tag the server serves. Tags fetched into refs/tags/* alone
+	# would count as this clone's own (verify never fails a tag the log
+	# does not record there), so a protected release tag pushed past the
+	# log would pass: the second refspec keeps the server's tags as
+	# remote-tracking refs, which verify judges like branches.
 	git config --replace-all "remote.$remote.fetch" "+refs/heads/*:refs/remotes/$remote/*"
+	git config --add "remote.$remote.fetch" "+refs/tags/*:refs/remote-tags/$remote/*"
 	say "fetching every branch, tag and refs/secure/* from $remote"
 	git -c protocol.version=2 fetch "${args[@]}" "$remote" \
-		"+refs/heads/*:refs/remotes/$remote/*" "+refs/tags/*:refs/tags/*" "+refs/secure/*:refs/secure/*"
+		"+refs/heads/*:refs/remotes/$remote/*" "+refs/tags/*:refs/remote-tags/$remote/*" "+refs/tags/*:refs/tags/*" "+refs/secure/*:refs/secure/*"
 	git show-ref --verify --quiet refs/secure/rsl || { say "error: $remote has no refs/secure/rsl: it does not use git-secure (git secure init, then push)"; exit 1; }
 	# On a pull request CI checks out a commit that is on no branch (the
 	# forge's merge commit): keep it, it is what --mergeable judges.

@@ -189,3 +189,40 @@ func TestCIActionInstallRelease(t *testing.T) {
 		t.Fatal("the tampered binary was installed")
 	}
 }
+
+// The CI check judges the tags the server serves: a protected release tag
+// pushed past the log (a forge has no hook) fails it, while a recorded
+// tag and a tag no rule protects pass. It fetched the server's tags into
+// refs/tags/* only, where verify takes a tag the log never recorded for
+// the clone's own, and passed (findings/02-ci-unrecorded-protected-tag.sh).
+func TestCIActionUnrecordedProtectedTag(t *testing.T) {
+	srv := startServer(t, trFile)
+	path, url := srv.newRepo("citag.git", true)
+	alice := newUser(t, "alice")
+	dir := benchRepo(t, alice, "work", url, true)
+	alice.secure(dir, "policy", "add-rule", "releases", "--ref", "refs/tags/v*", "--allow", "alice")
+	alice.secure(dir, "policy", "apply")
+	alice.git(dir, "tag", "v1.0")
+	alice.git(dir, "push", "-q", "origin", "main", "refs/tags/v1.0")
+	main := strings.TrimSpace(srv.admin.git(path, "rev-parse", "refs/heads/main"))
+	env := []string{"GITHUB_EVENT_NAME=push", "GITHUB_SHA=" + main, "GITHUB_STEP_SUMMARY=" + alice.path("summary.md")}
+	ci := newUser(t, "ci")
+	check := func(name string) result {
+		t.Helper()
+		d := checkoutLikeActions(ci, url, name, main, "refs/remotes/origin/main")
+		if r := runCI(ci, d, nil, "fetch"); r.code != 0 {
+			t.Fatalf("fetch step:\n%s", r)
+		}
+		return runCI(ci, d, env, "verify")
+	}
+	// A tag no rule protects, made on the server without an entry.
+	srv.admin.git(path, "-c", "core.hooksPath=/dev/null", "update-ref", "refs/tags/nightly", main)
+	if r := check("recorded"); r.code != 0 {
+		t.Fatalf("a recorded release tag and an unprotected tag must verify:\n%s", r)
+	}
+	srv.admin.git(path, "-c", "core.hooksPath=/dev/null", "update-ref", "refs/tags/v9.9", main)
+	r := check("unrecorded")
+	if r.code != 1 || !strings.Contains(r.stderr, "refs/tags/v9.9: ref does not match the log") || !strings.Contains(r.stderr, "the log has no entry for it") {
+		t.Fatalf("a protected tag the server serves without an entry must fail the check:\n%s", r)
+	}
+}
