@@ -114,6 +114,9 @@ func (r *Repo) Explain(name, keyFile string) (*Explanation, error) {
 		// No update to judge (an update from nothing to nothing would
 		// print an approval of it): only the rules that would apply.
 		x.Missing = true
+		if pol, _, err = r.withOrg(pol); err != nil {
+			return nil, err
+		}
 		x.Protected = pol.Protected(ref)
 		x.Rules = explainedRules(pol, ref, nil)
 		return x, nil
@@ -181,6 +184,12 @@ func (r *Repo) explainedUpdate(x *Explanation, last *rsl.Record, pol *policy.Pol
 	x.Pending = x.Current != x.Recorded
 	if x.Pending {
 		x.Old, x.New = x.Recorded, x.Current
+		// Judged as the push will be: with the organisation's latest
+		// policy when the policy inherits one.
+		pol, _, err := r.withOrg(pol)
+		if err != nil {
+			return nil, err
+		}
 		if s, err := r.LoadSigner(keyFile); err == nil {
 			fp := sign.Fingerprint(s.PublicKey())
 			if p, ok := pol.PersonByFingerprint(fp); ok {
@@ -204,6 +213,18 @@ func (r *Repo) explainedUpdate(x *Explanation, last *rsl.Record, pol *policy.Pol
 	} else if then != nil {
 		pol = then
 		x.Notes = append(x.Notes, fmt.Sprintf("entry #%d is judged under the policy in force when it was recorded (policy entry #%d)", last.Entry.Number, n))
+	}
+	// and with the organisation policy version the entry names, as
+	// verification combined them.
+	if o := pol.Org(); o != nil && last.Entry.Org != nil && !last.Entry.IsPolicy() {
+		orgPol, err := r.OrgCache().PolicyAt(o, *last.Entry.Org)
+		if err != nil {
+			return nil, fmt.Errorf("explain: entry #%d: %w", last.Entry.Number, err)
+		}
+		if pol, err = policy.Inherit(orgPol, pol); err != nil {
+			return nil, fmt.Errorf("explain: entry #%d: %w", last.Entry.Number, err)
+		}
+		x.Notes = append(x.Notes, fmt.Sprintf("entry #%d is judged with organisation policy version %d, which it names", last.Entry.Number, last.Entry.Org.Number))
 	}
 	if fp, err := sign.SignatureFingerprint(last.Commit.Signature); err == nil {
 		if p, ok := pol.PersonByFingerprint(fp); ok {

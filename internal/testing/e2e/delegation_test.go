@@ -158,6 +158,23 @@ func widenRuleFile(t *testing.T, u *user, dir string) {
 		t.Fatal(err)
 	}
 	defer g.Close()
+	p, polTip := widenedRuleFile(t, u, g)
+	who := gitrepo.Ident{Name: u.name, Email: u.name + "@example.com", When: time.Now().Truncate(time.Second)}
+	pc, err := policy.Save(g, p, polTip, who, "widened by hand")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tip := u.rev(dir, rsl.Ref)
+	h := forge(t, u, dir, &rsl.Entry{Type: rsl.TypeRef, Ref: rsl.PolicyRef, Old: polTip, New: pc})
+	u.git(dir, "update-ref", rsl.Ref, h, tip)
+	u.git(dir, "update-ref", policy.Ref, pc.String(), polTip.String())
+}
+
+// widenedRuleFile returns the policy in force in g with a rule on src/**
+// (beyond its namespace) added to its crypto rule file, which u's key
+// signs, and the policy commit it was made from.
+func widenedRuleFile(t *testing.T, u *user, g *gitrepo.Repo) (*policy.Policy, gitrepo.Hash) {
+	t.Helper()
 	polTip, _, err := g.ResolveRef(policy.Ref)
 	if err != nil {
 		t.Fatal(err)
@@ -195,13 +212,5 @@ func widenRuleFile(t *testing.T, u *user, dir string) {
 	if err := p.SignRuleFile("crypto", ts); err != nil {
 		t.Fatal(err)
 	}
-	who := gitrepo.Ident{Name: u.name, Email: u.name + "@example.com", When: time.Now().Truncate(time.Second)}
-	pc, err := policy.Save(g, p, polTip, who, "widened by hand")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tip := u.rev(dir, rsl.Ref)
-	h := forge(t, u, dir, &rsl.Entry{Type: rsl.TypeRef, Ref: rsl.PolicyRef, Old: polTip, New: pc})
-	u.git(dir, "update-ref", rsl.Ref, h, tip)
-	u.git(dir, "update-ref", policy.Ref, pc.String(), polTip.String())
+	return p, polTip
 }

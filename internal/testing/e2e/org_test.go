@@ -6,6 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/policy"
 )
 
 // TestOrgPolicy: two repositories inherit one organisation policy over
@@ -170,4 +174,226 @@ func TestOrgPolicy(t *testing.T) {
 	if r.code != 1 || strings.Count(r.stdout, "is newer than its log's latest policy") != 2 {
 		t.Fatalf("verify --org --json after the organisation's rollback:\n%s", r)
 	}
+}
+
+// TestOrgDelegationEndToEnd is issue 19's "done when" with plain git: the
+// organisation's rules keys (olga) delegate src/crypto/** to the security
+// team (sam), who delegate it on to the crypto maintainers (erin); two
+// repositories of rita's inherit the organisation policy. Erin changes her
+// own rules alone and both repositories follow after a fetch; widening her
+// namespace is refused by add-rule and by apply, and a widened file she
+// pushes by hand is ignored beyond it by both repositories; bob, removed by
+// the organisation, loses access to both after his next fetch; the
+// organisation's server put back to an older policy is detected by both.
+func TestOrgDelegationEndToEnd(t *testing.T) {
+	srv := startServer(t, trFile)
+	olga, sam, erin := newUser(t, "olga"), newUser(t, "sam"), newUser(t, "erin")
+	rita, alice, bob := newUser(t, "rita"), newUser(t, "alice"), newUser(t, "bob")
+
+	// The organisation policy: its persons, a rule for every repository's
+	// main, and the first level of delegation (rules keys -> security).
+	orgPath, orgURL := srv.newRepo("org-policy.git", true)
+	od := olga.sb.InitRepo("org", 1)
+	olga.configure(od)
+	olga.git(od, "remote", "add", "origin", orgURL)
+	olga.secure(od, "init")
+	for _, u := range []*user{alice, bob, sam, erin} {
+		olga.secure(od, "policy", "add-person", u.name, "--key", u.key.Public)
+	}
+	olga.secure(od, "policy", "add-rule", "org-main", "--ref", "refs/heads/main", "--allow", "alice", "--allow", "bob", "--allow", "erin")
+	olga.secure(od, "policy", "delegate", "security", "--path", "src/crypto/**", "--key", "sam")
+	olga.secure(od, "policy", "sign", "--file", "security", "--key", sam.key.Private)
+	olga.secure(od, "policy", "apply")
+	olga.git(od, "push", "-q", "-u", "origin", "main")
+
+	// Second level, in the security team's own clone (rules keys absent).
+	samDir := sam.path("org")
+	sam.git(sam.sb.Home, "secure", "clone", orgURL, samDir)
+	sam.configure(samDir)
+	sam.secure(samDir, "policy", "delegate", "crypto", "--file", "security", "--path", "src/crypto/**", "--key", "erin")
+	sam.secure(samDir, "policy", "sign", "--file", "crypto", "--key", erin.key.Private)
+	sam.secure(samDir, "policy", "apply")
+	sam.git(samDir, "push", "-q", "origin", "main")
+
+	// Third level: erin's first rule, applied by her alone.
+	erinOrg := erin.path("org")
+	erin.git(erin.sb.Home, "secure", "clone", orgURL, erinOrg)
+	erin.configure(erinOrg)
+	erin.secure(erinOrg, "policy", "add-rule", "aes", "--file", "crypto", "--ref", "refs/heads/main", "--path", "src/crypto/**", "--allow", "erin")
+	erin.secure(erinOrg, "policy", "apply")
+	erin.git(erinOrg, "push", "-q", "origin", "main")
+	wantAll(t, "policy list --file crypto", erin.run(erinOrg, "git", "secure", "policy", "list", "--file", "crypto"), "rules keys -> security -> crypto", "aes", "signed by erin")
+
+	// Two repositories inherit it.
+	names := []string{"app1", "app2"}
+	urls := map[string]string{}
+	for _, name := range names {
+		_, url := srv.newRepo(name+".git", true)
+		d := rita.sb.InitRepo(name, 1)
+		rita.configure(d)
+		writeFile(t, d, "src/crypto/aes.c", "v1\n")
+		writeFile(t, d, "src/net/tcp.c", "v1\n")
+		rita.git(d, "add", "--", "src")
+		rita.git(d, "commit", "-q", "-m", "sources")
+		rita.git(d, "remote", "add", "origin", url)
+		rita.secure(d, "init")
+		rita.secure(d, "policy", "inherit", orgURL, "--root-key", olga.fingerprint())
+		rita.secure(d, "policy", "apply")
+		rita.git(d, "push", "-q", "-u", "origin", "main")
+		urls[name] = url
+	}
+	clone := func(u *user, name string) string {
+		d := u.path(name)
+		u.git(u.sb.Home, "clone", "-q", urls[name], d)
+		u.configure(d)
+		u.secure(d, "hooks", "install")
+		u.git(d, "fetch", "-q")
+		return d
+	}
+	alices, bobs, erins := map[string]string{}, map[string]string{}, map[string]string{}
+	for _, name := range names {
+		alices[name], bobs[name], erins[name] = clone(alice, name), clone(bob, name), clone(erin, name)
+	}
+	// push pulls, commits file and pushes with plain git.
+	push := func(u *user, dir, file, content string) result {
+		t.Helper()
+		u.git(dir, "pull", "-q", "--ff-only")
+		u.commit(dir, file, content)
+		r := u.run(dir, "git", "push", "origin", "main")
+		if r.code != 0 {
+			u.git(dir, "reset", "-q", "--hard", "HEAD~1")
+		}
+		return r
+	}
+
+	// The crypto maintainers' rule governs src/crypto in both: bob and
+	// alice may move main, not src/crypto; erin may.
+	for _, name := range names {
+		r := push(bob, bobs[name], "src/crypto/aes.c", "bob's\n")
+		if r.code == 0 {
+			t.Fatalf("bob changed src/crypto of %s past the organisation's crypto rule:\n%s", name, r)
+		}
+		wantAll(t, "bob's crypto push to "+name, r, "crypto:aes")
+		if r := push(alice, alices[name], "src/crypto/aes.c", "alice's\n"); r.code == 0 || !strings.Contains(r.stderr, "crypto:aes") {
+			t.Fatalf("alice changed src/crypto of %s before erin allowed her:\n%s", name, r)
+		}
+		// Erin's explain of her pending commit names the chain that decided.
+		erin.git(erins[name], "pull", "-q", "--ff-only")
+		erin.commit(erins[name], "src/crypto/aes.c", "erin's\n")
+		ex := erin.run(erins[name], "git", "secure", "explain", "refs/heads/main")
+		wantAll(t, "explain in "+name, ex, "rule crypto:aes", "organisation rules keys -> security -> crypto", "result: satisfied")
+		if r := erin.run(erins[name], "git", "push", "origin", "main"); r.code != 0 {
+			t.Fatalf("erin's crypto push to %s:\n%s", name, r)
+		}
+	}
+
+	// Erin lets alice in, alone: one change of her own rule file, applied
+	// and pushed by her; root and rules keys and the security team are
+	// nowhere near. Both repositories follow after alice's next fetch.
+	erin.git(erinOrg, "pull", "-q", "--ff-only")
+	erin.secure(erinOrg, "policy", "remove-rule", "aes", "--file", "crypto")
+	erin.secure(erinOrg, "policy", "add-rule", "aes", "--file", "crypto", "--ref", "refs/heads/main", "--path", "src/crypto/**", "--allow", "erin", "--allow", "alice")
+	if r := erin.run(erinOrg, "git", "secure", "policy", "apply"); r.code != 0 {
+		t.Fatalf("erin could not apply a change of her own rule file alone:\n%s", r)
+	}
+	erin.git(erinOrg, "push", "-q", "origin", "main")
+	for _, name := range names {
+		if r := push(alice, alices[name], "src/crypto/aes.c", "alice's\n"); r.code != 0 {
+			t.Fatalf("alice's crypto push to %s after erin allowed her:\n%s", name, r)
+		}
+	}
+
+	// Widening her namespace: refused by add-rule, and by apply for a
+	// staged change written by hand.
+	r := erin.run(erinOrg, "git", "secure", "policy", "add-rule", "net", "--file", "crypto", "--ref", "refs/heads/main", "--path", "src/net/**", "--allow", "erin")
+	if r.code == 0 || !strings.Contains(r.stderr, "covers src/net/**, beyond crypto's paths src/crypto/**") {
+		t.Fatalf("erin's rule beyond her namespace was staged:\n%s", r)
+	}
+	staged := stageWidenedRuleFile(t, erin, erinOrg)
+	r = erin.run(erinOrg, "git", "secure", "policy", "apply", "--staged", staged[:12])
+	if r.code == 0 {
+		t.Fatalf("apply of a staged crypto file reaching src/** succeeded:\n%s", r)
+	}
+	wantAll(t, "apply of the widened staged file", r, "rule file crypto reaches beyond its delegation: rule grab covers src/**, beyond crypto's paths src/crypto/**")
+	erin.secure(erinOrg, "policy", "discard")
+	// The same file signed and pushed by hand (a modified client) is hers
+	// to sign: the organisation's server takes it, and both repositories
+	// ignore it beyond src/crypto/** (bob still changes src/net), with a
+	// warning naming the organisation's file.
+	erin.git(erinOrg, "fetch", "-q", "origin")
+	widenRuleFile(t, erin, erinOrg)
+	if r := erin.pushDirect(erinOrg, orgURL, "--atomic", "--no-verify", orgURL, "refs/secure/policy:refs/secure/policy", "refs/secure/rsl:refs/secure/rsl"); r.code != 0 {
+		t.Fatalf("the organisation's server refused erin's widened (hers to sign) rule file:\n%s", r)
+	}
+	for _, name := range names {
+		if r := push(bob, bobs[name], "src/net/tcp.c", "bob's\n"); r.code != 0 {
+			t.Fatalf("erin's widened rule took src/net of %s from bob:\n%s", name, r)
+		}
+		v := bob.run(bobs[name], "git", "secure", "verify")
+		if v.code != 0 {
+			t.Fatalf("verify of %s after the widening:\n%s", name, v)
+		}
+		wantAll(t, "verify of "+name+" after the widening", v, "organisation rule file crypto: rule grab covers src/**, beyond crypto's paths src/crypto/**: ignored there")
+		if r := push(bob, bobs[name], "src/crypto/aes.c", "bob's again\n"); r.code == 0 || !strings.Contains(r.stderr, "crypto:aes") {
+			t.Fatalf("bob changed src/crypto of %s after the widening:\n%s", name, r)
+		}
+	}
+
+	// The organisation removes bob: he loses access to both after his
+	// next fetch, alice keeps hers.
+	withBob := map[string]string{}
+	for _, ref := range []string{"refs/secure/rsl", "refs/secure/policy"} {
+		withBob[ref] = srv.admin.rev(orgPath, ref)
+	}
+	olga.git(od, "pull", "-q", "--ff-only")
+	olga.secure(od, "policy", "remove-rule", "org-main")
+	olga.secure(od, "policy", "add-rule", "org-main", "--ref", "refs/heads/main", "--allow", "alice", "--allow", "erin")
+	olga.secure(od, "policy", "remove-person", "bob")
+	olga.secure(od, "policy", "apply")
+	olga.git(od, "push", "-q", "origin", "main")
+	for _, name := range names {
+		r := push(bob, bobs[name], "src/net/tcp.c", "bob's, removed\n")
+		if r.code == 0 || !strings.Contains(r.stderr, "is not in the policy") {
+			t.Fatalf("bob, removed from the organisation, pushed to %s:\n%s", name, r)
+		}
+		if r := push(alice, alices[name], "src/net/tcp.c", "alice's\n"); r.code != 0 {
+			t.Fatalf("alice's push to %s after bob's removal:\n%s", name, r)
+		}
+	}
+
+	// The organisation's server is put back to the policy that still
+	// lists bob: both repositories detect it on the next fetch and verify.
+	for ref, old := range withBob {
+		srv.admin.git(orgPath, "-c", "core.hooksPath=/dev/null", "update-ref", ref, old)
+	}
+	for _, name := range names {
+		r := alice.run(alices[name], "git", "fetch", "origin")
+		if r.code == 0 || !strings.Contains(r.stderr, "the organisation policy went back") {
+			t.Fatalf("a fetch of %s after the organisation's rollback:\n%s", name, r)
+		}
+		r = alice.run(alices[name], "git", "secure", "verify")
+		if r.code != 1 || !strings.Contains(r.stdout+r.stderr, "the organisation policy went back") {
+			t.Fatalf("verify of %s after the organisation's rollback:\n%s", name, r)
+		}
+	}
+}
+
+// stageWidenedRuleFile writes, as the staged change of u's clone dir, the
+// policy in force with its crypto rule file widened to src/** and signed
+// by u (widenedRuleFile), and returns the staged commit.
+func stageWidenedRuleFile(t *testing.T, u *user, dir string) string {
+	t.Helper()
+	g, err := gitrepo.OpenWithEnv(dir, u.sb.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	p, polTip := widenedRuleFile(t, u, g)
+	who := gitrepo.Ident{Name: u.name, Email: u.name + "@example.com", When: time.Now().Truncate(time.Second)}
+	h, err := policy.Save(g, p, polTip, who, "git-secure policy (staged): widened by hand")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.git(dir, "update-ref", policy.StagingRef, h.String())
+	return h.String()
 }
