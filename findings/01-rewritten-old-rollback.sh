@@ -47,6 +47,9 @@ git clone -q "file://$FORGE" $T/ci 2>/dev/null; cd $T/ci
 git fetch -q origin 'refs/secure/*:refs/secure/*'
 git cat-file -e $X 2>/dev/null || echo "X=$X is not in the fresh clone"
 echo "src/crypto/aes.c: X has '$(git -C $T/alice show $X:src/crypto/aes.c)', dev now has '$(git show origin/dev:src/crypto/aes.c)'"
+echo "== git secure clone of the forge (the helper verifies the first fetch):"
+as bob git secure clone -q "file://$FORGE" $T/bob2 --root-key "$(fpr alice)" && echo "cloned: the helper's verification accepted it too"
+echo "== CI verify:"
 if git secure verify --root-key "$(fpr alice)"; then
   echo "VULNERABLE: verify accepted mallory's revert of src/crypto (rule crypto needs alice)"; exit 1
 fi
