@@ -314,8 +314,8 @@ func (p *Policy) decodeRuleFile(name string, data []byte) (*RuleFile, error) {
 	if s.Type != metadata.TARGETS || s.Version < 1 {
 		return nil, fail("must be targets metadata with a version from 1")
 	}
-	if zone, off := s.Expires.Zone(); off != 0 || zone != "UTC" || s.Expires.Nanosecond() != 0 {
-		return nil, fail("expires must be written in UTC (…Z)")
+	if err := checkExpires(RulesDir+"/"+name+".json", s.Expires); err != nil {
+		return nil, err
 	}
 	if len(s.Targets) != 0 || s.Delegations == nil || s.Delegations.SuccinctRoles != nil || len(s.Delegations.UnrecognizedFields) != 0 || len(s.Delegations.Keys) != 0 {
 		return nil, fail("must hold no targets and no keys, and plain delegations")

@@ -8,6 +8,7 @@ package policy
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -482,16 +483,19 @@ func decodeChecked[T metadata.Roles](name string, data []byte) (*metadata.Metada
 			return any(m).(*metadata.Metadata[T]), nil
 		}
 	}
+	// An expires in another form than git-secure's fails to decode, or
+	// (an offset of zero, a fraction of nothing) decodes and encodes back
+	// otherwise: the error then names that field (diagnoseExpires).
 	m, err := (&metadata.Metadata[T]{}).FromBytes(data)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, name, err)
+		return nil, cmp.Or(diagnoseExpires(name, data), fmt.Errorf("%w: %s: %v", ErrMalformed, name, err))
 	}
 	again, err := m.ToBytes(false)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, name, err)
+		return nil, cmp.Or(diagnoseExpires(name, data), fmt.Errorf("%w: %s: %v", ErrMalformed, name, err))
 	}
 	if !bytes.Equal(again, data) {
-		return nil, fmt.Errorf("%w: %s is not in canonical form", ErrMalformed, name)
+		return nil, cmp.Or(diagnoseExpires(name, data), fmt.Errorf("%w: %s is not in canonical form", ErrMalformed, name))
 	}
 	if len(m.UnrecognizedFields) != 0 {
 		return nil, fmt.Errorf("%w: %s has unknown top-level fields", ErrMalformed, name)
@@ -662,10 +666,8 @@ func checkRoot(rs *metadata.RootType, ts *metadata.TargetsType) (map[string]*Key
 	if rs.Version < 1 || ts.Version < 1 {
 		return nil, fmt.Errorf("%w: versions start at 1", ErrMalformed)
 	}
-	for _, t := range []time.Time{rs.Expires, ts.Expires} {
-		if name, off := t.Zone(); off != 0 || name != "UTC" || t.Nanosecond() != 0 {
-			return nil, fmt.Errorf("%w: expires must be written in UTC (…Z), not %s", ErrMalformed, t.Format(time.RFC3339))
-		}
+	if err := checkExpires(RootFile, rs.Expires); err != nil {
+		return nil, err
 	}
 	if f, _ := rs.UnrecognizedFields[fieldFormat].(string); f != Format {
 		return nil, fmt.Errorf("%w: root.json: %s must be %q", ErrMalformed, fieldFormat, Format)
@@ -712,6 +714,9 @@ func checkRoot(rs *metadata.RootType, ts *metadata.TargetsType) (map[string]*Key
 func checkTargets(ts *metadata.TargetsType) (string, error) {
 	if len(ts.Targets) != 0 || ts.Delegations == nil || ts.Delegations.SuccinctRoles != nil || len(ts.Delegations.UnrecognizedFields) != 0 {
 		return "", fmt.Errorf("%w: targets.json must hold no targets and plain delegations", ErrMalformed)
+	}
+	if err := checkExpires(TargetsFile, ts.Expires); err != nil {
+		return "", err
 	}
 	format, _ := ts.UnrecognizedFields[fieldFormat].(string)
 	if format != Format && format != FormatDelegated {

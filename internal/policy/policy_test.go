@@ -11,6 +11,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -933,18 +934,121 @@ func TestParseRejectsSameECDSAKeyUnderTwoIDs(t *testing.T) {
 	}
 }
 
-// TestParseExpiresUTC: docs/format.md says expires is an RFC 3339 time in
-// UTC; the canonical re-encoding keeps any offset, so it does not enforce it.
-func TestParseExpiresUTC(t *testing.T) {
+// expiresForms are forms of signed.expires other than the one git-secure
+// writes (2027-01-02T03:04:05Z for the fixtures): go-tuf's decoder reads
+// most of them (RFC 3339), some encode back to the same bytes.
+var expiresForms = []string{
+	"2027-01-02T03:04:05+02:00",
+	"2027-01-02T03:04:05-01:30",
+	"2027-01-02T03:04:05+00:00",
+	"2027-01-02T03:04:05-00:00",
+	"2027-01-02T03:04:05.000Z",
+	"2027-01-02T03:04:05.5Z",
+	"2027-01-02T03:04:05.000000001Z",
+	"2027-01-02T05:04:05.5+02:00",
+	"2027-01-02T03:04:05z",
+	"2027-01-02t03:04:05Z",
+	"2027-01-02 03:04:05Z",
+	"2027-01-02T03:04:05",
+	"2027-1-2T03:04:05Z",
+	"2027-02-30T03:04:05Z",
+	"2027-01-02T24:00:00Z",
+	"2027-01-02T03:04:60Z",
+	"+2027-01-02T03:04:05Z",
+	"10000-01-02T03:04:05Z",
+	"",
+}
+
+// withExpires returns doc with its signed.expires written as v.
+func withExpires(t testing.TB, doc []byte, v string) []byte {
+	t.Helper()
+	return replaceOnce(t, doc, `"expires":"2027-01-02T03:04:05Z"`, `"expires":"`+v+`"`)
+}
+
+// TestParseExpiresForm checks that root.json, targets.json and rule files
+// accept signed.expires only as git-secure writes it (UTC, whole seconds,
+// a Z), whatever the local zone, and that the error names the file and
+// the field: when decoding it (Parse, ParseFiles) and before (CheckStaged,
+// what a server checks of a staged change).
+func TestParseExpiresForm(t *testing.T) {
+	for _, zone := range []string{"UTC", "Etc/GMT-2", "Europe/London"} {
+		loc, err := time.LoadLocation(zone)
+		if err != nil {
+			t.Skipf("zone %s: %v", zone, err)
+		}
+		saved := time.Local
+		time.Local = loc // +00:00 decodes into the local zone when it matches
+		t.Cleanup(func() { time.Local = saved })
+		d := newDeleg(t)
+		d.p.Root.Signed.Expires = time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)
+		d.p.Targets.Signed.Expires = d.p.Root.Signed.Expires
+		for _, f := range d.p.RuleFiles() {
+			f.Meta.Signed.Expires = d.p.Root.Signed.Expires
+		}
+		r, tg := encode(t, d.p)
+		files, err := d.p.EncodeRuleFiles()
+		must(t, err)
+		if _, err := ParseFiles(r, tg, files); err != nil {
+			t.Fatalf("%s: the form git-secure writes: %v", zone, err)
+		}
+		repo := &memRepo{}
+		for _, v := range expiresForms {
+			for _, file := range []string{RootFile, TargetsFile, "rules/crypto.json"} {
+				t.Run(zone+"/"+file+"/"+v, func(t *testing.T) {
+					r, tg, fs := r, tg, maps.Clone(files)
+					switch file {
+					case RootFile:
+						r = withExpires(t, r, v)
+					case TargetsFile:
+						tg = withExpires(t, tg, v)
+					default:
+						fs["crypto"] = withExpires(t, fs["crypto"], v)
+					}
+					want := fmt.Sprintf("policy: malformed metadata: %s: signed.expires must be a UTC time in whole seconds written YYYY-MM-DDThh:mm:ssZ, as git-secure writes it, not %q", file, v)
+					_, err := ParseFiles(r, tg, fs)
+					if !errors.Is(err, ErrMalformed) || err.Error() != want {
+						t.Errorf("ParseFiles = %v\nwant %s", err, want)
+					}
+					err = CheckStaged(repo, saveFiles(t, repo, r, tg, fs))
+					if !errors.Is(err, ErrMalformed) || err.Error() != want {
+						t.Errorf("CheckStaged = %v\nwant %s", err, want)
+					}
+				})
+			}
+		}
+	}
+	// A value that is not a string at all, or none.
+	f := newFixture(t)
+	r, tg := encode(t, f.p)
+	for doc, want := range map[string]string{
+		string(replaceOnce(t, r, `"expires":"`+f.p.Root.Signed.Expires.Format(expiresLayout)+`"`, `"expires":1798859045`)): "root.json: signed.expires must be a UTC time in whole seconds written YYYY-MM-DDThh:mm:ssZ, as git-secure writes it, not 1798859045",
+		string(replaceOnce(t, r, `"expires":"`+f.p.Root.Signed.Expires.Format(expiresLayout)+`",`, ``)):                    "root.json: signed.expires must be a UTC time in whole seconds written YYYY-MM-DDThh:mm:ssZ, as git-secure writes it; it is missing",
+	} {
+		if _, err := Parse([]byte(doc), tg); !errors.Is(err, ErrMalformed) || !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("Parse = %v, want %q", err, want)
+		}
+	}
+	// A decoded time (a policy built in memory, not read) in another zone
+	// or with a fraction is refused as well, naming the file.
 	for _, exp := range []time.Time{
 		t0.Add(DefaultLifetime).In(time.FixedZone("", 3600)),
+		t0.Add(DefaultLifetime).In(time.FixedZone("UTC", 0)),
 		t0.Add(DefaultLifetime + time.Millisecond),
 	} {
-		f := newFixture(t)
-		f.p.Root.Signed.Expires = exp
-		r, tg := encode(t, f.p)
-		if _, err := Parse(r, tg); !errors.Is(err, ErrMalformed) {
-			t.Errorf("Parse accepted expires %s", exp.Format(time.RFC3339Nano))
+		for name, check := range map[string]func() error{
+			"root": func() error {
+				_, err := checkRoot(&metadata.RootType{Type: metadata.ROOT, Version: 1, Expires: exp}, &metadata.TargetsType{Type: metadata.TARGETS, Version: 1})
+				return err
+			},
+			"targets": func() error {
+				_, err := checkTargets(&metadata.TargetsType{Type: metadata.TARGETS, Version: 1, Expires: exp, Delegations: &metadata.Delegations{}})
+				return err
+			},
+		} {
+			want := fmt.Sprintf("%s.json: signed.expires must be a UTC time in whole seconds written YYYY-MM-DDThh:mm:ssZ, as git-secure writes it, not %q", name, exp.Format(time.RFC3339Nano))
+			if err := check(); !errors.Is(err, ErrMalformed) || !strings.HasSuffix(err.Error(), want) {
+				t.Errorf("%s expires %s: %v, want %q", name, exp.Format(time.RFC3339Nano), err, want)
+			}
 		}
 	}
 }
@@ -1355,6 +1459,18 @@ func TestLoadRejects(t *testing.T) {
 	}
 }
 
+// expiresSeeds returns p's root.json r and targets.json tg, one of them
+// with signed.expires in another form than git-secure's (checkExpires),
+// signed or not.
+func expiresSeeds(t testing.TB, p *Policy, r, tg []byte) [][2][]byte {
+	var out [][2][]byte
+	exp := `"expires":"` + p.Root.Signed.Expires.Format(expiresLayout) + `"`
+	for _, v := range []string{"2027-01-02T03:04:05+02:00", "2027-01-02T03:04:05+00:00", "2027-01-02T03:04:05.000Z", "2027-01-02T03:04:05.5Z"} {
+		out = append(out, [2][]byte{replaceOnce(t, r, exp, `"expires":"`+v+`"`), tg}, [2][]byte{r, replaceOnce(t, tg, exp, `"expires":"`+v+`"`)})
+	}
+	return out
+}
+
 // fuzzPolicySeeds returns valid (root, targets) pairs.
 func fuzzPolicySeeds(t testing.TB) [][2][]byte {
 	var out [][2][]byte
@@ -1408,6 +1524,9 @@ func FuzzParse(f *testing.F) {
 	f.Add(bytes.Replace(r, []byte(`"threshold":1`), []byte(`"threshold":0`), 1), tg)
 	f.Add(r, bytes.Replace(tg, []byte(`"git:`), []byte(`"`), 1))
 	f.Add(r, bytes.Replace(tg, []byte(`"x-git-secure-persons":{`), []byte(`"x-git-secure-persons":{"a":["b"],`), 1))
+	for _, s := range expiresSeeds(f, fx.p, r, tg) {
+		f.Add(s[0], s[1])
+	}
 	f.Fuzz(func(t *testing.T, root, targets []byte) {
 		rIn, tIn := bytes.Clone(root), bytes.Clone(targets)
 		p, err := Parse(root, targets)

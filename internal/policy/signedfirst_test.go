@@ -226,6 +226,9 @@ func FuzzParseSigned(f *testing.F) {
 	for _, s := range fuzzPolicySeeds(f) {
 		f.Add(s[0], s[1])
 	}
+	for _, s := range expiresSeeds(f, fx.p, r, tg) {
+		f.Add(s[0], s[1])
+	}
 	f.Fuzz(func(t *testing.T, root, targets []byte) { checkParseSigned(t, root, targets) })
 }
 
@@ -306,6 +309,10 @@ func FuzzParseSignedRuleFile(f *testing.F) {
 	f.Add(files["crypto"])
 	f.Add(replaceOnce(f, files["crypto"], `"version":1`, `"version":2`))
 	f.Add(files["security"])
+	exp := `"expires":"` + d.p.Targets.Signed.Expires.Format(expiresLayout) + `"`
+	for _, v := range []string{"2027-01-02T03:04:05+02:00", "2027-01-02T03:04:05+00:00", "2027-01-02T03:04:05.000Z"} {
+		f.Add(replaceOnce(f, files["crypto"], exp, `"expires":"`+v+`"`))
+	}
 	f.Fuzz(func(t *testing.T, crypto []byte) { checkParseSignedRuleFile(t, d, r, tg, files, crypto) })
 }
 

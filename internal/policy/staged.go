@@ -12,8 +12,9 @@ import (
 // each within its size bound (rule files within MaxRuleFiles and
 // MaxRuleFilesSize together, read no further than the first beyond), and
 // each file is strict JSON within MaxDepth and maxItems, holding exactly
-// signed and signatures, its signed part in canonical order and of the
-// file's _type. It costs about the files' size, whatever they hold; go-tuf's
+// signed and signatures, its signed part in canonical order, of the
+// file's _type and with signed.expires in the one form git-secure writes
+// (checkExpiresRaw). It costs about the files' size, whatever they hold; go-tuf's
 // decoder spends some 100 bytes a byte on a file of small values. It is
 // what a server checks of a staged change anyone may push (Load decodes
 // it after these checks).
@@ -39,7 +40,7 @@ func checkStagedFiles(root, targets []byte, ruleFiles map[string][]byte) error {
 		if got := string(signed["_type"]); got != `"`+typ+`"` {
 			return fmt.Errorf("%w: %s: signed._type must be %q", ErrMalformed, name, typ)
 		}
-		return nil
+		return checkExpiresRaw(name, signed["expires"])
 	}
 	if err := check(RootFile, root, MaxFileSize, "root"); err != nil {
 		return err
