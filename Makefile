@@ -23,6 +23,7 @@ CGO       := CGO_ENABLED=0
 all: build
 
 build: ## build ./bin/git-secure, its manual pages (bin/man/man1) and shell completion (bin/completion)
+	@test -d "$$($(GO) env GOMODCACHE)/github.com/theupdateframework/go-tuf" || echo "first build on this machine: go downloads the modules go.sum pins (about 72 MB) and compiles them; this takes minutes (5.5 on a fresh 2-core machine), later builds about a second"
 	$(CGO) $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o bin/git-secure ./cmd/git-secure
 	ln -sf git-secure bin/git-remote-secure
 	rm -rf bin/man bin/completion

@@ -264,3 +264,22 @@ func TestReadmeBlocks(t *testing.T) {
 		}
 	}
 }
+
+// A stranger's first make install took 5.5 minutes in silence (the module
+// cache was cold): the README says what it does and how long, and make
+// says so in one line when the modules are not there yet.
+func TestReadmeSaysFirstBuildTakesMinutes(t *testing.T) {
+	readme := readFile(t, filepath.Join("..", "..", "..", "README.md"))
+	flat := strings.Join(strings.Fields(readme), " ")
+	for _, want := range []string{"The first build on a machine takes minutes", "go downloads the modules `go.sum` pins", "Later builds reuse both caches"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("README does not say %q", want)
+		}
+	}
+	makefile := readFile(t, filepath.Join("..", "..", "..", "Makefile"))
+	_, build, _ := strings.Cut(makefile, "\nbuild:")
+	build, _, _ = strings.Cut(build, "\n\n")
+	if !strings.Contains(build, "GOMODCACHE") || !strings.Contains(build, "first build on this machine") {
+		t.Errorf("make build does not say, on a cold module cache, that the first build takes minutes:\n%s", build)
+	}
+}
