@@ -61,6 +61,10 @@ says so in one line, with the command that pins what it trusted.
 Without --branch the remote's HEAD is checked out, a branch whoever runs the
 server chooses; when no rule protects it, verification accepts it at any
 value, and the clone warns, naming protected branches to check out instead.
+When the remote's HEAD names a branch it does not have (a server made with
+git init --bare without -b keeps HEAD on master), nothing is checked out: the
+clone says which branch to check out, and the git symbolic-ref the server
+runs to fix it.
 
 Examples:
   git secure clone https://example.org/project.git --root-key SHA256:4Rk...

@@ -33,6 +33,10 @@ func warnUnprotectedHead(f *factory.Factory, g *gitrepo.Repo) {
 		f.Info("git-secure: warning: cannot tell whether a rule protects the branch checked out, %s: %v\n", strings.TrimPrefix(branch, "refs/heads/"), err)
 		return
 	}
+	if _, born, err := g.ResolveRef(branch); err == nil && !born {
+		warnUnbornHead(f, g, pol, branch)
+		return
+	}
 	if protects(pol, branch) {
 		return
 	}
@@ -72,6 +76,47 @@ func protectedBranches(g *gitrepo.Repo, pol *policy.Policy) []string {
 		}
 		if names = append(names, name); len(names) == maxNamedBranches {
 			break
+		}
+	}
+	return names
+}
+
+// warnUnbornHead says what to run when the remote's HEAD names a branch
+// the remote does not have (a server made with plain git init --bare keeps
+// HEAD on master while the project pushes main): git checked out nothing
+// and left the clone on an empty branch of that name, which is no
+// unprotected branch anyone wrote.
+func warnUnbornHead(f *factory.Factory, g *gitrepo.Repo, pol *policy.Policy, branch string) {
+	name := strings.TrimPrefix(branch, "refs/heads/")
+	f.Info("git-secure: warning: the remote's HEAD names branch %s, which the remote does not have (a server repository made with git init --bare without -b keeps HEAD on master): nothing is checked out\n", name)
+	names := protectedBranches(g, pol)
+	switch {
+	case len(names) > 0:
+		f.Info("git-secure: hint: check out a protected branch: git checkout %s (protected: %s)\n", names[0], strings.Join(names, ", "))
+	default:
+		if others := remoteBranches(g); len(others) > 0 {
+			f.Info("git-secure: hint: no branch of the remote is protected; check out the one the project names: git checkout %s (the remote has: %s)\n", others[0], strings.Join(others, ", "))
+		}
+	}
+	target := "main"
+	if len(names) > 0 {
+		target = names[0]
+	}
+	f.Info("git-secure: hint: whoever runs the server fixes it for every clone, in its repository: git symbolic-ref HEAD refs/heads/%s\n", target)
+}
+
+// remoteBranches names up to maxNamedBranches of origin's branches.
+func remoteBranches(g *gitrepo.Repo) []string {
+	refs, err := g.ListRefs("refs/remotes/origin/")
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, ref := range refs {
+		if name := strings.TrimPrefix(ref.Name, "refs/remotes/origin/"); name != "HEAD" {
+			if names = append(names, name); len(names) == maxNamedBranches {
+				break
+			}
 		}
 	}
 	return names

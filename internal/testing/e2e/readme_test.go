@@ -155,8 +155,11 @@ func TestReadme(t *testing.T) {
 		}
 		alice.u.must(project, "cp", pub, name+".pub")
 	}
-	admin := person("admin")
-	admin.u.git(admin.u.sb.Home, "init", "-q", "--bare", "-b", "main", filepath.Join(srvDir, "my-project.git"))
+	// The server's repository is the README's own git init --bare, in a
+	// fresh HOME (no init.defaultBranch), as on a fresh server: without its
+	// -b main the server's HEAD names master and every clone checks out
+	// nothing.
+	person("admin")
 	fpr := alice.u.fingerprint()
 
 	for _, b := range blocks {

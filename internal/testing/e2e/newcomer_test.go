@@ -1,0 +1,67 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+)
+
+// A server made as git's manual says, git init --bare on a machine without
+// init.defaultBranch, keeps HEAD on master; the project pushes main. A
+// clone through git-secure checked out nothing and warned that "the branch
+// checked out, master, is protected by no rule", which is not what
+// happened: it says now that the remote's HEAD names a branch the remote
+// does not have, which branch to check out, and how the server fixes it.
+func TestCloneRemoteHeadNamesNoBranch(t *testing.T) {
+	srv := startServer(t, trFile)
+	repo, url := srv.newRepo("master.git", true)
+	srv.admin.git(repo, "symbolic-ref", "HEAD", "refs/heads/master") // git init --bare without -b, default branch master
+	alice, bob := newUser(t, "alice"), newUser(t, "bob")
+	adir := alice.sb.InitRepo("project", 2)
+	alice.configure(adir)
+	alice.secure(adir, "init")
+	alice.secure(adir, "policy", "add-person", "alice", "--key", alice.key.Public)
+	alice.secure(adir, "policy", "add-rule", "protect-main", "--ref", "refs/heads/main", "--allow", "alice")
+	alice.secure(adir, "policy", "apply")
+	alice.git(adir, "remote", "add", "origin", url)
+	alice.git(adir, "push", "-q", "-u", "origin", "main")
+
+	// bob's HOME is fresh: no init.defaultBranch, which git clone would
+	// otherwise check out when the remote's HEAD names nothing.
+	bob.git(bob.sb.Home, "config", "--global", "--unset", "init.defaultBranch")
+	bdir := bob.path("project")
+	r := bob.run(bob.sb.Home, "git", "secure", "clone", url, bdir)
+	if r.code != 0 {
+		t.Fatalf("clone of a server whose HEAD names master:\n%s", r)
+	}
+	for _, want := range []string{
+		"the remote's HEAD names branch master, which the remote does not have",
+		"git init --bare without -b",
+		"nothing is checked out",
+		"hint: check out a protected branch: git checkout main (protected: main)",
+		"in its repository: git symbolic-ref HEAD refs/heads/main",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("the clone does not say %q:\n%s", want, r)
+		}
+	}
+	if strings.Contains(r.stderr, "protected by no rule") {
+		t.Errorf("the clone calls the unborn master a checked-out unprotected branch:\n%s", r)
+	}
+	// What it says to run works.
+	bob.git(bdir, "checkout", "-q", "main")
+	if got, want := bob.rev(bdir, "HEAD"), srv.admin.rev(repo, "refs/heads/main"); got != want {
+		t.Errorf("after git checkout main, HEAD = %s, want the server's main %s", got, want)
+	}
+	bob.secure(bdir, "verify")
+
+	// The server's fix: clones check out main, without a warning.
+	srv.admin.git(repo, "symbolic-ref", "HEAD", "refs/heads/main")
+	cdir := bob.path("again")
+	r = bob.run(bob.sb.Home, "git", "secure", "clone", url, cdir)
+	if r.code != 0 || strings.Contains(r.stderr, "warning:") {
+		t.Fatalf("clone after the server's HEAD names main:\n%s", r)
+	}
+	if got := bob.git(cdir, "symbolic-ref", "--short", "HEAD"); got != "main" {
+		t.Errorf("the clone checked out %s, want main", got)
+	}
+}
