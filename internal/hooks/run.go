@@ -174,8 +174,9 @@ func (c *Context) chain(input []byte) error {
 // InstallHelp is what a pusher without git-secure is told.
 const InstallHelp = `this repository is protected by git-secure: changes to protected refs need a
 signed entry in its log, by a person its policy allows. If you are one of them,
-install git-secure (make install from its source), then in your clone run:
-git secure hooks install; git config gpg.format ssh;
+install git-secure, the project git-secure/git-secure on GitHub (Go 1.26+):
+git clone https://github.com/git-secure/git-secure && make -C git-secure install
+then in your clone run: git secure hooks install; git config gpg.format ssh;
 git config user.signingkey ~/.ssh/id_ed25519.pub; and push again.`
 
 // sayWhoMayMove tells a pusher whose push moved ref (to target) without

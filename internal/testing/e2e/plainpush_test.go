@@ -48,7 +48,10 @@ func TestPlainPushRefusalSaysWhatToDo(t *testing.T) {
 			"rejected: " + full + ": ref does not match the log",
 			"hint: this push changes " + full + " without a signed entry in the log; a push through git-secure records and signs one (see below)",
 			"If you are one of them,",
-			"install git-secure (make install from its source)",
+			// Where to get it and how (a stranger read "make install
+			// from its source" and had to search for the source).
+			"install git-secure, the project git-secure/git-secure on GitHub (Go 1.26+):",
+			"git clone https://github.com/git-secure/git-secure && make -C git-secure install",
 		}, next[ref]...) {
 			if !contains(r.stderr, w) {
 				t.Errorf("the refusal of %s does not say %q:\n%s", full, w, r)
