@@ -55,7 +55,7 @@ var ServerHooks = []string{"pre-receive", "reference-transaction", "post-receive
 // marker is written only for a script that reads the log and policy tips
 // it binds, so that an older script left installed by an upgrade of the
 // binary never accepts a marked transaction unseen.
-const MarkerFormat = "# markers: tip lines (format 2)\n"
+const MarkerFormat = "# markers: tip lines and one file per ref (format 3)\n"
 
 // ServerTemplate is the server's hook name.
 func ServerTemplate(name string) string {

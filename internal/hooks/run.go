@@ -238,8 +238,11 @@ func (c *Context) preReceive(input []byte) error {
 	// statement (opts below), from the first ask on.
 	c.Repo.OrgCache().SkipFreshness = true
 	marker, verified := unprotectedMarker(g.GitDir()), verifiedMarker(g.GitDir())
-	_ = os.Remove(marker) // a previous receive-pack with this pid
-	_ = os.Remove(verified)
+	for _, m := range []string{marker, verified} { // a previous receive-pack with this pid
+		if err := removeMarker(m); err != nil {
+			return err
+		}
+	}
 	sweepMarkers(filepath.Dir(marker))
 	c.notePostReceive(g.GitDir())
 	if judged, err := c.judgeUnprotected(lines); err != nil {

@@ -116,25 +116,43 @@ func TestServerTransactionScriptMarker(t *testing.T) {
 	if code, got := run("prepared", feature); code != 1 || got != feature+"hook reference-transaction prepared\n" {
 		t.Errorf("no marker: exit %d, git-secure got %q; want it started with the input", code, got)
 	}
-	if err := os.WriteFile(marker, []byte(tips+feature), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeMarker(t, marker, tips, feature)
 	if code, got := run("prepared", feature); code != 0 || got != "" {
 		t.Errorf("marked line only: exit %d, git-secure got %q; want exit 0 without starting it", code, got)
 	}
+	writeMarker(t, marker, tips, feature)
 	if code, got := run("prepared", feature+main); code != 1 || got != feature+main+"hook reference-transaction prepared\n" {
 		t.Errorf("a line pre-receive did not mark: exit %d, git-secure got %q; want it started with the whole input", code, got)
 	}
+	writeMarker(t, marker, tips, feature)
 	if code, got := run("prepared", strings.TrimSuffix(feature, "ure\n")+"\n"); code != 1 || got == "" {
 		t.Errorf("a line that is part of a marked one: exit %d, git-secure got %q; want it started", code, got)
+	}
+	// A marker an older git-secure wrote (format 2: the lines in the
+	// marker itself, no folder) is used by no newer script.
+	writeMarker(t, marker, tips, feature)
+	if err := os.WriteFile(marker, []byte(tips+feature), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, got := run("prepared", feature); code != 1 || got != feature+"hook reference-transaction prepared\n" {
+		t.Errorf("a format 2 marker: exit %d, git-secure got %q; want it started with the input", code, got)
+	}
+	// A marked line serves one transaction.
+	writeMarker(t, marker, tips, feature)
+	if code, got := run("prepared", feature); code != 0 || got != "" {
+		t.Errorf("marked line only: exit %d, git-secure got %q; want exit 0 without starting it", code, got)
 	}
 	if code, _ := run("committed", feature); code != 0 {
 		t.Errorf("committed: exit %d", code)
 	}
-	if used(marker) {
-		t.Errorf("the marker stays usable after the transaction")
+	if code, got := run("prepared", feature); code != 1 || got != feature+"hook reference-transaction prepared\n" {
+		t.Errorf("a line used once already: exit %d, git-secure got %q; want it started with the input", code, got)
 	}
-	// An emptied marker (what the end of a transaction leaves) is none.
+	// An emptied marker (what post-receive leaves) is none.
+	writeMarker(t, marker, tips, feature)
+	if err := os.WriteFile(marker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if code, got := run("prepared", ""); code != 1 || got != "hook reference-transaction prepared\n" {
 		t.Errorf("an emptied marker, an empty transaction: exit %d, git-secure got %q; want it started", code, got)
 	}
@@ -148,9 +166,7 @@ func TestServerTransactionScriptMarker(t *testing.T) {
 	// every later ref started git-secure: 57 branches took 26 s instead
 	// of 6. Each transaction's end unmarks only its own lines.
 	other := strings.Repeat("0", 40) + " " + strings.Repeat("d", 40) + " refs/heads/other\n"
-	if err := os.WriteFile(marker, []byte(tips+feature+other), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeMarker(t, marker, tips, feature+other)
 	for i, line := range []string{feature, other} {
 		if code, got := run("prepared", line); code != 0 || got != "" {
 			t.Errorf("ref %d of a push without --atomic: exit %d, git-secure got %q; want exit 0 without starting it", i+1, code, got)
@@ -159,8 +175,15 @@ func TestServerTransactionScriptMarker(t *testing.T) {
 			t.Errorf("committed: exit %d", code)
 		}
 	}
-	if used(marker) {
-		t.Errorf("the marker stays usable after the last transaction of the push")
+	for i, line := range []string{feature, other} {
+		if code, got := run("prepared", line); code != 1 || got != line+"hook reference-transaction prepared\n" {
+			t.Errorf("ref %d again after the push: exit %d, git-secure got %q; want it started", i+1, code, got)
+		}
+	}
+
+	// post-receive empties the marker once the push is done.
+	if err := os.WriteFile(marker, nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
 
 	// A push pre-receive verified whole (secure/verified-push.PID): one
@@ -180,11 +203,10 @@ func TestServerTransactionScriptMarker(t *testing.T) {
 		{"the branch alone", main, true},
 		{"the branch and HEAD", main + head, true},
 		{"another line too", main + log + feature, true},
-		{"the lines in another order", log + main, true},
+		{"the lines in another order", log + main, false}, // one set: the check reads no order
+		{"a line twice", main + main, true},
 	} {
-		if err := os.WriteFile(verified, []byte(tips+main+log), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeMarker(t, verified, tips, main+log)
 		code, got := run("prepared", tc.input)
 		if tc.start && (code != 1 || got != tc.input+"hook reference-transaction prepared\n") {
 			t.Errorf("%s: exit %d, git-secure got %q; want it started with the input", tc.name, code, got)
@@ -205,6 +227,22 @@ func TestServerTransactionScriptMarker(t *testing.T) {
 	}
 	if code, got := run("prepared", head); code != 1 || got != head+"hook reference-transaction prepared\n" {
 		t.Errorf("an emptied marker, HEAD's line alone: exit %d, git-secure got %q; want it started", code, got)
+	}
+}
+
+// writeMarker writes a marker as markJudged does (format 3): the tip
+// lines and the number of lines, and one file per line in its folder.
+func writeMarker(t *testing.T, path, tips, lines string) {
+	t.Helper()
+	if err := os.RemoveAll(markerLines(path)); err != nil {
+		t.Fatal(err)
+	}
+	n, err := writeMarkerLines(markerLines(path), []byte(lines))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, fmt.Appendf([]byte(tips), "lines %d\n", n), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -246,13 +284,22 @@ func TestSweepMarkers(t *testing.T) {
 		"post-receive-skip":  "5\n",         // not a marker
 		"verified-push.6":    "old lines\n", // an hour old
 	}
+	// Each marker has its lines (format 3); lines without a marker are
+	// a pre-receive's still writing them, or one killed an hour ago.
+	for _, name := range []string{"unprotected-push.1", "verified-push.3", "unprotected-push.4", "unprotected-push.7", "unprotected-push.8"} {
+		files[name+".d/refs/heads/x"] = "line\n"
+	}
 	for name, body := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	hourAgo := time.Now().Add(-61 * time.Minute)
-	for _, name := range []string{"unprotected-push.4", "verified-push.6"} {
+	for _, name := range []string{"unprotected-push.4", "verified-push.6", "unprotected-push.8.d"} {
 		if err := os.Chtimes(filepath.Join(dir, name), hourAgo, hourAgo); err != nil {
 			t.Fatal(err)
 		}
@@ -260,7 +307,7 @@ func TestSweepMarkers(t *testing.T) {
 	sweepMarkers(dir)
 	for name := range files {
 		_, err := os.Stat(filepath.Join(dir, name))
-		want := name == "verified-push.3" || name == "post-receive-skip"
+		want := name == "verified-push.3" || name == "verified-push.3.d/refs/heads/x" || name == "post-receive-skip" || name == "unprotected-push.7.d/refs/heads/x"
 		if got := err == nil; got != want {
 			t.Errorf("%s: kept %v, want %v", name, got, want)
 		}

@@ -388,16 +388,38 @@ func unprotectedMarker(gitDir string) string {
 	return filepath.Join(gitDir, "secure", fmt.Sprintf("unprotected-push.%d", os.Getppid()))
 }
 
-// markJudged writes a marker (unprotectedMarker, verifiedMarker): a
-// "tip" line for the log and for the policy, each at the value the push
-// was judged under (judged) and how the server stores it, then the push's
-// lines. The script accepts the marked lines only while both are stored
-// so: a push that changed the log or the policy between pre-receive and
-// this push's transaction (the policy may protect one of its refs now)
-// sends the transaction to the full check, under the policy in force. A
-// marker is written only when the stored values are the judged ones, and
-// removed when they changed while it was written. Failing to write one is
-// only slower.
+// markerLines is the folder beside a marker that holds its lines, one
+// file per line, named by it (hookscripts.MarkerFormat 3): the script
+// looks each line of a transaction up by its name instead of searching
+// every marked line for it, which made a push of N refs cost N x N (400
+// refs without --atomic: 158 s; 8 000 with it: 142 s).
+func markerLines(marker string) string { return marker + ".d" }
+
+// removeMarker removes a marker and its lines (a previous receive-pack
+// with this pid left them): an error if the marker stays, so that no
+// push is ever judged next to another push's marker.
+func removeMarker(marker string) error {
+	if err := os.Remove(marker); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("hooks: remove the marker of an earlier push: %w", err)
+	}
+	_ = os.RemoveAll(markerLines(marker)) // left over, markJudged writes none
+	return nil
+}
+
+// markJudged writes a marker (unprotectedMarker, verifiedMarker): its
+// lines first, one file per line in markerLines (writeMarkerLines), then
+// the marker
+// itself: a "tip" line for the log and for the policy, each at the value
+// the push was judged under (judged) and how the server stores it, and
+// the number of lines. The script accepts the marked lines only while
+// both tips are stored so: a push that changed the log or the policy
+// between pre-receive and this push's transaction (the policy may protect
+// one of its refs now) sends the transaction to the full check, under the
+// policy in force. A marker is written only when the stored values are
+// the judged ones, and removed when they changed while it was written; it
+// is not written when two lines cannot each have a file (names a
+// case-folding file system takes for one). Failing to write one is only
+// slower.
 func (c *Context) markJudged(path string, input []byte, judged map[string]gitrepo.Hash) {
 	gitDir := c.Repo.Git.GitDir()
 	if !readsMarkerTips(gitDir) {
@@ -407,7 +429,13 @@ func (c *Context) markJudged(path string, input []byte, judged map[string]gitrep
 	if !ok {
 		return
 	}
-	if writeAtomic(path, append([]byte(tips), input...)) != nil {
+	n, err := writeMarkerLines(markerLines(path), input)
+	if err != nil {
+		_ = os.RemoveAll(markerLines(path))
+		return
+	}
+	if writeAtomic(path, fmt.Appendf([]byte(tips), "lines %d\n", n)) != nil {
+		_ = os.RemoveAll(markerLines(path))
 		return
 	}
 	// Read again once the marker is there: a packed-refs file rewritten
@@ -415,6 +443,59 @@ func (c *Context) markJudged(path string, input []byte, judged map[string]gitrep
 	if again, ok := storedTips(gitDir, judged); !ok || again != tips {
 		_ = os.Remove(path)
 	}
+}
+
+// writeMarkerLines marks each line of a push (pre-receive's input, which
+// ParseRefLines accepted), "OLD NEW REF", with a file dir/REF/OLD~NEW
+// holding "1" ("~" is in no ref name, so no ref's folder is another's
+// file), in a folder dir that must not exist yet, and returns the number
+// of lines. Every file is created new: a line whose file is there already
+// (a ref twice, or names a case-folding file system takes for one) or
+// whose folder cannot be made fails the marker.
+func writeMarkerLines(dir string, input []byte) (int, error) {
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return 0, err
+	}
+	made := map[string]bool{}
+	n := 0
+	for rest := input; len(rest) > 0; n++ {
+		line, after, _ := bytes.Cut(rest, []byte("\n"))
+		rest = after
+		f := strings.Split(string(line), " ")
+		if len(f) != 3 || !isHex(f[0]) || !isHex(f[1]) || !strings.HasPrefix(f[2], "refs/") || gitrepo.ValidRefName(f[2]) != nil {
+			return 0, fmt.Errorf("hooks: marker: no file for line %q", line)
+		}
+		folder := filepath.Join(dir, filepath.FromSlash(f[2]))
+		if !made[folder] {
+			if err := os.MkdirAll(folder, 0o755); err != nil {
+				return 0, err
+			}
+			made[folder] = true
+		}
+		file, err := os.OpenFile(filepath.Join(folder, f[0]+"~"+f[1]), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return 0, err
+		}
+		_, err = file.Write([]byte("1\n"))
+		if cerr := file.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}
+
+// isHex reports whether s is a non-empty lowercase hexadecimal name, as
+// git writes object names in hook input.
+func isHex(s string) bool {
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // readsMarkerTips reports whether the server's installed
@@ -483,16 +564,30 @@ func storedRef(gitDir, ref string) (hash, how string, err error) {
 	return s[strings.LastIndexByte(s[:i], '\n')+1 : i], "packed", nil
 }
 
-// sweepMarkers removes the markers no transaction will use: the
-// transaction hook empties one once the push is done (an empty marker
-// counts as none), and one left by a push git refused before any
-// transaction (or by a server without that hook) goes after an hour.
-// Every pre-receive sweeps, so that emptied markers do not pile up.
+// sweepMarkers removes the markers no transaction will use, with their
+// lines: the transaction hook empties a verified marker once its
+// transaction is done, post-receive an unprotected one once the push is
+// (an empty marker counts as none); one left by a push git refused before
+// any transaction (or by a server without those hooks) goes after an
+// hour, and so do lines without their marker (a pre-receive killed while
+// it wrote them; younger ones may be a concurrent push's, not yet
+// marked). Every pre-receive sweeps, so that used markers do not pile up.
 func sweepMarkers(dir string) {
 	old, _ := filepath.Glob(filepath.Join(dir, "unprotected-push.*"))
 	verified, _ := filepath.Glob(filepath.Join(dir, "verified-push.*"))
 	for _, p := range append(old, verified...) {
-		if st, err := os.Lstat(p); err == nil && (st.Size() == 0 || time.Since(st.ModTime()) > time.Hour) {
+		st, err := os.Lstat(p)
+		if err != nil {
+			continue
+		}
+		if marker, isLines := strings.CutSuffix(p, ".d"); isLines {
+			if _, err := os.Lstat(marker); errors.Is(err, fs.ErrNotExist) && time.Since(st.ModTime()) > time.Hour {
+				_ = os.RemoveAll(p)
+			}
+			continue
+		}
+		if st.Size() == 0 || time.Since(st.ModTime()) > time.Hour {
+			_ = os.RemoveAll(markerLines(p)) // before the marker: lines alone are never used
 			_ = os.Remove(p)
 		}
 	}
