@@ -98,7 +98,7 @@ func TestCLIDelegate(t *testing.T) {
 	}
 	// Removing a person a delegation names is refused; the delegation goes
 	// with the rules keys' signature.
-	if r := h.Want(2, "policy", "remove-person", "bob"); !strings.Contains(r.Stderr, "delegation sec names bob") {
+	if r := h.Want(2, "policy", "remove-person", "bob"); !strings.Contains(r.Stderr, "delegation sec (of the top-level rules) names bob") {
 		t.Errorf("remove bob:\n%s", r)
 	}
 	h.Want(0, "policy", "discard")

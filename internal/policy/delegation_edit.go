@@ -289,17 +289,17 @@ func (p *Policy) MaySign(file, person string) bool {
 	return ok && slices.Contains(p.AllowedPersons(&Rule{Allow: d.Signers}), person)
 }
 
-// groupUse names a delegation or rule file rule that names group (a person
-// or team:NAME), or "".
+// groupUse names a delegation of targets.json that names group (a person
+// or team:NAME) as a signer, or "": the rules keys own those and must
+// change them first (targets.json cannot name a signer it lacks). A rule
+// file that names group does not stop its removal: the file then counts
+// for nothing and its namespace fails closed (RemovalEffects says which
+// and who mends them), so that removing a person never waits for that
+// person or their team.
 func (p *Policy) groupUse(group string) string {
-	for _, n := range p.nodes {
-		if slices.Contains(n.d.Signers, group) {
-			return fmt.Sprintf("delegation %s", n.d.Name)
-		}
-		for _, r := range n.file.Rules {
-			if slices.Contains(r.Allow, group) || slices.Contains(r.TestsBy, group) || slices.Contains(requireGroups(r.Require), group) {
-				return fmt.Sprintf("rule %s of rule file %s", r.Name, n.d.Name)
-			}
+	for _, d := range p.delegations {
+		if slices.Contains(d.Signers, group) {
+			return fmt.Sprintf("delegation %s (of the top-level rules)", d.Name)
 		}
 	}
 	return ""

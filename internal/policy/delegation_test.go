@@ -333,11 +333,22 @@ func TestRuleFileStrict(t *testing.T) {
 			t.Fatal("missing rule file does not fail closed")
 		}
 	}
-	// Removing a person a rule file names is refused.
+	// Removing a person a rule file names is allowed: the files naming
+	// her (security delegates to her, crypto below it) count for nothing,
+	// closed by the removal; one of the top-level delegations is refused.
 	q, err := d.p.Clone()
 	must(t, err)
-	if err := q.RemovePerson(d.p, "erin", t0); !errors.Is(err, ErrInvalidChange) || !strings.Contains(err.Error(), "delegation crypto names erin") {
-		t.Fatalf("remove erin: %v", err)
+	must(t, q.RemovePerson(d.p, "erin", t0))
+	for _, name := range []string{"security", "crypto"} {
+		f, _ := q.RuleFile(name)
+		if f.Untrusted == "" || !q.ClosedByRemoval(d.p, f) || !slices.Equal(q.MissingNames(name), []string{"erin"}) {
+			t.Fatalf("rule file %s after erin's removal: untrusted %q, missing %v", name, f.Untrusted, q.MissingNames(name))
+		}
+	}
+	q, err = d.p.Clone()
+	must(t, err)
+	if err := q.RemovePerson(d.p, "dave", t0); !errors.Is(err, ErrInvalidChange) || !strings.Contains(err.Error(), "delegation security (of the top-level rules) names dave") {
+		t.Fatalf("remove dave: %v", err)
 	}
 }
 

@@ -29,7 +29,11 @@ func ruleFileStatuses(prev, next *policy.Policy, revoked func(fp string) bool) (
 				if err != nil {
 					return nil, err
 				}
-				if bytes.Equal(a, b) && f.Untrusted == "" {
+				// Unchanged: signed before. One that counts for nothing
+				// because the change removed a person or team it names
+				// is not written by the change either: nobody signs it,
+				// its namespace fails closed (checkRuleFiles).
+				if bytes.Equal(a, b) && (f.Untrusted == "" || next.ClosedByRemoval(prev, f)) {
 					continue
 				}
 			}
@@ -60,7 +64,11 @@ func ruleFileStatuses(prev, next *policy.Policy, revoked func(fp string) bool) (
 
 // checkRuleFiles requires every rule file of next to count (its
 // delegation's threshold signed it, every file above it counts, its rules
-// name persons the policy has) and a changed file's version to grow.
+// name persons the policy has) and a changed file's version to grow. One
+// exception: an unchanged file that counts for nothing only because the
+// change removed a person or team it names (policy.ClosedByRemoval); its
+// namespace fails closed until its owners mend it, and removing a person
+// must not wait for them.
 //
 // A file the change writes (new, or changed) must not expire before the
 // rules metadata in force (the earlier of prev's and next's targets.json):
@@ -74,7 +82,7 @@ func checkRuleFiles(prev, next *policy.Policy) error {
 		rulesExpire = prev.Targets.Signed.Expires
 	}
 	for _, f := range next.RuleFiles() {
-		if f.Untrusted != "" {
+		if f.Untrusted != "" && !next.ClosedByRemoval(prev, f) {
 			return fmt.Errorf("%w: rule file %s: %s", ErrThreshold, f.Name, f.Untrusted)
 		}
 		changed := true

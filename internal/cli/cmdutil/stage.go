@@ -32,6 +32,11 @@ func Stage(f *factory.Factory, desc string, edit porcelain.Edit) error {
 		return err
 	}
 	f.Out("staged: %s\n", desc)
+	// A removal the rule files feel: said at once, not found later as a
+	// refused push.
+	for _, e := range st.Policy.RemovalEffects(st.Base) {
+		f.Out("warning: %s\n", e)
+	}
 	if cur, err := st.Status(); err == nil && before && fmt.Sprint(cur) == fmt.Sprint(prev) {
 		// Listed with an earlier edit of the staged change, unchanged
 		// since: once is enough (policy list --staged shows them).

@@ -27,7 +27,7 @@ signature, "policy apply" signs if needed and puts the change in force once the
 rules keys' threshold (and, for root changes, the root thresholds) are met.`,
 		Subcommands: []*cli.Command{
 			newCmdAddPerson(f),
-			cmdutil.NewCmdRemove(f, "remove-person", "remove a person (refused while a rule allows them)", "remove person ", (*policy.Policy).RemovePerson),
+			cmdutil.NewCmdRemove(f, "remove-person", "remove a person (refused while a top-level rule, team or delegation names them; rule files that name them count for nothing from then on)", "remove person ", (*policy.Policy).RemovePerson),
 			newCmdAddKey(f),
 			newCmdSetForgeAccount(f),
 			newCmdRemoveKey(f),
