@@ -374,6 +374,33 @@ func (v *verifier) wanted(ref string) bool {
 	return v.only == nil || v.only[ref] || ref == rsl.PolicyRef
 }
 
+// judged reports whether the entries of ref are judged (signature, chain,
+// rules) under pol, the policy of the entry. A run limited to named refs
+// (Options.Refs) judges the named refs and the policy, and also every ref
+// that a path rule covering a named ref covers: a new named ref's files
+// are compared with those refs' recorded states (recordedTargetsExcept),
+// and an unjudged entry there (a forged state holding the protected
+// change) would hide the change from the named ref's check.
+func (v *verifier) judged(pol *policy.Policy, ref string) bool {
+	if v.wanted(ref) {
+		return true
+	}
+	if pol == nil {
+		return false
+	}
+	for _, r := range pol.RulesFor(ref) {
+		if !r.IsPathRule() {
+			continue
+		}
+		for named := range v.only {
+			if pol.Covers(r, named) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (v *verifier) fail(rec *rsl.Record, ref, rule string, kind error, hint, format string, args ...any) {
 	p := &Problem{Ref: ref, Rule: rule, Kind: kind, Detail: fmt.Sprintf(format, args...), Hint: hint}
 	if rec != nil {
@@ -600,7 +627,7 @@ func (v *verifier) skipRef(i int, rec *rsl.Record, ref string, set map[uint64]bo
 		return true, nil
 	}
 	cur := st.newest.target
-	if v.wanted(ref) {
+	if v.judged(v.policies[i], ref) {
 		if err := v.authorize(i, rec, ref, cur, back, true); err != nil {
 			return true, err
 		}

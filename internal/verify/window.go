@@ -398,10 +398,10 @@ func (v *verifier) signatureProblems(w *window) {
 // worker's buffer for the signed bytes.
 func (v *verifier) checkSignature(w *window, i int, payload *[]byte) (string, error) {
 	rec := w.recs[i]
-	if !v.wanted(rec.Entry.Ref) && rec.Entry.Type == rsl.TypeRef {
+	pol := w.policies[i]
+	if rec.Entry.Type == rsl.TypeRef && !v.judged(pol, rec.Entry.Ref) {
 		return "", nil
 	}
-	pol := w.policies[i]
 	lookup := pol.LookupKey
 	if prev := w.prev[rec.Entry.Number]; prev != nil {
 		lookup = func(fp string) (k ssh.PublicKey, ok bool) {
@@ -495,7 +495,8 @@ func (v *verifier) replayWindow(w *window) error {
 		if last, ok := v.latest(e.Ref); ok {
 			old = last.target
 		}
-		if e.Old != old && v.wanted(e.Ref) {
+		judged := v.judged(v.policies[i], e.Ref)
+		if e.Old != old && judged {
 			v.fail(rec, e.Ref, "", ErrChain, "entries must record the exact transition from the latest recorded state",
 				"records a move from %s, but the log had the ref at %s", shortOrNone(e.Old), shortOrNone(old))
 		}
@@ -507,7 +508,7 @@ func (v *verifier) replayWindow(w *window) error {
 		if err := v.stateLog().push(st, recorded{number: e.Number, id: rec.ID, target: e.New}); err != nil {
 			return err
 		}
-		if e.IsPolicy() || !v.wanted(e.Ref) || v.signers[i] == "" {
+		if e.IsPolicy() || !judged || v.signers[i] == "" {
 			continue
 		}
 		if err := v.authorize(i, rec, e.Ref, e.Old, e.New, false); err != nil {
