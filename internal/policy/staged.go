@@ -28,6 +28,15 @@ func CheckStaged(r Reader, h gitrepo.Hash) error {
 
 // checkStagedFiles is CheckStaged on files already read.
 func checkStagedFiles(root, targets []byte, ruleFiles map[string][]byte) error {
+	_, err := stagedEnvelopes(root, targets, ruleFiles)
+	return err
+}
+
+// stagedEnvelopes runs CheckStaged's checks on files already read and
+// returns their envelopes by path (root.json, targets.json,
+// rules/NAME.json).
+func stagedEnvelopes(root, targets []byte, ruleFiles map[string][]byte) (map[string]*envelope, error) {
+	out := make(map[string]*envelope, 2+len(ruleFiles))
 	check := func(name string, data []byte, limit int, typ string) error {
 		e, err := readEnvelope(name, data, limit)
 		if err != nil {
@@ -40,18 +49,19 @@ func checkStagedFiles(root, targets []byte, ruleFiles map[string][]byte) error {
 		if got := string(signed["_type"]); got != `"`+typ+`"` {
 			return fmt.Errorf("%w: %s: signed._type must be %q", ErrMalformed, name, typ)
 		}
+		out[name] = e
 		return checkExpiresRaw(name, signed["expires"])
 	}
 	if err := check(RootFile, root, MaxFileSize, "root"); err != nil {
-		return err
+		return nil, err
 	}
 	if err := check(TargetsFile, targets, MaxTargetsSize, "targets"); err != nil {
-		return err
+		return nil, err
 	}
 	for name, data := range ruleFiles {
 		if err := check(RulesDir+"/"+name+".json", data, MaxFileSize, "targets"); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return out, nil
 }

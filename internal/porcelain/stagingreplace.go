@@ -3,17 +3,12 @@ package porcelain
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
-
-	"github.com/theupdateframework/go-tuf/v2/metadata"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
-	"github.com/git-secure/git-secure/internal/verify"
 )
 
 // StagingReplaceable decides whether a remote's staged policy change old
@@ -42,15 +37,24 @@ import (
 //
 // next itself must be a staged change of polTip. It returns "" when old
 // may be replaced, else why not.
+//
+// Nothing pushed is decoded before it has to be: the signatures are counted
+// over the raw signed parts (policy.StagedRaw), by the keys of the policy
+// in force alone; old is decoded only when it holds a signature next
+// drops (a change that does not decode keeps nothing), and next only when
+// it keeps every signature old holds (a pusher without a key must not put
+// an unusable copy of a co-signed change in its place). A change that
+// holds no signature by a trusted key, such as one a pusher without a key
+// planted, however large, is replaced without decoding either.
 func StagingReplaceable(g *gitrepo.Repo, old, next, polTip gitrepo.Hash) (string, error) {
 	if polTip.IsZero() {
 		return "there is no policy in force", nil
 	}
-	nextPol, why, err := stagedOn(g, next, polTip)
+	nextRaw, why, err := stagedRawOn(g, next, polTip)
 	if err != nil || why != "" {
 		return "the new one " + why, err
 	}
-	oldPol, why, err := stagedOn(g, old, polTip)
+	oldRaw, why, err := stagedRawOn(g, old, polTip)
 	if err != nil {
 		return "", err
 	}
@@ -61,27 +65,31 @@ func StagingReplaceable(g *gitrepo.Repo, old, next, polTip gitrepo.Hash) (string
 	if err != nil {
 		return "", fmt.Errorf("load the policy in force %s: %w", polTip, err)
 	}
-	oldSigned, err := keptSigners(base, oldPol)
+	baseRaw, err := policy.ReadStagedRaw(g, polTip)
 	if err != nil {
-		return "", nil // not a change that could be applied
+		return "", fmt.Errorf("read the policy in force %s: %w", polTip, err)
 	}
+	oldSigned := oldRaw.TrustedSigners(base, baseRaw)
 	if len(oldSigned) == 0 {
 		return "", nil
 	}
-	nextSigned, err := keptSigners(base, nextPol)
-	if err != nil {
-		return "", nil
-	}
+	nextSigned := nextRaw.TrustedSigners(base, baseRaw)
 	var dropped []string
 	for _, s := range oldSigned {
 		if !slices.Contains(nextSigned, s) {
 			dropped = append(dropped, s)
 		}
 	}
-	if len(dropped) == 0 {
-		return "", nil
+	if len(dropped) > 0 {
+		if _, err := policy.Load(g, old); err != nil {
+			return "", nil // not a policy: its signatures keep nothing
+		}
+		return fmt.Sprintf("the staged change it holds (%s) is signed by %s, and the new one is not signed by them", old.String()[:12], strings.Join(dropped, ", ")), nil
 	}
-	return fmt.Sprintf("the staged change it holds (%s) is signed by %s, and the new one is not signed by them", old.String()[:12], strings.Join(dropped, ", ")), nil
+	if _, err := policy.Load(g, next); err != nil {
+		return fmt.Sprintf("the new one (%s) keeps the signatures of the staged change it replaces (%s) but is not a policy: %v", next.String()[:12], old.String()[:12], err), nil
+	}
+	return "", nil
 }
 
 // StagedOnPolicy returns "" when h is a staged change of polTip (the policy
@@ -100,30 +108,22 @@ func StagedOnPolicy(g *gitrepo.Repo, h, polTip gitrepo.Hash) (string, error) {
 	return why, err
 }
 
-// stagedShapeOn is stagedOn without decoding h: the commit's only parent
-// is polTip and its files pass policy.CheckStaged, whose cost is linear in
-// their size. A server runs it on every staged change pushed, by anyone;
-// it never decodes one (go-tuf spends some 100 bytes a byte on a file of
-// small values). A change that passes and does not decode is refused by
-// every client that reads it (policy.Load), and counts no signature, so
-// the next push may replace it (StagingReplaceable).
+// stagedShapeOn returns why h is not a staged change of polTip, without
+// decoding it: the commit's only parent is polTip and its files pass
+// policy.CheckStaged, whose cost is linear in their size. A server runs it
+// on every staged change pushed, by anyone; it never decodes one (go-tuf
+// spends some 100 bytes a byte on a file of small values). A change that
+// passes and does not decode is refused by every client that reads it
+// (policy.Load), and keeps no signature, so the next push may replace it
+// (StagingReplaceable).
 func stagedShapeOn(g *gitrepo.Repo, h, polTip gitrepo.Hash) (string, error) {
-	c, err := g.ReadCommit(h)
-	if err != nil {
-		return fmt.Sprintf("(%s) cannot be read as a commit", h.String()[:12]), nil
-	}
-	if len(c.Parents) != 1 || c.Parents[0] != polTip {
-		return fmt.Sprintf("(%s) is not a staged change of the policy in force (%s)", h.String()[:12], polTip.String()[:12]), nil
-	}
-	if err := policy.CheckStaged(g, h); err != nil {
-		return fmt.Sprintf("(%s) is not a policy: %v", h.String()[:12], err), nil
-	}
-	return "", nil
+	_, why, err := stagedRawOn(g, h, polTip)
+	return why, err
 }
 
-// stagedOn loads h as a staged change of polTip: a commit whose only
-// parent is polTip and whose tree is a policy. why says what it is not.
-func stagedOn(g *gitrepo.Repo, h, polTip gitrepo.Hash) (*policy.Policy, string, error) {
+// stagedRawOn reads h as a staged change of polTip without decoding it
+// (stagedShapeOn), keeping its files' envelopes. why says what it is not.
+func stagedRawOn(g *gitrepo.Repo, h, polTip gitrepo.Hash) (*policy.StagedRaw, string, error) {
 	c, err := g.ReadCommit(h)
 	if err != nil {
 		return nil, fmt.Sprintf("(%s) cannot be read as a commit", h.String()[:12]), nil
@@ -131,133 +131,11 @@ func stagedOn(g *gitrepo.Repo, h, polTip gitrepo.Hash) (*policy.Policy, string, 
 	if len(c.Parents) != 1 || c.Parents[0] != polTip {
 		return nil, fmt.Sprintf("(%s) is not a staged change of the policy in force (%s)", h.String()[:12], polTip.String()[:12]), nil
 	}
-	p, err := policy.Load(g, h)
+	raw, err := policy.ReadStagedRaw(g, h)
 	if err != nil {
 		return nil, fmt.Sprintf("(%s) is not a policy: %v", h.String()[:12], err), nil
 	}
-	return p, "", nil
-}
-
-// signedBy lists the fingerprints of the keys with a valid signature on
-// staged that counts for the change from base (in any role).
-func signedBy(base, staged *policy.Policy) ([]string, error) {
-	sts, err := verify.PolicyStatus(base, staged)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, st := range sts {
-		for _, fp := range st.SignedBy {
-			if !slices.Contains(out, fp) {
-				out = append(out, fp)
-			}
-		}
-	}
-	return out, nil
-}
-
-// keptSigners lists, sorted, the signatures on staged that a replacement
-// must keep: valid ones that count for the change from base, by keys base
-// trusts with its metadata (trustedKeys), leaving out the signatures on
-// rules the change leaves as they are that it carries from base
-// (carriedRules).
-func keptSigners(base, staged *policy.Policy) ([]string, error) {
-	sts, err := verify.PolicyStatus(base, staged)
-	if err != nil {
-		return nil, err
-	}
-	carried, err := carriedRules(base, staged)
-	if err != nil {
-		return nil, err
-	}
-	trusted := trustedKeys(base)
-	var out []string
-	for _, st := range sts {
-		for _, fp := range signerKeys(staged, st) {
-			if trusted[fp] && !(st.Role == metadata.TARGETS && carried[fp]) && !slices.Contains(out, fp) {
-				out = append(out, fp)
-			}
-		}
-	}
-	sort.Strings(out)
-	return out, nil
-}
-
-// carriedRules returns the fingerprints of the keys whose signature on
-// staged's rules (targets.json) is the one base's rules carry, byte for
-// byte on the same content: every change that leaves the rules alone has
-// it, so it is nobody's signature on this change.
-func carriedRules(base, staged *policy.Policy) (map[string]bool, error) {
-	a, err1 := json.Marshal(base.Targets.Signed)
-	b, err2 := json.Marshal(staged.Targets.Signed)
-	if err := errors.Join(err1, err2); err != nil {
-		return nil, err
-	}
-	if !bytes.Equal(a, b) {
-		return nil, nil
-	}
-	had := map[string]string{}
-	for _, s := range base.Targets.Signatures {
-		had[s.KeyID] = string(s.Signature)
-	}
-	keys, _ := staged.RoleKeys(metadata.TARGETS)
-	out := map[string]bool{}
-	for _, s := range staged.Targets.Signatures {
-		if sig, ok := had[s.KeyID]; !ok || sig != string(s.Signature) {
-			continue
-		}
-		for _, k := range keys {
-			if k.ID == s.KeyID {
-				out[k.Fingerprint] = true
-			}
-		}
-	}
-	return out, nil
-}
-
-// signerKeys returns the fingerprints behind st.SignedBy: keys for root and
-// rules, each person's signing keys for a rule file.
-func signerKeys(staged *policy.Policy, st verify.RoleStatus) []string {
-	name, ok := strings.CutPrefix(st.Role, verify.RuleFileRole)
-	if !ok {
-		return st.SignedBy
-	}
-	f, ok := staged.RuleFile(name)
-	if !ok {
-		return nil
-	}
-	var out []string
-	for _, person := range st.SignedBy {
-		out = append(out, f.SignedKeys[person]...)
-	}
-	return out
-}
-
-// trustedKeys returns the fingerprints of the keys p trusts with its
-// metadata: its root and rules keys, and the keys of its rule files'
-// signers.
-func trustedKeys(p *policy.Policy) map[string]bool {
-	out := map[string]bool{}
-	for _, role := range []string{metadata.ROOT, metadata.TARGETS} {
-		keys, _ := p.RoleKeys(role)
-		for _, k := range keys {
-			out[k.Fingerprint] = true
-		}
-	}
-	for _, f := range p.RuleFiles() {
-		d, ok := p.Delegation(f.Name)
-		if !ok {
-			continue
-		}
-		for _, name := range p.AllowedPersons(&policy.Rule{Allow: d.Signers}) {
-			if person, ok := p.Person(name); ok {
-				for _, k := range person.Keys {
-					out[k.Fingerprint] = true
-				}
-			}
-		}
-	}
-	return out
+	return raw, "", nil
 }
 
 // sameContent reports whether a and b hold the same signed content
@@ -279,31 +157,49 @@ func sameContent(a, b *policy.Policy) (bool, error) {
 
 // StagingAddsSignatures reports whether next is the staged change have of
 // polTip with every signature have holds and more: a co-signer's version of
-// it, which a fetch takes in place of the local one.
+// it, which a fetch takes in place of the local one. next, from a remote,
+// is read raw (policy.StagedRaw): the same signed parts as have's, and
+// every signature it holds valid, by a key of have or of the policy in
+// force, at most one a key; only then is it decoded (it costs what have
+// cost, whatever the remote pushed).
 func StagingAddsSignatures(g *gitrepo.Repo, have, next, polTip gitrepo.Hash) bool {
-	a, why1, err1 := stagedOn(g, have, polTip)
-	b, why2, err2 := stagedOn(g, next, polTip)
-	if err1 != nil || err2 != nil || why1 != "" || why2 != "" {
+	haveRaw, why1, err1 := stagedRawOn(g, have, polTip)
+	nextRaw, why2, err2 := stagedRawOn(g, next, polTip)
+	if err1 != nil || err2 != nil || why1 != "" || why2 != "" || !haveRaw.SameSigned(nextRaw) {
 		return false
 	}
-	if same, err := sameContent(a, b); err != nil || !same {
+	a, err := policy.Load(g, have)
+	if err != nil {
 		return false
 	}
 	base, err := policy.LoadSigned(g, polTip, nil)
 	if err != nil {
 		return false
 	}
-	sa, err1 := signedBy(base, a)
-	sb, err2 := signedBy(base, b)
-	if err1 != nil || err2 != nil || len(sb) <= len(sa) {
+	keys := append(base.MetadataKeys(), a.MetadataKeys()...)
+	sa, _ := haveRaw.SignedBy(keys)
+	sb, all := nextRaw.SignedBy(keys)
+	if !all || count(sb) <= count(sa) {
 		return false
 	}
-	for _, s := range sa {
-		if !slices.Contains(sb, s) {
-			return false
+	for file, fps := range sa {
+		for _, fp := range fps {
+			if !slices.Contains(sb[file], fp) {
+				return false
+			}
 		}
 	}
-	return true
+	_, err = policy.Load(g, next)
+	return err == nil
+}
+
+// count is the number of (file, key) signatures in signed.
+func count(signed map[string][]string) int {
+	n := 0
+	for _, fps := range signed {
+		n += len(fps)
+	}
+	return n
 }
 
 // NoteStagedAdopted records that a fetch replaced the clone's own staged

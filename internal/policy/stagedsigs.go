@@ -1,0 +1,155 @@
+package policy
+
+import (
+	"bytes"
+	"maps"
+	"slices"
+	"sort"
+
+	"github.com/theupdateframework/go-tuf/v2/metadata"
+
+	"github.com/git-secure/git-secure/internal/gitrepo"
+)
+
+// StagedRaw is a staged policy change read without decoding it: the
+// envelope of each of its files (root.json, targets.json, rules/NAME.json),
+// after CheckStaged's checks. Reading one costs about the files' size
+// whatever they hold, so a server may read any staged change pushed; what
+// it learns from one is which keys signed which signed part, never what
+// the signed part means.
+type StagedRaw struct {
+	files map[string]*envelope
+}
+
+// ReadStagedRaw reads commit h's files as CheckStaged checks them, and
+// keeps their envelopes.
+func ReadStagedRaw(r Reader, h gitrepo.Hash) (*StagedRaw, error) {
+	root, targets, ruleFiles, err := readFiles(r, h)
+	if err != nil {
+		return nil, err
+	}
+	files, err := stagedEnvelopes(root, targets, ruleFiles)
+	if err != nil {
+		return nil, err
+	}
+	return &StagedRaw{files: files}, nil
+}
+
+// SameSigned reports whether s and t hold the same files with the same
+// signed parts (their signatures may differ).
+func (s *StagedRaw) SameSigned(t *StagedRaw) bool {
+	if len(s.files) != len(t.files) {
+		return false
+	}
+	for name, e := range s.files {
+		f, ok := t.files[name]
+		if !ok || !bytes.Equal(e.payload, f.payload) {
+			return false
+		}
+	}
+	return true
+}
+
+// SignedBy returns, for each file of s, the fingerprints of the keys
+// among keys with a valid signature over it (counted over the raw signed
+// part), and whether every signature s holds is one of those, one a key:
+// a signature no key of keys made, not hex, or a key's second, makes it
+// false. A file with more signatures than keys is not counted at all (and
+// all is false), so that a hostile file costs no more verifications than
+// there are keys.
+func (s *StagedRaw) SignedBy(keys []*Key) (map[string][]string, bool) {
+	out := map[string][]string{}
+	all := true
+	for name, e := range s.files {
+		if e.entries > len(keys) {
+			all = false
+			continue
+		}
+		valid := 0
+		for _, k := range keys {
+			if slices.Contains(out[name], k.Fingerprint) {
+				continue // a key under two IDs
+			}
+			for _, sig := range e.sigs[k.ID] {
+				if k.VerifyMetadata(e.payload, sig) {
+					valid++
+					out[name] = append(out[name], k.Fingerprint)
+					break
+				}
+			}
+		}
+		all = all && valid == e.entries
+	}
+	return out, all
+}
+
+// TrustedSigners returns, sorted, the fingerprints of the keys base (the
+// policy in force, whose files as written are baseRaw) trusts with its
+// metadata (MetadataKeys), less the keys it revokes, that signed a part of
+// s that counts for the change from base: a file s changes or adds, or
+// targets.json unchanged with a signature base's targets.json does not
+// carry byte for byte (a root.json or rule file left as it is counts for
+// nothing: every change that leaves it has those signatures). Signatures
+// are counted over the raw signed parts: s is never decoded, and a key s
+// brings in counts for nothing.
+func (s *StagedRaw) TrustedSigners(base *Policy, baseRaw *StagedRaw) []string {
+	var keys []*Key
+	for _, k := range base.MetadataKeys() {
+		if base.RevokedFrom(k.Fingerprint) == 0 {
+			keys = append(keys, k)
+		}
+	}
+	set := map[string]bool{}
+	for name, e := range s.files {
+		was := baseRaw.files[name]
+		unchanged := was != nil && bytes.Equal(was.payload, e.payload)
+		if unchanged && name != TargetsFile {
+			continue
+		}
+		for _, k := range keys {
+			for _, sig := range e.sigs[k.ID] {
+				carried := unchanged && slices.ContainsFunc(was.sigs[k.ID], func(b []byte) bool { return bytes.Equal(b, sig) })
+				if !carried && k.VerifyMetadata(e.payload, sig) {
+					set[k.Fingerprint] = true
+					break
+				}
+			}
+		}
+	}
+	out := slices.Collect(maps.Keys(set))
+	sort.Strings(out)
+	return out
+}
+
+// MetadataKeys returns the keys p trusts with its metadata: its root and
+// rules keys, and the keys of its rule files' signers.
+func (p *Policy) MetadataKeys() []*Key {
+	var out []*Key
+	seen := map[string]bool{}
+	add := func(k *Key) {
+		if key := k.ID + " " + k.Fingerprint; !seen[key] {
+			seen[key] = true
+			out = append(out, k)
+		}
+	}
+	for _, role := range []string{metadata.ROOT, metadata.TARGETS} {
+		keys, _ := p.RoleKeys(role)
+		for _, k := range keys {
+			add(k)
+		}
+	}
+	for _, f := range p.RuleFiles() {
+		d, ok := p.Delegation(f.Name)
+		if !ok {
+			continue
+		}
+		for _, name := range p.AllowedPersons(&Rule{Allow: d.Signers}) {
+			if person, ok := p.Person(name); ok {
+				for _, k := range person.Keys {
+					add(k)
+				}
+			}
+		}
+	}
+	return out
+}
