@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -436,4 +437,64 @@ func TestOldScriptGetsNoMarker(t *testing.T) {
 		}
 	}
 	os.Remove(installed)
+}
+
+// TestForgedMarkerIsNotUsed: a marker pre-receive did not write for this
+// push (planted under the pid of the receive-pack, or left by an earlier
+// one) marking a protected ref's line: pre-receive removes it before it
+// judges, so the transaction of that line starts git-secure, whether the
+// push is unprotected (pre-receive writes its own marker, of its own
+// lines) or not (no marker at all).
+func TestForgedMarkerIsNotUsed(t *testing.T) {
+	rs := newRaceServer(t)
+	main, _, _ := rs.g.ResolveRef("refs/heads/main")
+	other := strings.TrimSpace(rs.s.Git(rs.dir, "commit-tree", "-m", "other", "-p", main.String(), main.String()+"^{tree}"))
+	mainLine := main.String() + " " + other + " refs/heads/main\n"
+	feature := gitrepo.ZeroHash.String() + " " + main.String() + " refs/heads/feature\n"
+	tips := map[string]gitrepo.Hash{}
+	for _, ref := range []string{rsl.Ref, policy.Ref} {
+		tips[ref], _, _ = rs.g.ResolveRef(ref)
+	}
+	planted := unprotectedMarker(rs.g.GitDir())
+	c := &Context{Repo: rs.r, Stderr: &bytes.Buffer{}, Getenv: func(string) string { return "" }}
+	for _, tc := range []struct {
+		push    string
+		refused string // what pre-receive says, "" when it accepts
+	}{
+		{feature, ""},
+		{mainLine, "refs/heads/main"},
+	} {
+		if err := removeMarker(planted); err != nil {
+			t.Fatal(err)
+		}
+		c.markJudged(planted, []byte(mainLine+feature), tips) // valid tips, every line
+		if !used(planted) {
+			t.Fatal("no planted marker")
+		}
+		var stderr bytes.Buffer
+		pr := &Context{Repo: rs.r, Name: "pre-receive", Stdin: strings.NewReader(tc.push), Stderr: &stderr, Getenv: func(string) string { return "" }}
+		err := Run(pr)
+		if tc.refused == "" && err != nil {
+			t.Fatalf("pre-receive of %q: %v\n%s", tc.push, err, stderr.String())
+		}
+		if tc.refused != "" && (err == nil || !strings.Contains(stderr.String(), tc.refused)) {
+			t.Fatalf("pre-receive of %q: err %v, said %q; want it refused naming %s", tc.push, err, stderr.String(), tc.refused)
+		}
+		if _, err := os.Stat(filepath.Join(markerLines(planted), "refs", "heads", "main")); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("push %q: the planted line of main stays (%v)", tc.push, err)
+		}
+		if tc.refused != "" {
+			if _, err := os.Stat(planted); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("a refused push left a marker (%v)", err)
+			}
+			continue
+		}
+		rs.ownMarker("unprotected-push")
+		if !rs.runScript(mainLine) {
+			t.Errorf("a planted marker let main's transaction through unseen")
+		}
+		if rs.runScript(feature) {
+			t.Errorf("the push's own marker: its line started git-secure")
+		}
+	}
 }
