@@ -173,6 +173,13 @@ type Installer struct {
 	Remotes     []string
 	// Guard also installs the reference-transaction guard of refs/secure/*.
 	Guard bool
+	// PushFirst (git secure init) leaves Remotes' fetches to plain git
+	// when pushes to every remote are routed (RouteAllKey): the log was
+	// just made, so no remote has it, and a remote may be an upstream the
+	// project only fetches from, where a routed fetch verifies nothing
+	// and says "push to set it up" every time. The first push to a
+	// remote through git-secure routes its fetches (AdoptRemote).
+	PushFirst bool
 
 	// Report says what the last Install changed, so that the command
 	// prints exactly that.
@@ -186,8 +193,9 @@ type Report struct {
 	HooksPathSet bool
 	// Routed are the remotes given remote.<name>.vcs = secure now;
 	// AlreadyRouted had it; OtherHelper use another remote helper, left
-	// alone.
-	Routed, AlreadyRouted, OtherHelper []string
+	// alone; PushFirst are left to plain git until their first push
+	// (Installer.PushFirst).
+	Routed, AlreadyRouted, OtherHelper, PushFirst []string
 	// NewRemotes is "set" when url.secure::.insteadOf was set now, "kept"
 	// when it already was, "" for a user install (which routes origin
 	// only) or when the key holds a value of the user's.
@@ -235,6 +243,34 @@ func (in *Installer) Install() error {
 			return err
 		}
 		in.Report.HooksPathSet = true
+	}
+	if in.PushFirst && !in.Global {
+		if err := in.routeNewRemotes(); err != nil {
+			return err
+		}
+		// AdoptRemote routes a pushed remote only where this installer
+		// set the rewrite (keyRouteNew).
+		adopts, err := in.adoptsOnPush()
+		if err != nil {
+			return err
+		}
+		if adopts {
+			for _, r := range in.Remotes {
+				if v, ok, err := in.ConfigGet("remote." + r + ".vcs"); err != nil {
+					return err
+				} else if !ok {
+					in.Report.PushFirst = append(in.Report.PushFirst, r)
+				} else if v == "secure" {
+					in.Report.AlreadyRouted = append(in.Report.AlreadyRouted, r)
+				} else {
+					in.Report.OtherHelper = append(in.Report.OtherHelper, r+" ("+v+")")
+				}
+			}
+			return nil
+		}
+		// Pushes are not routed (the key holds a value of the user's):
+		// route the remotes by name, as hooks install does.
+		return in.routeRemotes()
 	}
 	if err := in.routeRemotes(); err != nil {
 		return err
@@ -284,6 +320,17 @@ func (in *Installer) routeRemotes() error {
 	}
 	slices.Sort(names)
 	return in.ConfigSet(keyRemoteVCS, strings.Join(names, " "))
+}
+
+// adoptsOnPush reports whether the first push to a remote routes its
+// fetches: RouteAllKey is git-secure's own rewrite (AdoptRemote's
+// condition).
+func (in *Installer) adoptsOnPush() (bool, error) {
+	if v, ok, err := in.ConfigGet(RouteAllKey); err != nil || !ok || v != "" {
+		return false, err
+	}
+	_, ok, err := in.ConfigGet(keyRouteNew)
+	return ok, err
 }
 
 // routeNewRemotes sets RouteAllKey, unless the user gave that key a value

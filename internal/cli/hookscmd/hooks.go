@@ -146,6 +146,7 @@ func RepoInstaller(g *gitrepo.Repo) (*hooks.Installer, error) {
 func InstallAfterInit(f *factory.Factory) *hooks.Installer {
 	in, err := Installer(f, false)
 	if err == nil {
+		in.PushFirst = true
 		err = in.Install()
 	}
 	if err != nil {
@@ -186,6 +187,9 @@ func ReportInstall(f *factory.Factory, in *hooks.Installer) {
 	}
 	if len(rep.OtherHelper) > 0 {
 		out("remotes left to their own remote helper: %s\n", strings.Join(rep.OtherHelper, ", "))
+	}
+	if len(rep.PushFirst) > 0 {
+		out("fetches from %s stay plain git: no remote has this new log yet; your first git push to one sends it and routes its fetches through git-remote-secure too (an upstream you only fetch from stays plain git)\n", strings.Join(rep.PushFirst, ", "))
 	}
 	switch rep.NewRemotes {
 	case "set":

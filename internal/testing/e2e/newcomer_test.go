@@ -65,3 +65,64 @@ func TestCloneRemoteHeadNamesNoBranch(t *testing.T) {
 		t.Errorf("the clone checked out %s, want main", got)
 	}
 }
+
+// git secure init in a clone of a project's upstream (a plain git server
+// the team only fetches from) routed origin through git-remote-secure
+// (remote.origin.vcs = secure): every fetch from the upstream then said
+// "the remote has no git-secure metadata yet; push to set it up", advice
+// to publish the log to someone else's repository, and verified nothing.
+// No remote can have the log init just made: init leaves fetches plain
+// and routes a remote's fetches at its first push through git-secure,
+// which sends the log there.
+func TestInitLeavesUpstreamFetchesPlain(t *testing.T) {
+	srv := startServer(t, trFile)
+	upstream, upURL := srv.newRepo("upstream.git", false)
+	_, mineURL := srv.newRepo("mine.git", true)
+	maint, alice := newUser(t, "maint"), newUser(t, "alice")
+	seed := maint.sb.InitRepo("seed", 2)
+	maint.git(seed, "push", "-q", upstream, "main")
+
+	adir := alice.path("project")
+	alice.git(alice.sb.Home, "clone", "-q", upURL, adir)
+	alice.configure(adir)
+	out := alice.secure(adir, "init")
+	if !strings.Contains(out, "fetches from origin stay plain git: no remote has this new log yet; your first git push to one sends it") {
+		t.Errorf("init does not say what it did with origin:\n%s", out)
+	}
+	if strings.Contains(out, "now routed") {
+		t.Errorf("init routed a remote that has no log:\n%s", out)
+	}
+	if r := alice.run(adir, "git", "config", "remote.origin.vcs"); r.code == 0 {
+		t.Fatalf("init set remote.origin.vcs = %q on the upstream", r.stdout)
+	}
+
+	// The upstream moves; alice pulls it with plain git, no advice to
+	// push her log there.
+	maint.commit(seed, "up.txt", "upstream change\n")
+	maint.git(seed, "push", "-q", upstream, "main")
+	r := alice.run(adir, "git", "pull", "-q", "origin", "main")
+	if r.code != 0 {
+		t.Fatalf("git pull from the upstream after init:\n%s", r)
+	}
+	if strings.Contains(r.stderr, "push to set it up") || strings.Contains(r.stderr, "git-secure") {
+		t.Errorf("a pull from the upstream speaks of git-secure:\n%s", r)
+	}
+
+	// Her own server: the first push sends the log and routes its fetches.
+	alice.secure(adir, "policy", "add-person", "alice", "--key", alice.key.Public)
+	alice.secure(adir, "policy", "add-rule", "protect-main", "--ref", "refs/heads/main", "--allow", "alice")
+	alice.secure(adir, "policy", "apply")
+	alice.git(adir, "remote", "add", "mine", mineURL)
+	r = alice.run(adir, "git", "push", "-u", "mine", "main")
+	if r.code != 0 || !strings.Contains(r.stderr, `remote "mine" is now routed through git-remote-secure for fetches too`) {
+		t.Fatalf("the first push to her own server:\n%s", r)
+	}
+	if v := alice.git(adir, "config", "remote.mine.vcs"); v != "secure" {
+		t.Errorf("remote.mine.vcs = %q after the first push, want secure", v)
+	}
+	if r := alice.run(adir, "git", "config", "remote.origin.vcs"); r.code == 0 {
+		t.Errorf("the push to mine routed the upstream too: remote.origin.vcs = %q", r.stdout)
+	}
+	alice.git(adir, "fetch", "-q", "mine")
+	alice.secure(adir, "verify")
+}

@@ -96,9 +96,14 @@ func (w *world) firstSetup(t *testing.T) {
 	w.aliceDir = a.sb.InitRepo("alice", 3)
 	a.configure(w.aliceDir)
 	a.git(w.aliceDir, "remote", "add", "origin", w.url)
-	a.secure(w.aliceDir, "init")
-	if v := a.git(w.aliceDir, "config", "remote.origin.vcs"); v != "secure" {
-		t.Fatalf("after git secure init, remote.origin.vcs = %q, want secure", v)
+	// init leaves origin's fetches to plain git (origin has no log yet:
+	// it may be an upstream); the first push sends the log and routes
+	// them.
+	if out := a.secure(w.aliceDir, "init"); !strings.Contains(out, "fetches from origin stay plain git") {
+		t.Errorf("git secure init does not say origin's fetches stay plain git until the first push:\n%s", out)
+	}
+	if r := a.run(w.aliceDir, "git", "config", "remote.origin.vcs"); r.code == 0 {
+		t.Fatalf("after git secure init, remote.origin.vcs = %q, want unset until the first push", r.stdout)
 	}
 	a.secure(w.aliceDir, "policy", "add-person", "alice", "--key", a.key.Public)
 	a.secure(w.aliceDir, "policy", "add-person", "bob", "--key", w.bob.key.Public)
@@ -108,6 +113,9 @@ func (w *world) firstSetup(t *testing.T) {
 	r := a.run(w.aliceDir, "git", "push", "-u", "origin", "main")
 	if r.code != 0 {
 		t.Fatalf("first push failed:\n%s", r)
+	}
+	if v := a.git(w.aliceDir, "config", "remote.origin.vcs"); v != "secure" {
+		t.Fatalf("after the first push, remote.origin.vcs = %q, want secure", v)
 	}
 	srv := w.srv.admin.refs(w.repo)
 	for _, ref := range []string{"refs/heads/main", "refs/secure/rsl", "refs/secure/policy"} {
