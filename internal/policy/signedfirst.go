@@ -207,9 +207,15 @@ func (p *Policy) decodeRuleFilesSigned(raw map[string][]byte) error {
 		if err != nil {
 			return err
 		}
-		if err := p.checkRuleFileSigners(e, d); err != nil {
+		if err := p.checkRuleFileSigners(e, d); err != nil && !p.namesMissing(d.Signers) {
 			return err
 		}
+		// A delegation naming a signer the policy no longer has (a person
+		// or team removed since) can never be met: its file is decoded to
+		// count for nothing (judgeRuleFile) and fail closed, which is how
+		// a removal reaches a file its signers cannot or will not change
+		// (verify accepts it only unchanged: ClosedByRemoval). Its bytes
+		// are bounded as every file's (MaxFileSize, MaxRuleFilesSize).
 		f, err := p.decodeRuleFile(d.Name, data)
 		if err != nil {
 			return err
@@ -370,4 +376,15 @@ func rawRootKeys(e *envelope) ([]*Key, int, error) {
 		keys = append(keys, k)
 	}
 	return keys, threshold, nil
+}
+
+// namesMissing reports whether a group of groups (persons, team:NAME) is
+// not in p.
+func (p *Policy) namesMissing(groups []string) bool {
+	for _, g := range groups {
+		if _, ok := p.Members(g); !ok {
+			return true
+		}
+	}
+	return false
 }

@@ -361,6 +361,54 @@ func TestOrgDelegationEndToEnd(t *testing.T) {
 		}
 	}
 
+	// The organisation removes erin, whom the security team's file names
+	// as the crypto file's signer and whose rule names her: the rules keys
+	// alone do it; both files count for nothing and src/crypto fails
+	// closed in both repositories, until the security team delegates
+	// crypto anew (to alice), alone.
+	olga.secure(od, "policy", "remove-rule", "org-main")
+	olga.secure(od, "policy", "add-rule", "org-main", "--ref", "refs/heads/main", "--allow", "alice")
+	out := olga.secure(od, "policy", "remove-person", "erin")
+	for _, want := range []string{
+		"warning: rule file security (delegated: rules keys -> security) names erin, removed: it counts for nothing from this change on, and every update in its namespace (file:src/crypto/**) fails until it is mended",
+		"warning: rule file crypto (delegated: rules keys -> security -> crypto) names erin, removed",
+		"the signers of rule file security must delegate it anew (git secure policy remove-delegation crypto, then delegate crypto --file security with other signers)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("remove-person erin lacks %q:\n%s", want, out)
+		}
+	}
+	if r := olga.run(od, "git", "secure", "policy", "apply"); r.code != 0 {
+		t.Fatalf("the rules keys' removal of erin, named by rule files:\n%s", r)
+	}
+	olga.git(od, "push", "-q", "origin", "main")
+	for _, name := range names {
+		r := push(alice, alices[name], "src/crypto/aes.c", "alice's, closed\n")
+		if r.code == 0 {
+			t.Fatalf("alice changed src/crypto of %s after erin's removal closed it:\n%s", name, r)
+		}
+		wantAll(t, "alice's crypto push to "+name+" after erin's removal", r, "rule file security counts for nothing", `"erin"`)
+		if r := push(alice, alices[name], "src/net/tcp.c", "alice's, open\n"); r.code != 0 {
+			t.Fatalf("alice's push of src/net to %s after erin's removal:\n%s", name, r)
+		}
+	}
+	sam.git(samDir, "pull", "-q", "--ff-only")
+	sam.secure(samDir, "policy", "remove-delegation", "crypto")
+	sam.secure(samDir, "policy", "delegate", "crypto", "--file", "security", "--path", "src/crypto/**", "--key", "alice")
+	sam.secure(samDir, "policy", "sign", "--file", "crypto", "--key", alice.key.Private)
+	if r := sam.run(samDir, "git", "secure", "policy", "apply"); r.code != 0 {
+		t.Fatalf("the security team mends its file alone:\n%s", r)
+	}
+	sam.git(samDir, "push", "-q", "origin", "main")
+	for _, name := range names {
+		if r := push(alice, alices[name], "src/crypto/aes.c", "alice's, mended\n"); r.code != 0 {
+			t.Fatalf("alice's crypto push to %s after the security team mended its file:\n%s", name, r)
+		}
+		if r := alice.run(alices[name], "git", "secure", "verify"); r.code != 0 {
+			t.Fatalf("verify of %s after erin's removal and the mending:\n%s", name, r)
+		}
+	}
+
 	// The organisation's server is put back to the policy that still
 	// lists bob: both repositories detect it on the next fetch and verify.
 	for ref, old := range withBob {
