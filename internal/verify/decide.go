@@ -36,8 +36,16 @@ type Transition struct {
 	AllPaths bool
 	// DiffBase, when not zero, replaces Old as the state the changed files
 	// are computed from (Old's commits were rewritten away; DiffBase is the
-	// newest earlier recorded state still present, a larger, safe diff).
+	// newest earlier recorded state still present).
 	DiffBase gitrepo.Hash
+	// Unseen, when set (states between DiffBase and New are missing), says
+	// why path rule r applies as if every path it protects changed, or ""
+	// when it need not. The diff from DiffBase hides a change that a
+	// missing state made and New undoes: a rollback of an authorized
+	// change to r's files shows no change to them. So whenever a missing
+	// state's entry could have changed r's files (its persons met r), the
+	// entry must meet r whatever the diff says.
+	Unseen func(r *policy.Rule) string
 }
 
 // Source is what Decide reads. *gitrepo.Repo satisfies it.
@@ -89,6 +97,9 @@ type RuleDecision struct {
 	// AllPaths: the transition could not be diffed (Transition.AllPaths),
 	// so the rule applies as if every path it protects changed.
 	AllPaths bool
+	// Unseen, with AllPaths, says which missing states made the rule
+	// apply (Transition.Unseen).
+	Unseen string
 	// ObjectErr, when set, is why the rule could not be judged: an object
 	// it needs is absent (ErrMissingObject) or unreadable (ErrBadObject).
 	// The rule is then not met.
@@ -198,6 +209,12 @@ func decideRule(src Source, pol *policy.Policy, t Transition, in Inputs, set map
 		}
 		if t.AllPaths {
 			rd.AllPaths = true
+		} else if why := unseen(t, r); why != "" {
+			rd.AllPaths, rd.Unseen = true, why
+			// The files the diff does show changed, to name them.
+			if paths, err := changed.files(r); err == nil {
+				rd.Paths = coveredPaths(src, r, paths)
+			}
 		} else if paths, err := changed.files(r); err != nil {
 			// Whether the rule applies is unknown: it fails on the
 			// object alone (an absent commit of a superseded entry
@@ -242,6 +259,13 @@ func decideRule(src Source, pol *policy.Policy, t Transition, in Inputs, set map
 		rd.TestsMissing, rd.TestNotes = missing, notes
 	}
 	return rd, true, nil
+}
+
+func unseen(t Transition, r *policy.Rule) string {
+	if t.Unseen == nil {
+		return ""
+	}
+	return t.Unseen(r)
 }
 
 // withTreeApprovers is set plus the persons who approved the tree, and
@@ -553,7 +577,10 @@ func describeRule(rd RuleDecision, signer string) string {
 
 // describePaths adds the protected files a rule decision is about.
 func describePaths(b *strings.Builder, rd RuleDecision) {
-	if rd.AllPaths {
+	switch {
+	case rd.Unseen != "":
+		b.WriteString("; " + rd.Unseen)
+	case rd.AllPaths:
 		b.WriteString("; the states it moves between are not all in the repository, so every path the rule protects counts as changed")
 	}
 	if len(rd.Paths) > 0 {

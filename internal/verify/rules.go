@@ -314,7 +314,10 @@ func (v *verifier) authorize(i int, rec *rsl.Record, ref string, old, new gitrep
 	case skip:
 		t.AllPaths = !v.present(old) || !v.present(new)
 	case !old.IsZero():
-		t.DiffBase = v.diffBase(ref, old)
+		var gone []recorded
+		if t.DiffBase, gone = v.diffBase(ref, old); len(gone) > 0 {
+			t.Unseen = v.unseen(ref, t.DiffBase, gone)
+		}
 	}
 	// A new ref's own value is not a base for its changed files.
 	targets := func(r *policy.Rule) []gitrepo.Hash { return v.recordedTargetsExcept(pol, r, ref) }
@@ -342,6 +345,13 @@ func (v *verifier) authorize(i int, rec *rsl.Record, ref string, old, new gitrep
 	}
 	for _, key := range counted {
 		v.used[key] = rec.Entry.Number
+	}
+	if !skip && !new.IsZero() && missingPathRule(d) && !v.present(new) {
+		// A later entry's diff may have to skip this state: note which
+		// rules this entry could not have changed the files of.
+		if err := v.noteGone(rec, pol, ref, old, new, signer); err != nil {
+			return err
+		}
 	}
 	if app, ok := pol.ForgeAppByFingerprint(v.signers[i]); ok && len(d.Failures()) > 0 {
 		notes = append([]string{fmt.Sprintf("the entry is signed by forge app %s (a move the forge made): the bridge is no person and never counts, so approvals by persons, their own or recorded forge reviews, must meet the rule", app.Name)}, notes...)
@@ -555,16 +565,17 @@ func (v *verifier) present(h gitrepo.Hash) bool {
 
 // diffBase returns, when old's commit is no longer in the repository (a
 // rebase or force push rewrote it away and it was garbage-collected), the
-// newest earlier recorded target of ref that is still present, or zero to
-// diff as for a new ref. It returns zero when old is present.
-func (v *verifier) diffBase(ref string, old gitrepo.Hash) gitrepo.Hash {
+// newest earlier recorded target of ref that is still present (zero when
+// none is: the diff then fails on old, closed) and the recorded states in
+// between, newest first, that are missing. It returns zero and no states
+// when old is present.
+func (v *verifier) diffBase(ref string, old gitrepo.Hash) (base gitrepo.Hash, gone []recorded) {
 	if _, read := v.src.trees[old]; read {
-		return gitrepo.ZeroHash // read before: present (a stat saved per entry)
+		return gitrepo.ZeroHash, nil // read before: present (a stat saved per entry)
 	}
 	if ok, err := v.repo.HasObject(old); err != nil || ok {
-		return gitrepo.ZeroHash
+		return gitrepo.ZeroHash, nil
 	}
-	var base gitrepo.Hash
 	newest := true // the newest state is the entry being checked
 	err := v.stateLog().newestFirst(v.state[ref], func(r recorded, _ int) bool {
 		if newest {
@@ -578,12 +589,127 @@ func (v *verifier) diffBase(ref string, old gitrepo.Hash) gitrepo.Hash {
 			base = r.target
 			return false
 		}
+		gone = append(gone, r)
 		return true
 	})
 	if err != nil && v.spillErr == nil {
 		v.spillErr = err // the run fails with it
 	}
-	return base
+	if len(gone) == 0 {
+		// old is missing but no recorded state is: never forgive.
+		gone = append(gone, recorded{target: old})
+	}
+	return base, gone
+}
+
+// goneState is what replay decided about an entry whose new state is not
+// in the repository: its signer, and the path rules (ruleKey) covering its
+// ref that its persons, signer and approvers, did not meet. Only such an
+// entry cannot have changed those rules' files (it would have failed
+// them), so only for those may a later entry's diff skip its state.
+type goneState struct {
+	signer string
+	unmet  map[string]bool
+}
+
+// ruleKey identifies a path rule across policies: the same name, rule
+// file and protected paths.
+func ruleKey(r *policy.Rule) string {
+	return r.Name + "\x00" + r.File + "\x00" + strings.Join(r.Paths, "\x00")
+}
+
+// noteGone records, for entry rec (ref old -> new, new missing), which
+// path rules its persons did not meet (goneState). A rule allowing
+// tree-bound approvals counts as met: new's tree, which they bind to, is
+// missing. Tests are not required: they may have passed.
+func (v *verifier) noteGone(rec *rsl.Record, pol *policy.Policy, ref string, old, new gitrepo.Hash, signer string) error {
+	persons := []string{}
+	if signer != "" {
+		persons = append(persons, signer)
+	}
+	store, err := v.attestations()
+	if err != nil {
+		return err
+	}
+	approvers, _, err := Approvers(store, pol, ref, old, new, v.revokedAt(rec.Entry.Number))
+	if err != nil {
+		return err
+	}
+	for _, a := range approvers {
+		if !slices.Contains(persons, a) {
+			persons = append(persons, a)
+		}
+	}
+	g := goneState{signer: signer, unmet: map[string]bool{}}
+	for _, r := range pol.RulesFor(ref) {
+		if r.IsPathRule() && !r.TreeApprovals && !personsMeet(pol, r, persons) {
+			g.unmet[ruleKey(r)] = true
+		}
+	}
+	if v.gone == nil {
+		v.gone = map[uint64]goneState{}
+	}
+	v.gone[rec.Entry.Number] = g
+	return nil
+}
+
+// personsMeet reports whether persons meet r's threshold and requirements.
+func personsMeet(pol *policy.Policy, r *policy.Rule, persons []string) bool {
+	if r.Untrusted != "" {
+		return false
+	}
+	n := 0
+	for _, name := range pol.AllowedPersons(r) {
+		if slices.Contains(persons, name) {
+			n++
+		}
+	}
+	return n >= r.Threshold && len(unmetRequirements(pol, r.Require, persons)) == 0
+}
+
+// unseen returns Transition.Unseen for an entry of ref whose diff starts
+// at base because the states gone (newest first) are missing.
+func (v *verifier) unseen(ref string, base gitrepo.Hash, gone []recorded) func(*policy.Rule) string {
+	return func(r *policy.Rule) string {
+		var why []string
+		for _, g := range gone {
+			if g.number == 0 {
+				why = append(why, fmt.Sprintf("its previous state %s (no earlier recorded state is present)", short(g.target)))
+				continue
+			}
+			info, judged := v.gone[g.number]
+			switch {
+			case !judged:
+				why = append(why, fmt.Sprintf("state %s of entry #%d (not judged in this run)", short(g.target), g.number))
+			case !info.unmet[ruleKey(r)]:
+				who := info.signer
+				if who == "" {
+					who = "a signer who is not a person in the policy"
+				}
+				why = append(why, fmt.Sprintf("state %s of entry #%d (signed by %s, who with its approvals met this rule)", short(g.target), g.number, who))
+			}
+		}
+		if len(why) == 0 {
+			return ""
+		}
+		from := "no recorded state is present to diff from"
+		if !base.IsZero() {
+			from = "the diff from " + short(base) + ", the newest recorded state still present, cannot show whether this entry undoes that"
+		}
+		return fmt.Sprintf("missing from the repository: %s of %s, which could have changed the files this rule protects; %s, so every path the rule protects counts as changed (fetch the missing state: git-secure keeps it under refs/secure/keep/ when it pushes a rewrite)",
+			strings.Join(why, ", "), ref, from)
+	}
+}
+
+// missingPathRule reports whether a path rule of d could not be judged
+// for a missing object.
+func missingPathRule(d *Decision) bool {
+	for i := range d.Rules {
+		if d.Rules[i].Rule.IsPathRule() && errors.Is(d.Rules[i].ObjectErr, ErrMissingObject) {
+			return true
+		}
+	}
+	return false
 }
 
 func hasGlobal(pol *policy.Policy, ref string) bool {

@@ -354,6 +354,9 @@ type verifier struct {
 	state   map[string]*refStates // non-skipped entries per ref, oldest first
 	states  *stateLog             // where state's entries are kept
 	skipped map[uint64]bool
+	// gone holds, per entry whose new state is missing, what a later
+	// entry diffing past it needs (goneState).
+	gone map[uint64]goneState
 	// pushed is each ref's latest entry as of Options.Clone.PushedTip
 	// (the remote's log), when replay passed through it.
 	pushed   map[string]recorded

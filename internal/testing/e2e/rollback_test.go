@@ -1,0 +1,55 @@
+package e2e
+
+import (
+	"testing"
+
+	"github.com/git-secure/git-secure/internal/rsl"
+)
+
+// TestFreshCloneRefusesRollbackOverMissingState (finding 01): bob may move
+// main but not change src/crypto/**. He force-moves main from alice's
+// crypto fix back to the vulnerable commit plus an unrelated one of his,
+// with an entry he signs himself, on a forge without git-secure's hook.
+// A fresh clone of the forge lacks the fix (unreachable), so its diff
+// starts at the vulnerable state, where src/crypto/aes.c does not change:
+// before the fix verification accepted the rollback. Now the rule crypto
+// applies as if every file it protects changed, because the missing state
+// was recorded by alice, who meets it. The enforcing server refuses the
+// same push (it has the fix).
+func TestFreshCloneRefusesRollbackOverMissingState(t *testing.T) {
+	t.Parallel()
+	w := newCryptoWorld(t, false)
+	b, dir := w.bob, w.bobDir
+	plain := w.plainCopy(t)
+
+	b.git(dir, "checkout", "-q", "-B", "rollback", w.vuln)
+	y := b.commit(dir, "NOTES", "notes\n")
+	log := forge(t, b, dir, &rsl.Entry{Type: rsl.TypeRef, Ref: "refs/heads/main", Old: hash(t, w.fix), New: hash(t, y)})
+
+	if r := w.attackPush(w.url, y, log); r.code == 0 || !contains(r.stderr, "rule crypto", "signer bob is not allowed", "protected files changed: src/crypto/aes.c") {
+		t.Fatalf("the enforcing server must refuse bob's rollback of src/crypto naming the rule:\n%s", r)
+	}
+	if r := w.attackPush(plain, y, log); r.code != 0 {
+		t.Fatalf("the forge (no hook) must take the push:\n%s", r)
+	}
+	for _, noFast := range []bool{false, true} {
+		auditor := newUser(t, "auditor")
+		if noFast {
+			auditor.sb.Extra = append(auditor.sb.Extra, "GIT_SECURE_NO_FASTPATH=1")
+		}
+		fresh := auditor.path("fresh.git")
+		auditor.git(auditor.sb.Home, "clone", "-q", "--mirror", plain, fresh)
+		if r := auditor.run(fresh, "git", "cat-file", "-e", w.fix); r.code == 0 {
+			t.Fatalf("the fresh clone has alice's fix %s: the scenario needs it missing", w.fix)
+		}
+		r := auditor.run(fresh, "git", "secure", "verify", "--full")
+		if r.code == 0 {
+			t.Fatalf("NO_FASTPATH=%v: a fresh clone accepted bob's rollback of alice's crypto fix (rule crypto needs alice):\n%s", noFast, r)
+		}
+		if !contains(r.stderr, "refs/heads/main, rule crypto", "signer bob is not allowed by this rule",
+			"missing from the repository: state "+w.fix[:12]+" of entry #", "(signed by alice, who with its approvals met this rule) of refs/heads/main",
+			"every path the rule protects counts as changed") {
+			t.Errorf("NO_FASTPATH=%v: the refusal must name the ref, the rule, the signer and the missing state:\n%s", noFast, r)
+		}
+	}
+}
