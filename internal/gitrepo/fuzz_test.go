@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/git-secure/git-secure/internal/gitrepo/fastpath"
 	"github.com/git-secure/git-secure/internal/testing/testutil"
 )
 
@@ -73,6 +74,7 @@ func FuzzParseCommit(f *testing.F) {
 	id := "A <a@x> 1700000000 +0130\n"
 	f.Add([]byte("tree " + EmptyTreeHash + "\nauthor " + id + "committer " + id + "encoding x\ngpgsig a\n b\n \n c\n\nmsg"))
 	f.Fuzz(func(t *testing.T, raw []byte) {
+		firstParentLikeParse(t, raw)
 		c, err := ParseCommit(raw)
 		if err != nil {
 			return
@@ -181,4 +183,25 @@ func FuzzParseHash(f *testing.F) {
 			t.Fatalf("parseHashBytes(%q) = %v, %v; ParseHash: %v, %v", s, hb, errb, h, err)
 		}
 	})
+}
+
+// firstParentLikeParse checks the chain listing's reading of a commit's
+// start (fastpath.ParseFirstParent) against ParseCommit: on every commit
+// ParseCommit accepts it names the same first parent, or none for a root;
+// what it reads of a commit cut to its first 128 bytes is what it reads of
+// the whole, or nothing.
+func firstParentLikeParse(t *testing.T, raw []byte) {
+	t.Helper()
+	parent, has, ok := fastpath.ParseFirstParent(raw)
+	if c, err := ParseCommit(raw); err == nil {
+		if !ok || has != (len(c.Parents) > 0) || (has && Hash(parent) != c.Parents[0]) {
+			t.Fatalf("first parent %x %v %v, ParseCommit says %v", parent, has, ok, c.Parents)
+		}
+	}
+	if len(raw) > 128 {
+		p2, has2, ok2 := fastpath.ParseFirstParentPrefix(raw[:128])
+		if ok2 && (!ok || p2 != parent || has2 != has) {
+			t.Fatalf("the first 128 bytes say %x %v, the whole %x %v %v", p2, has2, parent, has, ok)
+		}
+	}
 }

@@ -193,6 +193,35 @@ type intoReader interface {
 	ReadCommitsInto(hashes []gitrepo.Hash, alloc func(n int) []byte, fn func(*gitrepo.Commit) error) error
 }
 
+// inProcessReader lists and reads a chain without git processes where the
+// in-process readers can (*gitrepo.Repo): git rev-list and cat-file map
+// the pack's whole index and touch most of it over a long chain (112 MiB
+// at a million entries, against a verification's own 30-70 MiB).
+type inProcessReader interface {
+	FirstParentsInProcess(tip gitrepo.Hash, max int, fn func(gitrepo.Hash) error) error
+	ReadCommitsInProcess(hashes []gitrepo.Hash, alloc func(n int) []byte, fn func(*gitrepo.Commit) error) error
+}
+
+// inProcessChainMin is the log length from which the chain is read
+// in-process: below it git's processes are smaller than the verification
+// itself, and faster (git's C reads a commit in about half the CPU).
+var inProcessChainMin uint64 = 1 << 16
+
+// inProcess reads a chain through an inProcessReader.
+type inProcess struct{ r inProcessReader }
+
+func (p inProcess) FirstParentsFunc(tip gitrepo.Hash, max int, fn func(gitrepo.Hash) error) error {
+	return p.r.FirstParentsInProcess(tip, max, fn)
+}
+
+func (p inProcess) ReadCommitsPipelined(hashes []gitrepo.Hash, fn func(*gitrepo.Commit) error) error {
+	return p.r.ReadCommitsInProcess(hashes, nil, fn)
+}
+
+func (p inProcess) ReadCommitsInto(hashes []gitrepo.Hash, alloc func(n int) []byte, fn func(*gitrepo.Commit) error) error {
+	return p.r.ReadCommitsInProcess(hashes, alloc, fn)
+}
+
 // The bytes of the entry commits read (each one's raw object and joined
 // signature, a kilobyte and more) are carved from chunks that go back to
 // the reader once the window holding them is judged: a full verification
@@ -279,6 +308,9 @@ func openLog(repo Repository, tip gitrepo.Hash) (*logStream, error) {
 			return nil, err
 		}
 		return sliceStream(recs), nil
+	}
+	if ip, ok := repo.(inProcessReader); ok && e.Number >= inProcessChainMin {
+		br = inProcess{ip}
 	}
 	listing, err := listChain(br, tip, int(e.Number)+1)
 	if err != nil {

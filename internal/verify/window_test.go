@@ -21,6 +21,10 @@ func init() {
 	spillPage, spillResident = 2, 1
 	// A long log's listing is read 7 entries per cat-file.
 	listingChunk = 7
+	// Every long log (rsl.PipelineMin entries and more) is read
+	// in-process, as logs of a million entries are; with the readers off
+	// (GIT_SECURE_NO_FASTPATH=1, make test's second run) git reads it.
+	inProcessChainMin = 0
 }
 
 // benchmarking reports whether the test binary was asked to run

@@ -1,10 +1,8 @@
 package fastpath
 
 import (
-	"crypto/sha1"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -108,12 +106,8 @@ func LookupEnv(env []string, key string) (string, bool) {
 
 // ObjectID is the id git gives data stored as an object of type typ.
 func ObjectID(typ string, data []byte) ID {
-	d := sha1.New()
-	fmt.Fprintf(d, "%s %d\x00", typ, len(data))
-	d.Write(data)
-	var id ID
-	copy(id[:], d.Sum(nil))
-	return id
+	var in inflater
+	return in.objectID(typ, data)
 }
 
 // parseID reads exactly 40 lowercase hex digits, as git writes ids.

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"compress/zlib"
+	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path/filepath"
@@ -45,10 +47,19 @@ func looseObjectDirs(commonDir string, env []string) []string {
 // packed, and a packed object is then found without a failed open per
 // object directory first (an index miss costs one read or none).
 func (f *Repo) ReadObject(h ID, maxSize int64) (typ string, data []byte, ok bool) {
-	if typ, data, ok = f.ReadPacked(h, maxSize); ok {
+	return f.ReadObjectInto(h, maxSize, nil)
+}
+
+// ReadObjectInto is ReadObject with the object's bytes taken from
+// alloc(n), which must return n bytes the caller owns (nil: allocated): a
+// reader of many small objects recycles them. Objects over inflateChunk
+// are allocated whatever alloc is, so that a header's claimed size costs
+// at most that before the data arrives.
+func (f *Repo) ReadObjectInto(h ID, maxSize int64, alloc func(n int) []byte) (typ string, data []byte, ok bool) {
+	if typ, data, ok = f.readPackedInto(h, maxSize, alloc); ok {
 		return typ, data, ok
 	}
-	return f.ReadLoose(h, maxSize)
+	return f.readLooseInto(h, maxSize, alloc)
 }
 
 // HasObject reports whether h is a loose object or in a pack (without
@@ -81,6 +92,11 @@ func loosePath(dir string, h ID) string {
 // h, or is larger than maxSize; the caller then asks cat-file, which also
 // reports the error properly.
 func (f *Repo) ReadLoose(h ID, maxSize int64) (typ string, data []byte, ok bool) {
+	return f.readLooseInto(h, maxSize, nil)
+}
+
+// readLooseInto is ReadLoose with the bytes from alloc (ReadObjectInto).
+func (f *Repo) readLooseInto(h ID, maxSize int64, alloc func(n int) []byte) (typ string, data []byte, ok bool) {
 	if f == nil {
 		return "", nil, false
 	}
@@ -90,7 +106,7 @@ func (f *Repo) ReadLoose(h ID, maxSize int64) (typ string, data []byte, ok bool)
 			continue
 		}
 		in := f.inflater()
-		typ, data, ok = in.inflate(file, h, maxSize)
+		typ, data, ok = in.inflate(file, h, maxSize, alloc)
 		f.inflaters.Put(in)
 		file.Close()
 		return typ, data, ok
@@ -103,6 +119,53 @@ func (f *Repo) ReadLoose(h ID, maxSize int64) (typ string, data []byte, ok bool)
 type inflater struct {
 	br *bufio.Reader
 	zr io.ReadCloser
+	// What a chain of thousands of reads would otherwise allocate for
+	// each: the pack section read, the SHA-1 state and sum of the name
+	// check, FirstParent's bytes.
+	sec  sectionReader
+	sha  hash.Hash
+	sum  []byte
+	peek [firstParentPeek]byte
+}
+
+// sectionReader is io.SectionReader's Read, kept in the inflater.
+type sectionReader struct {
+	r        io.ReaderAt
+	off, end int64
+}
+
+func (s *sectionReader) Read(p []byte) (int, error) {
+	if s.off >= s.end {
+		return 0, io.EOF
+	}
+	if max := s.end - s.off; int64(len(p)) > max {
+		p = p[:max]
+	}
+	n, err := s.r.ReadAt(p, s.off)
+	s.off += int64(n)
+	return n, err
+}
+
+// section points the inflater's section reader at r's bytes [off, end).
+func (in *inflater) section(r io.ReaderAt, off, end int64) io.Reader {
+	in.sec = sectionReader{r: r, off: off, end: end}
+	return &in.sec
+}
+
+// objectID is ObjectID with the inflater's SHA-1 state.
+func (in *inflater) objectID(typ string, data []byte) ID {
+	if in.sha == nil {
+		in.sha = sha1.New()
+	}
+	in.sha.Reset()
+	var head [32]byte
+	b := append(head[:0], typ...)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(len(data)), 10)
+	in.sha.Write(append(b, 0))
+	in.sha.Write(data)
+	in.sum = in.sha.Sum(in.sum[:0])
+	return ID(in.sum)
 }
 
 // inflater takes a reusable inflater from the pool (Put it back).
@@ -133,23 +196,23 @@ func (in *inflater) reset(src io.Reader) (io.Reader, error) {
 	return in.zr, nil
 }
 
-func (in *inflater) inflate(f io.Reader, h ID, maxSize int64) (string, []byte, bool) {
+func (in *inflater) inflate(f io.Reader, h ID, maxSize int64, alloc func(n int) []byte) (string, []byte, bool) {
 	zr, err := in.reset(f)
 	if err != nil {
 		return "", nil, false
 	}
-	return readLooseBody(zr, h, maxSize)
+	return readLooseBody(in, zr, h, maxSize, alloc)
 }
 
 // inflateLoose reads one loose object from f (for tests and fuzzing).
 func inflateLoose(f io.Reader, h ID, maxSize int64) (string, []byte, bool) {
 	var in inflater
-	return in.inflate(f, h, maxSize)
+	return in.inflate(f, h, maxSize, nil)
 }
 
 // readLooseBody reads "<type> <size>\x00<contents>" from the inflated
 // stream into a buffer of exactly the announced size.
-func readLooseBody(zr io.Reader, h ID, maxSize int64) (string, []byte, bool) {
+func readLooseBody(in *inflater, zr io.Reader, h ID, maxSize int64, alloc func(n int) []byte) (string, []byte, bool) {
 	var head [maxLooseHeader + 1]byte
 	n := 0
 	for n < len(head) {
@@ -177,7 +240,12 @@ func readLooseBody(zr io.Reader, h ID, maxSize int64) (string, []byte, bool) {
 	if int64(len(rest)) > size {
 		return "", nil, false
 	}
-	body := make([]byte, size)
+	var body []byte
+	if alloc != nil && size <= inflateChunk {
+		body = alloc(int(size))[:size:size]
+	} else {
+		body = make([]byte, size)
+	}
 	copy(body, rest)
 	if _, err := io.ReadFull(zr, body[len(rest):]); err != nil {
 		return "", nil, false
@@ -186,7 +254,7 @@ func readLooseBody(zr io.Reader, h ID, maxSize int64) (string, []byte, bool) {
 	if m, err := zr.Read(extra[:]); m != 0 || err != io.EOF {
 		return "", nil, false // more than announced, or a bad checksum
 	}
-	if ObjectID(typ, body) != h {
+	if in.objectID(typ, body) != h {
 		return "", nil, false // damaged, or not what its name says: let git say so
 	}
 	return typ, body, true

@@ -51,9 +51,21 @@ func TestFindMatchesVerifyPack(t *testing.T) {
 	}
 	defer p.idx.Close()
 	defer p.data.Close()
+	sample, ok := p.readSample()
+	if !ok || len(sample) != (len(want)+sampleEvery-1)/sampleEvery {
+		t.Fatalf("sample of %d names for %d objects (%v)", len(sample), len(want), ok)
+	}
+	sampled := func(h ID, window uint32) (int64, bool) { return p.findSampled(h, sample, window) }
+	for _, find := range []func(ID, uint32) (int64, bool){p.findIn, sampled} {
+		findLike(t, find, want)
+	}
+}
+
+// findLike checks find against verify-pack's offsets (want).
+func findLike(t *testing.T, find func(ID, uint32) (int64, bool), want map[ID]int64) {
 	for _, window := range []uint32{1, 2, 3, 7, findWindow} {
 		for h, off := range want {
-			if got, ok := p.findIn(h, window); !ok || got != off {
+			if got, ok := find(h, window); !ok || got != off {
 				t.Fatalf("window %d: find(%x) = %d, %v; verify-pack says %d", window, h, got, ok, off)
 			}
 			// Names next to a present one, in its bucket: absent.
@@ -63,7 +75,7 @@ func TestFindMatchesVerifyPack(t *testing.T) {
 				if _, present := want[n]; present {
 					continue
 				}
-				if got, ok := p.findIn(n, window); ok {
+				if got, ok := find(n, window); ok {
 					t.Fatalf("window %d: found absent %x at %d", window, n, got)
 				}
 			}
