@@ -76,7 +76,59 @@ func (v *verifier) checkClone() error {
 		}
 	}
 	v.reportLocal(local, judgedLocal)
+	v.sayMergedReviews(tracked)
 	return nil
+}
+
+// reviewBranch reports whether ref is where the review hand-off publishes
+// a refused update for approval, refs/heads/review/NAME-HASH with HASH the
+// first 12 hex digits of the value it holds.
+func reviewBranch(ref string, have gitrepo.Hash) bool {
+	name, ok := strings.CutPrefix(ref, "refs/heads/review/")
+	suffix := "-" + have.String()[:12]
+	return ok && len(name) > len(suffix) && strings.HasSuffix(name, suffix)
+}
+
+// maxNamedReviews bounds the review branches one summary names.
+const maxNamedReviews = 10
+
+// sayMergedReviews warns once about the remote's review branches whose
+// commit a protected branch the log records already contains: the review
+// is over, and every verify and push listed each of them until someone
+// deleted it. The warning says how to delete them.
+func (v *verifier) sayMergedReviews(tracked map[string][]TrackedRef) {
+	if len(v.reviews) == 0 {
+		return
+	}
+	var tips []gitrepo.Hash
+	for ref := range tracked {
+		if last, ok := v.latest(ref); ok && !last.target.IsZero() && strings.HasPrefix(ref, "refs/heads/") && v.finalPolicy.Protected(ref) {
+			tips = append(tips, last.target)
+		}
+	}
+	var merged []string
+	for _, r := range v.reviews {
+		for _, tip := range tips {
+			if in, err := v.repo.IsAncestor(r.Hash, tip); err == nil && in {
+				merged = append(merged, strings.TrimPrefix(r.Ref, "refs/heads/"))
+				break
+			}
+		}
+	}
+	if len(merged) == 0 {
+		return
+	}
+	sort.Strings(merged)
+	named := merged
+	if len(named) > maxNamedReviews {
+		named = named[:maxNamedReviews]
+	}
+	more := ""
+	if len(merged) > len(named) {
+		more = fmt.Sprintf(" (and %d more: git branch -r --list '%s/review/*')", len(merged)-len(named), v.opts.Clone.Remote)
+	}
+	v.res.Warnings = append(v.res.Warnings, fmt.Sprintf("%d review branch(es) on %s are merged into a protected branch; delete them with: git push %s --delete %s%s",
+		len(merged), v.opts.Clone.Remote, v.opts.Clone.Remote, strings.Join(named, " "), more))
 }
 
 // judgePolicy judges the clone's policy ref, the metadata verified, as
@@ -121,6 +173,16 @@ func (v *verifier) judgeTracked(ref string, t TrackedRef) {
 				Note: fmt.Sprintf("%s is at entry #%d; entry #%d is not pushed yet", cs.Remote, p.number, last.number)})
 			return
 		}
+	}
+	if !ok && reviewBranch(ref, t.Hash) && !v.finalPolicy.Protected(ref) {
+		// A review branch (the hand-off's refs/heads/review/NAME-HASH):
+		// pushed without an entry by design, nothing to warn about.
+		// Merged ones are summarised once, with how to delete them
+		// (sayMergedReviews).
+		v.res.Refs = append(v.res.Refs, RefStatus{Ref: ref, Target: t.Hash, Tracking: t.Tracking,
+			Note: "review branch: a proposal, pushed without an entry"})
+		v.reviews = append(v.reviews, TrackedRef{Ref: ref, Hash: t.Hash, Tracking: t.Tracking})
+		return
 	}
 	v.judge(ref, t.Hash, observer{where: fmt.Sprintf("on %s (%s)", cs.Remote, t.Tracking), tracking: t.Tracking,
 		hint: func(ref string, c mismatchClass, last recorded) string { return remoteHint(cs.Remote, ref, c, last) }})

@@ -288,6 +288,9 @@ type recorded struct {
 }
 
 type verifier struct {
+	// reviews are the remote's review branches judged in a clone
+	// (clonecheck.go), summarised once.
+	reviews []TrackedRef
 	// shallowAllowed is set when AllowShallow accepted a shallow clone;
 	// shallowSkipped counts the checks it could not make (shallow.go).
 	shallowAllowed bool

@@ -126,3 +126,41 @@ func TestInitLeavesUpstreamFetchesPlain(t *testing.T) {
 	alice.git(adir, "fetch", "-q", "mine")
 	alice.secure(adir, "verify")
 }
+
+// Every review branch the hand-off publishes (review/main-<commit>) was
+// warned about on every verify and push ("points at ... but the log has no
+// entry for it"), long after its commit landed. A review branch waiting
+// for approval is not warned about; merged ones are summarised in one
+// line that says how to delete them.
+func TestReviewBranchesSummarised(t *testing.T) {
+	_, _, _, alice, bob, _, adir, bdir := handOffWorld(t)
+	merged := alice.commit(adir, "one.txt", "1\n")
+	alice.git(adir, "push", "-q", "origin", merged+":refs/heads/review/main-"+merged[:12])
+	bob.secure(bdir, "attest", "approve", "main", "--to", merged)
+	bob.git(bdir, "push", "-q")
+	alice.git(adir, "push", "-q", "origin", "main")
+	waiting := alice.commit(adir, "two.txt", "2\n")
+	alice.git(adir, "push", "-q", "origin", waiting+":refs/heads/review/main-"+waiting[:12])
+
+	bob.git(bdir, "pull", "-q")
+	r := bob.run(bdir, "git", "secure", "verify")
+	if r.code != 0 {
+		t.Fatalf("verify with review branches:\n%s", r)
+	}
+	del := "git push origin --delete review/main-" + merged[:12]
+	if !strings.Contains(r.stderr, "1 review branch(es) on origin are merged into a protected branch; delete them with: "+del) {
+		t.Errorf("verify does not summarise the merged review branch with how to delete it:\n%s", r)
+	}
+	if strings.Contains(r.stderr, "has no entry for it") || strings.Contains(r.stderr, waiting[:12]) {
+		t.Errorf("verify warns about a review branch one by one:\n%s", r)
+	}
+	if !strings.Contains(r.stdout, "review branch: a proposal, pushed without an entry") {
+		t.Errorf("verify does not list the review branches as such:\n%s", r)
+	}
+	// Doing what it says ends the warning.
+	bob.git(bdir, strings.Fields(del)[1:]...)
+	bob.git(bdir, "fetch", "-q", "--prune")
+	if r := bob.run(bdir, "git", "secure", "verify"); r.code != 0 || strings.Contains(r.stderr, "review") {
+		t.Errorf("verify after deleting the merged review branch:\n%s", r)
+	}
+}
