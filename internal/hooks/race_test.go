@@ -480,7 +480,7 @@ func TestForgedMarkerIsNotUsed(t *testing.T) {
 		if tc.refused != "" && (err == nil || !strings.Contains(stderr.String(), tc.refused)) {
 			t.Fatalf("pre-receive of %q: err %v, said %q; want it refused naming %s", tc.push, err, stderr.String(), tc.refused)
 		}
-		if _, err := os.Stat(filepath.Join(markerLines(planted), "refs", "heads", "main")); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Stat(filepath.Join(markerLines(planted), "refs^heads^main~"+main.String()+"~"+other)); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("push %q: the planted line of main stays (%v)", tc.push, err)
 		}
 		if tc.refused != "" {

@@ -181,6 +181,23 @@ func TestServerTransactionScriptMarker(t *testing.T) {
 		}
 	}
 
+	// A ref deleted and one inside it created in the same push (refs/a
+	// and refs/a/b: a file and a folder of the same name, were the lines
+	// files in folders) are each marked; a line whose ref is spelled so
+	// as to leave the folder is not.
+	gone := strings.Repeat("a", 40) + " " + strings.Repeat("0", 40) + " refs/heads/a\n"
+	inside := strings.Repeat("0", 40) + " " + strings.Repeat("a", 40) + " refs/heads/a/b\n"
+	writeMarker(t, marker, tips, gone+inside)
+	if code, got := run("prepared", gone+inside); code != 0 || got != "" {
+		t.Errorf("refs/heads/a deleted, refs/heads/a/b made: exit %d, git-secure got %q; want exit 0 without starting it", code, got)
+	}
+	for _, bad := range []string{"refs/heads/../../x", "refs/heads^a", "HEAD"} {
+		line := strings.Repeat("0", 40) + " " + strings.Repeat("a", 40) + " " + bad + "\n"
+		if code, got := run("prepared", line); code != 1 || got != line+"hook reference-transaction prepared\n" {
+			t.Errorf("%s: exit %d, git-secure got %q; want it started with the input", bad, code, got)
+		}
+	}
+
 	// post-receive empties the marker once the push is done.
 	if err := os.WriteFile(marker, nil, 0o644); err != nil {
 		t.Fatal(err)

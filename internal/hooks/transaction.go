@@ -389,7 +389,7 @@ func unprotectedMarker(gitDir string) string {
 }
 
 // markerLines is the folder beside a marker that holds its lines, one
-// file per line, named by it (hookscripts.MarkerFormat 3): the script
+// file per line, named by it (writeMarkerLines) (hookscripts.MarkerFormat 3): the script
 // looks each line of a transaction up by its name instead of searching
 // every marked line for it, which made a push of N refs cost N x N (400
 // refs without --atomic: 158 s; 8 000 with it: 142 s).
@@ -446,33 +446,29 @@ func (c *Context) markJudged(path string, input []byte, judged map[string]gitrep
 }
 
 // writeMarkerLines marks each line of a push (pre-receive's input, which
-// ParseRefLines accepted), "OLD NEW REF", with a file dir/REF/OLD~NEW
-// holding "1" ("~" is in no ref name, so no ref's folder is another's
-// file), in a folder dir that must not exist yet, and returns the number
-// of lines. Every file is created new: a line whose file is there already
-// (a ref twice, or names a case-folding file system takes for one) or
-// whose folder cannot be made fails the marker.
+// ParseRefLines accepted), "OLD NEW REF", with a file dir/NAME~OLD~NEW
+// holding "1", NAME being REF with each "/" written "^" ("~" and "^" are
+// in no ref name, so no two lines share a name), in a folder dir that
+// must not exist yet, and returns the number of lines. One folder: a
+// folder per ref cost about ten times the file (2.4 s for 1 000 refs
+// instead of 0.2 s). Every file is created new: a line whose file is
+// there already (a ref twice, or names a case-folding file system takes
+// for one), or whose name is too long for the file system, fails the
+// marker.
 func writeMarkerLines(dir string, input []byte) (int, error) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return 0, err
 	}
-	made := map[string]bool{}
 	n := 0
 	for rest := input; len(rest) > 0; n++ {
 		line, after, _ := bytes.Cut(rest, []byte("\n"))
 		rest = after
 		f := strings.Split(string(line), " ")
-		if len(f) != 3 || !isHex(f[0]) || !isHex(f[1]) || !strings.HasPrefix(f[2], "refs/") || gitrepo.ValidRefName(f[2]) != nil {
+		if len(f) != 3 || !isHex(f[0]) || !isHex(f[1]) || !strings.HasPrefix(f[2], "refs/") || gitrepo.ValidRefName(f[2]) != nil || strings.ContainsAny(f[2], "~^") {
 			return 0, fmt.Errorf("hooks: marker: no file for line %q", line)
 		}
-		folder := filepath.Join(dir, filepath.FromSlash(f[2]))
-		if !made[folder] {
-			if err := os.MkdirAll(folder, 0o755); err != nil {
-				return 0, err
-			}
-			made[folder] = true
-		}
-		file, err := os.OpenFile(filepath.Join(folder, f[0]+"~"+f[1]), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		name := strings.ReplaceAll(f[2], "/", "^") + "~" + f[0] + "~" + f[1]
+		file, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err != nil {
 			return 0, err
 		}

@@ -131,9 +131,9 @@ func TestManyRefsPush(t *testing.T) {
 	// once an hour old, at the next push.
 	secure := filepath.Join(m.repo, "secure")
 	crashed := filepath.Join(secure, "unprotected-push.999999999")
-	line := filepath.Join(crashed+".d", "refs", "heads", "main", strings.Repeat("0", 40)+"~"+m.head)
+	line := filepath.Join(crashed+".d", "refs^heads^main~"+strings.Repeat("0", 40)+"~"+m.head)
 	orphan := filepath.Join(secure, "verified-push.999999998.d")
-	for _, p := range []string{line, filepath.Join(orphan, "refs", "heads", "x", "1~2")} {
+	for _, p := range []string{line, filepath.Join(orphan, "refs^heads^x~1~2")} {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
