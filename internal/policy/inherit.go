@@ -87,9 +87,53 @@ func Inherit(org, local *Policy) (*Policy, error) {
 		return nil, fmt.Errorf("policy: inherit the organisation policy: %w", err)
 	}
 	out.inherited = true
-	out.carryOrgFiles(org)
 	out.dropOrgRevoked(revoked)
+	out.rejudgeLocalFiles(revoked)
+	out.carryOrgFiles(org)
 	return out, nil
+}
+
+// rejudgeLocalFiles judges the repository's rule files again once the
+// keys the organisation revoked are dropped: they were judged against
+// the combined persons with those keys (rebuildTargets), so a file signed
+// only by such a key counted, for instance one a repository person of an
+// organisation person's name signed and the repository then removed (the
+// organisation's person of that name, same keys, made it count again).
+// Such a file now counts for nothing (its namespace fails closed), saying
+// which revoked key of whom signed it.
+func (p *Policy) rejudgeLocalFiles(revoked map[string]bool) {
+	if len(revoked) == 0 || len(p.nodes) == 0 {
+		return
+	}
+	untrusted := map[string]bool{}
+	for _, n := range p.nodes {
+		f := n.file
+		if f.Meta == nil { // missing: counts for nothing already
+			untrusted[n.d.Name] = true
+			continue
+		}
+		var byRevoked []string
+		for person, fps := range f.SignedKeys {
+			for _, fp := range fps {
+				if revoked[fp] {
+					byRevoked = append(byRevoked, fmt.Sprintf("key %s of %s", fp, person))
+				}
+			}
+		}
+		slices.Sort(byRevoked)
+		was := f.Untrusted
+		f.Untrusted = ""
+		p.judgeRuleFile(n, f)
+		n.blocked = n.d.Parent != "" && untrusted[n.d.Parent]
+		if n.blocked && f.Untrusted == "" {
+			f.Untrusted = "a rule file above it counts for nothing"
+		}
+		if f.Untrusted != "" && was == "" && len(byRevoked) > 0 {
+			f.Untrusted += fmt.Sprintf(" (the organisation policy revokes %s, which signed it)", strings.Join(byRevoked, ", "))
+		}
+		untrusted[n.d.Name] = f.Untrusted != ""
+	}
+	p.rulesFor = &rulesCache{byRef: map[string][]*Rule{}}
 }
 
 // carryOrgFiles puts the organisation's rule files into p's delegation

@@ -441,3 +441,57 @@ func TestInheritOrgRuleFileClashes(t *testing.T) {
 		})
 	}
 }
+
+// TestInheritRepoRuleFileSignedByOrgRevokedKey: a repository rule file
+// signed by a key the organisation revoked counts for nothing in the
+// combined policy, saying which key of whom. carol's file team delegates
+// tools to the repository's copy of the organisation's bob (same key),
+// who signs it; the repository then removes its bob (tools and team
+// count for nothing there). Combined with the organisation, bob is a
+// person again, by the organisation's listing: tools counted again,
+// signed by his key even once the organisation revoked it. A repository
+// that still lists the revoked key is refused outright, naming it.
+func TestInheritRepoRuleFileSignedByOrgRevokedKey(t *testing.T) {
+	org, _, bob := orgPolicy(t)
+	local, carol := localPolicy(t)
+	must(t, local.AddPerson(nil, "bob", []ssh.PublicKey{bob.Pub}, t0))
+	must(t, local.Delegate(nil, "", Delegation{Name: "team", Refs: []string{"refs/heads/tools/*"}, Signers: []string{"carol"}, Threshold: 1}, t0))
+	must(t, local.Delegate(nil, "team", Delegation{Name: "tools", Refs: []string{"refs/heads/tools/*"}, Signers: []string{"bob"}, Threshold: 1}, t0))
+	must(t, local.AddRuleIn(nil, "tools", Rule{Name: "tools-main", Refs: []string{"refs/heads/tools/*"}, Allow: []string{"bob"}, Threshold: 1}, t0))
+	must(t, local.SignRuleFile("team", carol.TUF))
+	must(t, local.SignRuleFile("tools", bob.TUF))
+	revoking, _ := org.Clone()
+	must(t, revoking.RevokeKey(nil, bob.FP, 9, t0))
+	if _, err := Inherit(revoking, local); !errors.Is(err, ErrInheritConflict) || !strings.Contains(err.Error(), "key "+bob.FP+" of the repository's person bob is revoked by the organisation policy") {
+		t.Fatalf("Inherit with the revoked key still listed = %v", err)
+	}
+	removed, _ := local.Clone()
+	must(t, removed.RemovePerson(local, "bob", t0))
+	if f, _ := removed.RuleFile("tools"); !removed.ClosedByRemoval(local, f) {
+		t.Fatalf("tools in the repository after bob's removal: %q", f.Untrusted)
+	}
+	// Not revoked: the organisation's bob (same key) signs tools.
+	m, err := Inherit(org, removed)
+	must(t, err)
+	if f, _ := m.RuleFile("tools"); f.Untrusted != "" {
+		t.Fatalf("tools combined with an organisation that lists bob: %q", f.Untrusted)
+	}
+	// Revoked: tools counts for nothing, and refs/heads/tools/* fails
+	// closed.
+	m, err = Inherit(revoking, removed)
+	must(t, err)
+	f, _ := m.RuleFile("tools")
+	if want := "(the organisation policy revokes key " + bob.FP + " of bob, which signed it)"; !strings.Contains(f.Untrusted, want) || !strings.Contains(f.Untrusted, "signed by 0 of the 1 persons its delegation tools requires") {
+		t.Fatalf("tools signed by the revoked key, combined: %q, want %q", f.Untrusted, want)
+	}
+	closed := false
+	for _, r := range m.RulesFor("refs/heads/tools/x") {
+		closed = closed || (r.File == "tools" && r.Untrusted != "")
+	}
+	if !closed {
+		t.Fatalf("refs/heads/tools/x does not fail closed: %v", ruleNames(m.RulesFor("refs/heads/tools/x")))
+	}
+	if f, _ := m.RuleFile("team"); f.Untrusted != "" {
+		t.Fatalf("team, signed by carol, counts for nothing: %q", f.Untrusted)
+	}
+}
