@@ -406,6 +406,12 @@ func (c *Context) checkMetadataLines(lines []RefLine, proposed map[string]gitrep
 				return ErrRejected
 			}
 		default:
+			if strings.HasPrefix(l.Ref, rsl.KeepRefPrefix) {
+				if err := c.checkKeepRef(l); err != nil {
+					return err
+				}
+				continue
+			}
 			if strings.HasPrefix(l.Ref, "refs/secure/") {
 				c.say("error: %s is not a git-secure ref (refs/secure/ holds only %s, %s, %s, %s and %s): clients would take it for metadata", l.Ref, rsl.Ref, policy.Ref, attest.Ref, policy.StagingRef, freshness.Ref)
 				return ErrRejected
@@ -413,6 +419,29 @@ func (c *Context) checkMetadataLines(lines []RefLine, proposed map[string]gitrep
 		}
 	}
 	return nil
+}
+
+// checkKeepRef accepts only the creation of refs/secure/keep/<full hash>
+// pointing at that commit (rsl.KeepRefPrefix): such a ref keeps a state a
+// force-push left behind reachable and says nothing else, so any other
+// name, a move or a deletion is refused.
+func (c *Context) checkKeepRef(l RefLine) error {
+	name := strings.TrimPrefix(l.Ref, rsl.KeepRefPrefix)
+	switch {
+	case !l.Old.IsZero() && l.New.IsZero():
+		c.say("error: %s keeps a recorded state reachable for fresh clones: it cannot be deleted", l.Ref)
+	case !l.Old.IsZero():
+		c.say("error: %s keeps a recorded state reachable for fresh clones: it is only ever created, never moved", l.Ref)
+	case l.New.IsZero() || name != l.New.String():
+		c.say("error: %s must point at the commit it names, %s, but the push sets it to %s", l.Ref, name, shortOrNone(l.New))
+	default:
+		if _, err := c.Repo.Git.ReadCommit(l.New); err != nil {
+			c.say("error: %s must point at a commit: %v", l.Ref, err)
+			return ErrRejected
+		}
+		return nil
+	}
+	return ErrRejected
 }
 
 // onlyGrows refuses the deletion of l.Ref, or a new value that does not

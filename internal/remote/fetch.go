@@ -315,6 +315,14 @@ func (h *Helper) adopt(remote, local map[string]gitrepo.Hash) error {
 		}
 		updates = append(updates, gitrepo.RefUpdate{Name: name, Old: have, New: want})
 	}
+	// Keep refs bring states force-pushes left behind (rsl.KeepRef), so
+	// that verification diffs from them exactly; trusted for nothing else,
+	// so only one naming its own commit is taken, and never moved.
+	for name, want := range remote {
+		if strings.HasPrefix(name, rsl.KeepRefPrefix) && local[name].IsZero() && name == rsl.KeepRef(want) {
+			updates = append(updates, gitrepo.RefUpdate{Name: name, New: want})
+		}
+	}
 	if u, ok := h.timestampUpdate(remote); ok {
 		updates = append(updates, u)
 	}

@@ -892,6 +892,7 @@ func (h *Helper) runPushRaw(specs []pushSpec, extra []string) pushResult {
 		}
 	}
 	refspecs = append(refspecs, extra...)
+	refspecs = append(refspecs, h.keepSpecs(specs)...)
 	if len(refspecs) == 0 {
 		return pushResult{pushed: map[string]gitrepo.Hash{}} // nothing to send
 	}
@@ -923,6 +924,39 @@ func (h *Helper) runPushRaw(specs []pushSpec, extra []string) pushResult {
 		}
 	}
 	return res
+}
+
+// keepSpecs returns, for each spec that overwrites the remote's recorded
+// state of its ref with one that does not contain it (a force-push or a
+// deletion), the refspec creating refs/secure/keep/<that state> on the
+// remote (rsl.KeepRef): once nothing else reaches the old state, fresh
+// clones would lack it and could no longer diff the next entry from it
+// exactly (verification then makes the ref's path rules apply in full).
+// A state this clone lacks, or the remote keeps already, is skipped.
+func (h *Helper) keepSpecs(specs []pushSpec) []string {
+	g := h.Repo.Git
+	var out []string
+	for _, s := range specs {
+		old := h.remote[s.Ref]
+		if old.IsZero() || old == s.New || strings.HasPrefix(s.Ref, "refs/secure/") {
+			continue
+		}
+		if _, kept := h.remote[rsl.KeepRef(old)]; kept {
+			continue
+		}
+		if !s.New.IsZero() && mustAncestor(g, old, s.New) {
+			continue
+		}
+		if c, err := g.ReadCommit(old); err != nil || c == nil {
+			continue // not here, or not a commit: nothing to keep
+		}
+		last, err := h.Repo.LatestEntry(h.remote[rsl.Ref], s.Ref)
+		if err != nil || last == nil || last.Entry.New != old {
+			continue // not a recorded state
+		}
+		out = append(out, old.String()+":"+rsl.KeepRef(old))
+	}
+	return out
 }
 
 func firstReason(reasons map[string]string, err error) string {

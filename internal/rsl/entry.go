@@ -18,6 +18,16 @@ import (
 // Ref is the ref that holds the log.
 const Ref = "refs/secure/rsl"
 
+// KeepRefPrefix names the refs that keep a recorded state a force-push
+// left behind reachable: refs/secure/keep/<full hash> points at that
+// commit, so fresh clones can diff the next entry from it exactly. They
+// are only ever created, never moved, and are trusted for nothing but the
+// objects they bring.
+const KeepRefPrefix = "refs/secure/keep/"
+
+// KeepRef is the keep ref of state h.
+func KeepRef(h gitrepo.Hash) string { return KeepRefPrefix + h.String() }
+
 // PolicyRef is the ref whose changes the log records as policy changes.
 const PolicyRef = "refs/secure/policy"
 

@@ -53,3 +53,59 @@ func TestFreshCloneRefusesRollbackOverMissingState(t *testing.T) {
 		}
 	}
 }
+
+// TestForcePushKeepsOldStateForFreshClones: bob (allowed on main, not on
+// src/crypto/**) force-pushes main, through git-secure, from alice's
+// README change back to the fix plus a commit of his: src/crypto does not
+// change. His push also creates refs/secure/keep/<alice's state>, so a
+// fresh clone has that state, diffs exactly, and verifies; without it the
+// clone must refuse (alice's missing state could have changed
+// src/crypto). The server refuses a keep ref naming another commit and a
+// move or deletion of one.
+func TestForcePushKeepsOldStateForFreshClones(t *testing.T) {
+	t.Parallel()
+	w := newCryptoWorld(t, false)
+	a, b, dir := w.alice, w.bob, w.bobDir
+	x := a.commit(w.aliceDir, "README", "alice's words\n")
+	a.git(w.aliceDir, "push", "-q", "origin", "main")
+
+	b.git(dir, "fetch", "-q")
+	b.git(dir, "checkout", "-q", "-B", "main", w.fix)
+	b.commit(dir, "NOTES", "notes\n")
+	if r := b.run(dir, "git", "push", "-f", "origin", "main"); r.code != 0 {
+		t.Fatalf("bob's force-push over alice's README change was refused:\n%s", r)
+	}
+	keep := rsl.KeepRefPrefix + x
+	if got := w.srv.admin.refs(w.repo)[keep]; got != x {
+		t.Fatalf("the server has %s at %q, want %s (the state the force-push left behind)", keep, got, x)
+	}
+
+	auditor := newUser(t, "auditor")
+	fresh := auditor.path("fresh.git")
+	auditor.git(auditor.sb.Home, "clone", "-q", "--mirror", w.url, fresh)
+	if r := auditor.run(fresh, "git", "secure", "verify", "--full"); r.code != 0 {
+		t.Fatalf("a fresh clone with the keep ref must verify bob's benign force-push:\n%s", r)
+	}
+	// Without the keep ref the state is gone and the rule applies in full.
+	auditor.git(fresh, "update-ref", "-d", keep)
+	auditor.git(fresh, "reflog", "expire", "--expire=now", "--all")
+	auditor.git(fresh, "gc", "-q", "--prune=now")
+	if r := auditor.run(fresh, "git", "secure", "verify", "--full"); r.code == 0 || !contains(r.stderr, "rule crypto", "missing from the repository: state "+x[:12]) {
+		t.Fatalf("without the keep ref a fresh clone must refuse, naming the missing state:\n%s", r)
+	}
+
+	// Forged keep refs.
+	for _, tc := range []struct{ spec, want string }{
+		{w.fix + ":" + rsl.KeepRefPrefix + w.vuln, "must point at the commit it names"},
+		{w.vuln + ":" + keep, "only ever created, never moved"},
+		{":" + keep, "cannot be deleted"},
+	} {
+		r := b.pushDirect(dir, w.url, "--no-verify", "-f", w.url, tc.spec)
+		if r.code == 0 || !contains(r.stderr, tc.want) {
+			t.Errorf("the server must refuse %s with %q:\n%s", tc.spec, tc.want, r)
+		}
+	}
+	if got := w.srv.admin.refs(w.repo)[keep]; got != x {
+		t.Fatalf("%s moved to %q", keep, got)
+	}
+}
