@@ -50,6 +50,52 @@ func (b *budgetReader) ReadTree(h gitrepo.Hash) ([]gitrepo.TreeEntry, error) {
 	return entries, nil
 }
 
+// attestationsGrow refuses the deletion of refs/secure/attestations, or a
+// new value that does not extend the old one, walking at most
+// secure.maxPushStoreCommits commits back from it: the store writes one
+// commit on its tip per change (attest.Store), so the old tip is on the
+// new one's first-parent chain within the commits attestationsKept then
+// compares. A longer chain (200 000 junk commits on the tip, or
+// unrelated history) is refused as too many commits without walking it
+// (git merge-base over it took seconds); a chain that ends within the
+// bound without meeting the old tip (a merge made by hand) is left to
+// git merge-base over that bounded history.
+func (c *Context) attestationsGrow(l RefLine) error {
+	if l.New.IsZero() {
+		c.say("error: %s cannot be deleted", l.Ref)
+		return ErrRejected
+	}
+	if l.Old.IsZero() {
+		return nil
+	}
+	max, err := c.configInt("secure.maxPushStoreCommits", defaultMaxPushStoreCommits)
+	if err != nil {
+		return err
+	}
+	h := l.New
+	for range max + 1 {
+		if h == l.Old {
+			return nil
+		}
+		commit, err := c.Repo.Git.ReadCommit(h)
+		if err != nil {
+			return fmt.Errorf("hooks: read %s commit %s: %w", l.Ref, h, err)
+		}
+		if len(commit.Parents) == 0 {
+			if ok, err := c.Repo.Git.IsAncestor(l.Old, l.New); err == nil && ok {
+				return nil
+			}
+			c.say("error: %s can only grow: %s does not extend %s", l.Ref, short(l.New), short(l.Old))
+			c.say("hint: fetch the remote's %s and build on it (git fetch)", l.Ref)
+			return ErrRejected
+		}
+		h = commit.Parents[0]
+	}
+	c.say("rejected: this push adds more than %d commits (or parents of merges) to %s; the server checks at most %d per push", max, l.Ref, max)
+	c.say("hint: push in smaller steps, or ask the administrator to raise git config secure.maxPushStoreCommits")
+	return ErrRejected
+}
+
 // attestationsKept refuses a push of refs/secure/attestations (created, or
 // extending old) in which any new commit drops or changes an envelope one
 // of its parents holds: the store is append-only, or anyone with push

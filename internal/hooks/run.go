@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -380,17 +381,19 @@ func (c *Context) checkMetadataLines(lines []RefLine, proposed map[string]gitrep
 			if err := c.logExtends(l); err != nil {
 				return err
 			}
-		case attest.Ref, policy.StagingRef:
+		case policy.StagingRef:
 			// The staged policy collects co-signers' signatures: nobody
 			// may delete it or put another change in its place (the
 			// helper never does either).
 			if err := c.onlyGrows(l, proposed[policy.Ref]); err != nil {
 				return err
 			}
-			if l.Ref == attest.Ref {
-				if err := c.attestationsKept(l); err != nil {
-					return err
-				}
+		case attest.Ref:
+			if err := c.attestationsGrow(l); err != nil {
+				return err
+			}
+			if err := c.attestationsKept(l); err != nil {
+				return err
 			}
 		case freshness.Ref:
 			if err := c.checkStatementPush(l, proposed); err != nil {
@@ -454,32 +457,63 @@ func (c *Context) onlyGrows(l RefLine, polTip gitrepo.Hash) error {
 		c.say("error: %s cannot be deleted", l.Ref)
 		return ErrRejected
 	}
+	if l.Ref == policy.StagingRef {
+		return c.stagingMoved(l, polTip)
+	}
 	if !l.Old.IsZero() {
 		if ok, err := c.Repo.Git.IsAncestor(l.Old, l.New); err != nil || !ok {
-			if l.Ref == policy.StagingRef {
-				return c.stagingReplaced(l, polTip)
-			}
 			c.say("error: %s can only grow: %s does not extend %s", l.Ref, short(l.New), short(l.Old))
 			c.say("hint: fetch the remote's %s and build on it (git fetch)", l.Ref)
 			return ErrRejected
 		}
 	}
-	if l.Ref == policy.StagingRef {
-		return c.stagingGrown(l, polTip)
-	}
 	return nil
 }
 
-// stagingGrown refuses a staged policy slot created or grown with anything
-// but a staged change of the policy in force, naming why.
+// stagingMoved judges a new value of the staged policy slot without
+// walking its history: first the cheap check that it is a staged change
+// of the policy in force (porcelain.StagedOnPolicy: its only parent is
+// polTip, its files pass policy.CheckStaged), which whatever was pushed
+// must pass; then, unless it leaves the slot as it was (created, the same
+// commit, or the policy in force itself before), the replacement rule
+// (stagingReplaced). A staged change's only parent is polTip, so the old
+// value is its ancestor only when it is polTip or polTip's ancestor, no
+// staged change of polTip, which the replacement rule lets go anyway: the
+// ancestry walk the slot had (git merge-base over whatever history was
+// pushed, 200 000 junk commits and more) decided nothing this does not.
+func (c *Context) stagingMoved(l RefLine, polTip gitrepo.Hash) error {
+	if err := c.stagingGrown(l, polTip); err != nil {
+		return err
+	}
+	if l.Old.IsZero() || l.Old == l.New || l.Old == polTip {
+		return nil
+	}
+	return c.stagingReplaced(l, polTip)
+}
+
+// stagingGrown refuses a staged policy slot created, grown or replaced
+// with anything but a staged change of the policy in force, naming why.
 func (c *Context) stagingGrown(l RefLine, polTip gitrepo.Hash) error {
 	why, err := porcelain.StagedOnPolicy(c.Repo.Git, l.New, polTip)
 	if err != nil || why == "" {
 		return err
 	}
+	if !l.Old.IsZero() && l.Old != polTip && !c.hasParent(l.New, l.Old) {
+		// Not grown on the slot's commit: worded as a replacement.
+		c.say("error: %s can only grow, or be replaced by a staged change of the policy in force that keeps every signature of the one it replaces: %s", l.Ref, why)
+		c.say("hint: fetch (git fetch), then make the change again on the policy in force (git secure policy discard; git secure policy ...) and push it")
+		return ErrRejected
+	}
 	c.say("error: %s only takes a staged change of the policy in force (a commit whose only parent is %s and that holds a policy): %s", l.Ref, policy.Ref, why)
 	c.say("hint: fetch (git fetch), then make the change again on the policy in force (git secure policy discard; git secure policy ...) and push it")
 	return ErrRejected
+}
+
+// hasParent reports whether commit h names p as a parent (false when h
+// cannot be read): one step, not a walk.
+func (c *Context) hasParent(h, p gitrepo.Hash) bool {
+	commit, err := c.Repo.Git.ReadCommit(h)
+	return err == nil && slices.Contains(commit.Parents, p)
 }
 
 // stagingReplaced accepts a staged policy change that replaces another
