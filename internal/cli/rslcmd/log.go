@@ -38,6 +38,13 @@ type EntryJSON struct {
 	// or rules key of no person), "forge app" (a forge bridge's entry of a
 	// move the forge made), "unknown key" or "bad signature".
 	SignerStatus string `json:"signerStatus"`
+	// KeyRole, for a policy key of no person, is the root role it holds
+	// there: "root", "rules" or "root and rules".
+	KeyRole string `json:"keyRole,omitempty"`
+	// PersonNow, for a policy key of no person, is the person the newest
+	// policy names for that key (git secure init's key, added as a person
+	// later), so that the entry says whose it is.
+	PersonNow string `json:"personNow,omitempty"`
 	// ForgeApp names the forge app whose key signed the entry.
 	ForgeApp string `json:"forgeApp,omitempty"`
 	// Committer is the commit's committer field as written: anyone can
@@ -99,6 +106,7 @@ func runLog(_ context.Context, opts *LogOptions) error {
 	// walk to reach the policy entry, which may be the log's first.
 	cp, _ := r.Checkpoints().Load()
 	var cpPol *policy.Policy
+	var newest *policy.Policy // the policy in force at the log's tip, once read
 	policies := map[gitrepo.Hash]*policy.Policy{}
 	err = rsl.WalkBack(r.Git, tip, func(rec *rsl.Record) (bool, error) {
 		full := max > 0 && len(items) >= max
@@ -112,7 +120,10 @@ func runLog(_ context.Context, opts *LogOptions) error {
 			if err != nil {
 				return false, fmt.Errorf("rsl log: entry #%d: %w", rec.Entry.Number, err)
 			}
-			pending = resolveSigners(pending, pol)
+			if newest == nil {
+				newest = pol
+			}
+			pending = resolveSigners(pending, pol, newest)
 		} else {
 			if cp.IsEntry(rec.Entry.Number, rec.ID) {
 				// The log holds the checkpoint's entry: from here down
@@ -122,7 +133,10 @@ func runLog(_ context.Context, opts *LogOptions) error {
 			if cpPol != nil && rec.Entry.Number > cp.PolicyEntry && len(pending) > 0 {
 				// No policy entry between this one and the pending ones:
 				// the policy in force here is what they wait for.
-				pending = resolveSigners(pending, cpPol)
+				if newest == nil {
+					newest = cpPol
+				}
+				pending = resolveSigners(pending, cpPol, newest)
 			}
 		}
 		flush()
@@ -178,7 +192,7 @@ func loadPolicy(g *gitrepo.Repo, cache map[gitrepo.Hash]*policy.Policy, h gitrep
 // the policy recorded by the newest policy entry at or before them, and
 // returns the entries still pending (a policy entry whose key pol does not
 // know gets one more try, under the policy before it).
-func resolveSigners(pending []*logItem, pol *policy.Policy) []*logItem {
+func resolveSigners(pending []*logItem, pol, newest *policy.Policy) []*logItem {
 	var rest []*logItem
 	for _, it := range pending {
 		it.tries++
@@ -203,6 +217,11 @@ func resolveSigners(pending []*logItem, pol *policy.Policy) []*logItem {
 			it.j.Signer, it.j.SignerStatus = fp, SignerPolicyKey
 			if p, ok := pol.PersonByFingerprint(fp); ok {
 				it.j.Person, it.j.SignerStatus = p.Name, SignerPerson
+			} else {
+				it.j.KeyRole = keyRole(pol, fp)
+				if p, ok := newest.PersonByFingerprint(fp); ok {
+					it.j.PersonNow = p.Name
+				}
 			}
 			it.resolved = true
 		case errors.Is(err, sign.ErrUnknownKey):
@@ -242,7 +261,14 @@ func signedBy(j EntryJSON) string {
 	case SignerPerson:
 		return fmt.Sprintf("by %s (%s)", j.Person, key)
 	case SignerPolicyKey:
-		return fmt.Sprintf("by a root or rules key (%s)", key)
+		role := j.KeyRole
+		if role == "" {
+			role = "root or rules"
+		}
+		if j.PersonNow != "" {
+			return fmt.Sprintf("by the %s key (%s), %s's key in the policy now", role, key, j.PersonNow)
+		}
+		return fmt.Sprintf("by the %s key (%s), no person's", role, key)
 	case SignerForgeApp:
 		return fmt.Sprintf("by forge app %s, for the forge's merge (%s)", j.ForgeApp, key)
 	case SignerBad:
@@ -256,6 +282,28 @@ func signedBy(j EntryJSON) string {
 func forgeApp(pol *policy.Policy, key ssh.PublicKey) string {
 	if app, ok := pol.ForgeAppByFingerprint(sign.Fingerprint(key)); ok {
 		return app.Name
+	}
+	return ""
+}
+
+// keyRole names the root roles of pol whose keys include fp.
+func keyRole(pol *policy.Policy, fp string) string {
+	holds := func(role string) bool {
+		keys, _ := pol.RoleKeys(role)
+		for _, k := range keys {
+			if k.Fingerprint == fp {
+				return true
+			}
+		}
+		return false
+	}
+	switch root, rules := holds("root"), holds("targets"); {
+	case root && rules:
+		return "root and rules"
+	case root:
+		return "root"
+	case rules:
+		return "rules"
 	}
 	return ""
 }

@@ -47,5 +47,11 @@ func TestRunRecordSkipLog(t *testing.T) {
 	if err := runLog(ctx, &LogOptions{F: r.F(), MaxCount: 2}); err != nil {
 		t.Fatal(err)
 	}
-	clitest.Contains(t, "log", r.Stdout.String(), "#4 ", "reason: pushed by mistake", "#3 ", "by a root or rules key ("+r.FP("alice")+")")
+	clitest.Contains(t, "log", r.Stdout.String(), "#4 ", "reason: pushed by mistake", "#3 ", "by the root and rules key ("+r.FP("alice")+"), no person's")
+	// Once the init key is a person's, the entries it signed before say
+	// whose it is (a stranger read "by a root or rules key").
+	if err := runLog(ctx, &LogOptions{F: r.F(), JSON: true}); err != nil {
+		t.Fatal(err)
+	}
+	clitest.Contains(t, "log --json", r.Stdout.String(), `"keyRole": "root and rules"`)
 }

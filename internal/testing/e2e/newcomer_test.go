@@ -125,6 +125,13 @@ func TestInitLeavesUpstreamFetchesPlain(t *testing.T) {
 	}
 	alice.git(adir, "fetch", "-q", "mine")
 	alice.secure(adir, "verify")
+
+	// init's first entries say whose key signed them (the init key,
+	// alice's once she added herself), not "a root or rules key".
+	log := alice.secure(adir, "rsl", "log")
+	if want := "by the root and rules key (" + alice.fingerprint() + "), alice's key in the policy now"; !strings.Contains(log, want) {
+		t.Errorf("rsl log does not say %q:\n%s", want, log)
+	}
 }
 
 // Every review branch the hand-off publishes (review/main-<commit>) was
