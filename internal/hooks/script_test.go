@@ -191,7 +191,8 @@ func TestServerTransactionScriptMarker(t *testing.T) {
 	if code, got := run("prepared", gone+inside); code != 0 || got != "" {
 		t.Errorf("refs/heads/a deleted, refs/heads/a/b made: exit %d, git-secure got %q; want exit 0 without starting it", code, got)
 	}
-	for _, bad := range []string{"refs/heads/../../x", "refs/heads^a", "HEAD"} {
+	for _, bad := range []string{"refs/heads/../../x", "refs/heads^a/b", "refs/heads~a", "HEAD"} {
+		writeMarker(t, marker, tips, gone+inside)
 		line := strings.Repeat("0", 40) + " " + strings.Repeat("a", 40) + " " + bad + "\n"
 		if code, got := run("prepared", line); code != 1 || got != line+"hook reference-transaction prepared\n" {
 			t.Errorf("%s: exit %d, git-secure got %q; want it started with the input", bad, code, got)
