@@ -87,8 +87,10 @@ func skKind(typ string) func(t *testing.T, f *ScenarioFixture) (ssh.PublicKey, s
 // TestKeyKindsEndToEnd: for a security key of each type, an OpenPGP key
 // and a keyless Sigstore identity, person erin's key signs an RSL entry, an approval and a policy
 // change (her own rule file, applied by her alone), each verified; then
-// the key is revoked from the next entry on, and her next entry fails
-// verification naming the key.
+// the key is revoked from the next entry on: an approval she makes with
+// it does not count (alice's entry on it stays pending and fails
+// verification naming the key), and her next entry fails verification
+// naming the key.
 func TestKeyKindsEndToEnd(t *testing.T) {
 	tmpl := NewScenarioTemplate(t)
 	for _, kind := range keyKinds {
@@ -157,6 +159,22 @@ func TestKeyKindsEndToEnd(t *testing.T) {
 			dev3 := f.NewCommit(dev2, "dev 3")
 			f.SetRef("refs/heads/dev", dev3)
 			f.Approve("alice", "refs/heads/dev", dev3, "")
+			// An approval erin makes with the revoked key does not count:
+			// alice's entry of dev3 on it is left pending (dev needs both),
+			// and verification refuses it naming the key; the entry is
+			// then dropped.
+			if _, err := f.R.Approve("refs/heads/dev", dev3.String(), "", erin); err != nil {
+				t.Fatalf("erin approves with her revoked key: %v", err)
+			}
+			before, _ := f.Tip()
+			res, err := f.R.Record("refs/heads/dev", f.Key("alice"))
+			if err != nil || !strings.Contains(strings.Join(res.Pending, "\n"), "rule dev: needs 2 of alice, erin, has 1 (alice)") {
+				t.Fatalf("alice records dev3 on erin's approval by a revoked key: %v, pending %v", err, res)
+			}
+			f.MustFail(verify.Options{}, verify.ErrThreshold, "needs 2 of alice, erin, has 1 (alice)", "ignored: signed by "+fp+", a revoked key")
+			if err := f.G.UpdateRefs([]gitrepo.RefUpdate{{Name: rsl.Ref, Old: res.ID, New: before}}, "test: drop alice's entry"); err != nil {
+				t.Fatal(err)
+			}
 			// Recording refuses the revoked key, naming it ...
 			if _, err := f.R.Record("refs/heads/dev", erin); err == nil || !strings.Contains(err.Error(), "your key "+fp+" is revoked") {
 				t.Fatalf("erin records with her revoked key: %v, want a refusal naming %s", err, fp)
