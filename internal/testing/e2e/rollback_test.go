@@ -86,6 +86,15 @@ func TestForcePushKeepsOldStateForFreshClones(t *testing.T) {
 	if r := auditor.run(fresh, "git", "secure", "verify", "--full"); r.code != 0 {
 		t.Fatalf("a fresh clone with the keep ref must verify bob's benign force-push:\n%s", r)
 	}
+	// A clone through git-secure carries the keep ref and verifies.
+	carol := newUser(t, "carol")
+	carolDir := carol.path("carol")
+	carol.git(carol.sb.Home, "secure", "clone", "-q", w.url, carolDir)
+	if got := carol.refValue(carolDir, keep); got != x {
+		t.Fatalf("git secure clone did not carry %s (has %q)", keep, got)
+	}
+	carol.secure(carolDir, "verify")
+
 	// Without the keep ref the state is gone and the rule applies in full.
 	auditor.git(fresh, "update-ref", "-d", keep)
 	auditor.git(fresh, "reflog", "expire", "--expire=now", "--all")
