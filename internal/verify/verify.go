@@ -98,6 +98,9 @@ type Options struct {
 	// index, set by WithStore, receives the index records of the
 	// entries replayed.
 	index *indexWriter
+	// memory, set by WithStore, bounds the heap while a long log
+	// streams, and through the checkpoint's save (memlimit.go).
+	memory *memoryLimit
 }
 
 // RefStatus is the verified state of one ref.
@@ -261,6 +264,9 @@ func newVerifier(repo Repository, tip gitrepo.Hash, opts Options, cp *Checkpoint
 	} else {
 		start := time.Now()
 		v.stream, err = openLog(repo, tip)
+		if err == nil && v.stream.total >= int(inProcessChainMin) {
+			v.opts.memory.apply()
+		}
 		v.trace("list log", start)
 	}
 	if errors.Is(err, errStale) {
