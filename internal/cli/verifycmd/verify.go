@@ -44,6 +44,9 @@ type Options struct {
 	// Org, when set, is a file listing repositories to verify, each
 	// with its organisation policy, in one table.
 	Org string
+	// Verbose lists every ref judged, one line each; without it the refs
+	// no rule protects that are as the log says are counted per kind.
+	Verbose bool
 }
 
 // freshnessFlags are verify's flags about freshness.
@@ -88,6 +91,7 @@ Exit 0 when everything verifies, 1 when a check fails, 2 on usage errors.`,
 			&cli.StringFlag{Name: "out", Usage: "write the --attest summary to `FILE` (default stdout)"},
 			cmdutil.RootKeyFlag("git config secure.rootKeys, else trust on first use"), cmdutil.RootThresholdFlag("git config secure.rootThreshold, else all of them"),
 			&cli.StringFlag{Name: "remote", Usage: "in a clone with a work tree, judge what remote `NAME` served (default: the checked-out branch's upstream remote, else origin, else the only remote)"},
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "list every ref judged, one line each (default: protected refs and refs with a note one by one, the others counted per kind; --json always lists each)"},
 			&cli.BoolFlag{Name: "allow-shallow", Usage: "accept a shallow clone: the checks that need history beyond its boundary are skipped, each named in a warning"},
 			&cli.StringFlag{Name: "org", Usage: "verify every repository `LIST` names (a file: one URL or path per line, optionally followed by root key fingerprints to pin; # comments) in a fresh mirror each, with its organisation policy, and print one table"},
 			cmdutil.KeyFlag, freshnessFlags[0], freshnessFlags[1], mergeableFlags[0], mergeableFlags[1], mergeableFlags[2]},
@@ -103,7 +107,7 @@ Exit 0 when everything verifies, 1 when a check fails, 2 on usage errors.`,
 			}
 			return runVerify(c.Context, &Options{F: f, Refs: c.Args().Slice(), JSON: c.Bool("json"), Full: c.Bool("full"),
 				At: c.String("at"), Attest: c.Bool("attest"), Out: c.String("out"), Key: c.String("key"), Pin: cmdutil.PinOf(c),
-				Remote: c.String("remote"), AllowShallow: c.Bool("allow-shallow"), Now: c.String("now"), NoFreshness: c.Bool("no-freshness")})
+				Remote: c.String("remote"), AllowShallow: c.Bool("allow-shallow"), Now: c.String("now"), NoFreshness: c.Bool("no-freshness"), Verbose: c.Bool("verbose")})
 		},
 	}
 }
@@ -155,7 +159,7 @@ func runVerify(_ context.Context, opts *Options) error {
 	if failed != nil {
 		return err
 	}
-	printResult(f, res, time.Since(start))
+	printResult(f, res, time.Since(start), opts.Verbose || len(opts.Refs) > 0)
 	return nil
 }
 
@@ -242,14 +246,18 @@ func printWarnings(f *factory.Factory, res *verify.Result) {
 }
 
 // printResult prints a successful verification for people.
-func printResult(f *factory.Factory, res *verify.Result, took time.Duration) {
+func printResult(f *factory.Factory, res *verify.Result, took time.Duration, verbose bool) {
 	checked := ""
 	if res.Checked < res.Entries {
 		checked = fmt.Sprintf(" (%d new since the last verification; --full checks all)", res.Checked)
 	}
 	f.Out("verified %d entries%s in %.2fs: policy root v%d, rules v%d (expires %s)\n", res.Entries, checked, took.Seconds(), res.RootVersion, res.RulesVersion, res.PolicyExpires.Format("2006-01-02"))
 	f.Out("judged: %s\n", res.Judged)
-	for _, s := range res.Refs {
+	refs, counted := res.Refs, ""
+	if !verbose {
+		refs, counted = summariseRefs(res.Refs)
+	}
+	for _, s := range refs {
 		mark := " "
 		if s.Protected {
 			mark = "*"
@@ -263,8 +271,62 @@ func printResult(f *factory.Factory, res *verify.Result, took time.Duration) {
 		}
 		f.Out("%s\n", line)
 	}
+	if counted != "" {
+		f.Out("  %s\n", counted)
+	}
 	f.Out("(* protected by a rule)\n")
 	printLocal(f, res)
+}
+
+// refsListed is how many routine refs (no rule protects them, no note)
+// are still listed one by one; more are counted per kind.
+const refsListed = 3
+
+// summariseRefs splits the refs judged into those listed one by one
+// (protected ones, ones with a note) and a line counting the routine rest
+// per kind: a project with 29 release tags and a few branches printed a
+// line for each on every verify. Problems are never among the counted:
+// they fail or warn in full.
+func summariseRefs(all []verify.RefStatus) ([]verify.RefStatus, string) {
+	var listed, routine []verify.RefStatus
+	for _, s := range all {
+		if s.Protected || (s.Note != "" && !strings.HasPrefix(s.Note, "review branch")) {
+			listed = append(listed, s)
+		} else {
+			routine = append(routine, s)
+		}
+	}
+	if len(routine) <= refsListed {
+		return all, ""
+	}
+	var tags, branches, reviews, other int
+	for _, s := range routine {
+		switch {
+		case s.Note != "":
+			reviews++
+		case strings.HasPrefix(s.Ref, "refs/tags/"):
+			tags++
+		case strings.HasPrefix(s.Ref, "refs/heads/"):
+			branches++
+		default:
+			other++
+		}
+	}
+	var parts []string
+	for _, c := range []struct {
+		n    int
+		kind string
+	}{{tags, "tag"}, {branches, "branch"}, {reviews, "review branch"}, {other, "other ref"}} {
+		switch {
+		case c.n == 1:
+			parts = append(parts, "1 "+c.kind)
+		case c.n > 1 && strings.HasSuffix(c.kind, "ch"):
+			parts = append(parts, fmt.Sprintf("%d %ses", c.n, c.kind))
+		case c.n > 1:
+			parts = append(parts, fmt.Sprintf("%d %ss", c.n, c.kind))
+		}
+	}
+	return listed, fmt.Sprintf("and %s that no rule protects (--verbose lists each)", strings.Join(parts, ", "))
 }
 
 // printLocal lists a working clone's own refs that differ from the log:
