@@ -85,7 +85,8 @@ func (s *StagedRaw) SignedBy(keys []*Key) (map[string][]string, bool) {
 
 // TrustedSigners returns, sorted, the fingerprints of the keys base (the
 // policy in force, whose files as written are baseRaw) trusts with its
-// metadata (MetadataKeys), less the keys it revokes, that signed a part of
+// metadata (MetadataKeys), less the keys it revokes (but on root.json,
+// whose rotation is how a compromised root key goes), that signed a part of
 // s that counts for the change from base: a file s changes or adds, or
 // targets.json unchanged with a signature base's targets.json does not
 // carry byte for byte (a root.json or rule file left as it is counts for
@@ -93,12 +94,7 @@ func (s *StagedRaw) SignedBy(keys []*Key) (map[string][]string, bool) {
 // are counted over the raw signed parts: s is never decoded, and a key s
 // brings in counts for nothing.
 func (s *StagedRaw) TrustedSigners(base *Policy, baseRaw *StagedRaw) []string {
-	var keys []*Key
-	for _, k := range base.MetadataKeys() {
-		if base.RevokedFrom(k.Fingerprint) == 0 {
-			keys = append(keys, k)
-		}
-	}
+	keys := base.MetadataKeys()
 	set := map[string]bool{}
 	for name, e := range s.files {
 		was := baseRaw.files[name]
@@ -107,7 +103,14 @@ func (s *StagedRaw) TrustedSigners(base *Policy, baseRaw *StagedRaw) []string {
 			continue
 		}
 		for _, k := range keys {
-			for _, sig := range e.sigs[k.ID] {
+			if name != RootFile && base.RevokedFrom(k.Fingerprint) != 0 {
+				continue // as verify.PolicyStatusRevoked: root keeps its own
+			}
+			sigs := e.sigs[k.ID]
+			if len(sigs) > maxSigsPerKey {
+				sigs = sigs[:maxSigsPerKey]
+			}
+			for _, sig := range sigs {
 				carried := unchanged && slices.ContainsFunc(was.sigs[k.ID], func(b []byte) bool { return bytes.Equal(b, sig) })
 				if !carried && k.VerifyMetadata(e.payload, sig) {
 					set[k.Fingerprint] = true
@@ -120,6 +123,14 @@ func (s *StagedRaw) TrustedSigners(base *Policy, baseRaw *StagedRaw) []string {
 	sort.Strings(out)
 	return out
 }
+
+// maxSigsPerKey is how many signatures of one key ID TrustedSigners tries
+// on a file: git-secure writes one a key, and a planted change with
+// thousands under a trusted key's ID must not cost as many verifications
+// (some 50 µs each). Trying fewer than a file holds only counts fewer
+// signatures worth keeping: the change is then easier to replace, never
+// harder.
+const maxSigsPerKey = 2
 
 // MetadataKeys returns the keys p trusts with its metadata: its root and
 // rules keys, and the keys of its rule files' signers.
