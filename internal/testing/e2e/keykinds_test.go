@@ -23,7 +23,8 @@ type plainGitKey struct {
 	Pin         func(t *testing.T, alice *user, dir string)
 }
 
-// TestKeyKindsWithPlainGit: gina's key is a security key (in her
+// TestKeyKindsWithPlainGit: gina's key is a security key (ed25519-sk or
+// ecdsa-sk, in her
 // ssh-agent, as after ssh-add of an sk key file), an OpenPGP key (in her
 // gpg home, git config gpg.format=openpgp as for git commit -S) or a
 // keyless Sigstore identity (gitsign as gpg.x509.program, gpg.format=x509,
@@ -46,6 +47,14 @@ func TestKeyKindsWithPlainGit(t *testing.T) {
 			g.sb.Extra = append(g.sb.Extra, "SSH_AUTH_SOCK="+sock)
 			writeFile(t, g.sb.Home, "id_ed25519_sk.pub", k.AuthorizedKey()+" gina\n")
 			pub := g.path("id_ed25519_sk.pub")
+			return plainGitKey{Add: pub, Public: k.AuthorizedKey(), Config: [][2]string{{"gpg.format", "ssh"}, {"user.signingkey", pub}}}
+		}},
+		{"sk-ecdsa", func(t *testing.T, g *user) plainGitKey {
+			k := keykinds.NewSoftSK(t, "ecdsa-sk")
+			sock := keykinds.ServeAgent(t, t.TempDir(), k)
+			g.sb.Extra = append(g.sb.Extra, "SSH_AUTH_SOCK="+sock)
+			writeFile(t, g.sb.Home, "id_ecdsa_sk.pub", k.AuthorizedKey()+" gina\n")
+			pub := g.path("id_ecdsa_sk.pub")
 			return plainGitKey{Add: pub, Public: k.AuthorizedKey(), Config: [][2]string{{"gpg.format", "ssh"}, {"user.signingkey", pub}}}
 		}},
 		{"openpgp", func(t *testing.T, g *user) plainGitKey {
