@@ -245,7 +245,7 @@ func (c *Context) preReceive(input []byte) error {
 		}
 	}
 	sweepMarkers(filepath.Dir(marker))
-	c.notePostReceive(g.GitDir())
+	c.notePostReceive(g.GitDir(), lines)
 	if judged, err := c.judgeUnprotected(lines); err != nil {
 		return err
 	} else if judged != nil {

@@ -1,10 +1,12 @@
 package hooks
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/git-secure/git-secure/internal/freshness"
@@ -92,8 +94,12 @@ func postReceiveSkip(gitDir string) string {
 
 // notePostReceive writes or removes postReceiveSkip for this push: a
 // key, or a configuration that cannot be read, removes it.
-func (c *Context) notePostReceive(gitDir string) {
+func (c *Context) notePostReceive(gitDir string, lines []RefLine) {
 	path := postReceiveSkip(gitDir)
+	if c.mayLeaveStates(lines) {
+		_ = os.Remove(path) // post-receive keeps what it left (keepOverwritten)
+		return
+	}
 	if key, ok, err := c.Repo.ConfigValue(porcelain.TimestampKeyConfig); err != nil || (ok && key != "") {
 		_ = os.Remove(path)
 		return
@@ -131,13 +137,16 @@ func writeAtomic(path string, data []byte) error {
 // fails the push (it has landed already): a failure is reported, and
 // clients notice a stopped timestamp job by the statement's age.
 func (c *Context) postReceive(input []byte) error {
+	lines, perr := ParseRefLines(input)
+	if perr == nil {
+		c.keepOverwritten(lines)
+	}
 	key, ok, err := c.Repo.ConfigValue(porcelain.TimestampKeyConfig)
 	if err != nil || !ok || key == "" {
 		return nil
 	}
-	lines, err := ParseRefLines(input)
-	if err != nil {
-		c.say("warning: freshness statement not refreshed: %v", err)
+	if perr != nil {
+		c.say("warning: freshness statement not refreshed: %v", perr)
 		return nil
 	}
 	moved := false
@@ -163,4 +172,65 @@ func (c *Context) postReceive(input []byte) error {
 		c.say("hint: the server's timestamp job (git secure timestamp sign, from cron) keeps it fresh; clients refuse the server's state once the newest statement is older than the policy's max age")
 	}
 	return nil
+}
+
+// overwrites reports whether l moves a ref (not git-secure's own) away
+// from a state the new one does not contain: a force-push or a deletion.
+func (c *Context) overwrites(l RefLine) bool {
+	if l.Old.IsZero() || l.Old == l.New || strings.HasPrefix(l.Ref, "refs/secure/") {
+		return false
+	}
+	if l.New.IsZero() {
+		return true
+	}
+	ok, err := c.Repo.Git.IsAncestor(l.Old, l.New)
+	return err != nil || !ok
+}
+
+// mayLeaveStates reports whether a push may leave a recorded state behind
+// (overwrites), so that post-receive must run to keep it.
+func (c *Context) mayLeaveStates(lines []RefLine) bool {
+	for _, l := range lines {
+		if c.overwrites(l) {
+			return true
+		}
+	}
+	return false
+}
+
+// keepOverwritten creates refs/secure/keep/<old> (rsl.KeepRef) for each
+// recorded state the push just left behind: the push moved the ref away
+// from old, not to a descendant, with a log entry recording exactly that
+// move. Then fresh clones still have old and diff the entry exactly. A
+// client's push through git-secure usually created it already. It never
+// fails the push (it has landed): a failure is a warning.
+func (c *Context) keepOverwritten(lines []RefLine) {
+	g := c.Repo.Git
+	var logTip gitrepo.Hash
+	for _, l := range lines {
+		if !c.overwrites(l) {
+			continue
+		}
+		keep := rsl.KeepRef(l.Old)
+		if h, ok, err := g.ResolveRef(keep); err != nil || ok || !h.IsZero() {
+			continue
+		}
+		if logTip.IsZero() {
+			tip, ok, err := g.ResolveRef(rsl.Ref)
+			if err != nil || !ok {
+				return
+			}
+			logTip = tip
+		}
+		rec, err := c.Repo.LatestEntry(logTip, l.Ref)
+		if err != nil || rec == nil || rec.Entry.Old != l.Old || rec.Entry.New != l.New {
+			continue // not a recorded move from a recorded state
+		}
+		if _, err := g.ReadCommit(l.Old); err != nil {
+			continue
+		}
+		if err := g.UpdateRefs([]gitrepo.RefUpdate{{Name: keep, New: l.Old}}, "git-secure: keep the state entry #"+strconv.FormatUint(rec.Entry.Number, 10)+" moved "+l.Ref+" away from"); err != nil && !errors.Is(err, gitrepo.ErrRefChanged) {
+			c.say("warning: could not keep %s, which the push to %s left behind (%v): fresh clones will judge the next entry's path rules in full", short(l.Old), l.Ref, err)
+		}
+	}
 }

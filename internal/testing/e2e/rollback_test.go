@@ -103,6 +103,23 @@ func TestForcePushKeepsOldStateForFreshClones(t *testing.T) {
 		t.Fatalf("without the keep ref a fresh clone must refuse, naming the missing state:\n%s", r)
 	}
 
+	// A force-push with plain git (bob's own entry) that the server
+	// accepts: the server's hook keeps the state it left behind itself.
+	a.git(w.aliceDir, "fetch", "-q", "origin")
+	a.git(w.aliceDir, "reset", "-q", "--hard", "origin/main")
+	x2 := a.commit(w.aliceDir, "ALICE", "alice's second words\n")
+	a.git(w.aliceDir, "push", "-q", "origin", "main")
+	b.git(dir, "fetch", "-q", w.url, "+refs/heads/main:refs/remotes/origin/main", "+refs/secure/*:refs/secure/*")
+	b.git(dir, "checkout", "-q", "-B", "main", "refs/remotes/origin/main~1")
+	z := b.commit(dir, "NOTES", "more notes\n")
+	log := forge(t, b, dir, &rsl.Entry{Type: rsl.TypeRef, Ref: "refs/heads/main", Old: hash(t, x2), New: hash(t, z)})
+	if r := w.attackPush(w.url, z, log); r.code != 0 {
+		t.Fatalf("bob's benign force-push with plain git was refused:\n%s", r)
+	}
+	if got := w.srv.admin.refs(w.repo)[rsl.KeepRefPrefix+x2]; got != x2 {
+		t.Fatalf("the server's hook did not keep %s after a plain-git force-push (has %q)", x2, got)
+	}
+
 	// Forged keep refs.
 	for _, tc := range []struct{ spec, want string }{
 		{w.fix + ":" + rsl.KeepRefPrefix + w.vuln, "must point at the commit it names"},
