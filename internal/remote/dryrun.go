@@ -40,7 +40,7 @@ func (h *Helper) dryRunPolicy(specs []pushSpec) map[string]string {
 	}
 	if fp := sign.Fingerprint(plan.signer.PublicKey()); !keyInPolicy(pol, fp) {
 		return protectedFail(pol, changes, func(ref string) string {
-			return fmt.Sprintf("git-secure: would be refused: %s is protected and %s", ref, keyNotInPolicy(pol, fp))
+			return fmt.Sprintf("git-secure: would be refused: %s is protected and %s", ref, h.keyNotInPolicy(pol, fp, plan.local[rsl.Ref]))
 		})
 	}
 	prepared, err := h.Repo.Prepare(plan.local[rsl.Ref], pol, plan.signer, changes)

@@ -371,7 +371,7 @@ func (h *Helper) pushOutsidePolicy(plan *pushPlan, fp string) (res pushResult, d
 			return pushResult{}, false
 		}
 	}
-	why := keyNotInPolicy(plan.pol, fp)
+	why := h.keyNotInPolicy(plan.pol, fp, plan.local[rsl.Ref])
 	for _, c := range plan.specs {
 		if plan.pol.Protected(c.Ref) {
 			h.logf("hint: %s", keyOutsidePolicyHint)
@@ -395,9 +395,14 @@ func keyInPolicy(pol *policy.Policy, fp string) bool {
 
 // keyNotInPolicy says why key fp, which keyInPolicy refused, signs
 // nothing that counts.
-func keyNotInPolicy(pol *policy.Policy, fp string) string {
+func (h *Helper) keyNotInPolicy(pol *policy.Policy, fp string, logTip gitrepo.Hash) string {
 	if pol.RevokedByOrg(fp) {
 		return fmt.Sprintf("your key %s is revoked by the organisation policy (use your new key)", fp)
+	}
+	if !logTip.IsZero() {
+		if why := h.Repo.KeyRemoval(logTip, pol, fp); why != "" {
+			return why
+		}
 	}
 	return fmt.Sprintf("your key %s is not in the policy", fp)
 }

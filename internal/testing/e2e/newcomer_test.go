@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -207,4 +208,44 @@ func TestVerifySummarisesRoutineRefs(t *testing.T) {
 	if !strings.Contains(r.stdout+r.stderr, "refs/tags/v0.3") {
 		t.Errorf("verify does not name the moved tag:\n%s", r)
 	}
+}
+
+// bob's key was rotated (add-key, apply, remove-key, apply) while his
+// clone still signs with the old one: his push was refused with "your key
+// ... is not in the policy", which reads like a typo in his
+// configuration. It says now that the key was removed from person bob, in
+// which policy version, and which key bob has now.
+func TestRotatedOutKeySaysWhatHappened(t *testing.T) {
+	_, _, _, alice, bob, _, adir, bdir := handOffWorld(t)
+	newKey := bob.sb.NewKey("bob-2026", "ed25519")
+	alice.secure(adir, "policy", "add-key", "bob", "--key", newKey.Public)
+	alice.secure(adir, "policy", "apply")
+	alice.secure(adir, "policy", "remove-key", "bob", bob.key.Public)
+	alice.secure(adir, "policy", "apply")
+	alice.git(adir, "push", "-q")
+	entry := alice.rslLog(adir)
+	last := entry[len(entry)-1]
+
+	bob.git(bdir, "pull", "-q")
+	bob.commit(bdir, "b.txt", "b\n")
+	old, now := bob.fingerprintOf(bob.key.Public), bob.fingerprintOf(newKey.Public)
+	want := "your key " + old + " was removed from person bob in policy rules v"
+	for _, args := range [][]string{{"push", "--dry-run"}, {"push"}} {
+		r := bob.run(bdir, "git", args...)
+		flat := strings.Join(strings.Fields(r.stderr), " ")
+		if r.code == 0 || !strings.Contains(flat, want) || !strings.Contains(flat, "(entry #"+strconv.FormatUint(last.Number, 10)+"); bob's key(s) now: "+now) {
+			t.Errorf("git %s with a rotated-out key does not say it was removed from bob at entry #%d and bob's key now (%s):\n%s", strings.Join(args, " "), last.Number, now, r)
+		}
+	}
+	// Doing what it says works.
+	bob.git(bdir, "config", "user.signingkey", newKey.Private)
+	if r := bob.run(bdir, "git", "push", "origin", "HEAD:refs/heads/review/b"); r.code != 0 {
+		t.Fatalf("bob's push with his new key:\n%s", r)
+	}
+}
+
+// fingerprintOf is the SHA256 fingerprint of a public key file.
+func (u *user) fingerprintOf(pub string) string {
+	u.t.Helper()
+	return strings.Fields(u.must(u.sb.Home, "ssh-keygen", "-lf", pub))[1]
 }
