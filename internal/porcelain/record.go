@@ -188,7 +188,7 @@ func (r *Repo) precheckMove(pol *policy.Policy, rslTip gitrepo.Hash, t verify.Tr
 		return nil, err
 	}
 	revoked := func(fp string) bool { return pol.RevokedFrom(fp) != 0 }
-	approvers, _, err := verify.Approvers(store, pol, ref, old, new, revoked)
+	approvers, ignored, err := verify.Approvers(store, pol, ref, old, new, revoked)
 	if err != nil {
 		return nil, err
 	}
@@ -229,6 +229,11 @@ func (r *Repo) precheckMove(pol *policy.Policy, rslTip gitrepo.Hash, t verify.Tr
 			}
 			pending = append(pending, fmt.Sprintf("rule %s: %s; %s", orPolicy(f.Rule), f.Detail, f.Hint))
 		}
+	}
+	if len(pending) > 0 {
+		// Say why an approval the user can see does not count (one made
+		// with a revoked key reads as missing otherwise).
+		pending = append(pending, ignored...)
 	}
 	return pending, nil
 }

@@ -168,7 +168,7 @@ func TestKeyKindsEndToEnd(t *testing.T) {
 			}
 			before, _ := f.Tip()
 			res, err := f.R.Record("refs/heads/dev", f.Key("alice"))
-			if err != nil || !strings.Contains(strings.Join(res.Pending, "\n"), "rule dev: needs 2 of alice, erin, has 1 (alice)") {
+			if err != nil || !strings.Contains(strings.Join(res.Pending, "\n"), "rule dev: needs 2 of alice, erin, has 1 (alice)") || !strings.Contains(strings.Join(res.Pending, "\n"), "ignored: signed by "+fp+", a revoked key") {
 				t.Fatalf("alice records dev3 on erin's approval by a revoked key: %v, pending %v", err, res)
 			}
 			f.MustFail(verify.Options{}, verify.ErrThreshold, "needs 2 of alice, erin, has 1 (alice)", "ignored: signed by "+fp+", a revoked key")
