@@ -897,7 +897,7 @@ func (h *Helper) runPushRaw(specs []pushSpec, extra []string) pushResult {
 		}
 	}
 	refspecs = append(refspecs, extra...)
-	refspecs = append(refspecs, h.keepSpecs(specs)...)
+	keeps := h.keepSpecs(specs) // read before the push changes h.remote
 	if len(refspecs) == 0 {
 		return pushResult{pushed: map[string]gitrepo.Hash{}} // nothing to send
 	}
@@ -912,6 +912,7 @@ func (h *Helper) runPushRaw(specs []pushSpec, extra []string) pushResult {
 		return pushResult{failed: failed, raceLost: race, stderr: quiet}
 	}
 	quiet.Release()
+	h.pushKeeps(keeps)
 	pushed, all := h.pushedBy(refspecs)
 	res := pushResult{stderr: quiet, pushed: pushed}
 	if !all {
@@ -962,6 +963,20 @@ func (h *Helper) keepSpecs(specs []pushSpec) []string {
 		out = append(out, old.String()+":"+rsl.KeepRef(old))
 	}
 	return out
+}
+
+// pushKeeps creates the keep refs (keepSpecs) after the push landed, in
+// a push of their own: a server whose hook predates keep refs refuses
+// them, and that must not fail the push itself. A refusal is a warning
+// (a server with the hook keeps the state itself).
+func (h *Helper) pushKeeps(keeps []string) {
+	if len(keeps) == 0 {
+		return
+	}
+	args := append(h.urlArgs("push", "--porcelain", "--no-verify", "--quiet"), "--", h.URL)
+	if _, err := h.Repo.Git.Run(bgctx(), nil, append(args, keeps...)...); err != nil {
+		h.logf("warning: could not keep the state(s) this push left behind on %s (%s): fresh clones will judge the next entry's path rules in full (%v)", h.Remote, strings.Join(keeps, ", "), err)
+	}
 }
 
 func firstReason(reasons map[string]string, err error) string {

@@ -120,6 +120,21 @@ func TestForcePushKeepsOldStateForFreshClones(t *testing.T) {
 		t.Fatalf("the server's hook did not keep %s after a plain-git force-push (has %q)", x2, got)
 	}
 
+	// On a forge without the hook, git-secure's push keeps the state.
+	plain := w.plainCopy(t)
+	b.git(dir, "remote", "add", "forge", plain)
+	b.git(dir, "config", "remote.forge.vcs", "secure")
+	b.git(dir, "fetch", "-q", "forge")
+	b.git(dir, "checkout", "-q", "-B", "main", "refs/remotes/forge/main~1")
+	b.commit(dir, "NOTES", "forge notes\n")
+	if r := b.run(dir, "git", "push", "-f", "forge", "main"); r.code != 0 {
+		t.Fatalf("bob's force-push to the forge was refused:\n%s", r)
+	}
+	plainPath := w.srv.root + "/plain.git"
+	if got := w.srv.admin.refs(plainPath)[rsl.KeepRefPrefix+z]; got != z {
+		t.Fatalf("git-secure's push did not keep %s on the forge (has %q)", z, got)
+	}
+
 	// Forged keep refs.
 	for _, tc := range []struct{ spec, want string }{
 		{w.fix + ":" + rsl.KeepRefPrefix + w.vuln, "must point at the commit it names"},
