@@ -57,10 +57,27 @@ func runList(_ context.Context, opts *ListOptions) error {
 		return listRuleFile(opts.F, p, st, opts.File, opts.JSON)
 	}
 	j := newPolicyJSON(p, st)
+	if st.Changed() {
+		j.StagedChanges = policy.Changes(st.Base, st.Policy)
+	}
 	if opts.JSON {
 		return opts.F.PrintJSON(j)
 	}
+	if opts.Staged && !st.Changed() {
+		opts.F.Out("nothing is staged: the policy in force is\n\n")
+	}
 	printPolicy(opts.F, j, p)
+	switch {
+	case !j.Staged:
+	case opts.Staged:
+		opts.F.Out("\nthis is the staged policy, not in force yet: git secure policy apply puts it in force (git secure policy list shows the one in force)\n")
+	default:
+		opts.F.Out("\na change is staged, not in force yet:\n")
+		for _, ch := range j.StagedChanges {
+			opts.F.Out("  %s\n", ch)
+		}
+		opts.F.Out("git secure policy list --staged shows the whole staged policy; git secure policy apply puts it in force\n")
+	}
 	return nil
 }
 
@@ -95,7 +112,10 @@ type PolicyJSON struct {
 	GlobalRules   []globalJSON        `json:"globalRules"`
 	Revoked       []revokeJSON        `json:"revokedKeys"`
 	Staged        bool                `json:"staged"`
-	Freshness     *freshJSON          `json:"freshness,omitempty"`
+	// StagedChanges is what the staged change adds, removes and changes
+	// against the policy in force, one line each.
+	StagedChanges []string   `json:"stagedChanges,omitempty"`
+	Freshness     *freshJSON `json:"freshness,omitempty"`
 	// Delegations are the rule files, in search order.
 	Delegations []DelegationJSON `json:"delegations,omitempty"`
 }
@@ -221,8 +241,5 @@ func printPolicy(f *factory.Factory, j PolicyJSON, p *policy.Policy) {
 		for _, r := range j.Revoked {
 			f.Out("  %s from entry #%d\n", r.Key, r.FromEntry)
 		}
-	}
-	if j.Staged {
-		f.Out("\na change is staged: see git secure policy list --staged; put it in force with git secure policy apply\n")
 	}
 }

@@ -52,6 +52,25 @@ func TestRunPolicyEdits(t *testing.T) {
 	if !j.Staged || len(j.Persons) != 2 || len(j.Rules) != 1 || strings.Join(j.Rules[0].Refs, ",") != "refs/**" || j.Rules[0].Threshold != 2 {
 		t.Errorf("staged policy: %+v", j)
 	}
+	if got := strings.Join(j.StagedChanges, "; "); !strings.Contains(got, "adds person alice") || !strings.Contains(got, "adds rule main") {
+		t.Errorf("policy list --json --staged: stagedChanges = %q, want what the change adds", got)
+	}
+	// The human list says what the staged change does against the
+	// policy in force, and --staged does not tell you to run itself.
+	r.Stdout.Reset()
+	if err := runList(ctx, &ListOptions{F: r.F()}); err != nil {
+		t.Fatal(err)
+	}
+	clitest.Contains(t, "policy list with a staged change", r.Stdout.String(), "a change is staged, not in force yet:\n  adds person alice", "adds rule main",
+		"git secure policy list --staged shows the whole staged policy; git secure policy apply puts it in force")
+	r.Stdout.Reset()
+	if err := runList(ctx, &ListOptions{F: r.F(), Staged: true}); err != nil {
+		t.Fatal(err)
+	}
+	clitest.Contains(t, "policy list --staged", r.Stdout.String(), "adds rule main", "this is the staged policy, not in force yet: git secure policy apply puts it in force")
+	if strings.Contains(r.Stdout.String(), "see git secure policy list --staged") || strings.Contains(r.Stdout.String(), "list --staged shows") {
+		t.Errorf("policy list --staged tells you to run itself:\n%s", r.Stdout)
+	}
 
 	if err := runApply(ctx, &StagedOptions{F: r.F(), Key: r.Priv("alice")}); err != nil {
 		t.Fatalf("apply: %#v\n%s%s", err, r.Stdout, r.Stderr)
