@@ -459,3 +459,28 @@ func TestPolicyExpires(t *testing.T) {
 		tc.set(saved)
 	}
 }
+
+// TestRemoveTeamNamedByRuleFile: a team a rule file's rule names is
+// removed by the rules keys alone; the file counts for nothing, closed by
+// the removal, naming the team.
+func TestRemoveTeamNamedByRuleFile(t *testing.T) {
+	d := newDeleg(t)
+	p, err := d.p.Clone()
+	must(t, err)
+	must(t, p.AddTeam(d.p, "cryptoteam", []string{"erin"}, t0))
+	must(t, p.AddRuleIn(d.p, "crypto", Rule{Name: "aes", Refs: []string{"refs/heads/main"}, Paths: []string{"src/crypto/**"}, Allow: []string{"team:cryptoteam"}, Threshold: 1}, t0))
+	must(t, p.SignRuleFile("crypto", d.erin.TUF))
+	q, err := p.Clone()
+	must(t, err)
+	must(t, q.RemoveTeam(p, "cryptoteam", t0))
+	f, _ := q.RuleFile("crypto")
+	if !q.ClosedByRemoval(p, f) || !slices.Equal(q.MissingNames("crypto"), []string{"team:cryptoteam"}) {
+		t.Fatalf("crypto after the team's removal: untrusted %q, missing %v", f.Untrusted, q.MissingNames("crypto"))
+	}
+	if e := strings.Join(q.RemovalEffects(p), "\n"); !strings.Contains(e, "rule file crypto (delegated: rules keys -> security -> crypto) names team:cryptoteam, removed") || !strings.Contains(e, "its signers (erin) change what names them") {
+		t.Fatalf("RemovalEffects: %s", e)
+	}
+	if s, _ := q.RuleFile("security"); s.Untrusted != "" {
+		t.Fatalf("security, which does not name the team, counts for nothing: %q", s.Untrusted)
+	}
+}
