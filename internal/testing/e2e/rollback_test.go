@@ -150,3 +150,38 @@ func TestForcePushKeepsOldStateForFreshClones(t *testing.T) {
 		t.Fatalf("%s moved to %q", keep, got)
 	}
 }
+
+// TestFreshCloneForgivesMissingStateItsRuleBlocked: the forgiveness stays
+// where it is sound. bob's own README change X (his entry cannot have met
+// rule crypto) is force-pushed away by bob on a forge without the hook
+// and without a keep ref: a fresh clone lacks X, but X's entry could not
+// have changed src/crypto/**, so the diff from the fix is trusted for
+// crypto and the clone verifies, warning about X's entry.
+func TestFreshCloneForgivesMissingStateItsRuleBlocked(t *testing.T) {
+	t.Parallel()
+	w := newCryptoWorld(t, false)
+	b, dir := w.bob, w.bobDir
+	b.git(dir, "checkout", "-q", "-B", "main", w.fix)
+	x := b.commit(dir, "README", "bob's words\n")
+	if r := b.run(dir, "git", "push", "origin", "main"); r.code != 0 {
+		t.Fatalf("bob's README change was refused:\n%s", r)
+	}
+	plain := w.plainCopy(t)
+	b.git(dir, "fetch", "-q", w.url, "+refs/secure/*:refs/secure/*")
+	b.git(dir, "checkout", "-q", "-B", "rewrite", w.fix)
+	y := b.commit(dir, "NOTES", "notes\n")
+	log := forge(t, b, dir, &rsl.Entry{Type: rsl.TypeRef, Ref: "refs/heads/main", Old: hash(t, x), New: hash(t, y)})
+	if r := w.attackPush(plain, y, log); r.code != 0 {
+		t.Fatalf("the forge must take the push:\n%s", r)
+	}
+	auditor := newUser(t, "auditor")
+	fresh := auditor.path("fresh.git")
+	auditor.git(auditor.sb.Home, "clone", "-q", "--mirror", plain, fresh)
+	if r := auditor.run(fresh, "git", "cat-file", "-e", x); r.code == 0 {
+		t.Fatalf("the fresh clone has bob's %s: the scenario needs it missing", x)
+	}
+	r := auditor.run(fresh, "git", "secure", "verify", "--full")
+	if r.code != 0 || !contains(r.stderr, "its commits are no longer in the repository") {
+		t.Fatalf("a missing state whose entry failed rule crypto must stay forgiven:\n%s", r)
+	}
+}
