@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -163,7 +164,9 @@ func TestManyRefsPush(t *testing.T) {
 
 // BenchmarkServerManyRefs: a plain-git push of N new refs/pull/* refs to
 // an enforcing server (enforce) or to one without hooks (plain), with and
-// without --atomic, over file://: the server's cost per push size.
+// without --atomic, over file://: the server's cost per push size. At
+// load 7-10 on 2 cores: 1 000 refs 1.2 s plain, 7.0 s enforced (atomic:
+// 1.7 s, 4.7 s); 10 000 refs 5.1 s plain (atomic 10.0 s, enforced 17.5 s).
 func BenchmarkServerManyRefs(b *testing.B) {
 	for _, n := range []int{1_000, 10_000} {
 		for _, enforce := range []bool{false, true} {
@@ -179,8 +182,13 @@ func BenchmarkServerManyRefs(b *testing.B) {
 							args = []string{"push", "-q", "--atomic", m.url, spec}
 						}
 						b.StartTimer()
-						if r := m.bob.run(m.dir, "git", args...); r.code != 0 {
-							b.Fatalf("push:\n%s", r)
+						// No command timeout: 10 000 refs without --atomic
+						// take longer than cmdTimeout on a loaded machine
+						// (two hook shells per ref).
+						cmd := exec.Command("git", args...)
+						cmd.Dir, cmd.Env = m.dir, m.bob.sb.Environ()
+						if out, err := cmd.CombinedOutput(); err != nil {
+							b.Fatalf("push: %v\n%s", err, out)
 						}
 					}
 				})
