@@ -96,7 +96,9 @@ var nonceStatus = map[string]string{
 // written inside the push's quarantine would be lost with it) and puts it
 // in st.proposed, so that verification judges the entries with it. git's
 // own GIT_PUSH_CERT_STATUS is not used: git checks SSH signatures against
-// gpg.ssh.allowedSignersFile, which the policy replaces.
+// gpg.ssh.allowedSignersFile and OpenPGP ones against the server's gpg
+// keyring, both of which the policy replaces (OpenPGP certificates are
+// verified in-process, pushcert.Cert.Verify).
 func (c *Context) prepareCert(lines []RefLine, st *pushState) (*certStore, error) {
 	id := c.Getenv("GIT_PUSH_CERT")
 	if id == "" {
@@ -147,7 +149,7 @@ func (c *Context) prepareCert(lines []RefLine, st *pushState) (*certStore, error
 		fp := cert.SignerFingerprint()
 		if errors.Is(err, sign.ErrUnknownKey) {
 			c.say("rejected: the push certificate (git push --signed) is signed by %s, which is no key of a person of the policy", fp)
-			c.say("hint: sign with your key that the policy lists (git config user.signingkey KEY.pub; git secure policy list shows the persons' keys), or push without --signed where no rule requires signed pushes")
+			c.say("hint: sign with your key that the policy lists (SSH: git config gpg.format ssh, user.signingkey KEY.pub; OpenPGP: user.signingkey FINGERPRINT of the primary key; git secure policy list shows the persons' keys), or push without --signed where no rule requires signed pushes")
 			return nil, ErrRejected
 		}
 		return refuse("signature by %s: %v", fp, err)

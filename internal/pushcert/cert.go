@@ -3,8 +3,8 @@
 // given server (pushee), in a session it opened (nonce), to move each ref
 // from one object to another.
 //
-// Nothing it reads is trusted: a certificate counts only once its SSH
-// signature verifies with a key the caller trusts (the caller's lookup:
+// Nothing it reads is trusted: a certificate counts only once its SSH or
+// OpenPGP signature verifies with a key the caller trusts (the caller's lookup:
 // a person of the policy in force) and its updates are exactly those of
 // the log entries it is stored for. Parse and Check are pure; the store
 // (store.go) reads and writes git objects through the small interfaces it
@@ -42,7 +42,7 @@ const (
 const Namespace = sign.NamespaceGit
 
 // ErrMalformed is the kind of a certificate that is not in the format
-// git writes (version 0.1, SSH signature).
+// git writes (version 0.1, SSH or OpenPGP signature).
 var ErrMalformed = errors.New("malformed push certificate")
 
 // Update is one ref update a certificate states.
@@ -56,10 +56,14 @@ type Update struct {
 type Cert struct {
 	Raw       []byte
 	Payload   []byte
-	Signature []byte // the armored SSH signature block
+	Signature []byte // the armored signature block, SSH or OpenPGP
+	// Format is FormatSSH or FormatOpenPGP, the kind of Signature.
+	Format string
 
-	// Pusher is the signing key as git names it ("SHA256:…" for an SSH
-	// key), PushTime and TZ the date git stamped it with.
+	// Pusher is the signing key as git names it: "SHA256:…" for an SSH
+	// key; for OpenPGP, user.signingkey as configured (a fingerprint or
+	// key ID) or, unset, the committer ident "Name <email>". PushTime and
+	// TZ are the date git stamped it with.
 	Pusher   string
 	PushTime int64
 	TZ       string
@@ -74,16 +78,46 @@ type Cert struct {
 	Updates []Update
 }
 
+// The signature formats git signs certificates in (gpg.format).
+const (
+	FormatSSH     = "ssh"
+	FormatOpenPGP = "openpgp"
+)
+
 const (
 	sigBegin = "-----BEGIN SSH SIGNATURE-----\n"
 	sigEnd   = "-----END SSH SIGNATURE-----\n"
-	pgpBegin = "-----BEGIN PGP SIGNATURE-----"
+	pgpBegin = "-----BEGIN PGP SIGNATURE-----\n"
+	pgpEnd   = "-----END PGP SIGNATURE-----\n"
 )
+
+// split finds the one armored signature block, SSH or OpenPGP, that ends
+// the certificate and starts a line, and checks its armor.
+func split(raw []byte) (*Cert, error) {
+	format, begin, end := FormatSSH, sigBegin, sigEnd
+	i := bytes.Index(raw, []byte(sigBegin))
+	if j := bytes.Index(raw, []byte(pgpBegin)); j >= 0 && (i < 0 || j < i) {
+		format, begin, end, i = FormatOpenPGP, pgpBegin, pgpEnd, j
+	}
+	if i < 0 {
+		return nil, errors.New("no SSH or OpenPGP signature")
+	}
+	if i == 0 || raw[i-1] != '\n' {
+		return nil, errors.New("signature does not start a line")
+	}
+	c := &Cert{Raw: raw, Payload: raw[:i], Signature: raw[i:], Format: format}
+	if err := checkArmor(c.Signature, begin, end); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
 
 // Parse parses a certificate strictly: the header lines in git's order
 // (version 0.1, pusher, then optional pushee, nonce and push-option lines),
 // a blank line, one "<old> <new> <ref>" line per ref (each ref once, at
-// least one), and one armored SSH signature with nothing after it. Any
+// least one), and one armored signature, SSH or OpenPGP (gpg.format
+// openpgp, git's default: "-----BEGIN PGP SIGNATURE-----", a blank line,
+// base64, no armor header), with nothing after it. Any
 // other byte, a size over MaxSize or a count over the limits fails with
 // ErrMalformed. Whatever parses keeps Raw byte for byte.
 func Parse(raw []byte) (*Cert, error) {
@@ -93,18 +127,8 @@ func Parse(raw []byte) (*Cert, error) {
 	if len(raw) > MaxSize {
 		return nil, bad("%d bytes, more than %d", len(raw), MaxSize)
 	}
-	i := bytes.Index(raw, []byte(sigBegin))
-	if i < 0 {
-		if bytes.Contains(raw, []byte(pgpBegin)) {
-			return nil, bad("signed with OpenPGP: git-secure checks SSH-signed certificates only (git config gpg.format ssh)")
-		}
-		return nil, bad("no SSH signature")
-	}
-	if i > 0 && raw[i-1] != '\n' {
-		return nil, bad("signature does not start a line")
-	}
-	c := &Cert{Raw: raw, Payload: raw[:i], Signature: raw[i:]}
-	if err := checkArmor(c.Signature); err != nil {
+	c, err := split(raw)
+	if err != nil {
 		return nil, bad("%v", err)
 	}
 	lines := strings.Split(string(c.Payload), "\n")
@@ -265,13 +289,15 @@ func strictHash(s string) (gitrepo.Hash, error) {
 }
 
 // checkArmor accepts one armored signature block: base64 lines between
-// the BEGIN and END lines, nothing after.
-func checkArmor(sig []byte) error {
-	body, ok := bytes.CutPrefix(sig, []byte(sigBegin))
-	if !ok || !bytes.HasSuffix(body, []byte(sigEnd)) {
+// the BEGIN and END lines (for OpenPGP, with the blank line that ends the
+// armor headers, of which none is accepted, and the "=CRC" line), nothing
+// after.
+func checkArmor(sig []byte, begin, end string) error {
+	body, ok := bytes.CutPrefix(sig, []byte(begin))
+	if !ok || !bytes.HasSuffix(body, []byte(end)) || len(body) < len(end) {
 		return errors.New("the signature block does not end the certificate")
 	}
-	body = body[:len(body)-len(sigEnd)]
+	body = body[:len(body)-len(end)]
 	if len(body) == 0 || body[len(body)-1] != '\n' {
 		return errors.New("empty or unterminated signature block")
 	}
@@ -350,16 +376,39 @@ func lowerHex(s string) bool {
 	return true
 }
 
-// Verify checks the certificate's SSH signature (namespace "git", as git
-// signs) over its signed part with the trusted key lookup returns for the
-// fingerprint embedded in the signature, and that the pusher line names
-// that key when it names an SSH fingerprint. It returns the trusted key,
-// or an error wrapping sign.ErrUnknownKey (no trusted key: not a person
-// of the policy) or sign.ErrBadSignature.
+// Verify checks the certificate's signature over its signed part and
+// returns the trusted key, or an error wrapping sign.ErrUnknownKey (no
+// trusted key: not a person of the policy) or sign.ErrBadSignature.
+//
+// An SSH signature must be in namespace "git" (as git signs) and is
+// checked with the key lookup returns for the fingerprint embedded in it;
+// a pusher line naming an SSH fingerprint must name that key.
+//
+// An OpenPGP signature (gpg -bsau, as git runs it) is checked in-process
+// with the key lookup returns for the git-secure fingerprint of the
+// primary key its issuer fingerprint names (sign.VerifyOpenPGPDetached);
+// a pusher line naming a fingerprint or key ID in hex must name that key.
+// A pusher line that is git's ident ("Name <email>", when
+// user.signingkey is unset) is not checked: the policy's key is what
+// identifies the person.
 func (c *Cert) Verify(lookup func(fingerprint string) (ssh.PublicKey, bool)) (ssh.PublicKey, error) {
+	if c.Format == FormatOpenPGP {
+		key, err := sign.VerifyOpenPGPDetached(c.Signature, c.Payload, Namespace, lookup)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkPGPPusher(c.Pusher, key); err != nil {
+			return nil, err
+		}
+		return key, nil
+	}
 	key, err := sign.VerifySSHSig(c.Signature, c.Payload, Namespace, lookup)
 	if err != nil {
 		return nil, err
+	}
+	if _, ok := key.(*sign.OpenPGPKey); ok {
+		// Only an SSH block reaches here; an OpenPGP key never makes one.
+		return nil, fmt.Errorf("%w: an SSH signature block verified with OpenPGP key %s", sign.ErrBadSignature, sign.Fingerprint(key))
 	}
 	if fp := sign.Fingerprint(key); strings.HasPrefix(c.Pusher, "SHA256:") && c.Pusher != fp {
 		return nil, fmt.Errorf("%w: the pusher line names %s, the signature is by %s", sign.ErrBadSignature, c.Pusher, fp)
@@ -367,10 +416,56 @@ func (c *Cert) Verify(lookup func(fingerprint string) (ssh.PublicKey, bool)) (ss
 	return key, nil
 }
 
-// SignerFingerprint is the fingerprint of the key embedded in the
-// signature, unverified: for messages only.
+// checkPGPPusher checks a pusher line that names an OpenPGP key in hex
+// (user.signingkey as a fingerprint or a key ID, with or without "0x" and
+// gpg's "!" suffix) against the key that signed; anything else (git's
+// ident) is left alone.
+func checkPGPPusher(pusher string, key ssh.PublicKey) error {
+	k, ok := key.(*sign.OpenPGPKey)
+	if !ok {
+		return fmt.Errorf("%w: OpenPGP signature verified with %s, not an OpenPGP key", sign.ErrBadSignature, sign.Fingerprint(key))
+	}
+	id := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(pusher, "0x"), "0X"), "!")
+	if !hexDigits(id) {
+		return nil
+	}
+	fpr := k.OpenPGPFingerprint()
+	switch len(id) {
+	case 40, 64:
+		if fpr == strings.ToUpper(id) {
+			return nil
+		}
+	case 16, 8:
+		// A v4 key ID ends the fingerprint; a v6 one starts it.
+		if len(fpr) == 40 && strings.HasSuffix(fpr, strings.ToUpper(id)) || len(fpr) == 64 && strings.HasPrefix(fpr, strings.ToUpper(id)) {
+			return nil
+		}
+	default:
+		return nil
+	}
+	return fmt.Errorf("%w: the pusher line names OpenPGP key %s, the signature is by %s", sign.ErrBadSignature, pusher, fpr)
+}
+
+func hexDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !(s[i] >= '0' && s[i] <= '9' || s[i] >= 'a' && s[i] <= 'f' || s[i] >= 'A' && s[i] <= 'F') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// SignerFingerprint is the git-secure fingerprint of the key the
+// signature names (embedded SSH key; OpenPGP issuer fingerprint),
+// unverified: for messages only.
 func (c *Cert) SignerFingerprint() string {
-	fp, err := sign.SignatureFingerprint(c.Signature)
+	var fp string
+	var err error
+	if c.Format == FormatOpenPGP {
+		fp, err = sign.OpenPGPDetachedFingerprint(c.Signature)
+	} else {
+		fp, err = sign.SignatureFingerprint(c.Signature)
+	}
 	if err != nil {
 		return "(unreadable signature)"
 	}

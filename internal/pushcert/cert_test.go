@@ -138,8 +138,8 @@ func TestParseRefuses(t *testing.T) {
 	for _, tc := range []struct{ name, in, want string }{
 		{"ok", head + upd + sig, ""},
 		{"too big", head + upd + strings.Repeat("x", MaxSize) + sig, "more than 65536"},
-		{"no signature", head + upd, "no SSH signature"},
-		{"openpgp", head + upd + "-----BEGIN PGP SIGNATURE-----\nx\n-----END PGP SIGNATURE-----\n", "signed with OpenPGP"},
+		{"no signature", head + upd, "no SSH or OpenPGP signature"},
+		{"openpgp parses", head + upd + "-----BEGIN PGP SIGNATURE-----\n\nx\n-----END PGP SIGNATURE-----\n", ""},
 		{"text after signature", head + upd + sig + "x\n", "does not end the certificate"},
 		{"two signatures", head + upd + sig + sig, "inside the signature block"},
 		{"version", strings.Replace(head, "0.1", "0.2", 1) + upd + sig, "want \"certificate version 0.1\""},

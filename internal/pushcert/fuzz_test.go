@@ -16,6 +16,12 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(strings.Replace(s, "push-option ci.skip\n", "", 1)))
 	f.Add([]byte(strings.Replace(s, "pusher SHA256:5B5cvi9dEYnYrX9smGjb4k93lga5QfLu9w+gRXxmKho  ", "pusher A U Thor <a@example.com> ", 1)))
 	f.Add([]byte("certificate version 0.1\npusher k 1 +0000\n\n" + strings.Repeat("0", 40) + " " + strings.Repeat("1", 40) + " refs/heads/x\n" + sigBegin + "AAAA\n" + sigEnd))
+	for _, name := range []string{"signed-openpgp.cert", "signed-openpgp-fpr.cert"} {
+		pgp := readTestdata(f, name)
+		f.Add(pgp)
+		f.Add(bytes.Replace(pgp, []byte(pgpBegin+"\n"), []byte(pgpBegin+"Version: x\n\n"), 1))
+		f.Add(append(bytes.Clone(pgp), raw[bytes.Index(raw, []byte(sigBegin)):]...))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := Parse(data)
 		if err != nil {
@@ -30,7 +36,11 @@ func FuzzParse(f *testing.F) {
 		if got := c.Encode(); !bytes.Equal(got, data) {
 			t.Fatalf("re-encoding differs:\n%q\n%q", got, data)
 		}
-		if !bytes.HasPrefix(c.Signature, []byte(sigBegin)) || bytes.Count(c.Signature, []byte(sigBegin)) != 1 {
+		begin := sigBegin
+		if c.Format == FormatOpenPGP {
+			begin = pgpBegin
+		}
+		if !bytes.HasPrefix(c.Signature, []byte(begin)) || bytes.Count(c.Signature, []byte("-----BEGIN ")) != 1 || bytes.Count(c.Signature, []byte("-----END ")) != 1 {
 			t.Fatalf("signature block %q", c.Signature)
 		}
 		seen := map[string]bool{}

@@ -20,7 +20,7 @@ var ErrUnsignedPush = errors.New("no valid push certificate")
 
 // SignedPushHint says how to push so that the server stores a
 // certificate.
-const SignedPushHint = "push with git push --signed (or once: git config push.gpgSign if-asked), signing with an SSH key of a person of the policy (git config gpg.format ssh; git config user.signingkey KEY.pub); the server must set receive.certNonceSeed (git secure server install does)"
+const SignedPushHint = "push with git push --signed (or once: git config push.gpgSign if-asked), signing with a key of a person of the policy (SSH: git config gpg.format ssh; git config user.signingkey KEY.pub; OpenPGP: git config user.signingkey FINGERPRINT, signing with the primary key); the server must set receive.certNonceSeed (git secure server install does)"
 
 // pushCerts is what the check of push certificates reads once per
 // verification.
