@@ -145,11 +145,11 @@ func (c *Context) prepareCert(lines []RefLine, st *pushState) (*certStore, error
 	if err != nil {
 		return nil, fmt.Errorf("read the policy to check the push certificate: %w", err)
 	}
-	if _, err := cert.Verify(pol.LookupPersonKey); err != nil {
-		fp := cert.SignerFingerprint()
+	if _, err := cert.VerifyWith(pol.LookupPersonKey, pol.OpenPGPSubkeyOwner); err != nil {
+		fp := cert.SignerFingerprintWith(pol.OpenPGPSubkeyOwner)
 		if errors.Is(err, sign.ErrUnknownKey) {
 			c.say("rejected: the push certificate (git push --signed) is signed by %s, which is no key of a person of the policy", fp)
-			c.say("hint: sign with your key that the policy lists (SSH: git config gpg.format ssh, user.signingkey KEY.pub; OpenPGP: user.signingkey FINGERPRINT of the primary key; git secure policy list shows the persons' keys), or push without --signed where no rule requires signed pushes")
+			c.say("hint: sign with your key that the policy lists (SSH: git config gpg.format ssh, user.signingkey KEY.pub; OpenPGP: gpg.format openpgp, user.signingkey FINGERPRINT; git secure policy list shows the persons' keys), or push without --signed where no rule requires signed pushes")
 			return nil, ErrRejected
 		}
 		return refuse("signature by %s: %v", fp, err)

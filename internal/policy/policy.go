@@ -285,6 +285,22 @@ func (p *Policy) LookupKey(fp string) (ssh.PublicKey, bool) {
 	return k.Public, true
 }
 
+// OpenPGPSubkeyOwner returns the fingerprint of the person's OpenPGP key
+// that holds the signing subkey with OpenPGP fingerprint subkey, for
+// signatures that name only the subkey (gpg's, for git). The caller still
+// looks the returned key up (LookupPersonKey, with its own revocation
+// rules); this only finds its name.
+func (p *Policy) OpenPGPSubkeyOwner(subkey []byte) (string, bool) {
+	for _, person := range p.persons {
+		for _, k := range person.Keys {
+			if pk, ok := k.Public.(*sign.OpenPGPKey); ok && pk.HasSigningSubkey(subkey) {
+				return k.Fingerprint, true
+			}
+		}
+	}
+	return "", false
+}
+
 // LookupPersonKey is LookupKey restricted to persons' keys.
 func (p *Policy) LookupPersonKey(fp string) (ssh.PublicKey, bool) {
 	if _, ok := p.ownerFP[fp]; !ok {

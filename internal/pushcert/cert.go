@@ -13,6 +13,7 @@ package pushcert
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -387,17 +388,31 @@ func lowerHex(s string) bool {
 // An OpenPGP signature (gpg -bsau, as git runs it) is checked in-process
 // with the key lookup returns for the git-secure fingerprint of the
 // primary key its issuer fingerprint names (sign.VerifyOpenPGPDetached);
-// a pusher line naming a fingerprint or key ID in hex must name that key.
+// a pusher line naming a fingerprint or key ID in hex must name that key
+// or the subkey that signed.
 // A pusher line that is git's ident ("Name <email>", when
 // user.signingkey is unset) is not checked: the policy's key is what
-// identifies the person.
+// identifies the person. A signature by an OpenPGP signing subkey counts
+// only through VerifyWith.
 func (c *Cert) Verify(lookup func(fingerprint string) (ssh.PublicKey, bool)) (ssh.PublicKey, error) {
+	return c.VerifyWith(lookup, nil)
+}
+
+// VerifyWith is Verify that also takes OpenPGP signatures by a signing
+// subkey: subkeyOwner names the git-secure fingerprint of the primary key
+// that holds a subkey (policy.Policy.OpenPGPSubkeyOwner), and lookup is
+// asked for that key.
+func (c *Cert) VerifyWith(lookup func(fingerprint string) (ssh.PublicKey, bool), subkeyOwner func(subkey []byte) (string, bool)) (ssh.PublicKey, error) {
 	if c.Format == FormatOpenPGP {
-		key, err := sign.VerifyOpenPGPDetached(c.Signature, c.Payload, Namespace, lookup)
+		key, err := sign.VerifyOpenPGPDetached(c.Signature, c.Payload, Namespace, lookup, subkeyOwner)
 		if err != nil {
 			return nil, err
 		}
-		if err := checkPGPPusher(c.Pusher, key); err != nil {
+		issuer, err := sign.OpenPGPDetachedIssuer(c.Signature)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkPGPPusher(c.Pusher, key, issuer); err != nil {
 			return nil, err
 		}
 		return key, nil
@@ -418,32 +433,30 @@ func (c *Cert) Verify(lookup func(fingerprint string) (ssh.PublicKey, bool)) (ss
 
 // checkPGPPusher checks a pusher line that names an OpenPGP key in hex
 // (user.signingkey as a fingerprint or a key ID, with or without "0x" and
-// gpg's "!" suffix) against the key that signed; anything else (git's
-// ident) is left alone.
-func checkPGPPusher(pusher string, key ssh.PublicKey) error {
+// gpg's "!" suffix) against the key that signed: its primary key or the
+// subkey that made the signature (issuer). Anything else (git's ident) is
+// left alone.
+func checkPGPPusher(pusher string, key ssh.PublicKey, issuer []byte) error {
 	k, ok := key.(*sign.OpenPGPKey)
 	if !ok {
 		return fmt.Errorf("%w: OpenPGP signature verified with %s, not an OpenPGP key", sign.ErrBadSignature, sign.Fingerprint(key))
 	}
-	id := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(pusher, "0x"), "0X"), "!")
+	id := strings.ToUpper(strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(pusher, "0x"), "0X"), "!"))
 	if !hexDigits(id) {
 		return nil
 	}
-	fpr := k.OpenPGPFingerprint()
 	switch len(id) {
-	case 40, 64:
-		if fpr == strings.ToUpper(id) {
-			return nil
-		}
-	case 16, 8:
-		// A v4 key ID ends the fingerprint; a v6 one starts it.
-		if len(fpr) == 40 && strings.HasSuffix(fpr, strings.ToUpper(id)) || len(fpr) == 64 && strings.HasPrefix(fpr, strings.ToUpper(id)) {
-			return nil
-		}
+	case 40, 64, 16, 8:
 	default:
 		return nil
 	}
-	return fmt.Errorf("%w: the pusher line names OpenPGP key %s, the signature is by %s", sign.ErrBadSignature, pusher, fpr)
+	for _, fpr := range []string{k.OpenPGPFingerprint(), strings.ToUpper(hex.EncodeToString(issuer))} {
+		// A v4 key ID ends the fingerprint; a v6 one starts it.
+		if id == fpr || len(id) < 40 && (len(fpr) == 40 && strings.HasSuffix(fpr, id) || len(fpr) == 64 && strings.HasPrefix(fpr, id)) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: the pusher line names OpenPGP key %s, the signature is by %X (of %s)", sign.ErrBadSignature, pusher, issuer, k.OpenPGPFingerprint())
 }
 
 func hexDigits(s string) bool {
@@ -458,11 +471,20 @@ func hexDigits(s string) bool {
 // SignerFingerprint is the git-secure fingerprint of the key the
 // signature names (embedded SSH key; OpenPGP issuer fingerprint),
 // unverified: for messages only.
-func (c *Cert) SignerFingerprint() string {
+func (c *Cert) SignerFingerprint() string { return c.SignerFingerprintWith(nil) }
+
+// SignerFingerprintWith is SignerFingerprint that names an OpenPGP signing
+// subkey by the key that holds it, as VerifyWith looks it up.
+func (c *Cert) SignerFingerprintWith(subkeyOwner func(subkey []byte) (string, bool)) string {
 	var fp string
 	var err error
 	if c.Format == FormatOpenPGP {
 		fp, err = sign.OpenPGPDetachedFingerprint(c.Signature)
+		if issuer, ierr := sign.OpenPGPDetachedIssuer(c.Signature); err == nil && ierr == nil && subkeyOwner != nil {
+			if owner, ok := subkeyOwner(issuer); ok {
+				fp = owner
+			}
+		}
 	} else {
 		fp, err = sign.SignatureFingerprint(c.Signature)
 	}

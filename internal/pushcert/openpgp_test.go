@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -128,6 +129,16 @@ func signWith(t testing.TB, k goKey, payload string, cfg *packet.Config, text bo
 	return append([]byte(payload), b.Bytes()...)
 }
 
+// ownerOf is Policy.OpenPGPSubkeyOwner over one key.
+func ownerOf(k *sign.OpenPGPKey) func([]byte) (string, bool) {
+	return func(sub []byte) (string, bool) {
+		if k.HasSigningSubkey(sub) {
+			return sign.Fingerprint(k), true
+		}
+		return "", false
+	}
+}
+
 // TestOpenPGPVerifyRefuses: altered certificates, foreign keys, keys of
 // another kind, and signatures not made the way git has gpg make them are
 // refused, naming why.
@@ -145,28 +156,35 @@ func TestOpenPGPVerifyRefuses(t *testing.T) {
 		lookup func(string) (ssh.PublicKey, bool)
 		kind   error
 		want   string
+		owner  func([]byte) (string, bool)
 	}{
-		{"go-signed ok", signWith(t, mal, payload, sha512, false), lookupOf(mal.pub), nil, ""},
-		{"pusher names its own fingerprint", signWith(t, mal, strings.Replace(payload, "Alice <alice@example.com>", "0x"+mal.pub.OpenPGPFingerprint()+"!", 1), sha512, false), lookupOf(mal.pub), nil, ""},
-		{"update", []byte(strings.Replace(raw, "refs/tags/v2", "refs/tags/v3", 1)), lookupOf(alice), sign.ErrBadSignature, "verification failure"},
-		{"pushee", []byte(strings.Replace(raw, "pushee file:///tmp/pgpy/srv.git", "pushee file:///tmp/pgpy/evil.git", 1)), lookupOf(alice), sign.ErrBadSignature, "verification failure"},
-		{"nonce", []byte(strings.Replace(raw, "nonce 1796612589-1", "nonce 1796612589-2", 1)), lookupOf(alice), sign.ErrBadSignature, "verification failure"},
-		{"pusher ident", []byte(strings.Replace(raw, "pusher Alice", "pusher Alicf", 1)), lookupOf(alice), sign.ErrBadSignature, "verification failure"},
-		{"foreign key", signWith(t, mal, payload, sha512, false), lookupOf(alice), sign.ErrUnknownKey, mal.pub.OpenPGPFingerprint()},
-		{"foreign key, pusher names alice", signWith(t, mal, fprPayload, sha512, false), lookupOf(alice, mal.pub), sign.ErrBadSignature, "the pusher line names OpenPGP key " + alice.OpenPGPFingerprint() + ", the signature is by " + mal.pub.OpenPGPFingerprint()},
-		{"foreign key, pusher names alice's key ID", signWith(t, mal, strings.Replace(payload, "Alice <alice@example.com>", alice.OpenPGPFingerprint()[24:], 1), sha512, false), lookupOf(mal.pub), sign.ErrBadSignature, "the pusher line names OpenPGP key"},
-		{"ssh key under the fingerprint", []byte(raw), func(string) (ssh.PublicKey, bool) { return testKey(t, "alice.pub"), true }, sign.ErrUnknownKey, "is not OpenPGP key"},
-		{"text signature", signWith(t, mal, payload, sha512, true), lookupOf(mal.pub), sign.ErrBadSignature, "want a binary document signature"},
-		{"git-secure signature for entries", signWith(t, mal, payload, &packet.Config{DefaultHash: crypto.SHA512, SignatureNotations: []*packet.Notation{{Name: sign.NotationNamespace, Value: []byte("git-secure-entry"), IsHumanReadable: true}}}, false), lookupOf(mal.pub), sign.ErrBadSignature, "made by git-secure for namespace \"git-secure-entry\""},
-		{"unknown critical notation", signWith(t, mal, payload, &packet.Config{DefaultHash: crypto.SHA512, SignatureNotations: []*packet.Notation{{Name: "x@example.com", Value: []byte("y"), IsCritical: true}}}, false), lookupOf(mal.pub), sign.ErrBadSignature, "unknown critical notation"},
-		{"signing subkey", signWith(t, sub, payload, sha512, false), lookupOf(sub.pub), sign.ErrUnknownKey, "signing subkey is not matched to its primary key"},
+		{"go-signed ok", signWith(t, mal, payload, sha512, false), lookupOf(mal.pub), nil, "", nil},
+		{"pusher names its own fingerprint", signWith(t, mal, strings.Replace(payload, "Alice <alice@example.com>", "0x"+mal.pub.OpenPGPFingerprint()+"!", 1), sha512, false), lookupOf(mal.pub), nil, "", nil},
+		{"update", []byte(strings.Replace(raw, "refs/tags/v2", "refs/tags/v3", 1)), lookupOf(alice), sign.ErrBadSignature, "verification failure", nil},
+		{"pushee", []byte(strings.Replace(raw, "pushee file:///tmp/pgpy/srv.git", "pushee file:///tmp/pgpy/evil.git", 1)), lookupOf(alice), sign.ErrBadSignature, "verification failure", nil},
+		{"nonce", []byte(strings.Replace(raw, "nonce 1796612589-1", "nonce 1796612589-2", 1)), lookupOf(alice), sign.ErrBadSignature, "verification failure", nil},
+		{"pusher ident", []byte(strings.Replace(raw, "pusher Alice", "pusher Alicf", 1)), lookupOf(alice), sign.ErrBadSignature, "verification failure", nil},
+		{"foreign key", signWith(t, mal, payload, sha512, false), lookupOf(alice), sign.ErrUnknownKey, mal.pub.OpenPGPFingerprint(), nil},
+		{"foreign key, pusher names alice", signWith(t, mal, fprPayload, sha512, false), lookupOf(alice, mal.pub), sign.ErrBadSignature, "the pusher line names OpenPGP key " + alice.OpenPGPFingerprint() + ", the signature is by " + mal.pub.OpenPGPFingerprint(), nil},
+		{"foreign key, pusher names alice's key ID", signWith(t, mal, strings.Replace(payload, "Alice <alice@example.com>", alice.OpenPGPFingerprint()[24:], 1), sha512, false), lookupOf(mal.pub), sign.ErrBadSignature, "the pusher line names OpenPGP key", nil},
+		{"ssh key under the fingerprint", []byte(raw), func(string) (ssh.PublicKey, bool) { return testKey(t, "alice.pub"), true }, sign.ErrUnknownKey, "is not an OpenPGP key", nil},
+		{"text signature", signWith(t, mal, payload, sha512, true), lookupOf(mal.pub), sign.ErrBadSignature, "want a binary document signature", nil},
+		{"git-secure signature for entries", signWith(t, mal, payload, &packet.Config{DefaultHash: crypto.SHA512, SignatureNotations: []*packet.Notation{{Name: sign.NotationNamespace, Value: []byte("git-secure-entry"), IsHumanReadable: true}}}, false), lookupOf(mal.pub), sign.ErrBadSignature, "made by git-secure for namespace \"git-secure-entry\"", nil},
+		{"unknown critical notation", signWith(t, mal, payload, &packet.Config{DefaultHash: crypto.SHA512, SignatureNotations: []*packet.Notation{{Name: "x@example.com", Value: []byte("y"), IsCritical: true}}}, false), lookupOf(mal.pub), sign.ErrBadSignature, "unknown critical notation", nil},
+		{"signing subkey without an owner lookup", signWith(t, sub, payload, sha512, false), lookupOf(sub.pub), sign.ErrUnknownKey, "neither a primary key nor a signing subkey of a trusted key", nil},
+		{"signing subkey", signWith(t, sub, payload, sha512, false), lookupOf(sub.pub), nil, "", ownerOf(sub.pub)},
+		{"pusher names the signing subkey", signWith(t, sub, strings.Replace(payload, "Alice <alice@example.com>", fmt.Sprintf("%X!", sub.e.Subkeys[len(sub.e.Subkeys)-1].PublicKey.Fingerprint), 1), sha512, false), lookupOf(sub.pub), nil, "", ownerOf(sub.pub)},
+		{"pusher names the primary, subkey signs", signWith(t, sub, strings.Replace(payload, "Alice <alice@example.com>", sub.pub.OpenPGPFingerprint(), 1), sha512, false), lookupOf(sub.pub), nil, "", ownerOf(sub.pub)},
+		{"signing subkey of a key not trusted (revoked)", signWith(t, sub, payload, sha512, false), lookupOf(alice), sign.ErrUnknownKey, "the primary key of OpenPGP signing subkey", ownerOf(sub.pub)},
+		{"subkey owner names a key without it", signWith(t, sub, payload, sha512, false), lookupOf(mal.pub), sign.ErrUnknownKey, "which is not part of it", func([]byte) (string, bool) { return sign.Fingerprint(mal.pub), true }},
+		{"subkey owner names an SSH key", signWith(t, sub, payload, sha512, false), lookupOf(testKey(t, "alice.pub")), sign.ErrUnknownKey, "is not an OpenPGP key", func([]byte) (string, bool) { return sign.Fingerprint(testKey(t, "alice.pub")), true }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := Parse(tc.cert)
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
-			_, err = c.Verify(tc.lookup)
+			_, err = c.VerifyWith(tc.lookup, tc.owner)
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("Verify: %v", err)

@@ -25,14 +25,18 @@ import (
 // data as gpg makes it for git: one version 4 or 6 binary-document
 // signature packet, hashed with SHA-256 or stronger, with a creation time
 // and an issuer fingerprint. lookup is asked for the git-secure
-// fingerprint of the OpenPGP key the issuer fingerprint names (a primary
-// key: a signature by a subkey fails with ErrUnknownKey, naming it). A
+// fingerprint of the OpenPGP key the issuer fingerprint names; when that
+// is a signing subkey, subkeyOwner (nil: none) names the git-secure
+// fingerprint of the primary key that holds it, lookup is asked for that,
+// and the trusted key must hold the subkey (whose binding and validity
+// go-crypto checks). lookup decides alone which keys count (revocations
+// included): subkeyOwner only finds a name to ask it. A
 // signature that carries git-secure's namespace notation must carry
 // namespace in it (a git-secure signature for another purpose is not
 // taken for this one). Validity and revocations are judged as for
 // git-secure's own OpenPGP signatures (verifyOpenPGP). Errors wrap
 // ErrUnknownKey or ErrBadSignature.
-func VerifyOpenPGPDetached(armored, data []byte, namespace string, lookup func(fingerprint string) (ssh.PublicKey, bool)) (ssh.PublicKey, error) {
+func VerifyOpenPGPDetached(armored, data []byte, namespace string, lookup func(fingerprint string) (ssh.PublicKey, bool), subkeyOwner func(subkey []byte) (string, bool)) (ssh.PublicKey, error) {
 	if lookup == nil {
 		return nil, errors.New("sign: verify: no key lookup")
 	}
@@ -42,19 +46,40 @@ func VerifyOpenPGPDetached(armored, data []byte, namespace string, lookup func(f
 	}
 	fp := openPGPFingerprintOf(sig.IssuerFingerprint)
 	trusted, ok := lookup(fp)
+	bySubkey := false
+	if !ok && subkeyOwner != nil {
+		if owner, found := subkeyOwner(sig.IssuerFingerprint); found && owner != fp {
+			fp, bySubkey = owner, true
+			trusted, ok = lookup(fp)
+		}
+	}
 	if !ok || trusted == nil {
-		return nil, fmt.Errorf("%w: %s (OpenPGP key %X; a signature by a signing subkey is not matched to its primary key: sign with the primary key)", ErrUnknownKey, fp, sig.IssuerFingerprint)
+		if bySubkey {
+			return nil, fmt.Errorf("%w: %s (the primary key of OpenPGP signing subkey %X)", ErrUnknownKey, fp, sig.IssuerFingerprint)
+		}
+		return nil, fmt.Errorf("%w: %s (OpenPGP key %X, neither a primary key nor a signing subkey of a trusted key)", ErrUnknownKey, fp, sig.IssuerFingerprint)
 	}
 	k, ok := trusted.(*OpenPGPKey)
-	if !ok || !bytes.Equal(k.entity.PrimaryKey.Fingerprint, sig.IssuerFingerprint) {
-		return nil, fmt.Errorf("%w: %s (trusted key with that fingerprint is not OpenPGP key %X)", ErrUnknownKey, fp, sig.IssuerFingerprint)
+	if !ok {
+		return nil, fmt.Errorf("%w: %s (the trusted key with that fingerprint is not an OpenPGP key)", ErrUnknownKey, fp)
 	}
 	name := fmt.Sprintf("OpenPGP key %s (%s)", k.OpenPGPFingerprint(), fp)
 	if len(k.entity.Revocations) > 0 {
 		return nil, fmt.Errorf("%w: %s is revoked (an OpenPGP revocation is in the policy's copy of the key)", ErrBadSignature, name)
 	}
-	if sig.IssuerKeyId != nil && *sig.IssuerKeyId != k.entity.PrimaryKey.KeyId {
-		return nil, fmt.Errorf("%w: %s: the signature's issuer key ID %016X is not that key's", ErrBadSignature, name, *sig.IssuerKeyId)
+	var signer *packet.PublicKey
+	if bytes.Equal(k.entity.PrimaryKey.Fingerprint, sig.IssuerFingerprint) {
+		signer = k.entity.PrimaryKey
+	} else if sub := k.subkeyByFingerprint(sig.IssuerFingerprint); sub != nil {
+		if len(sub.Revocations) > 0 {
+			return nil, fmt.Errorf("%w: %s: signing subkey %X is revoked", ErrBadSignature, name, sub.PublicKey.Fingerprint)
+		}
+		signer = sub.PublicKey
+	} else {
+		return nil, fmt.Errorf("%w: %s: signed by OpenPGP key %X, which is not part of it", ErrUnknownKey, name, sig.IssuerFingerprint)
+	}
+	if sig.IssuerKeyId != nil && *sig.IssuerKeyId != signer.KeyId {
+		return nil, fmt.Errorf("%w: %s: the signature's issuer key ID %016X is not its issuer fingerprint's", ErrBadSignature, name, *sig.IssuerKeyId)
 	}
 	at := sig.CreationTime
 	cfg := &packet.Config{Time: func() time.Time { return at }}
@@ -63,11 +88,11 @@ func VerifyOpenPGPDetached(armored, data []byte, namespace string, lookup func(f
 	case err == nil:
 		return k, nil
 	case errors.Is(err, pgperrors.ErrKeyExpired):
-		return nil, fmt.Errorf("%w: %s had expired when the signature was made (%s): extend it (gpg --quick-set-expire) and update the person's key in the policy", ErrBadSignature, name, at.UTC().Format(time.RFC3339))
+		return nil, fmt.Errorf("%w: %s: the signing key or subkey had expired when the signature was made (%s): extend it (gpg --quick-set-expire) and update the person's key in the policy", ErrBadSignature, name, at.UTC().Format(time.RFC3339))
 	case errors.Is(err, pgperrors.ErrKeyRevoked):
 		return nil, fmt.Errorf("%w: %s is revoked", ErrBadSignature, name)
 	case errors.Is(err, pgperrors.ErrUnknownIssuer):
-		return nil, fmt.Errorf("%w: %s is not a valid signing key (expired, revoked, or not for signing) at %s", ErrBadSignature, name, at.UTC().Format(time.RFC3339))
+		return nil, fmt.Errorf("%w: %s: %X is not a valid signing key of it (expired, revoked, or not for signing) at %s", ErrBadSignature, name, sig.IssuerFingerprint, at.UTC().Format(time.RFC3339))
 	case errors.Is(err, pgperrors.ErrSignatureExpired):
 		return nil, fmt.Errorf("%w: %s: the signature or a binding signature had expired", ErrBadSignature, name)
 	}
@@ -83,6 +108,17 @@ func OpenPGPDetachedFingerprint(armored []byte) (string, error) {
 		return "", err
 	}
 	return openPGPFingerprintOf(sig.IssuerFingerprint), nil
+}
+
+// OpenPGPDetachedIssuer returns the issuer fingerprint (of the primary key
+// or subkey that signed) of an armored detached OpenPGP signature, without
+// verifying anything: for messages only.
+func OpenPGPDetachedIssuer(armored []byte) ([]byte, error) {
+	_, sig, err := parseDetachedOpenPGP(armored, "")
+	if err != nil {
+		return nil, err
+	}
+	return sig.IssuerFingerprint, nil
 }
 
 // parseDetachedOpenPGP unarmors and parses a detached signature as
@@ -131,4 +167,23 @@ func parseDetachedOpenPGP(armored []byte, namespace string) ([]byte, *packet.Sig
 		}
 	}
 	return raw, sig, nil
+}
+
+// subkeyByFingerprint returns the subkey with OpenPGP fingerprint fpr, or
+// nil.
+func (k *OpenPGPKey) subkeyByFingerprint(fpr []byte) *openpgp.Subkey {
+	for i := range k.entity.Subkeys {
+		if bytes.Equal(k.entity.Subkeys[i].PublicKey.Fingerprint, fpr) {
+			return &k.entity.Subkeys[i]
+		}
+	}
+	return nil
+}
+
+// HasSigningSubkey reports whether fpr is the OpenPGP fingerprint of a
+// subkey of k that its binding signature lets sign (whether that binding
+// is valid at a given time is for verification to judge).
+func (k *OpenPGPKey) HasSigningSubkey(fpr []byte) bool {
+	s := k.subkeyByFingerprint(fpr)
+	return s != nil && s.Sig != nil && s.Sig.FlagsValid && s.Sig.FlagSign
 }

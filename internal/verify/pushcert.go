@@ -20,7 +20,7 @@ var ErrUnsignedPush = errors.New("no valid push certificate")
 
 // SignedPushHint says how to push so that the server stores a
 // certificate.
-const SignedPushHint = "push with git push --signed (or once: git config push.gpgSign if-asked), signing with a key of a person of the policy (SSH: git config gpg.format ssh; git config user.signingkey KEY.pub; OpenPGP: git config user.signingkey FINGERPRINT, signing with the primary key); the server must set receive.certNonceSeed (git secure server install does)"
+const SignedPushHint = "push with git push --signed (or once: git config push.gpgSign if-asked), signing with a key of a person of the policy (SSH: git config gpg.format ssh; git config user.signingkey KEY.pub; OpenPGP: git config gpg.format openpgp; git config user.signingkey FINGERPRINT); the server must set receive.certNonceSeed (git secure server install does)"
 
 // pushCerts is what the check of push certificates reads once per
 // verification.
@@ -128,14 +128,14 @@ func (v *verifier) certFor(pc *pushCerts, i int, raw []byte, rec *rsl.Record, po
 	if err := c.CheckSession(); err != nil {
 		return fmt.Sprintf("certificate by %s: %v", c.Pusher, err), nil
 	}
-	key, err := c.Verify(func(fp string) (ssh.PublicKey, bool) {
+	key, err := c.VerifyWith(func(fp string) (ssh.PublicKey, bool) {
 		if revoked(fp) {
 			return nil, false
 		}
 		return pol.LookupPersonKey(fp)
-	})
+	}, pol.OpenPGPSubkeyOwner)
 	if err != nil {
-		fp := c.SignerFingerprint()
+		fp := c.SignerFingerprintWith(pol.OpenPGPSubkeyOwner)
 		switch {
 		case revoked(fp):
 			return fmt.Sprintf("certificate signed by %s, a key revoked at this entry", fp), nil

@@ -15,14 +15,16 @@ import (
 // signed push (gpg.format openpgp, gpg signing the certificate): the
 // server verifies the certificate in-process, stores it with the entry,
 // and clones verify it. A certificate signed by another gpg key of the
-// pusher's keyring (not in the policy) is refused at the server, and a
-// stored certificate altered by one byte fails verification in a clone.
+// pusher's keyring (not in the policy) is refused at the server, one
+// signed by a signing subkey of her key counts, and a stored certificate
+// altered by one byte fails verification in a clone.
 func TestSignedPushOpenPGP(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, trFile)
 	path, url := srv.newRepo("signed-pgp.git", true)
 	alice, gina := newUser(t, "alice"), newUser(t, "gina")
 	g := keykinds.NewGPG(t, t.TempDir(), "gina <gina@example.com>", "ed25519")
+	subkey := g.AddSigningSubkey("ed25519", "never")
 	gina.sb.Extra = append(gina.sb.Extra, "GNUPGHOME="+g.Home)
 	asc := gina.path("gina.asc")
 	if err := os.WriteFile(asc, g.ExportPublic(), 0o600); err != nil {
@@ -72,11 +74,6 @@ func TestSignedPushOpenPGP(t *testing.T) {
 		t.Fatalf("stored certificate:\n%s", cert)
 	}
 	gina.secure(gdir, "verify", "--full")
-	bob := newUser(t, "bob")
-	bdir := bob.path("plain")
-	bob.git(bob.sb.Home, "clone", "-q", url, bdir)
-	bob.git(bdir, "fetch", "-q", "origin", "+refs/secure/*:refs/secure/*")
-	bob.secure(bdir, "verify", "--full")
 
 	// A certificate signed by mallory's gpg key, in gina's keyring but not
 	// in the policy, for gina's entries pushed past git-remote-secure.
@@ -100,6 +97,19 @@ func TestSignedPushOpenPGP(t *testing.T) {
 	if got := srv.admin.rev(path, "refs/secure/pushcerts"); got != store {
 		t.Fatalf("a refused push changed the store: %s, was %s", got, store)
 	}
+
+	// The same push signed by gina's signing subkey (gpg's "!": that
+	// subkey, not the primary key) is accepted and stored.
+	r = gina.run(gdir, "git", append(direct(url), "-c", "user.signingkey="+subkey+"!", "push", "--no-verify", "--atomic", "--signed", url, "main", "refs/secure/rsl")...)
+	if r.code != 0 || !hasAll(r.stderr, "stored the push certificate for") {
+		t.Fatalf("a push certificate by gina's signing subkey:\n%s", r)
+	}
+	store = srv.admin.rev(path, "refs/secure/pushcerts")
+	bob := newUser(t, "bob")
+	bdir := bob.path("plain")
+	bob.git(bob.sb.Home, "clone", "-q", url, bdir)
+	bob.git(bdir, "fetch", "-q", "origin", "+refs/secure/*:refs/secure/*")
+	bob.secure(bdir, "verify", "--full")
 
 	// The stored certificate with its pushee altered, filed under the
 	// entry in place of the genuine one: verification in the clone
