@@ -192,3 +192,25 @@ func FuzzPublicKeyFromTUFKind(f *testing.F) {
 		}
 	})
 }
+
+// FuzzOpenPGPDetached: verifying any bytes as a gpg-made detached
+// signature (git push --signed, gpg.format openpgp) never panics, and
+// nothing but a signature of the seed's message verifies for it.
+func FuzzOpenPGPDetached(f *testing.F) {
+	key, _, sig := seedOpenPGP(f)
+	armored, err := ArmorOpenPGPSignature(sig)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(armored, []byte("seed"))
+	f.Add([]byte("-----BEGIN PGP SIGNATURE-----\n\nwgA=\n-----END PGP SIGNATURE-----\n"), []byte("seed"))
+	lookup := func(fp string) (ssh.PublicKey, bool) { return key, fp == Fingerprint(key) }
+	owner := func([]byte) (string, bool) { return Fingerprint(key), true }
+	f.Fuzz(func(t *testing.T, armored, msg []byte) {
+		_, _ = OpenPGPDetachedFingerprint(armored)
+		_, _ = OpenPGPDetachedIssuer(armored)
+		if _, err := VerifyOpenPGPDetached(armored, msg, NamespaceGit, lookup, owner); err == nil && !bytes.Equal(msg, []byte("seed")) {
+			t.Fatalf("signature verified for message %q", msg)
+		}
+	})
+}
