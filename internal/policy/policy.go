@@ -289,16 +289,22 @@ func (p *Policy) LookupKey(fp string) (ssh.PublicKey, bool) {
 // that holds the signing subkey with OpenPGP fingerprint subkey, for
 // signatures that name only the subkey (gpg's, for git). The caller still
 // looks the returned key up (LookupPersonKey, with its own revocation
-// rules); this only finds its name.
+// rules); this only finds its name. A subkey that more than one key
+// claims has no owner (go-crypto requires a signing subkey's
+// cross-signature, so that takes the subkey's secret; refused anyway).
 func (p *Policy) OpenPGPSubkeyOwner(subkey []byte) (string, bool) {
+	owner := ""
 	for _, person := range p.persons {
 		for _, k := range person.Keys {
 			if pk, ok := k.Public.(*sign.OpenPGPKey); ok && pk.HasSigningSubkey(subkey) {
-				return k.Fingerprint, true
+				if owner != "" {
+					return "", false
+				}
+				owner = k.Fingerprint
 			}
 		}
 	}
-	return "", false
+	return owner, owner != ""
 }
 
 // LookupPersonKey is LookupKey restricted to persons' keys.
