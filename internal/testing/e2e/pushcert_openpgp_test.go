@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -16,8 +17,9 @@ import (
 // server verifies the certificate in-process, stores it with the entry,
 // and clones verify it. A certificate signed by another gpg key of the
 // pusher's keyring (not in the policy) is refused at the server, one
-// signed by a signing subkey of her key counts, and a stored certificate
-// altered by one byte fails verification in a clone.
+// signed by a signing subkey of her key counts, a stored certificate
+// altered by one byte fails verification in a clone, and once her key is
+// revoked a certificate she signs no longer counts.
 func TestSignedPushOpenPGP(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, trFile)
@@ -136,5 +138,25 @@ func TestSignedPushOpenPGP(t *testing.T) {
 	r = bob.run(bdir, "git", "secure", "verify", "--full")
 	if r.code != 1 || !hasAll(r.stdout+r.stderr, "refs/heads/main, rule main-signed: no valid push certificate", "signature does not verify", g.Fingerprint) {
 		t.Fatalf("verify with an altered OpenPGP certificate:\n%s", r)
+	}
+
+	// gina's key revoked: a certificate she signs for alice's entry
+	// after the revocation does not count, naming the revoked key.
+	gina.git(gdir, "push", "-q", "--signed", "origin", "main")
+	if r := alice.run(dir, "git", "pull", "-q", "--ff-only"); r.code != 0 {
+		t.Fatalf("alice's pull:\n%s", r)
+	}
+	from := len(alice.rslLog(dir)) + 2
+	alice.secure(dir, "trust", "revoke-key", asc, "--from-entry", strconv.Itoa(from))
+	alice.secure(dir, "policy", "apply")
+	if r := alice.run(dir, "git", "push", "--signed", "origin", "main"); r.code != 0 {
+		t.Fatalf("alice pushes the revocation:\n%s", r)
+	}
+	alice.commit(dir, "a3.txt", "after the revocation\n")
+	alice.secure(dir, "rsl", "record", "refs/heads/main")
+	alice.sb.Extra = append(alice.sb.Extra, "GNUPGHOME="+g.Home)
+	r = alice.run(dir, "git", append(direct(url), "-c", "gpg.format=openpgp", "-c", "user.signingkey="+g.Fingerprint, "push", "--no-verify", "--atomic", "--signed", url, "main", "refs/secure/rsl")...)
+	if r.code == 0 || !hasAll(r.stderr, "rule main-signed: no valid push certificate", "a key revoked at this entry") {
+		t.Fatalf("a push certificate by gina's revoked key:\n%s", r)
 	}
 }
