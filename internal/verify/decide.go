@@ -117,6 +117,9 @@ type Failure struct {
 	Kind   error
 	Detail string
 	Hint   string
+	// Unseen: the rule applied to every path it protects only because
+	// states the diff needed are missing (RuleDecision.Unseen).
+	Unseen bool
 }
 
 // Satisfied reports whether every applicable rule and global rule is met.
@@ -534,7 +537,7 @@ func (d *Decision) Failures() []Failure {
 			if len(d.Persons) > 0 && len(rd.Signed) == 0 && t.Signer != "" && len(d.Persons) == 1 {
 				kind = ErrUnauthorized
 			}
-			out = append(out, Failure{Rule: rd.Rule.Name, Kind: kind, Detail: describeRule(rd, t.Signer), Hint: approveHint(rd, t)})
+			out = append(out, Failure{Rule: rd.Rule.Name, Kind: kind, Detail: describeRule(rd, t.Signer), Hint: approveHint(rd, t), Unseen: rd.Unseen != ""})
 		}
 		if len(rd.TestsMissing) > 0 {
 			detail := fmt.Sprintf("needs a passing test run on the tree of %s attested by %s", shortOrNone(t.New), strings.Join(rd.TestsMissing, ", "))

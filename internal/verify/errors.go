@@ -59,6 +59,11 @@ type Problem struct {
 	Kind    error
 	Detail  string
 	Hint    string
+
+	// unseen: a path rule failed only because the states its diff needed
+	// are missing (Failure.Unseen); in a shallow clone that is a check
+	// the clone could not make (shallowUnseen).
+	unseen bool
 }
 
 func (p *Problem) Error() string {

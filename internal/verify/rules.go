@@ -364,7 +364,7 @@ func (v *verifier) authorize(i int, rec *rsl.Record, ref string, old, new gitrep
 	for _, f := range d.Failures() {
 		v.problems = append(v.problems, &Problem{
 			Entry: rec.Entry.Number, EntryID: rec.ID, Ref: ref, Rule: f.Rule, Kind: f.Kind,
-			Detail: f.Detail + noteText(notes), Hint: f.Hint,
+			Detail: f.Detail + noteText(notes), Hint: f.Hint, unseen: f.Unseen,
 		})
 	}
 	return nil

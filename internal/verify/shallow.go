@@ -27,6 +27,7 @@ import (
 // shallowClone handles the shallow file of a clone with a work tree
 // (checkReadRewrites). It fails unless AllowShallow.
 func (v *verifier) shallowClone(f gitrepo.HistoryFile) {
+	v.shallowUnseen()
 	if v.opts.AllowShallow {
 		v.shallowAllowed = true
 		return
@@ -34,6 +35,23 @@ func (v *verifier) shallowClone(f gitrepo.HistoryFile) {
 	v.fail(nil, "", "", ErrReadRewritten,
 		"verification needs a full clone: git fetch --unshallow (in CI, a full-depth checkout, e.g. actions/checkout with fetch-depth: 0), then verify again; or accept that those checks are not made: git secure verify --allow-shallow (for fetches through git-secure: git config secure.allowShallow true)",
 		"this clone is shallow (%s): checks that need history beyond its boundary (ancestry of a ref's old value, the files a change touched) cannot be made here: each one that the log needs fails on its own as a missing object (when none does, --allow-shallow verifies everything else)", f.Path)
+}
+
+// shallowUnseen turns the path-rule failures that came only from missing
+// states (Problem.unseen: the rule applied to every path it protects
+// because the diff had to skip them) into what they are in a shallow
+// clone, checks it could not make (ErrMissingObject): the states lie
+// beyond the shallow boundary. Verification still fails on them unless
+// AllowShallow, which then lists each as not checked; a full clone judges
+// them again, as rule failures where they are.
+func (v *verifier) shallowUnseen() {
+	for _, p := range v.problems {
+		if p.unseen {
+			p.Kind = ErrMissingObject
+			p.Detail = "states beyond the shallow boundary are missing, so whether this entry changed the files the rule protects is unknown: " + p.Detail
+			p.unseen = false
+		}
+	}
 }
 
 // forgiveShallow reports whether problem p is a check the shallow clone

@@ -17,13 +17,20 @@ func shallowServer(t *testing.T) (string, string, *server) {
 	srv.admin.git(path, "config", "uploadpack.allowFilter", "true")
 	u := newUser(t, "alice")
 	dir := benchRepo(t, u, "work", url, true)
-	u.secure(dir, "policy", "add-rule", "docs", "--ref", "refs/heads/main", "--path", "doc/**", "--allow", "alice")
+	// alice may move main but not change doc/ (carol's): the server
+	// accepts her moves for their diffs, which touch only src/. A clone
+	// without the states before them cannot show that; with the states
+	// present it can (a signer the rule allows would meet it whatever
+	// changed, and need no diff).
+	carol := newUser(t, "carol")
+	u.secure(dir, "policy", "add-person", "carol", "--key", carol.key.Public)
+	u.secure(dir, "policy", "add-rule", "docs", "--ref", "refs/heads/main", "--path", "doc/**", "--allow", "carol")
 	u.secure(dir, "policy", "apply")
-	if err := os.MkdirAll(filepath.Join(dir, "doc"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, "src"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 3; i++ {
-		u.commit(dir, "doc/f.txt", string(rune('a'+i))+"\n")
+		u.commit(dir, "src/f.txt", string(rune('a'+i))+"\n")
 		u.git(dir, "push", "-q", "origin", "main")
 	}
 	return url, path, srv

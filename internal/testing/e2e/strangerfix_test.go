@@ -132,8 +132,8 @@ func TestKeyRotation(t *testing.T) {
 	bob.git(bdir, "pull", "-q", "origin", "feature/x")
 	bob.git(bdir, "fetch", "-q")
 	old := bob.commit(bdir, "y.txt", "still the old key\n")
-	if r := bob.run(bdir, "git", "push", "origin", "feature/x"); r.code == 0 || !strings.Contains(r.stderr, "not in the policy") {
-		t.Errorf("a push signed with the removed key:\n%s", r)
+	if r := bob.run(bdir, "git", "push", "origin", "feature/x"); r.code == 0 || !strings.Contains(r.stderr, "was removed from person bob") || !strings.Contains(r.stderr, "bob's key(s) now") {
+		t.Errorf("a push signed with the removed key must say it was removed from bob and which keys bob has now:\n%s", r)
 	}
 	tip := forge(t, bob, bdir, &rsl.Entry{Type: rsl.TypeRef, Ref: "refs/heads/feature/x", Old: hash(t, srv.admin.rev(repo, "refs/heads/feature/x")), New: hash(t, old)})
 	r := bob.pushDirect(bdir, url, "--no-verify", "--atomic", url, old+":refs/heads/feature/x", tip+":refs/secure/rsl")
