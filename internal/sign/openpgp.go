@@ -452,22 +452,32 @@ func verifyOpenPGP(raw, data []byte, namespace string, lookup func(string) (ssh.
 	} else if sub == nil && k.entity.PrimaryKey.KeyId != issuer {
 		return nil, fmt.Errorf("%w: %s: signed by key ID %016X, which is not part of it", ErrBadSignature, name, issuer)
 	}
-	at := ps.sig.CreationTime
+	if err := k.verifyDetached(name, fmt.Sprintf("key ID %016X", issuer), ps.sig.CreationTime, data, raw); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// verifyDetached checks the detached signature raw over data by k's
+// entity as of at (the signature's creation time), and says what went
+// wrong in terms of name (the key as the policy names it) and issuer
+// (the signing key as the signature names it).
+func (k *OpenPGPKey) verifyDetached(name, issuer string, at time.Time, data, raw []byte) error {
 	cfg := &packet.Config{Time: func() time.Time { return at }}
-	_, _, err = openpgp.VerifyDetachedSignature(openpgp.EntityList{k.entity}, bytes.NewReader(data), bytes.NewReader(raw), cfg)
+	_, _, err := openpgp.VerifyDetachedSignature(openpgp.EntityList{k.entity}, bytes.NewReader(data), bytes.NewReader(raw), cfg)
 	switch {
 	case err == nil:
-		return k, nil
+		return nil
 	case errors.Is(err, pgperrors.ErrKeyExpired):
-		return nil, fmt.Errorf("%w: %s: the signing key or subkey had expired when the signature was made (%s): extend it (gpg --quick-set-expire) and update the person's key in the policy", ErrBadSignature, name, at.UTC().Format(time.RFC3339))
+		return fmt.Errorf("%w: %s: the signing key or subkey had expired when the signature was made (%s): extend it (gpg --quick-set-expire) and update the person's key in the policy", ErrBadSignature, name, at.UTC().Format(time.RFC3339))
 	case errors.Is(err, pgperrors.ErrKeyRevoked):
-		return nil, fmt.Errorf("%w: %s is revoked", ErrBadSignature, name)
+		return fmt.Errorf("%w: %s is revoked", ErrBadSignature, name)
 	case errors.Is(err, pgperrors.ErrUnknownIssuer):
-		return nil, fmt.Errorf("%w: %s: key ID %016X is not a valid signing key of it (expired, revoked, or not for signing) at %s", ErrBadSignature, name, issuer, at.UTC().Format(time.RFC3339))
+		return fmt.Errorf("%w: %s: %s is not a valid signing key of it (expired, revoked, or not for signing) at %s", ErrBadSignature, name, issuer, at.UTC().Format(time.RFC3339))
 	case errors.Is(err, pgperrors.ErrSignatureExpired):
-		return nil, fmt.Errorf("%w: %s: the signature or a binding signature had expired", ErrBadSignature, name)
+		return fmt.Errorf("%w: %s: the signature or a binding signature had expired", ErrBadSignature, name)
 	}
-	return nil, fmt.Errorf("%w: %s: %v", ErrBadSignature, name, err)
+	return fmt.Errorf("%w: %s: %v", ErrBadSignature, name, err)
 }
 
 // openPGPSignatureFingerprint returns the git-secure fingerprint of the

@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/ProtonMail/go-crypto/openpgp"
-	pgperrors "github.com/ProtonMail/go-crypto/openpgp/errors"
 	"github.com/ProtonMail/go-crypto/openpgp/packet"
 	"golang.org/x/crypto/ssh"
 )
@@ -81,22 +79,10 @@ func VerifyOpenPGPDetached(armored, data []byte, namespace string, lookup func(f
 	if sig.IssuerKeyId != nil && *sig.IssuerKeyId != signer.KeyId {
 		return nil, fmt.Errorf("%w: %s: the signature's issuer key ID %016X is not its issuer fingerprint's", ErrBadSignature, name, *sig.IssuerKeyId)
 	}
-	at := sig.CreationTime
-	cfg := &packet.Config{Time: func() time.Time { return at }}
-	_, _, err = openpgp.VerifyDetachedSignature(openpgp.EntityList{k.entity}, bytes.NewReader(data), bytes.NewReader(raw), cfg)
-	switch {
-	case err == nil:
-		return k, nil
-	case errors.Is(err, pgperrors.ErrKeyExpired):
-		return nil, fmt.Errorf("%w: %s: the signing key or subkey had expired when the signature was made (%s): extend it (gpg --quick-set-expire) and update the person's key in the policy", ErrBadSignature, name, at.UTC().Format(time.RFC3339))
-	case errors.Is(err, pgperrors.ErrKeyRevoked):
-		return nil, fmt.Errorf("%w: %s is revoked", ErrBadSignature, name)
-	case errors.Is(err, pgperrors.ErrUnknownIssuer):
-		return nil, fmt.Errorf("%w: %s: %X is not a valid signing key of it (expired, revoked, or not for signing) at %s", ErrBadSignature, name, sig.IssuerFingerprint, at.UTC().Format(time.RFC3339))
-	case errors.Is(err, pgperrors.ErrSignatureExpired):
-		return nil, fmt.Errorf("%w: %s: the signature or a binding signature had expired", ErrBadSignature, name)
+	if err := k.verifyDetached(name, fmt.Sprintf("%X", sig.IssuerFingerprint), sig.CreationTime, data, raw); err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("%w: %s: %v", ErrBadSignature, name, err)
+	return k, nil
 }
 
 // OpenPGPDetachedFingerprint returns the git-secure fingerprint of the key
