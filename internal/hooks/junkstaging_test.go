@@ -10,10 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/git-secure/git-secure/internal/gitrepo"
-	"github.com/git-secure/git-secure/internal/porcelain"
-	"github.com/git-secure/git-secure/internal/testing/testutil"
 )
 
 // TestPreReceiveRefusesJunkStaging: a push of refs/secure/policy-staging
@@ -33,18 +29,8 @@ func TestPreReceiveRefusesJunkStaging(t *testing.T) {
 			t.Fatalf("GIT_SECURE_JUNK_COMMITS=%q", v)
 		}
 	}
-	s := testutil.NewSandbox(t)
-	dir := s.InitRepo("repo", 2)
-	key := s.NewKey("alice", "ed25519")
-	g, err := gitrepo.OpenWithEnv(dir, s.Environ())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	r := &porcelain.Repo{Git: g, Now: time.Now, Home: s.Home}
-	if _, err := r.Init(key.Private); err != nil {
-		t.Fatal(err)
-	}
+	s, dir, r := initedRepo(t)
+	g := r.Git
 	polTip, _, _ := g.ResolveRef("refs/secure/policy")
 	// A staged change of the policy in force (its files unchanged) in the
 	// slot, as a proposal waiting for signatures would be.

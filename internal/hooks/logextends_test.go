@@ -6,11 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
-	"github.com/git-secure/git-secure/internal/porcelain"
-	"github.com/git-secure/git-secure/internal/testing/testutil"
 )
 
 // TestPreReceiveRefusesJunkLog: a push of refs/secure/rsl pointing at a
@@ -18,18 +15,8 @@ import (
 // history) is refused for what its tip is, an unsigned commit that is no
 // entry, without walking the chain first.
 func TestPreReceiveRefusesJunkLog(t *testing.T) {
-	s := testutil.NewSandbox(t)
-	dir := s.InitRepo("repo", 2)
-	key := s.NewKey("alice", "ed25519")
-	g, err := gitrepo.OpenWithEnv(dir, s.Environ())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	r := &porcelain.Repo{Git: g, Now: time.Now, Home: s.Home}
-	if _, err := r.Init(key.Private); err != nil {
-		t.Fatal(err)
-	}
+	s, dir, r := initedRepo(t)
+	g := r.Git
 	rslTip, _, _ := g.ResolveRef("refs/secure/rsl")
 	junk := func(name string, on gitrepo.Hash) string {
 		var fi strings.Builder

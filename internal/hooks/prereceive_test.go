@@ -16,10 +16,11 @@ import (
 	"github.com/git-secure/git-secure/internal/verify"
 )
 
-// TestPreReceiveRefusesDeletingTheMetadata: one push that deletes the log
-// and the policy together (and moves main) must not pass as a push to a
-// repository that is not protected.
-func TestPreReceiveRefusesDeletingTheMetadata(t *testing.T) {
+// initedRepo is a repository of two commits on main where alice ran
+// git secure init: the log and the policy a server starts from (r.Git
+// reads it).
+func initedRepo(t *testing.T) (*testutil.Sandbox, string, *porcelain.Repo) {
+	t.Helper()
 	s := testutil.NewSandbox(t)
 	dir := s.InitRepo("repo", 2)
 	key := s.NewKey("alice", "ed25519")
@@ -27,11 +28,20 @@ func TestPreReceiveRefusesDeletingTheMetadata(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer g.Close()
+	t.Cleanup(func() { g.Close() })
 	r := &porcelain.Repo{Git: g, Now: time.Now, Home: s.Home}
 	if _, err := r.Init(key.Private); err != nil {
 		t.Fatal(err)
 	}
+	return s, dir, r
+}
+
+// TestPreReceiveRefusesDeletingTheMetadata: one push that deletes the log
+// and the policy together (and moves main) must not pass as a push to a
+// repository that is not protected.
+func TestPreReceiveRefusesDeletingTheMetadata(t *testing.T) {
+	s, dir, r := initedRepo(t)
+	g := r.Git
 	rslTip, _, _ := g.ResolveRef("refs/secure/rsl")
 	polTip, _, _ := g.ResolveRef("refs/secure/policy")
 	main, _, _ := g.ResolveRef("refs/heads/main")
@@ -43,7 +53,7 @@ func TestPreReceiveRefusesDeletingTheMetadata(t *testing.T) {
 	// The hook reads the refs as they are before the push: put main back.
 	s.Git(dir, "update-ref", "refs/heads/main", main.String())
 	var stderr bytes.Buffer
-	err = Run(&Context{Repo: r, Name: "pre-receive", Stdin: &in, Stderr: &stderr, Getenv: func(string) string { return "" }})
+	err := Run(&Context{Repo: r, Name: "pre-receive", Stdin: &in, Stderr: &stderr, Getenv: func(string) string { return "" }})
 	if !errors.Is(err, ErrRejected) || !strings.Contains(stderr.String(), "cannot be deleted") {
 		t.Fatalf("deleting the log and the policy in one push: err=%v, stderr=%q; want a rejection saying they cannot be deleted", err, stderr.String())
 	}
