@@ -14,11 +14,14 @@ import (
 // (fastpath.PlainLayout: its own objects, no core.worktree, not bare),
 // both owned by this user, on dir's file system. git rev-parse would find
 // the same repository there (it looks for .git before anything else).
-// Anything else returns ok false and Open asks git: a .git file (linked
-// work trees, submodules), a directory that is itself a git directory
-// (bare repositories, the inside of .git), another owner (git's
-// safe.directory rules), a file system boundary, no repository at all
-// (git's error), the fast path turned off. Every git-secure command
+// And dir itself, when it is a bare repository of the plain layout
+// owned by this user (fastpath.BareLayout): git rev-parse takes it as the
+// git directory, with no work tree. Anything else returns ok false and
+// Open asks git: a .git file (linked work trees, submodules), any other
+// directory that is itself a git directory (below a bare repository's
+// top, the inside of .git, core.bare not true), another owner (git's
+// safe.directory rules), safe.bareRepository set, a file system boundary,
+// no repository at all (git's error), the fast path turned off. Every git-secure command
 // opens its repository first: rev-parse was one process on each.
 func discover(dir string, env []string) (gitDir, workTree string, ok bool) {
 	if fastpath.Off(env) {
@@ -34,6 +37,12 @@ func discover(dir string, env []string) (gitDir, workTree string, ok bool) {
 	st, err := os.Stat(d)
 	if err != nil || !st.IsDir() {
 		return "", "", false
+	}
+	// A bare repository entered directly (the usual place to work in
+	// one, and where servers run): git looks for d/.git first, then takes
+	// d itself as the git directory.
+	if fastpath.BareLayout(d, env) && ownedByMe(st) {
+		return d, "", true
 	}
 	for {
 		if fastpath.LooksLikeGitDir(d) {

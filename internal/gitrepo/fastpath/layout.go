@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 )
 
 // maxConfigScan bounds how much of a configuration file PlainLayout reads.
@@ -77,4 +79,128 @@ func FilesRefStore(gitDir string) bool {
 	}
 	lower := bytes.ToLower(cfg)
 	return !bytes.Contains(lower, []byte("refstorage")) && !bytes.Contains(lower, []byte("include"))
+}
+
+// BareLayout reports whether git, started with no GIT_DIR in the
+// directory dir (absolute, symbolic links resolved), would certainly use
+// dir itself as a bare repository of the plain layout: no .git entry in
+// dir (git looks for one first), dir a git directory by git's test
+// (is_git_directory: objects and refs directories, a HEAD naming a ref
+// under refs/ or holding an object id), core.bare true in its
+// configuration, repository format 0 or 1 without extensions, no
+// core.worktree or include (PlainLayout), and no safe.bareRepository in
+// the protected configuration (system and global files, read in-process;
+// git -c values, includes or an unknown system path leave it to git).
+// Ownership is the caller's to check. false means: ask git rev-parse.
+func BareLayout(dir string, env []string) bool {
+	if Off(env) {
+		return false
+	}
+	if _, ok := LookupEnv(env, "GIT_OBJECT_DIRECTORY"); ok {
+		return false // is_git_directory looks there for objects
+	}
+	if _, err := os.Lstat(filepath.Join(dir, ".git")); !errors.Is(err, os.ErrNotExist) {
+		return false
+	}
+	for _, sub := range []string{"objects", "refs"} {
+		if st, err := os.Stat(filepath.Join(dir, sub)); err != nil || !st.IsDir() {
+			return false
+		}
+	}
+	if !validHead(filepath.Join(dir, "HEAD")) {
+		return false
+	}
+	if plain, err := PlainLayout(dir, false, env); err != nil || !plain {
+		return false
+	}
+	local, err := readConfigFile(filepath.Join(dir, "config"))
+	if err != nil {
+		return false
+	}
+	bare, version := false, "0"
+	for _, e := range local {
+		section, _, _ := strings.Cut(e.Key, ".")
+		switch {
+		case section == "extensions", e.Key == "core.worktree":
+			return false
+		case e.Key == "core.bare":
+			b, known := configBool(e)
+			if !known {
+				return false
+			}
+			bare = b
+		case e.Key == "core.repositoryformatversion":
+			version = e.Value
+		}
+	}
+	if !bare || (version != "0" && version != "1") {
+		return false
+	}
+	files, err := configFiles(env, dir)
+	if err != nil {
+		return false
+	}
+	for _, file := range files[:len(files)-1] { // all but the local file
+		entries, err := readConfigFile(file)
+		switch {
+		case err == nil:
+		case errors.Is(err, os.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+			continue
+		default:
+			return false
+		}
+		for _, e := range entries {
+			if e.Key == "safe.barerepository" {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// configBool reads a boolean configuration value in the spellings git
+// writes; known is false for anything else (numbers, odd spellings).
+func configBool(e ConfigEntry) (value, known bool) {
+	if e.NoValue {
+		return true, true
+	}
+	switch strings.ToLower(e.Value) {
+	case "true", "yes", "on", "1":
+		return true, true
+	case "false", "no", "off", "0", "":
+		return false, true
+	}
+	return false, false
+}
+
+// validHead reports whether path is a HEAD git's validate_headref accepts
+// in its common forms: a regular file holding "ref: refs/..." or a 40-hex
+// object id. Anything else (a symbolic link, other content) is false, and
+// the caller asks git.
+func validHead(path string) bool {
+	st, err := os.Lstat(path)
+	if err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	data, err := readBounded(path, 255)
+	if err != nil {
+		return false
+	}
+	if rest, ok := bytes.CutPrefix(data, []byte("ref:")); ok {
+		return bytes.HasPrefix(bytes.TrimLeft(rest, " \t\n\v\f\r"), []byte("refs/"))
+	}
+	// get_oid_hex: 40 hex digits, whatever follows them.
+	if len(data) < 40 {
+		return false
+	}
+	for _, c := range data[:40] {
+		if !isHexDigit(c) {
+			return false
+		}
+	}
+	return true
+}
+
+func isHexDigit(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
