@@ -255,8 +255,8 @@ func (c *Context) preReceive(input []byte) error {
 	}
 	// Verification follows (a push of metadata gets here at once): set up
 	// the signature code while the refs, the checkpoint and the policy are
-	// read. The fast path above needs none.
-	go sign.Warm()
+	// read. The fast path above needs none; the server never signs here.
+	go sign.WarmVerify()
 	st, err := c.proposedState(lines)
 	if err != nil || st == nil {
 		return err // nil, nil: not a git-secure repository
