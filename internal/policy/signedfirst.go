@@ -34,6 +34,7 @@ type envelope struct {
 	payload []byte
 	sigs    map[string][][]byte // every signature of a key ID
 	entries int                 // the signatures as written, hex or not
+	size    int                 // the file's size
 }
 
 // readEnvelope reads data, a metadata file of at most limit bytes,
@@ -63,7 +64,7 @@ func readEnvelope(name string, data []byte, limit int) (*envelope, error) {
 	if err := json.Unmarshal(rawSigs, &sigs); err != nil {
 		return nil, fmt.Errorf("%w: %s: signatures: %v", ErrMalformed, name, err)
 	}
-	e := &envelope{name: name, signed: signed, payload: payload, sigs: make(map[string][][]byte, len(sigs)), entries: len(sigs)}
+	e := &envelope{name: name, signed: signed, payload: payload, sigs: make(map[string][][]byte, len(sigs)), entries: len(sigs), size: len(data)}
 	for _, s := range sigs {
 		// Every signature of a key ID is tried, so that this check is
 		// never stricter than the one after decoding; one that is not

@@ -102,27 +102,88 @@ func (s *StagedRaw) TrustedSigners(base *Policy, baseRaw *StagedRaw) []string {
 		if unchanged && name != TargetsFile {
 			continue
 		}
-		for _, k := range keys {
-			if name != RootFile && base.RevokedFrom(k.Fingerprint) != 0 {
-				continue // as verify.PolicyStatusRevoked: root keeps its own
-			}
-			sigs := e.sigs[k.ID]
-			if len(sigs) > maxSigsPerKey {
-				sigs = sigs[:maxSigsPerKey]
-			}
-			for _, sig := range sigs {
-				carried := unchanged && slices.ContainsFunc(was.sigs[k.ID], func(b []byte) bool { return bytes.Equal(b, sig) })
-				if !carried && k.VerifyMetadata(e.payload, sig) {
-					set[k.Fingerprint] = true
-					break
-				}
-			}
+		var carried *envelope
+		if unchanged {
+			carried = was
+		}
+		for _, fp := range trustedSigs(base, keys, name, e, carried, false) {
+			set[fp] = true
 		}
 	}
 	out := slices.Collect(maps.Keys(set))
 	sort.Strings(out)
 	return out
 }
+
+// trustedSigs returns the fingerprints of the keys among keys (base's
+// MetadataKeys) with a valid signature over e, file name of a staged
+// change: not revoked by base (but on root.json), at most maxSigsPerKey
+// of a key ID tried, and none that carried (base's file, when e's signed
+// part is its) holds byte for byte. With first it stops at the first.
+func trustedSigs(base *Policy, keys []*Key, name string, e, carried *envelope, first bool) []string {
+	var out []string
+	for _, k := range keys {
+		if name != RootFile && base.RevokedFrom(k.Fingerprint) != 0 {
+			continue // as verify.PolicyStatusRevoked: root keeps its own
+		}
+		sigs := e.sigs[k.ID]
+		if len(sigs) > maxSigsPerKey {
+			sigs = sigs[:maxSigsPerKey]
+		}
+		for _, sig := range sigs {
+			if carried != nil && slices.ContainsFunc(carried.sigs[k.ID], func(b []byte) bool { return bytes.Equal(b, sig) }) {
+				continue
+			}
+			if k.VerifyMetadata(e.payload, sig) {
+				out = append(out, k.Fingerprint)
+				if first {
+					return out
+				}
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Unsigned returns how many bytes of s's files no key of base vouches for
+// (the policy in force, whose files as written are baseRaw): files whose
+// signed part is not base's and that hold no valid signature by a key
+// TrustedSigners counts; and their names, sorted. Anyone may write such
+// bytes, and go-tuf's decoder spends up to some 100 bytes a byte on them,
+// so a server decodes a staged change that replaces another
+// (porcelain.StagingReplaceable) only when it holds at most
+// MaxUnsignedGrowth such bytes more than the change it replaces.
+func (s *StagedRaw) Unsigned(base *Policy, baseRaw *StagedRaw) (int, []string) {
+	keys := base.MetadataKeys()
+	n := 0
+	var names []string
+	for name, e := range s.files {
+		if was := baseRaw.files[name]; was != nil && bytes.Equal(was.payload, e.payload) {
+			continue
+		}
+		if len(trustedSigs(base, keys, name, e, nil, true)) > 0 {
+			continue
+		}
+		n += e.size
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return n, names
+}
+
+// MaxUnsignedGrowth is how many more bytes that no key of the policy in
+// force signed (StagedRaw.Unsigned) a staged change may hold than the
+// change it replaces while keeping every signature of it. Such a
+// replacement is decoded before it is accepted (a copy of a co-signed
+// change that does not decode must not take its place); this bounds what
+// anyone with push access can make the server decode with a copy of a
+// signed change, whose signatures it keeps, and junk: some 25 MB of
+// go-tuf's allocations, where a 4 MiB file cost 370 MB. A real change
+// that adds more than this unsigned (a proposer's new version of a change
+// only they signed, a rule file of signers the policy in force does not
+// know yet) goes in steps, or signed.
+const MaxUnsignedGrowth = 256 << 10
 
 // maxSigsPerKey is how many signatures of one key ID TrustedSigners tries
 // on a file: git-secure writes one a key, and a planted change with

@@ -43,7 +43,11 @@ import (
 // in force alone; old is decoded only when it holds a signature next
 // drops (a change that does not decode keeps nothing), and next only when
 // it keeps every signature old holds (a pusher without a key must not put
-// an unusable copy of a co-signed change in its place). A change that
+// an unusable copy of a co-signed change in its place) and holds at most
+// policy.MaxUnsignedGrowth bytes more than old that no key of the policy
+// in force signed (policy.StagedRaw.Unsigned; beyond, it is refused
+// undecoded: a copy of a co-signed change with a large unsigned file
+// cost a full decode a push, 95-370 MB). A change that
 // holds no signature by a trusted key, such as one a pusher without a key
 // planted, however large, is replaced without decoding either.
 func StagingReplaceable(g *gitrepo.Repo, old, next, polTip gitrepo.Hash) (string, error) {
@@ -85,6 +89,18 @@ func StagingReplaceable(g *gitrepo.Repo, old, next, polTip gitrepo.Hash) (string
 			return "", nil // not a policy: its signatures keep nothing
 		}
 		return fmt.Sprintf("the staged change it holds (%s) is signed by %s, and the new one is not signed by them", old.String()[:12], strings.Join(dropped, ", ")), nil
+	}
+	// next is decoded below; what nobody the policy in force trusts
+	// signed in it may exceed old's by little, or a copy of a signed
+	// change with junk added costs the server a full decode a push.
+	nextU, names := nextRaw.Unsigned(base, baseRaw)
+	if oldU, _ := oldRaw.Unsigned(base, baseRaw); nextU > oldU+policy.MaxUnsignedGrowth {
+		list := strings.Join(names, ", ")
+		if len(names) > 5 {
+			list = strings.Join(names[:5], ", ") + fmt.Sprintf(" and %d more", len(names)-5)
+		}
+		return fmt.Sprintf("the new one (%s) keeps the signatures of the staged change it replaces (%s) but holds %d bytes that no key of the policy in force signed (%s), where the one it replaces holds %d: a replacement may add at most %d such bytes, so the server does not decode it; sign what it adds with a key of the policy in force (git secure policy sign --staged), or push it in smaller steps",
+			next.String()[:12], old.String()[:12], nextU, list, oldU, policy.MaxUnsignedGrowth), nil
 	}
 	if _, err := policy.Load(g, next); err != nil {
 		return fmt.Sprintf("the new one (%s) keeps the signatures of the staged change it replaces (%s) but is not a policy: %v", next.String()[:12], old.String()[:12], err), nil

@@ -13,7 +13,8 @@ import (
 // 4 MiB targets.json of small values: alice's signed change replaces it;
 // mallory cannot put it back over alice's signed change, nor a copy of
 // alice's change (her signatures and all) with a rule file that makes it
-// unusable. Each refusal says why, and alice's change stays.
+// unusable, nor that copy with a 1 MiB junk rule file (refused before it
+// is decoded). Each refusal says why, and alice's change stays.
 func TestStagedUndecodableReplaced(t *testing.T) {
 	srv := startServer(t, trFile)
 	repo, url := srv.newRepo("undecodable.git", true)
@@ -76,6 +77,14 @@ func TestStagedUndecodableReplaced(t *testing.T) {
 	r = mallory.run(mdir, "git", "push", url, "+"+copied+":refs/secure/policy-staging")
 	if r.code == 0 || !hasAll(r.stderr, replaced, "the new one ("+copied[:12]+") keeps the signatures of the staged change it replaces ("+proposal[:12]+") but is not a policy", "rule files without a delegation") {
 		t.Fatalf("a copy of alice's signed change that does not decode: want a refusal saying so:\n%s", r)
+	}
+	// The same copy with a 1 MiB junk rule file: refused before the
+	// server decodes it (what no key signed may grow by 256 KiB).
+	junk := mktree("100644 blob " + blob("junk.json", undecodableTargets(1<<20)) + "\tjunk.json\n")
+	copied = mallory.git(mdir, "commit-tree", mktree("100644 blob "+mallory.rev(mdir, proposal+":root.json")+"\troot.json\n100644 blob "+mallory.rev(mdir, proposal+":targets.json")+"\ttargets.json\n040000 tree "+junk+"\trules\n"), "-p", pol, "-m", "staged")
+	r = mallory.run(mdir, "git", "push", url, "+"+copied+":refs/secure/policy-staging")
+	if r.code == 0 || !hasAll(r.stderr, replaced, "the new one ("+copied[:12]+") keeps the signatures of the staged change it replaces ("+proposal[:12]+") but holds", "bytes that no key of the policy in force signed (rules/junk.json), where the one it replaces holds 0", "so the server does not decode it") {
+		t.Fatalf("a copy of alice's signed change with a junk rule file: want a refusal before decoding:\n%s", r)
 	}
 	if got := srv.admin.rev(repo, "refs/secure/policy-staging"); got != proposal {
 		t.Fatalf("the server's staged change is %s, want alice's %s", got, proposal)
