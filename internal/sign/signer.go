@@ -2,6 +2,7 @@ package sign
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -151,7 +152,7 @@ func loadPath(spec KeySpec, p string) (Signer, error) {
 		if !ok {
 			return nil, fmt.Errorf("sign: load key %s: %w: signer cannot choose a signature algorithm", path, ErrUnsupportedKey)
 		}
-		return &keySigner{s: as, pub: pub}, nil
+		return &keySigner{s: as, pub: pub, ed: rawEd25519(b, pub)}, nil
 	}
 	pub, _, err := ParsePublicKey(b)
 	if err != nil {
@@ -195,7 +196,7 @@ func besideKey(spec KeySpec, priv string, pub ssh.PublicKey) (Signer, error) {
 	if !ok {
 		return nil, fmt.Errorf("sign: load key %s: %w: signer cannot choose a signature algorithm", priv, ErrUnsupportedKey)
 	}
-	return &keySigner{s: as, pub: pub}, nil
+	return &keySigner{s: as, pub: pub, ed: rawEd25519(b, pub)}, nil
 }
 
 // encryptedKey handles a passphrase-protected private key file at path whose
@@ -271,6 +272,10 @@ func signatureAlgorithm(pub ssh.PublicKey, algo string) (string, error) {
 type keySigner struct {
 	s   ssh.AlgorithmSigner
 	pub ssh.PublicKey
+	// ed is the private key of an Ed25519 key file, signed with by
+	// signEd25519 (the ssh package's signature, without crypto/ed25519's
+	// start-up cost); nil for other keys.
+	ed ed25519.PrivateKey
 }
 
 func (k *keySigner) PublicKey() ssh.PublicKey { return k.pub }
@@ -283,6 +288,9 @@ func (k *keySigner) SignWithAlgorithm(r io.Reader, data []byte, algo string) (*s
 	algo, err := signatureAlgorithm(k.pub, algo)
 	if err != nil {
 		return nil, err
+	}
+	if k.ed != nil && algo == ssh.KeyAlgoED25519 {
+		return &ssh.Signature{Format: ssh.KeyAlgoED25519, Blob: signEd25519(k.ed, data)}, nil
 	}
 	if r == nil {
 		r = rand.Reader

@@ -6,16 +6,12 @@ import (
 )
 
 // Warm does the one-time set-up of the signature code in the calling
-// goroutine: Go's FIPS self-tests and ed25519's precomputed tables, which
-// the first signature or verification of a process otherwise pays (about
-// 2 ms here). The helper, which lives a few tens of milliseconds and signs
-// and verifies, runs it in the background while it waits for git.
-func Warm() {
-	var seed [ed25519.SeedSize]byte
-	key := ed25519.NewKeyFromSeed(seed[:])
-	msg := []byte(warmMessage)
-	ed25519.Verify(key.Public().(ed25519.PublicKey), msg, ed25519.Sign(key, msg))
-}
+// goroutine, which the first verification of a process otherwise pays:
+// the helper, which lives a few tens of milliseconds and signs and
+// verifies, runs it in the background while it waits for git. Signing
+// needs no set-up (Ed25519 key files sign through signEd25519, which uses
+// no table; agent keys sign in the agent), so it is WarmVerify.
+func Warm() { WarmVerify() }
 
 // WarmVerify is Warm for a process that only verifies (the server's
 // hook): one verification of a fixed signature. Signing's table (the
