@@ -86,6 +86,9 @@ func (r *Repo) SetConfig(key, value string) error {
 		return fmt.Errorf("gitrepo: set config %s: value contains NUL", key)
 	}
 	defer r.dropConfig()
+	if r.fast.SetLocalConfig(key, value) {
+		return nil // the one value replaced in-process, as git config would
+	}
 	if _, err := r.run(nil, "config", "--local", "--end-of-options", key, value); err != nil {
 		return fmt.Errorf("gitrepo: set config %s: %w", key, err)
 	}
