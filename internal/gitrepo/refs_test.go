@@ -543,3 +543,119 @@ func TestRunGitError(t *testing.T) {
 		t.Error("Env lacks GIT_NO_REPLACE_OBJECTS")
 	}
 }
+
+// A transaction started ahead (StartUpdateRefs) is UpdateRefs's: its
+// compare-and-swap holds against a ref moved after the start (by git,
+// in loose and in packed form), its reflog entry is written, and an
+// aborted one changes nothing, leaves no lock and runs no
+// reference-transaction hook.
+func TestStartUpdateRefs(t *testing.T) {
+	s, dir, r := newRepo(t, 3)
+	c := make([]Hash, 3)
+	for i := range c {
+		c[i] = mustParse(t, s.Git(dir, "rev-parse", fmt.Sprintf("HEAD~%d", i)))
+	}
+	hookLog := filepath.Join(s.Home, "hook.log")
+	hook := filepath.Join(dir, ".git", "hooks", "reference-transaction")
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\necho \"$1\" >>'"+hookLog+"'\ncat >/dev/null\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hookRuns := func() string {
+		b, _ := os.ReadFile(hookLog)
+		_ = os.Remove(hookLog)
+		return string(b)
+	}
+	get := func(name string) Hash {
+		h, _, err := r.ResolveRef(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	const name = "refs/secure/rsl"
+	tx, err := r.StartUpdateRefs("create")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Apply([]RefUpdate{{Name: name, New: c[2]}}); err != nil {
+		t.Fatal(err)
+	}
+	tx.Abort() // after Apply: nothing
+	if get(name) != c[2] {
+		t.Fatal("not created")
+	}
+	if got := hookRuns(); got != "prepared\ncommitted\n" {
+		t.Fatalf("hook ran for %q", got)
+	}
+	// Aborted: no change, no hook, no lock left.
+	tx, err = r.StartUpdateRefs("aborted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx.Abort()
+	tx.Abort()
+	if get(name) != c[2] {
+		t.Fatal("changed by an aborted transaction")
+	}
+	if got := hookRuns(); got != "" {
+		t.Fatalf("hook ran for an aborted transaction: %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git", "refs", "secure", "rsl.lock")); !os.IsNotExist(err) {
+		t.Fatalf("lock left: %v", err)
+	}
+	if err := tx.Apply([]RefUpdate{{Name: name, Old: c[2], New: c[1]}}); err == nil {
+		t.Fatal("an aborted transaction applied")
+	}
+	// The ref moves after the start, loose then packed: the transaction
+	// started before loses its compare-and-swap and changes nothing.
+	for _, packed := range []bool{false, true} {
+		tx, err := r.StartUpdateRefs("stale")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Git(dir, "update-ref", name, c[0].String())
+		if packed {
+			s.Git(dir, "pack-refs", "--all")
+			if _, err := os.Stat(filepath.Join(dir, ".git", "refs", "secure", "rsl")); !os.IsNotExist(err) {
+				t.Fatalf("still loose after pack-refs: %v", err)
+			}
+		}
+		hookRuns()
+		err = tx.Apply([]RefUpdate{{Name: name, Old: c[2], New: c[1]}})
+		if !errors.Is(err, ErrRefChanged) || !strings.Contains(err.Error(), name) {
+			t.Fatalf("packed %v: stale transaction: %v", packed, err)
+		}
+		if get(name) != c[0] {
+			t.Fatalf("packed %v: changed by a stale transaction", packed)
+		}
+		// Back to c[2] for the next round.
+		s.Git(dir, "update-ref", name, c[2].String())
+	}
+	// A packed ref is updated by a transaction started ahead.
+	s.Git(dir, "pack-refs", "--all")
+	tx, err = r.StartUpdateRefs("advance\nfrom packed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Apply([]RefUpdate{{Name: name, Old: c[2], New: c[1]}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(s.Git(dir, "rev-parse", name)); get(name) != c[1] || got != c[1].String() {
+		t.Fatal("not advanced")
+	}
+	if log := s.Git(dir, "reflog", "show", "--format=%gs", name); !strings.Contains(log, "advance from packed") {
+		t.Errorf("reflog %q", log)
+	}
+	// Invalid input: refused before git reads anything.
+	hookRuns()
+	tx, err = r.StartUpdateRefs("bad")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Apply([]RefUpdate{{Name: "refs/secure/bad..name", New: c[0]}}); err == nil {
+		t.Fatal("invalid ref name applied")
+	}
+	if got := hookRuns(); got != "" {
+		t.Fatalf("hook ran for a refused transaction: %q", got)
+	}
+}

@@ -161,7 +161,22 @@ func (r *Repo) Commit(p *Prepared, message string) error {
 	if p.Tip == p.Base {
 		return nil
 	}
-	return r.Git.UpdateRefs([]gitrepo.RefUpdate{{Name: rsl.Ref, Old: p.Base, New: p.Tip}}, message)
+	return r.Git.UpdateRefs(p.refUpdates(), message)
+}
+
+// CommitWith is Commit through a git update-ref started ahead
+// (gitrepo.Repo.StartUpdateRefs): the same transaction, the process's
+// start overlapped with preparing and signing.
+func (r *Repo) CommitWith(tx *gitrepo.RefTransaction, p *Prepared) error {
+	if p.Tip == p.Base {
+		tx.Abort()
+		return nil
+	}
+	return tx.Apply(p.refUpdates())
+}
+
+func (p *Prepared) refUpdates() []gitrepo.RefUpdate {
+	return []gitrepo.RefUpdate{{Name: rsl.Ref, Old: p.Base, New: p.Tip}}
 }
 
 // Retry runs attempt until it does not lose a race for the log, at most

@@ -146,6 +146,13 @@ func (r *Repo) recordOnce(ref, src string, s sign.Signer, who gitrepo.Ident) (*R
 		}
 		return res, nil
 	}
+	// git update-ref starts now and waits for the transaction while the
+	// policy is checked and the entry signed and written.
+	tx, err := r.Git.StartUpdateRefs(fmt.Sprintf("git-secure: record %s", ref))
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Abort()
 	pol, err := policy.LoadSigned(r.Git, snap.policyTip, nil)
 	if err != nil {
 		return nil, err
@@ -155,7 +162,7 @@ func (r *Repo) recordOnce(ref, src string, s sign.Signer, who gitrepo.Ident) (*R
 	if err != nil {
 		return nil, err
 	}
-	if err := r.Commit(p, fmt.Sprintf("git-secure: record %s", ref)); err != nil {
+	if err := r.CommitWith(tx, p); err != nil {
 		return nil, err
 	}
 	res.Entry, res.ID, res.Pending = p.Entries[0].Number, p.Tip, p.Pending
