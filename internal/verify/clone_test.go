@@ -219,6 +219,24 @@ func TestCloneJudgesRemote(t *testing.T) {
 		c.MustFail(opts, verify.ErrUnrecorded, "refs/tags/v2.0", "no entry")
 	})
 
+	t.Run("an unrecorded ref a new rule protects", func(t *testing.T) {
+		t.Parallel()
+		// Pushed while no rule covered it, so by anyone: the hint must
+		// not invite whoever protects it to sign it unread (attack run,
+		// session 14: it said "if refs/tags/v3.0 is meant to exist,
+		// record it").
+		srv := tmpl.Clone(t)
+		srv.S.Git(srv.Dir, "tag", "v3.0")
+		srv.AddRule(policy.Rule{Name: "releases", Refs: []string{"refs/tags/v*"}, Allow: []string{"alice"}})
+		srv.Apply("alice")
+		p, _ := srv.MustFail(verify.Options{}, verify.ErrUnrecorded, "refs/tags/v3.0")
+		for _, w := range []string{"review it first (git log refs/tags/v3.0)", "if you wrote or reviewed all of it, record it", "otherwise delete it"} {
+			if !strings.Contains(p.Hint, w) {
+				t.Errorf("hint %q does not say %q", p.Hint, w)
+			}
+		}
+	})
+
 	t.Run("policy ref moved by hand in a clone", func(t *testing.T) {
 		t.Parallel()
 		srv := tmpl.Clone(t)

@@ -129,7 +129,10 @@ type observer struct {
 var ownRef = observer{hint: func(ref string, c mismatchClass, last recorded) string {
 	switch c {
 	case classUnrecorded:
-		return fmt.Sprintf("if %s is meant to exist, record it with: git secure rsl record %s; otherwise delete it", ref, ref)
+		// No rule covered the ref when it was pushed, so anyone could
+		// have: recording it signs its content as the recorder's own
+		// (attack run, session 14: the hint used to invite just that).
+		return fmt.Sprintf("no entry ever recorded %s, so whoever could push when no rule covered it may have written it: review it first (git log %s); if you wrote or reviewed all of it, record it with: git secure rsl record %s; otherwise delete it (in a push: git push REMOTE :%s)", ref, ref, ref, ref)
 	case classAhead:
 		return fmt.Sprintf("record an intended change with: git secure rsl record %s; otherwise restore the ref to %s", ref, short(last.target))
 	}
