@@ -81,7 +81,7 @@ func TestFastForwardsOnlyBounded(t *testing.T) {
 		t.Helper()
 		var stderr bytes.Buffer
 		c := &Context{Repo: r, Name: "pre-receive", Stderr: &stderr, Getenv: func(string) string { return "" }}
-		err := c.fastForwardsOnly(lines, polTip)
+		_, err := c.fastForwardsOnly(lines, polTip)
 		return stderr.String(), err
 	}
 	lines := func(refs int, old, tip gitrepo.Hash) []RefLine {

@@ -266,7 +266,9 @@ func (c *Context) preReceive(input []byte) error {
 		return err
 	}
 	c.Trace.Mark("log only grows")
-	if err := c.fastForwardsOnly(lines, st.proposed[policy.Ref]); err != nil {
+	polTip := st.proposed[policy.Ref]
+	loaded, err := c.fastForwardsOnly(lines, polTip)
+	if err != nil {
 		return err
 	}
 	cert, err := c.prepareCert(lines, st)
@@ -281,6 +283,9 @@ func (c *Context) preReceive(input []byte) error {
 	// Freshness is the clients' check: a push is judged on its content,
 	// and a stopped timestamp job must not jam the server.
 	opts := verify.Options{Budget: budget, SkipFreshness: true}
+	if loaded != nil {
+		opts.Loaded, opts.LoadedCommit = loaded, polTip // read and checked once
+	}
 	// A push's new entries name the organisation's latest policy, so
 	// that whom the organisation removed loses access at once.
 	if opts.OrgCurrentFrom, err = c.firstNewEntry(st.oldLog); err != nil {
@@ -886,7 +891,9 @@ func (c *Context) sayMetadataHints() {
 // may move without an entry, so the log does not know every value it
 // held: verification catches a move away from the recorded value, but
 // only the push shows that a move from an unrecorded value drops commits.
-// Protected refs never move without an entry, whose check covers it.
+// Protected refs never move without an entry, whose check covers it. It
+// returns the policy at polTip when it read it (nil if it did not need
+// it, or could not read it), for the verification to start from.
 //
 // Whether each old value is in its new value's history is found by a walk
 // that reads at most secure.maxPushFastForwardCommits commits over the
@@ -894,20 +901,18 @@ func (c *Context) sayMetadataHints() {
 // chain of 200 000 cheap commits pushed to 20 such refs for a minute (3 s
 // a ref), and the chain need not even be new (a ref pushed before may
 // hold it). A push beyond the bound is refused.
-func (c *Context) fastForwardsOnly(lines []RefLine, polTip gitrepo.Hash) error {
+func (c *Context) fastForwardsOnly(lines []RefLine, polTip gitrepo.Hash) (pol *policy.Policy, err error) {
 	if polTip.IsZero() {
-		return nil
+		return nil, nil
 	}
 	charge := walkCharge{max: -1} // read when first needed
-	var pol *policy.Policy
 	for _, l := range lines {
 		if l.Old.IsZero() || strings.HasPrefix(l.Ref, "refs/secure/") {
 			continue
 		}
 		if pol == nil {
-			var err error
 			if pol, err = policy.LoadSigned(c.Repo.Git, polTip, nil); err != nil {
-				return nil // verification names what is wrong with it
+				return nil, nil // verification names what is wrong with it
 			}
 		}
 		if pol.Protected(l.Ref) {
@@ -922,10 +927,10 @@ func (c *Context) fastForwardsOnly(lines []RefLine, polTip gitrepo.Hash) error {
 				if errors.Is(err, errWalkBudget) {
 					c.say("rejected: checking that this push only fast-forwards %s (%s -> %s), as global rule %s requires, reads more than the %d commits of history the server reads in one push (git config secure.maxPushFastForwardCommits)", l.Ref, short(l.Old), short(l.New), g.Name, charge.max)
 					c.say("hint: push it in smaller steps (fewer commits, or fewer refs at a time), or ask the administrator to raise git config secure.maxPushFastForwardCommits; global rule %s refuses a force-push in any case", g.Name)
-					return ErrRejected
+					return nil, ErrRejected
 				}
 				if err != nil {
-					return err
+					return nil, err
 				}
 				if ok {
 					break
@@ -937,10 +942,10 @@ func (c *Context) fastForwardsOnly(lines []RefLine, polTip gitrepo.Hash) error {
 			}
 			c.say("rejected: this push %s %s (%s -> %s), but global rule %s lets it only fast-forward", verb, l.Ref, short(l.Old), shortOrNone(l.New), g.Name)
 			c.say("hint: merge or rebase onto %s instead of rewriting it, and push again", short(l.Old))
-			return ErrRejected
+			return nil, ErrRejected
 		}
 	}
-	return nil
+	return pol, nil
 }
 
 // defaultMaxPushFastForwardCommits bounds the commits fastForwardsOnly

@@ -228,9 +228,12 @@ func (v *verifier) startFrom(cp *Checkpoint) error {
 	if cp.Revoked == nil {
 		return errStale // saved before it kept the revocations: they may be missing
 	}
-	pol, err := policy.LoadSigned(v.repo, cp.PolicyCommit, nil)
-	if err != nil {
-		return errStale
+	pol := v.opts.Loaded
+	if pol == nil || v.opts.LoadedCommit != cp.PolicyCommit {
+		var err error
+		if pol, err = policy.LoadSigned(v.repo, cp.PolicyCommit, nil); err != nil {
+			return errStale
+		}
 	}
 	if err := v.orgs.startFrom(pol, cp.Org); err != nil {
 		return err

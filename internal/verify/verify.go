@@ -94,6 +94,13 @@ type Options struct {
 	// version: a person the organisation removed loses access at once,
 	// whatever version their client names.
 	OrgCurrentFrom uint64
+	// Loaded is a policy the caller read with policy.LoadSigned(repo,
+	// LoadedCommit, nil) and no longer uses: a checkpoint made at that
+	// policy commit starts from it instead of reading and checking the
+	// same commit again (the server's hook loads the proposed policy
+	// before it verifies: about 1 ms of every push).
+	Loaded       *policy.Policy
+	LoadedCommit gitrepo.Hash
 
 	// index, set by WithStore, receives the index records of the
 	// entries replayed.
