@@ -101,6 +101,9 @@ func TestWriteLooseLikeGit(t *testing.T) {
 		{"blob", blob},
 		{"blob", nil},
 		{"blob", bytes.Repeat([]byte("large "), 50000)},
+		// Stored uncompressed up to 16 KiB, compressed beyond.
+		{"blob", bytes.Repeat([]byte("s"), 16<<10)},
+		{"blob", bytes.Repeat([]byte("c"), 16<<10+1)},
 		{"tree", mustEncodeTree(t, TreeEntry{Mode: ModeFile, Name: "a.txt", Hash: hashObject("blob", blob)})},
 	}
 	for _, o := range objects {

@@ -147,12 +147,14 @@ func (r *Repo) recordOnce(ref, src string, s sign.Signer, who gitrepo.Ident) (*R
 		return res, nil
 	}
 	// git update-ref starts now and waits for the transaction while the
-	// policy is checked and the entry signed and written.
+	// policy is checked and the entry signed and written; verification's
+	// one-time set-up runs on the other core while the policy is decoded.
 	tx, err := r.Git.StartUpdateRefs(fmt.Sprintf("git-secure: record %s", ref))
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Abort()
+	go sign.WarmVerify()
 	pol, err := policy.LoadSigned(r.Git, snap.policyTip, nil)
 	if err != nil {
 		return nil, err

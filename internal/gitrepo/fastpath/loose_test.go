@@ -1,6 +1,9 @@
 package fastpath
 
 import (
+	"bytes"
+	"compress/zlib"
+	"io"
 	"strings"
 	"testing"
 )
@@ -18,4 +21,29 @@ func FuzzInflateLoose(f *testing.F) {
 			t.Fatalf("accepted %s %q for %x", typ, data, h)
 		}
 	})
+}
+
+// zlibStored writes streams every zlib reader reads back exactly: empty,
+// small, at a stored block's limit and over it (several blocks).
+func TestZlibStored(t *testing.T) {
+	for _, n := range []int{0, 1, 1000, 0xffff - 11, 0xffff - 10, 0xffff, 0x10000, 3*0xffff + 7} {
+		header := []byte("blob 123\x00")
+		data := bytes.Repeat([]byte("0123456789abcdef"), n/16+1)[:n]
+		var buf bytes.Buffer
+		zlibStored(&buf, header, data)
+		zr, err := zlib.NewReader(&buf)
+		if err != nil {
+			t.Fatalf("%d bytes: %v", n, err)
+		}
+		got, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatalf("%d bytes: %v", n, err)
+		}
+		if err := zr.Close(); err != nil {
+			t.Fatalf("%d bytes: %v", n, err)
+		}
+		if want := append(append([]byte(nil), header...), data...); !bytes.Equal(got, want) {
+			t.Fatalf("%d bytes: read back %d bytes, want %d", n, len(got), len(want))
+		}
+	}
 }
