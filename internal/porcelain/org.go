@@ -2,11 +2,14 @@ package porcelain
 
 import (
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/org"
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/rsl"
+	"github.com/git-secure/git-secure/internal/verify"
 )
 
 // OrgCache is the repository's organisation policy cache (internal/org),
@@ -98,4 +101,43 @@ func (r *Repo) newestOrgVersion(tip gitrepo.Hash) (*rsl.OrgVersion, error) {
 		return nil, fmt.Errorf("read the log %s: %w", tip, err)
 	}
 	return named, nil
+}
+
+// checkOrgRevoked refuses a staged change st of a repository that inherits
+// an organisation policy when it meets its thresholds only with the
+// signatures of keys the organisation's latest policy revokes: such a
+// key signs no rules or rule file of an inheriting repository (the
+// verification of the log, and so the server, refuse the change), as it
+// signs nothing else there. An organisation policy that cannot be read
+// leaves the decision to the push's verification.
+func (r *Repo) checkOrgRevoked(st *Staged, now time.Time) error {
+	o := st.Base.Org()
+	if o == nil {
+		o = st.Policy.Org()
+	}
+	if o == nil {
+		return nil
+	}
+	c := r.OrgCache()
+	v, err := c.Latest(o)
+	if err != nil {
+		return nil
+	}
+	orgPol, err := c.PolicyAt(o, v)
+	if err != nil {
+		return nil
+	}
+	own := verify.RevokedIn(st.Base, st.Policy)
+	err = verify.CheckPolicyRevoked(st.Base, st.Policy, now, func(fp string) bool { return own(fp) || orgPol.RevokedFrom(fp) != 0 })
+	if err == nil {
+		return nil
+	}
+	var keys []string
+	for _, rv := range orgPol.Revocations() {
+		if !own(rv.Fingerprint) && strings.Contains(err.Error(), rv.Fingerprint) {
+			keys = append(keys, rv.Fingerprint)
+		}
+	}
+	return fmt.Errorf("%w: %v; the organisation policy version %d revokes %s, which signed it: a key the organisation revoked signs no policy change of a repository that inherits its policy (have the repository's other keys sign it: git secure policy sign; and take the revoked key out of the repository's policy: git secure trust remove-rules-key, policy remove-key)",
+		ErrRefused, err, v.Number, strings.Join(keys, ", "))
 }

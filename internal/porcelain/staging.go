@@ -293,6 +293,9 @@ func (r *Repo) ApplyReviewed(keyFile, reviewed, file string) (*ApplyResult, *Sta
 		}
 		return nil, st, fmt.Errorf("%w: %v", ErrRefused, err)
 	}
+	if err := r.checkOrgRevoked(st, now); err != nil {
+		return nil, st, err
+	}
 	who, err := r.Ident()
 	if err != nil {
 		return nil, nil, err

@@ -99,6 +99,52 @@ func (t *orgTimeline) judging(v *verifier, rec *rsl.Record) (*policy.Policy, err
 	return merged, nil
 }
 
+// revokerFor returns the organisation policy whose revocations judge
+// policy change rec (next) of a repository that inherits one (the policy
+// in force does, or else next): a key it revokes signs no rules or rule
+// file the change writes, as it signs no entry, approval or test run
+// there (policy.Policy.RevokedByOrg); without this a key the
+// organisation revoked as compromised still changed the rules of every
+// repository that kept it as a rules key. The version is the newest an
+// earlier entry named or, for an entry that must be current
+// (OrgCurrentFrom: the server's check of a push), the organisation's
+// latest. It returns nil when neither policy inherits, no version is
+// known yet, or this verification reads no organisation policy (every
+// later entry then fails, judging); a version it cannot read is recorded
+// as a problem (errPolicy).
+func (t *orgTimeline) revokerFor(v *verifier, rec *rsl.Record, next *policy.Policy) (*policy.Policy, uint64, error) {
+	var o *policy.Org
+	if v.curPolicy != nil {
+		o = v.curPolicy.Org()
+	}
+	if o == nil {
+		o = next.Org()
+	}
+	if o == nil || v.opts.Org == nil {
+		return nil, 0, nil
+	}
+	ver := t.last
+	if from := v.opts.OrgCurrentFrom; from != 0 && rec.Entry.Number >= from {
+		latest, err := v.opts.Org.Latest(o)
+		if err != nil {
+			v.failPolicy(rec, rec.Entry.Ref, ErrOrgPolicy, "fetch (so that your git-secure knows the organisation's latest policy), then push again",
+				"a policy change is judged by the organisation's latest policy, whose revoked keys sign none of it: %v", err)
+			return nil, 0, errPolicy
+		}
+		ver = &latest
+	}
+	if ver == nil {
+		return nil, 0, nil
+	}
+	orgPol, err := v.opts.Org.PolicyAt(o, *ver)
+	if err != nil {
+		v.failPolicy(rec, rec.Entry.Ref, ErrOrgPolicy, "the organisation's administrators must restore its policy repository; until then nothing recorded under it verifies",
+			"%v", err)
+		return nil, 0, errPolicy
+	}
+	return orgPol, ver.Number, nil
+}
+
 // final is the policy that judges the refs' final state: the policy in
 // force combined with the newest organisation policy version an entry
 // named; nil when the policy inherits none or no entry named one yet.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -257,16 +258,35 @@ func (v *verifier) stepPolicy(w *window, rec *rsl.Record, firstNum uint64) error
 		return errPolicy
 	}
 	// Keys revoked at this entry (by any policy so far, or by
-	// this one) sign no rules or rule file it writes.
+	// this one, or by the organisation policy the repository
+	// inherits) sign no rules or rule file it writes.
 	n := e.Number
-	revoked := func(fp string) bool {
+	ownRevoked := func(fp string) bool {
 		if from, ok := v.revokedFrom[fp]; ok && from <= n {
 			return true
 		}
 		from := next.RevokedFrom(fp)
 		return from != 0 && from <= n
 	}
+	orgPol, orgVer, err := v.orgs.revokerFor(v, rec, next)
+	if err != nil {
+		return err
+	}
+	revoked := func(fp string) bool {
+		return ownRevoked(fp) || (orgPol != nil && orgPol.RevokedFrom(fp) != 0)
+	}
 	if err := CheckPolicyRevoked(v.curPolicy, next, rec.Commit.Committer.When, revoked); err != nil {
+		if orgPol != nil && CheckPolicyRevoked(v.curPolicy, next, rec.Commit.Committer.When, ownRevoked) == nil {
+			var keys []string
+			for _, r := range orgPol.Revocations() {
+				if !ownRevoked(r.Fingerprint) && strings.Contains(err.Error(), r.Fingerprint) {
+					keys = append(keys, r.Fingerprint)
+				}
+			}
+			v.failPolicy(rec, e.Ref, kindOf(err), "a key the organisation revoked signs no policy change of a repository that inherits its policy: have the repository's other keys sign it (git secure policy sign), and take the revoked key out of the repository's policy (git secure trust remove-rules-key, policy remove-key)",
+				"policy %s: %v; the organisation policy version %d revokes %s, which signed it", short(e.New), err, orgVer, strings.Join(keys, ", "))
+			return errPolicy
+		}
 		v.failPolicy(rec, e.Ref, kindOf(err), hint, "policy %s: %v", short(e.New), err)
 		return errPolicy
 	}
