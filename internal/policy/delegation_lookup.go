@@ -26,6 +26,7 @@ import (
 type rulesCache struct {
 	mu    sync.Mutex
 	byRef map[string][]*Rule
+	named map[string]bool // namedByRuleFile's answers by ref
 }
 
 // maxCachedRefs bounds the cache (a log may name many refs).
@@ -45,6 +46,22 @@ func (c *rulesCache) put(ref string, rs []*Rule) {
 		clear(c.byRef)
 	}
 	c.byRef[ref] = rs
+}
+
+func (c *rulesCache) getNamed(ref string) (bool, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	named, ok := c.named[ref]
+	return named, ok
+}
+
+func (c *rulesCache) putNamed(ref string, named bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.named == nil || len(c.named) >= maxCachedRefs {
+		c.named = map[string]bool{}
+	}
+	c.named[ref] = named
 }
 
 // ruleScope clips a rule of a rule file to its namespace, for one ref.

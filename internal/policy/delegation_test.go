@@ -484,3 +484,48 @@ func TestRemoveTeamNamedByRuleFile(t *testing.T) {
 		t.Fatalf("security, which does not name the team, counts for nothing: %q", s.Untrusted)
 	}
 }
+
+// A path rule without ref patterns covers the refs that a rule of a rule
+// file names, as those of targets.json (finding 06 of session 14): a
+// release team's file that protects refs/heads/rel/* makes crypto apply
+// there. Before, only targets.json's rules named refs, so rel/1.0 was
+// governed by the release team's rule alone.
+func TestScopedPathRuleCoversRefsARuleFileNames(t *testing.T) {
+	f := newFixture(t)
+	base := f.p
+	p, err := base.Clone()
+	must(t, err)
+	must(t, p.Delegate(base, "", Delegation{Name: "relteam", Refs: []string{"refs/heads/rel/*", "refs/pull/*"}, Signers: []string{"carol"}, Threshold: 1}, t0))
+	must(t, p.AddRuleIn(base, "relteam", Rule{Name: "rel", Refs: []string{"refs/heads/rel/*"}, Allow: []string{"carol"}}, t0))
+	must(t, p.AddRuleIn(base, "relteam", Rule{Name: "prs", Refs: []string{"refs/pull/*"}, Allow: []string{"carol"}}, t0))
+	must(t, p.SignTargets(f.root.TUF))
+	must(t, p.SignRuleFile("relteam", f.carol.TUF))
+	got := ruleNames(p.RulesFor("refs/heads/rel/1.0"))
+	for _, want := range []string{"crypto", "relteam:rel"} {
+		if !slices.Contains(got, want) {
+			t.Fatalf("rules for refs/heads/rel/1.0: %v, want %s among them", got, want)
+		}
+	}
+	crypto, _ := p.Rule("crypto")
+	if !p.Covers(crypto, "refs/heads/rel/1.0") || p.Covers(crypto, "refs/heads/dev") {
+		t.Fatal("crypto must cover rel/1.0 (named by relteam:rel) and not dev (named by no rule)")
+	}
+	if got := ruleNames(p.RulesFor("refs/heads/dev")); len(got) != 0 {
+		t.Fatalf("rules for refs/heads/dev: %v, want none", got)
+	}
+	if got := ruleNames(p.RulesFor("refs/pull/7")); !slices.Contains(got, "crypto") || !slices.Contains(got, "relteam:prs") {
+		t.Fatalf("rules for refs/pull/7: %v, want crypto and relteam:prs", got)
+	}
+	// The forge namespace a rule file names is fetched (judged), the
+	// others stay out.
+	if got := ForgeExcludes(p); slices.Contains(got, "^refs/pull/*") || !slices.Contains(got, "^refs/changes/*") {
+		t.Fatalf("ForgeExcludes %v: refs/pull/* is named by relteam:prs", got)
+	}
+	if !p.HasRefPatterns() {
+		t.Fatal("HasRefPatterns: relteam's rules have ref patterns")
+	}
+	// Without the rule file's rules, nothing names rel/1.0.
+	if got := ruleNames(base.RulesFor("refs/heads/rel/1.0")); len(got) != 0 {
+		t.Fatalf("base rules for refs/heads/rel/1.0: %v", got)
+	}
+}

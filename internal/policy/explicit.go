@@ -1,6 +1,9 @@
 package policy
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // ReplaceRefPrefix is the namespace git reads replacement objects from
 // (git replace): while refs/replace/X exists, git shows, archives and
@@ -46,11 +49,12 @@ func namesExplicitly(patterns []string, ref, prefix string) bool {
 	return false
 }
 
-// RulesNaming returns the rules that name ref explicitly under prefix (see
-// Rule.NamesExplicitly), in policy order.
+// RulesNaming returns the rules that govern ref (RulesFor: targets.json's
+// and the rule files' the delegation search reaches) and name it
+// explicitly under prefix (see Rule.NamesExplicitly), in policy order.
 func (p *Policy) RulesNaming(ref, prefix string) []*Rule {
 	var out []*Rule
-	for _, r := range p.rules {
+	for _, r := range p.RulesFor(ref) {
 		if r.NamesExplicitly(ref, prefix) {
 			out = append(out, r)
 		}
@@ -72,11 +76,25 @@ func ForgeExcludes(p *Policy) []string {
 	return out
 }
 
-// namesNamespace reports whether a rule has a ref pattern under prefix.
+// namesNamespace reports whether a rule, of targets.json or of any rule
+// file, or a delegation has a ref pattern under prefix: a rule file's rule
+// on refs/pull/* is judged as targets.json's is, so the namespace must be
+// fetched for it (fetching more than the rules govern costs only time).
 func (p *Policy) namesNamespace(prefix string) bool {
+	under := func(patterns []string) bool {
+		return slices.ContainsFunc(patterns, func(pat string) bool { return strings.HasPrefix(pat, prefix) })
+	}
 	for _, r := range p.rules {
-		for _, pat := range r.Refs {
-			if strings.HasPrefix(pat, prefix) {
+		if under(r.Refs) {
+			return true
+		}
+	}
+	for _, n := range p.nodes {
+		if under(n.d.Refs) {
+			return true
+		}
+		for _, r := range n.file.Rules {
+			if under(r.Refs) {
 				return true
 			}
 		}

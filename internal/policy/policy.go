@@ -366,22 +366,71 @@ func (p *Policy) covers(r *Rule, ref string, named func() bool) bool {
 	return named()
 }
 
-// namedByRefPattern reports whether a ref pattern of some rule covers ref.
+// namedByRefPattern reports whether a ref pattern of some rule that
+// governs ref covers it: a rule of targets.json, or a rule of a rule file
+// that the delegation search reaches for ref (namedByRuleFile). A path
+// rule without ref patterns covers exactly those refs, wherever the rule
+// that names them is kept: a release team's file that protects
+// refs/heads/release/* makes those refs ship as main does.
 func (p *Policy) namedByRefPattern(ref string) bool {
 	for _, r := range p.rules {
 		if r.coversByPattern(ref) {
 			return true
 		}
 	}
+	if len(p.nodes) == 0 {
+		return false
+	}
+	if p.rulesFor != nil {
+		if named, ok := p.rulesFor.getNamed(ref); ok {
+			return named
+		}
+		named := p.namedByRuleFile(ref)
+		p.rulesFor.putNamed(ref, named)
+		return named
+	}
+	return p.namedByRuleFile(ref)
+}
+
+// namedByRuleFile reports whether a rule of a rule file names ref in a
+// ref pattern where that rule governs: its delegation is reached for ref
+// as delegatedRulesFor reaches it (the namespaces of its chain hold ref,
+// no earlier terminating delegation ends the search before it), and it is
+// not a whole-ref rule beyond a path namespace (ignored there). A file
+// that counts for nothing names nothing: its namespace fails closed
+// anyway (delegatedRulesFor).
+func (p *Policy) namedByRuleFile(ref string) bool {
+	for _, n := range p.nodes {
+		if n.blocked || n.file.Untrusted != "" || !chainRefs(n.chain, ref) || n.shadowedWhole(ref) {
+			continue
+		}
+		pathScoped := chainHasPaths(n.chain)
+		for _, r := range n.file.Rules {
+			if pathScoped && !r.IsPathRule() {
+				continue
+			}
+			if len(r.Refs) > 0 && r.coversByPattern(ref) {
+				return true
+			}
+		}
+	}
 	return false
 }
 
-// HasRefPatterns reports whether some rule has ref patterns (without one,
-// path rules without ref patterns cover no ref).
+// HasRefPatterns reports whether some rule, of targets.json or of a rule
+// file, has ref patterns (without one, path rules without ref patterns
+// cover no ref).
 func (p *Policy) HasRefPatterns() bool {
 	for _, r := range p.rules {
 		if len(r.Refs) > 0 {
 			return true
+		}
+	}
+	for _, n := range p.nodes {
+		for _, r := range n.file.Rules {
+			if len(r.Refs) > 0 {
+				return true
+			}
 		}
 	}
 	return false
