@@ -127,6 +127,17 @@ func TestUnprotectedOnly(t *testing.T) {
 	})
 	check("ref rule, other branch", push("refs/heads/feature", zero), true)
 	check("ref rule, its branch", push("refs/heads/main", main), false)
+	// refs/heads/Main is main on a case-insensitive file system: the full
+	// check refuses it, naming the rule (on such a server the files
+	// backend would have moved main unjudged).
+	check("ref rule, its branch in another case", push("refs/heads/Main", zero), false)
+	var stderr bytes.Buffer
+	in := strings.NewReader(zero.String() + " " + main.String() + " refs/heads/Main\n")
+	err = Run(&Context{Repo: r, Name: "pre-receive", Stdin: in, Stderr: &stderr, Getenv: func(string) string { return "" }})
+	if !errors.Is(err, ErrRejected) || !strings.Contains(stderr.String(), "refs/heads/Main: ") ||
+		!strings.Contains(stderr.String(), "differs only in case (or in a spelling case-insensitive file systems store as the same name) from the refs rule main covers (refs/heads/main)") {
+		t.Errorf("a push of refs/heads/Main: err=%v, stderr:\n%s\nwant a rejection naming rule main", err, stderr.String())
+	}
 	// The policy ref put back to the version without the rule, without an
 	// entry (a botched restore): not the verified state, so no fast path.
 	ruled, _, _ := g.ResolveRef("refs/secure/policy")

@@ -770,6 +770,11 @@ func (c *Context) judgeUnprotected(lines []RefLine) (map[string]gitrepo.Hash, er
 		if pol.Protected(l.Ref) {
 			return nil, nil
 		}
+		// A second name for a covered ref on a case-insensitive file
+		// system: the full check refuses it.
+		if _, variant := pol.CaseVariantOf(l.Ref); variant {
+			return nil, nil
+		}
 		for _, gr := range pol.GlobalRules() {
 			if gr.CoversRef(l.Ref) {
 				return nil, nil

@@ -38,7 +38,41 @@ func (v *verifier) currentRefs() (map[string]gitrepo.Hash, error) {
 // even when the log never recorded it: branches, tags, the policy, and
 // every ref a rule protects.
 func (v *verifier) judgedName(ref string) bool {
-	return strings.HasPrefix(ref, "refs/heads/") || strings.HasPrefix(ref, "refs/tags/") || ref == rsl.PolicyRef || v.finalPolicy.Protected(ref)
+	if strings.HasPrefix(ref, "refs/heads/") || strings.HasPrefix(ref, "refs/tags/") || ref == rsl.PolicyRef || v.finalPolicy.Protected(ref) {
+		return true
+	}
+	_, variant := v.finalPolicy.CaseVariantOf(ref)
+	return variant
+}
+
+// caseVariant fails a present ref that a ref pattern of the policy in
+// force matches only as a case-insensitive file system spells it
+// (policy.CaseVariantOf: refs/heads/Main for refs/heads/main), and
+// reports whether it did. The files ref backend of a macOS or Windows
+// server or clone stores both names in one file: a push of the variant,
+// judged under other rules or none, would move the covered ref with no
+// check of its own, and a fetch of both leaves one value for two refs.
+// No honest workflow needs such a name, so it is refused whatever the
+// log says of it.
+func (v *verifier) caseVariant(ref string, have gitrepo.Hash, o observer) bool {
+	if ref == rsl.PolicyRef {
+		return false
+	}
+	cv, ok := v.finalPolicy.CaseVariantOf(ref)
+	if !ok {
+		return false
+	}
+	hint := fmt.Sprintf("delete it (git push REMOTE :%s), or push its commits under a name that differs from what %s covers by more than case", ref, cv.Owner)
+	if o.where != "" {
+		hint = fmt.Sprintf("ask the remote's maintainers to delete %s; it cannot be fetched safely onto a case-insensitive file system", ref)
+	}
+	problem := fmt.Sprintf("differs only in case (or in a spelling case-insensitive file systems store as the same name) from the refs %s covers (%s): a macOS or Windows server or clone keeps both in one file, so moving it would move them unjudged", cv.Owner, cv.Pattern)
+	if o.where != "" {
+		problem = o.where + ": " + problem
+	}
+	v.fail(nil, ref, "", ErrPolicyRule, hint, "%s", problem)
+	v.res.Refs = append(v.res.Refs, RefStatus{Ref: ref, Target: have, Protected: true, Tracking: o.tracking, Note: "case variant of a covered name"})
+	return true
 }
 
 // sortedNames returns the refs the log records plus those of extra that
@@ -212,6 +246,9 @@ const (
 // records the ref's status, failing (protected) or warning (not
 // protected) on any difference.
 func (v *verifier) judge(ref string, have gitrepo.Hash, o observer) {
+	if v.caseVariant(ref, have, o) {
+		return
+	}
 	protected := ref == rsl.PolicyRef || v.finalPolicy.Protected(ref)
 	last, recordedOK := v.latest(ref)
 	st := RefStatus{Ref: ref, Target: last.target, Entry: last.number, EntryID: last.id, Protected: protected, Tracking: o.tracking}
