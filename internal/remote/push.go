@@ -432,11 +432,19 @@ func (h *Helper) recordAndSend(plan *pushPlan) pushResult {
 			out = pushResult{failed: failAll(plan.specs, "git-secure: "+strings.TrimPrefix(err.Error(), "refused: "))}
 			return false, nil
 		}
+		// The git update-ref that adopts the entries locally starts now
+		// and waits while the push runs: its start overlaps the push
+		// instead of following it. A failed attempt aborts it (it has
+		// read nothing: no change, no lock).
+		tx, _ := h.Repo.Git.StartUpdateRefs(pushReflog)
+		if tx != nil {
+			defer tx.Abort() // after Apply, nothing
+		}
 		res := h.sendPush(plan, batch)
 		last = res.stderr
 		switch {
 		case len(res.failed) == 0:
-			h.adoptPush(plan, batch)
+			h.adoptPush(plan, batch, tx)
 			out = res
 		case !res.raceLost:
 			last.Release()
@@ -516,11 +524,20 @@ func (h *Helper) sendPush(plan *pushPlan, b *pushBatch) pushResult {
 	return res
 }
 
+// pushReflog is the reflog message of the local log's move after a push.
+const pushReflog = "git-secure: push"
+
 // adoptPush makes the pushed entries this clone's too (the server has
 // them) and tells what was sent.
-func (h *Helper) adoptPush(plan *pushPlan, b *pushBatch) {
+func (h *Helper) adoptPush(plan *pushPlan, b *pushBatch, tx *gitrepo.RefTransaction) {
 	h.clearInflight()
-	if err := h.Repo.Commit(b.Prepared, "git-secure: push"); err != nil {
+	var err error
+	if tx != nil {
+		err = h.Repo.CommitWith(tx, b.Prepared)
+	} else {
+		err = h.Repo.Commit(b.Prepared, pushReflog)
+	}
+	if err != nil {
 		h.logf("warning: pushed, but could not update the local log (%v); git fetch will bring it", err)
 	}
 	h.Trace.Mark("update local log")
