@@ -1,16 +1,50 @@
 package gitrepo
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 )
 
-// Limits for ChangedPaths against hostile trees.
+// Limits for ChangedPaths against hostile trees. A few tiny trees can name
+// each other many times over (four trees of 31 entries, each pointing at
+// the next level's one tree, list 923 521 paths), and nested long names
+// make every path long: so before it lists anything, the differ measures
+// the diff (number of paths, their bytes, the longest, the directories to
+// walk), reading each distinct pair of subtrees once, and refuses a diff
+// beyond these bounds. An honest import of 400 000 files of 100-byte paths
+// is 40 MB of names, well within.
 const (
-	maxChangedPaths = 1_000_000 // paths in the result
-	maxTreeReads    = 1_000_000 // tree objects read
-	maxTreeDepth    = 4096      // nesting of directories
+	maxChangedPaths     = 1_000_000 // paths in the result
+	maxChangedPathBytes = 128 << 20 // bytes of the paths in the result
+	maxPathBytes        = 4096      // bytes of one path (PATH_MAX: git cannot check out a longer one)
+	maxTreeReads        = 1_000_000 // tree objects read, and directory pairs walked
+	maxTreeDepth        = 4096      // nesting of directories
 )
+
+// ErrDiffBound: a diff's changed paths exceed one of the bounds above (the
+// error names which); the trees are refused, never partly listed.
+var ErrDiffBound = errors.New("diff beyond git-secure's bounds")
+
+// Reach is how much of a directory a PathFilter needs.
+type Reach uint8
+
+const (
+	// ReachAll: any path under the directory may matter, and the filter
+	// is not asked about its subdirectories.
+	ReachAll Reach = iota
+	// ReachSome: some paths under it may matter; the filter is asked
+	// about each subdirectory.
+	ReachSome
+	// ReachNone: no path under the directory matters: the diff skips it.
+	ReachNone
+)
+
+// PathFilter tells a diff which directories hold paths that matter (the
+// path rules' patterns). Reach gets a directory's slash-separated path.
+type PathFilter interface {
+	Reach(dir string) Reach
+}
 
 // ChangedPaths returns every file path (slash-separated, sorted bytewise)
 // whose entry differs between oldTree and newTree by mode or hash, or that
@@ -18,29 +52,111 @@ const (
 // zero Hash stands for the empty tree. A path that changes between file and
 // directory reports the file and every file under the directory. Renames
 // are reported as a deletion and an addition. Gitlinks and symlinks count
-// as files. The diff runs in-process through the batch reader.
+// as files. The diff runs in-process through the batch reader. A diff
+// beyond the bounds (more than a million paths, 128 MiB of path names, a
+// path over 4096 bytes, a million directories) is ErrDiffBound.
 func (r *Repo) ChangedPaths(oldTree, newTree Hash) ([]string, error) {
-	d := differ{r: r}
-	if err := d.diff("", oldTree, newTree); err != nil {
-		return nil, fmt.Errorf("gitrepo: changed paths %s..%s: %w", oldTree, newTree, err)
+	return r.ChangedPathsUnder(oldTree, newTree, nil)
+}
+
+// ChangedPathsUnder is ChangedPaths without the directories f says no path
+// of matters (f nil: every directory). Files are listed whatever f says.
+func (r *Repo) ChangedPathsUnder(oldTree, newTree Hash, f PathFilter) ([]string, error) {
+	paths, _, err := r.ChangedPathsCounted(oldTree, newTree, f)
+	return paths, err
+}
+
+// ChangedPathsCounted is ChangedPathsUnder, with the work it did.
+func (r *Repo) ChangedPathsCounted(oldTree, newTree Hash, f PathFilter) ([]string, DiffStats, error) {
+	d := differ{r: r, filter: f, memo: map[[2]Hash]diffSize{}}
+	reach := ReachAll
+	if f != nil {
+		reach = f.Reach("")
+	}
+	var size diffSize
+	var err error
+	if reach != ReachNone {
+		size, err = d.measure("", 0, oldTree, newTree, reach, 0)
+	}
+	if err == nil && size.paths > 0 {
+		d.memo = nil
+		d.out = make([]string, 0, size.paths)
+		err = d.list("", oldTree, newTree, reach, 0)
+	}
+	stats := DiffStats{Reads: d.reads, Listed: d.listed}
+	if err != nil {
+		return nil, stats, fmt.Errorf("gitrepo: changed paths %s..%s: %w", oldTree, newTree, err)
 	}
 	sort.Strings(d.out)
-	return d.out, nil
+	return d.out, stats, nil
+}
+
+// DiffStats counts the work of the differ (tests).
+type DiffStats struct {
+	// Reads counts the trees the measuring pass read (a distinct pair of
+	// subtrees is read once however often it occurs).
+	Reads int
+	// Listed counts the directory pairs the listing pass walked.
+	Listed int
 }
 
 type differ struct {
-	r     *Repo
-	out   []string
-	reads int
-	depth int
+	r      *Repo
+	filter PathFilter
+	out    []string
+	// memo keeps the size of each pair of subtrees measured where the
+	// filter no longer prunes (ReachAll): it does not depend on where
+	// the pair occurs.
+	memo   map[[2]Hash]diffSize
+	reads  int
+	listed int
+	// kept holds the trees measure read, for list (up to maxKeptEntries
+	// entries in all): the shared tree cache is smaller than a large
+	// import, whose trees list would otherwise read and parse again.
+	kept        map[Hash][]TreeEntry
+	keptEntries int
 }
 
-func (d *differ) add(p string) error {
-	if len(d.out) >= maxChangedPaths {
-		return fmt.Errorf("more than %d changed paths", maxChangedPaths)
+// maxKeptEntries bounds the tree entries a diff keeps between its passes
+// (about 60 bytes each).
+const maxKeptEntries = 1 << 19
+
+// read reads tree h for the diff.
+func (d *differ) read(h Hash) ([]TreeEntry, error) {
+	if e, ok := d.kept[h]; ok {
+		return e, nil
 	}
-	d.out = append(d.out, p)
-	return nil
+	e, err := d.r.readTreeCached(h)
+	if err != nil || h.IsZero() || d.keptEntries+len(e) > maxKeptEntries {
+		return e, err
+	}
+	if d.kept == nil {
+		d.kept = map[Hash][]TreeEntry{}
+	}
+	d.kept[h] = e
+	d.keptEntries += len(e)
+	return e, nil
+}
+
+// diffSize measures the changed paths under a pair of trees, relative to
+// their directory: how many, their bytes, the longest, and the directory
+// pairs the listing walks. Sums saturate.
+type diffSize struct {
+	paths, bytes, longest, walks uint64
+}
+
+func sat(a, b uint64) uint64 {
+	if a+b < a {
+		return ^uint64(0)
+	}
+	return a + b
+}
+
+func satMul(a, b uint64) uint64 {
+	if a != 0 && b > ^uint64(0)/a {
+		return ^uint64(0)
+	}
+	return a * b
 }
 
 func join(prefix, name string) string {
@@ -57,54 +173,59 @@ func normTree(h Hash) Hash {
 	return h
 }
 
-func (d *differ) diff(prefix string, a, b Hash) error {
-	a, b = normTree(a), normTree(b)
-	if a == b {
-		return nil
+// boundErr is an ErrDiffBound naming the bound and where it was hit.
+func boundErr(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrDiffBound}, args...)...)
+}
+
+// where names dir (of dirLen bytes; dir may be "" where the filter no
+// longer asks) in a bound's message.
+func where(dir string, dirLen int) string {
+	if dirLen == 0 {
+		return "at the top"
 	}
-	d.reads += 2
-	if d.reads > maxTreeReads {
-		return fmt.Errorf("more than %d tree reads", maxTreeReads)
+	if dir == "" {
+		return fmt.Sprintf("in a directory %d bytes deep", dirLen)
 	}
-	d.depth++
-	defer func() { d.depth-- }()
-	if d.depth > maxTreeDepth {
-		return fmt.Errorf("trees nested deeper than %d at %q", maxTreeDepth, truncate(prefix, 200))
-	}
-	ea, err := d.r.readTreeCached(a)
-	if err != nil {
-		return err
-	}
-	eb, err := d.r.readTreeCached(b)
-	if err != nil {
-		return err
-	}
+	return fmt.Sprintf("under %q", truncate(dir, 200))
+}
+
+// eachChange calls fn for each difference between the entries of two
+// trees: a file (leaf) or a pair of subtrees to compare (a zero hash for
+// a side that has none). A file that became a directory, or the other
+// way, is both.
+func eachChange(ea, eb []TreeEntry, fn func(name string, leaf bool, a, b Hash) error) error {
 	byName := make(map[string]TreeEntry, len(eb))
 	for _, e := range eb {
 		byName[e.Name] = e
 	}
+	side := func(e TreeEntry) error {
+		if e.Mode != ModeTree {
+			return fn(e.Name, true, ZeroHash, ZeroHash)
+		}
+		return fn(e.Name, false, e.Hash, ZeroHash)
+	}
 	for _, x := range ea {
-		p := join(prefix, x.Name)
 		y, ok := byName[x.Name]
 		delete(byName, x.Name)
 		xt := x.Mode == ModeTree
 		switch {
 		case !ok:
-			if err := d.side(p, x); err != nil {
+			if err := side(x); err != nil {
 				return err
 			}
 		case x.Mode == y.Mode && x.Hash == y.Hash:
 		case xt && y.Mode == ModeTree:
-			if err := d.diff(p, x.Hash, y.Hash); err != nil {
+			if err := fn(x.Name, false, x.Hash, y.Hash); err != nil {
 				return err
 			}
 		default:
 			// Differing leaves, or file <-> directory.
-			if err := d.side(p, x); err != nil {
+			if err := side(x); err != nil {
 				return err
 			}
 			if xt || y.Mode == ModeTree {
-				if err := d.side(p, y); err != nil {
+				if err := side(y); err != nil {
 					return err
 				}
 			}
@@ -112,7 +233,7 @@ func (d *differ) diff(prefix string, a, b Hash) error {
 	}
 	for _, y := range eb {
 		if _, ok := byName[y.Name]; ok {
-			if err := d.side(join(prefix, y.Name), y); err != nil {
+			if err := side(y); err != nil {
 				return err
 			}
 		}
@@ -120,11 +241,145 @@ func (d *differ) diff(prefix string, a, b Hash) error {
 	return nil
 }
 
-// side reports e (present on one side only): a leaf itself, or every leaf
-// under a tree.
-func (d *differ) side(p string, e TreeEntry) error {
-	if e.Mode != ModeTree {
-		return d.add(p)
+// below is the bytes a directory of dirLen bytes adds to the paths under
+// it (its name and a slash; nothing at the top).
+func below(dirLen int) int {
+	if dirLen == 0 {
+		return 0
 	}
-	return d.diff(p, e.Hash, ZeroHash)
+	return dirLen + 1
+}
+
+// childReach is the filter's answer for subdirectory name of dir.
+func (d *differ) childReach(dir, name string, reach Reach) (string, Reach) {
+	if reach != ReachSome {
+		return "", reach
+	}
+	child := join(dir, name)
+	return child, d.filter.Reach(child)
+}
+
+// measure sizes the diff of a and b in directory dir (its path is dirLen
+// bytes; dir itself is kept only while the filter asks, ReachSome),
+// failing as soon as a bound is exceeded. Pairs measured where the filter
+// no longer prunes are read once and remembered.
+func (d *differ) measure(dir string, dirLen int, a, b Hash, reach Reach, depth int) (diffSize, error) {
+	a, b = normTree(a), normTree(b)
+	if a == b {
+		return diffSize{}, nil
+	}
+	if depth >= maxTreeDepth {
+		return diffSize{}, boundErr("trees nested deeper than %d %s", maxTreeDepth, where(dir, dirLen))
+	}
+	key := [2]Hash{a, b}
+	if reach == ReachAll {
+		if s, ok := d.memo[key]; ok {
+			return s, nil
+		}
+	}
+	d.reads += 2
+	if d.reads > maxTreeReads {
+		return diffSize{}, boundErr("more than %d trees to read", maxTreeReads)
+	}
+	ea, err := d.read(a)
+	if err != nil {
+		return diffSize{}, err
+	}
+	eb, err := d.read(b)
+	if err != nil {
+		return diffSize{}, err
+	}
+	s := diffSize{walks: 1}
+	err = eachChange(ea, eb, func(name string, leaf bool, x, y Hash) error {
+		n := uint64(len(name))
+		if below(dirLen)+len(name) > maxPathBytes {
+			return boundErr("a path longer than %d bytes %s (name of %d bytes)", maxPathBytes, where(dir, dirLen), len(name))
+		}
+		if leaf {
+			s.paths, s.bytes, s.longest = sat(s.paths, 1), sat(s.bytes, n), max(s.longest, n)
+			return nil
+		}
+		child, r := d.childReach(dir, name, reach)
+		if r == ReachNone {
+			return nil
+		}
+		c, err := d.measure(child, below(dirLen)+len(name), x, y, r, depth+1)
+		if err != nil {
+			return err
+		}
+		s.paths = sat(s.paths, c.paths)
+		s.bytes = sat(s.bytes, sat(c.bytes, satMul(c.paths, n+1)))
+		if c.paths > 0 {
+			s.longest = max(s.longest, n+1+c.longest)
+		}
+		s.walks = sat(s.walks, c.walks)
+		return s.check(dir, dirLen)
+	})
+	if err != nil {
+		return diffSize{}, err
+	}
+	if err := s.check(dir, dirLen); err != nil {
+		return diffSize{}, err
+	}
+	if reach == ReachAll {
+		d.memo[key] = s
+	}
+	return s, nil
+}
+
+// check fails when the paths under one directory already exceed a bound
+// of the whole diff.
+func (s diffSize) check(dir string, dirLen int) error {
+	switch {
+	case s.paths > maxChangedPaths:
+		return boundErr("more than %d changed paths (%d %s)", maxChangedPaths, s.paths, where(dir, dirLen))
+	case sat(s.bytes, satMul(s.paths, uint64(below(dirLen)))) > maxChangedPathBytes:
+		return boundErr("more than %d MiB of changed path names (%d paths %s)", maxChangedPathBytes>>20, s.paths, where(dir, dirLen))
+	case s.paths > 0 && uint64(below(dirLen))+s.longest > maxPathBytes:
+		return boundErr("a path longer than %d bytes %s", maxPathBytes, where(dir, dirLen))
+	case s.walks > maxTreeReads:
+		return boundErr("more than %d directories to compare %s", maxTreeReads, where(dir, dirLen))
+	}
+	return nil
+}
+
+// list appends the changed paths; measure has bounded them.
+func (d *differ) list(prefix string, a, b Hash, reach Reach, depth int) error {
+	a, b = normTree(a), normTree(b)
+	if a == b {
+		return nil
+	}
+	if depth >= maxTreeDepth {
+		return boundErr("trees nested deeper than %d under %q", maxTreeDepth, truncate(prefix, 200))
+	}
+	d.listed++
+	if d.listed > maxTreeReads {
+		return boundErr("more than %d directories to compare", maxTreeReads)
+	}
+	ea, err := d.read(a)
+	if err != nil {
+		return err
+	}
+	eb, err := d.read(b)
+	if err != nil {
+		return err
+	}
+	return eachChange(ea, eb, func(name string, leaf bool, x, y Hash) error {
+		p := join(prefix, name)
+		if leaf {
+			if len(d.out) >= maxChangedPaths {
+				return boundErr("more than %d changed paths", maxChangedPaths)
+			}
+			d.out = append(d.out, p)
+			return nil
+		}
+		r := reach
+		if reach == ReachSome {
+			r = d.filter.Reach(p)
+		}
+		if r == ReachNone {
+			return nil
+		}
+		return d.list(p, x, y, r, depth+1)
+	})
 }

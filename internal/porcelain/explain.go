@@ -242,7 +242,7 @@ func (r *Repo) explainDecision(x *Explanation, pol *policy.Policy, rslTip gitrep
 		return nil, err
 	}
 	revoked := func(fp string) bool { return pol.RevokedFrom(fp) != 0 }
-	t := verify.Transition{Ref: x.Ref, Old: x.Old, New: x.New, Signer: x.Signer, CheckPaths: true}
+	t := verify.Transition{Ref: x.Ref, Old: x.Old, New: x.New, Signer: x.Signer, CheckPaths: true, EveryRule: true}
 	decide := func(store *attest.Store) (*verify.Decision, []string, []string, error) {
 		approvers, notes, err := verify.Approvers(store, pol, x.Ref, x.Old, x.New, revoked)
 		if err != nil {

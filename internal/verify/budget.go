@@ -46,9 +46,49 @@ const (
 	maxCachedDiffs = 4096
 )
 
+// diffKey names a diff: its trees (in byte order) and the path scope it
+// was restricted to ("" for none).
+type diffKey struct {
+	a, b  gitrepo.Hash
+	scope string
+}
+
+// scopeFilter is a policy.PathScope as the differ asks it.
+type scopeFilter struct{ scope *policy.PathScope }
+
+func (f scopeFilter) Reach(dir string) gitrepo.Reach {
+	switch may, every := f.scope.Reach(dir); {
+	case !may:
+		return gitrepo.ReachNone
+	case every:
+		return gitrepo.ReachAll
+	}
+	return gitrepo.ReachSome
+}
+
+// scopedDiffer is a Source that can skip directories (*gitrepo.Repo).
+type scopedDiffer interface {
+	ChangedPathsUnder(a, b gitrepo.Hash, f gitrepo.PathFilter) ([]string, error)
+}
+
+// countedDiffer is a Source that counts its diffs' work (*gitrepo.Repo).
+type countedDiffer interface {
+	ChangedPathsCounted(a, b gitrepo.Hash, f gitrepo.PathFilter) ([]string, gitrepo.DiffStats, error)
+}
+
+// changedPathsIn lists the paths that differ between trees a and b in the
+// directories scope may reach (nil: all); a Source that cannot skip
+// directories lists them all.
+func changedPathsIn(src Source, a, b gitrepo.Hash, scope *policy.PathScope) ([]string, error) {
+	if sd, ok := src.(scopedDiffer); ok && scope != nil {
+		return sd.ChangedPathsUnder(a, b, scopeFilter{scope})
+	}
+	return src.ChangedPaths(a, b)
+}
+
 // cachedDiff is one diff result in the cache's recency list.
 type cachedDiff struct {
-	key        [2]gitrepo.Hash
+	key        diffKey
 	paths      []string
 	bytes      int
 	prev, next *cachedDiff // toward the most, the least recently used
@@ -66,15 +106,16 @@ type cachedDiff struct {
 type diffCache struct {
 	Source
 	budget *Budget
-	diffs  map[[2]gitrepo.Hash]*cachedDiff
+	diffs  map[diffKey]*cachedDiff
 	// newest and oldest end the recency list; held is the bytes it holds.
 	newest, oldest *cachedDiff
 	held           int
 	// charged: the entry being verified is charged to the budget.
 	charged bool
 	paths   int
-	// computed counts the diffs actually computed (tests, trace).
-	computed int
+	// computed counts the diffs actually computed (tests, trace), and
+	// treeWork the trees they read and walked.
+	computed, treeWork int
 	// byFirst finds a cached result by its first element: results are
 	// shared slices, so the address names one.
 	byFirst map[*string]*cachedDiff
@@ -86,7 +127,7 @@ type diffCache struct {
 }
 
 func newDiffCache(src Source, b *Budget) *diffCache {
-	return &diffCache{Source: src, budget: b, diffs: map[[2]gitrepo.Hash]*cachedDiff{}, byFirst: map[*string]*cachedDiff{}}
+	return &diffCache{Source: src, budget: b, diffs: map[diffKey]*cachedDiff{}, byFirst: map[*string]*cachedDiff{}}
 }
 
 // pathsBytes is what paths costs the cache.
@@ -164,9 +205,22 @@ func (d *diffCache) check() error {
 }
 
 func (d *diffCache) ChangedPaths(a, b gitrepo.Hash) ([]string, error) {
-	key := [2]gitrepo.Hash{a, b}
+	return d.changedPaths(a, b, nil)
+}
+
+// ChangedPathsUnder is ChangedPaths without the directories f skips.
+func (d *diffCache) ChangedPathsUnder(a, b gitrepo.Hash, f gitrepo.PathFilter) ([]string, error) {
+	s, _ := f.(scopeFilter)
+	return d.changedPaths(a, b, s.scope)
+}
+
+func (d *diffCache) changedPaths(a, b gitrepo.Hash, scope *policy.PathScope) ([]string, error) {
+	key := diffKey{a: a, b: b}
 	if bytes.Compare(b[:], a[:]) < 0 {
-		key = [2]gitrepo.Hash{b, a}
+		key = diffKey{a: b, b: a}
+	}
+	if scope != nil {
+		key.scope = scope.Key()
 	}
 	if c, ok := d.diffs[key]; ok {
 		d.touch(c)
@@ -175,7 +229,19 @@ func (d *diffCache) ChangedPaths(a, b gitrepo.Hash) ([]string, error) {
 	if err := d.check(); err != nil {
 		return nil, err
 	}
-	p, err := d.Source.ChangedPaths(a, b)
+	var p []string
+	var err error
+	if cd, ok := d.Source.(countedDiffer); ok {
+		var f gitrepo.PathFilter
+		if scope != nil {
+			f = scopeFilter{scope}
+		}
+		var st gitrepo.DiffStats
+		p, st, err = cd.ChangedPathsCounted(a, b, f)
+		d.treeWork += st.Reads + st.Listed
+	} else {
+		p, err = changedPathsIn(d.Source, a, b, scope)
+	}
 	if err != nil {
 		return nil, err
 	}

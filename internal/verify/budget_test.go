@@ -12,13 +12,15 @@ import (
 	"github.com/git-secure/git-secure/internal/verify"
 )
 
-// flipFixture makes main flip between its tree and the same tree plus a
-// directory of width files (one blob), recorded by alice flips times, under
-// a path rule (so every entry's changed files are computed). It returns the
-// fixture and the number of the last entry before the flips.
+// flipFixture makes refs/heads/flip (alice's alone) flip between main's
+// tree and the same tree plus a directory big/ of width files (one blob),
+// recorded by alice flips times, under a path rule on big/** (so every
+// entry's changed files are computed). It returns the fixture and the
+// number of the last entry before the flips.
 func flipFixture(t *testing.T, width, flips int) (*ScenarioFixture, uint64) {
 	f := NewScenarioTemplate(t).Clone(t)
-	f.AddRule(policy.Rule{Name: "crypto", Paths: []string{"src/crypto/**"}, Allow: []string{"alice"}, Threshold: 1})
+	f.AddRule(policy.Rule{Name: "flip", Refs: []string{"refs/heads/flip"}, Allow: []string{"alice"}, Threshold: 1})
+	f.AddRule(policy.Rule{Name: "crypto", Paths: []string{"big/**", "src/crypto/**"}, Allow: []string{"alice"}, Threshold: 1})
 	f.Apply("alice")
 	blob := strings.TrimSpace(f.S.Git(f.Dir, "hash-object", "-w", "--stdin"))
 	var big strings.Builder
@@ -37,8 +39,8 @@ func flipFixture(t *testing.T, width, flips int) (*ScenarioFixture, uint64) {
 		if i%2 == 1 {
 			to = b
 		}
-		f.S.Git(f.Dir, "update-ref", "refs/heads/main", to.String())
-		f.Record("alice", "refs/heads/main")
+		f.S.Git(f.Dir, "update-ref", "refs/heads/flip", to.String())
+		f.Record("alice", "refs/heads/flip")
 	}
 	return f, before.Number
 }
@@ -85,8 +87,8 @@ func TestBudget(t *testing.T) {
 	f, before := flipFixture(t, 3000, 4)
 	_, err := f.Verify(verify.Options{Budget: &verify.Budget{After: before, MaxPaths: 2500}})
 	p, _ := ScenarioWantProblem(t, err, verify.ErrBudget, "more than 2500 paths")
-	if p.Entry != before+1 || p.Ref != "refs/heads/main" || !strings.Contains(p.Hint, "secure.maxPushPaths") {
-		t.Errorf("problem %+v: want entry #%d, refs/heads/main and a hint naming secure.maxPushPaths", p, before+1)
+	if p.Entry != before+1 || p.Ref != "refs/heads/flip" || !strings.Contains(p.Hint, "secure.maxPushPaths") {
+		t.Errorf("problem %+v: want entry #%d, refs/heads/flip and a hint naming secure.maxPushPaths", p, before+1)
 	}
 	// The same log, already accepted (the budget starts after it).
 	_, last := f.Tip()

@@ -29,6 +29,9 @@ type Transition struct {
 	Signer string
 	// CheckPaths enables path rules.
 	CheckPaths bool
+	// EveryRule judges the path rules even when a rule on the ref itself
+	// already fails (explain); otherwise their diff is not computed.
+	EveryRule bool
 	// AllPaths makes every path rule covering the ref apply, whatever the
 	// changed files: a skip whose current or restored state is no longer
 	// in the repository cannot be diffed, so it must be allowed to change
@@ -78,7 +81,10 @@ type Decision struct {
 	Persons []string // distinct persons who signed or approved
 	Rules   []RuleDecision
 	Global  []Failure // violated global rules and tag moves
-	t       Transition
+	// Unchecked names the path rules not judged because a rule on the ref
+	// itself, or a global rule, already fails (no diff was computed).
+	Unchecked []string
+	t         Transition
 }
 
 // RuleDecision is one applicable rule's outcome.
@@ -170,7 +176,7 @@ func Decide(src Source, pol *policy.Policy, t Transition, in Inputs) (*Decision,
 // Nothing of the previous decision survives; on an error d is unusable.
 func (d *Decision) decide(src Source, pol *policy.Policy, t Transition, in Inputs) error {
 	clear(d.Rules[:cap(d.Rules)]) // the previous rules' slices are not kept alive
-	*d = Decision{Persons: d.Persons[:0], Rules: d.Rules[:0], Global: d.Global[:0], t: t}
+	*d = Decision{Persons: d.Persons[:0], Rules: d.Rules[:0], Global: d.Global[:0], Unchecked: d.Unchecked[:0], t: t}
 	set := map[string]bool{}
 	if t.Signer != "" {
 		set[t.Signer] = true
@@ -183,9 +189,18 @@ func (d *Decision) decide(src Source, pol *policy.Policy, t Transition, in Input
 	}
 	sort.Strings(d.Persons)
 	rules := pol.RulesFor(t.Ref)
-	changed := changeCache{src: src, t: t, in: in}
+	// Rules on the ref itself, global rules and tag moves first: they
+	// need no diff. When one fails, the entry fails whatever its files:
+	// the path rules' diff is not computed (a person with no right on
+	// the ref must not make the server, and every verifier, list the
+	// files of a tree of her choosing), unless t.EveryRule.
+	paths := false
 	for _, r := range rules {
-		rd, applies, err := decideRule(src, pol, t, in, set, d.Persons, &changed, r)
+		if r.IsPathRule() {
+			paths = true
+			continue
+		}
+		rd, applies, err := decideRule(src, pol, t, in, set, d.Persons, nil, r)
 		if err != nil {
 			return err
 		}
@@ -194,6 +209,36 @@ func (d *Decision) decide(src Source, pol *policy.Policy, t Transition, in Input
 		}
 	}
 	d.checkGlobal(src, pol, len(rules) > 0)
+	if !paths {
+		return nil
+	}
+	if !t.EveryRule && t.CheckPaths && d.failsAnyway() {
+		for _, r := range rules {
+			if r.IsPathRule() {
+				d.Unchecked = append(d.Unchecked, r.Name)
+			}
+		}
+		return nil
+	}
+	changed := changeCache{src: src, t: t, in: in, scope: policy.NewPathScope(rules)}
+	refRules := len(d.Rules)
+	for _, r := range rules {
+		if !r.IsPathRule() {
+			continue
+		}
+		rd, applies, err := decideRule(src, pol, t, in, set, d.Persons, &changed, r)
+		if err != nil {
+			return err
+		}
+		if applies {
+			d.Rules = append(d.Rules, rd)
+		}
+	}
+	if refRules > 0 && len(d.Rules) > refRules {
+		// Back to the policy's order.
+		pos := func(r *policy.Rule) int { return slices.Index(rules, r) }
+		slices.SortStableFunc(d.Rules, func(a, b RuleDecision) int { return pos(a.Rule) - pos(b.Rule) })
+	}
 	return nil
 }
 
@@ -286,12 +331,35 @@ func withTreeApprovers(set map[string]bool, tree []string) (map[string]bool, []s
 	return out, names
 }
 
+// failsAnyway reports whether the rules on the ref itself or the global
+// rules already fail the transition for good: a threshold, a requirement
+// or a test run not met, an unreadable object, a violated global rule.
+// An absent object (ErrMissingObject) does not count: an entry a later
+// one superseded is forgiven that, so its path rules must still be judged.
+func (d *Decision) failsAnyway() bool {
+	for _, g := range d.Global {
+		if g.Kind != ErrMissingObject {
+			return true
+		}
+	}
+	for i := range d.Rules {
+		rd := &d.Rules[i]
+		if rd.Missing > 0 || len(rd.Unmet) > 0 || len(rd.TestsMissing) > 0 || errors.Is(rd.ObjectErr, ErrBadObject) {
+			return true
+		}
+	}
+	return false
+}
+
 // changeCache computes the transition's changed files once, or once per
 // rule for a new ref (whose base depends on the refs each rule covers).
 type changeCache struct {
-	src   Source
-	t     Transition
-	in    Inputs
+	src Source
+	t   Transition
+	in  Inputs
+	// scope: the directories the path rules' patterns may reach (the
+	// diff lists no others).
+	scope *policy.PathScope
 	done  bool
 	paths []string
 	err   error
@@ -323,14 +391,14 @@ func (c *changeCache) files(r *policy.Rule) ([]string, error) {
 		if x, ok := c.byTargets[key.String()]; ok {
 			return x.paths, x.err
 		}
-		paths, err := changedFiles(c.src, c.t, targets)
+		paths, err := changedFiles(c.src, c.t, targets, c.scope)
 		if c.byTargets == nil {
 			c.byTargets = map[string]changed{}
 		}
 		c.byTargets[key.String()] = changed{paths, err}
 		return paths, err
 	}
-	c.paths, c.err = changedFiles(c.src, c.t, targets)
+	c.paths, c.err = changedFiles(c.src, c.t, targets, c.scope)
 	c.done = true
 	return c.paths, c.err
 }
@@ -338,23 +406,23 @@ func (c *changeCache) files(r *policy.Rule) ([]string, error) {
 // changedFiles lists the files that differ between the transition's base
 // and its new target. A new ref with no base is compared with a recorded
 // state of targets (changedSinceBase).
-func changedFiles(src Source, t Transition, targets []gitrepo.Hash) ([]string, error) {
+func changedFiles(src Source, t Transition, targets []gitrepo.Hash, scope *policy.PathScope) ([]string, error) {
 	base := t.Old
 	if !t.DiffBase.IsZero() {
 		base = t.DiffBase
 	}
 	if t.New.IsZero() {
-		return deletedFiles(src, base)
+		return deletedFiles(src, base, scope)
 	}
 	if base.IsZero() {
-		return changedSinceBase(src, t.New, targets)
+		return changedSinceBase(src, t.New, targets, scope)
 	}
-	return changedBetween(src, base, t.New)
+	return changedBetween(src, base, t.New, scope)
 }
 
 // deletedFiles lists every file of old's tree: what deleting a ref at old
 // removes from it.
-func deletedFiles(src Source, old gitrepo.Hash) ([]string, error) {
+func deletedFiles(src Source, old gitrepo.Hash, scope *policy.PathScope) ([]string, error) {
 	if old.IsZero() {
 		return nil, nil
 	}
@@ -362,9 +430,9 @@ func deletedFiles(src Source, old gitrepo.Hash) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	paths, err := src.ChangedPaths(ot, gitrepo.ZeroHash)
+	paths, err := changedPathsIn(src, ot, gitrepo.ZeroHash, scope)
 	if err != nil {
-		return nil, fmt.Errorf("%w: files of %s: %v", ErrBadObject, short(old), err)
+		return nil, fmt.Errorf("%w: files of %s: %w", ErrBadObject, short(old), err)
 	}
 	return paths, nil
 }
@@ -528,9 +596,13 @@ func (d *Decision) Failures() []Failure {
 			continue
 		}
 		if rd.ObjectErr != nil {
+			hint := objectHint
+			if errors.Is(rd.ObjectErr, gitrepo.ErrDiffBound) {
+				hint = boundHint
+			}
 			out = append(out, Failure{Rule: rd.Rule.Name, Kind: objectKind(rd.ObjectErr),
 				Detail: fmt.Sprintf("the rule cannot be checked on %s..%s: %v", shortOrNone(t.Old), shortOrNone(t.New), rd.ObjectErr),
-				Hint:   objectHint})
+				Hint:   hint})
 		}
 		if rd.Missing > 0 || len(rd.Unmet) > 0 {
 			kind := ErrThreshold
@@ -548,8 +620,14 @@ func (d *Decision) Failures() []Failure {
 				Hint: "a member of " + strings.Join(rd.TestsMissing, " or ") + " runs the tests on that commit: git secure attest run -- <test command>"})
 		}
 	}
+	if len(d.Unchecked) > 0 && len(out) > 0 {
+		out[0].Detail += fmt.Sprintf("; path rule %s not checked: the entry fails already, so the files it changes were not compared (they will be once this is met)", strings.Join(d.Unchecked, ", "))
+	}
 	return out
 }
+
+// boundHint says what to do about a diff beyond the differ's bounds.
+const boundHint = "the commits' trees change more than git-secure compares in one entry (bounds: docs/scaling.md, \"Tree diffs\"): record the change as several entries of smaller diffs (push it in steps), or rewrite the commits without the oversized, deeply nested or repeated directories"
 
 func describeRule(rd RuleDecision, signer string) string {
 	var b strings.Builder

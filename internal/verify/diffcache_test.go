@@ -62,7 +62,7 @@ func TestDiffCacheBound(t *testing.T) {
 	// 4 does not fit beside 1, 2 and 3 (with 1's memo): 2, the least
 	// recently used, goes.
 	ask(4)
-	if _, ok := d.diffs[[2]gitrepo.Hash{tree(2), tree(100)}]; ok {
+	if _, ok := d.diffs[diffKey{a: tree(2), b: tree(100)}]; ok {
 		t.Fatal("the least recently used diff was kept past the bound")
 	}
 	ask(2)

@@ -72,7 +72,7 @@ func readTreeOf(src Source, h gitrepo.Hash) (gitrepo.Hash, error) {
 	return commit.Tree, nil
 }
 
-func changedBetween(src Source, old, new gitrepo.Hash) ([]string, error) {
+func changedBetween(src Source, old, new gitrepo.Hash, scope *policy.PathScope) ([]string, error) {
 	ot, err := treeOf(src, old)
 	if err != nil {
 		return nil, err
@@ -81,10 +81,10 @@ func changedBetween(src Source, old, new gitrepo.Hash) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	paths, err := src.ChangedPaths(ot, nt)
+	paths, err := changedPathsIn(src, ot, nt, scope)
 	if err != nil {
 		// Both commits are present: their trees must be readable.
-		return nil, fmt.Errorf("%w: diff %s..%s: %v", ErrBadObject, short(old), short(new), err)
+		return nil, fmt.Errorf("%w: diff %s..%s: %w", ErrBadObject, short(old), short(new), err)
 	}
 	return paths, nil
 }
@@ -102,7 +102,7 @@ const maxBaseTargets = 16
 // commit undid) was never judged, and a new ref there would change nothing
 // from it. Comparing with any one recorded state is sound: a file no
 // change names holds what that verified state holds.
-func changedSinceBase(src Source, new gitrepo.Hash, targets []gitrepo.Hash) ([]string, error) {
+func changedSinceBase(src Source, new gitrepo.Hash, targets []gitrepo.Hash, scope *policy.PathScope) ([]string, error) {
 	nc, err := src.PeelToCommit(new)
 	if err != nil {
 		return nil, objectError(src, err, "commit "+short(new), new)
@@ -118,7 +118,7 @@ func changedSinceBase(src Source, new gitrepo.Hash, targets []gitrepo.Hash) ([]s
 		}
 	}
 	if len(commits) == 0 {
-		return diffTrees(src, gitrepo.ZeroHash, nt, gitrepo.ZeroHash, new)
+		return diffTrees(src, gitrepo.ZeroHash, nt, gitrepo.ZeroHash, new, scope)
 	}
 	base, ok, err := src.MergeBase(nc, commits...)
 	if err != nil {
@@ -129,22 +129,22 @@ func changedSinceBase(src Source, new gitrepo.Hash, targets []gitrepo.Hash) ([]s
 		if err != nil {
 			return nil, err
 		}
-		return diffTrees(src, bt, nt, base, new)
+		return diffTrees(src, bt, nt, base, new, scope)
 	}
-	return changedSinceNearest(src, nt, new, commits)
+	return changedSinceNearest(src, nt, new, commits, scope)
 }
 
 // changedSinceNearest lists the files tree nt (of new) changes from the
 // recorded target, of the first maxBaseTargets commits, that it differs
 // from least.
-func changedSinceNearest(src Source, nt, new gitrepo.Hash, commits []gitrepo.Hash) ([]string, error) {
+func changedSinceNearest(src Source, nt, new gitrepo.Hash, commits []gitrepo.Hash, scope *policy.PathScope) ([]string, error) {
 	var best []string
 	for i, c := range commits[:min(len(commits), maxBaseTargets)] {
 		ct, err := treeOf(src, c)
 		if err != nil {
 			return nil, err
 		}
-		paths, err := diffTrees(src, ct, nt, c, new)
+		paths, err := diffTrees(src, ct, nt, c, new, scope)
 		if err != nil {
 			return nil, err
 		}
@@ -160,10 +160,10 @@ func changedSinceNearest(src Source, nt, new gitrepo.Hash, commits []gitrepo.Has
 
 // diffTrees lists the files that differ between trees from and to, the
 // trees of commits base (zero: none) and new.
-func diffTrees(src Source, from, to, base, new gitrepo.Hash) ([]string, error) {
-	paths, err := src.ChangedPaths(from, to)
+func diffTrees(src Source, from, to, base, new gitrepo.Hash, scope *policy.PathScope) ([]string, error) {
+	paths, err := changedPathsIn(src, from, to, scope)
 	if err != nil {
-		return nil, fmt.Errorf("%w: diff %s..%s: %v", ErrBadObject, shortOrNone(base), short(new), err)
+		return nil, fmt.Errorf("%w: diff %s..%s: %w", ErrBadObject, shortOrNone(base), short(new), err)
 	}
 	return paths, nil
 }

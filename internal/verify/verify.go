@@ -154,6 +154,9 @@ type Result struct {
 	// Diffs is how many tree diffs this run computed (each pair of trees
 	// once).
 	Diffs int `json:"diffs"`
+	// DiffTrees is how many trees those diffs read and walked in all
+	// (gitrepo.DiffStats; tests).
+	DiffTrees int `json:"diffTrees"`
 	// Judged says which refs were compared with the log: "bare
 	// repository refs", "remote NAME" (a working clone: what NAME
 	// served), "local refs (no remote)" or "given refs" (a server hook,
@@ -458,7 +461,7 @@ func (v *verifier) run() (*Result, error) {
 		return v.res, &Failed{Problems: v.problems}
 	}
 	v.trace("log: policies, signatures, replay", start)
-	v.res.Diffs = v.src.computed
+	v.res.Diffs, v.res.DiffTrees = v.src.computed, v.src.treeWork
 	start = time.Now()
 	defer v.trace("current refs", start)
 	if err := v.checkCurrent(); err != nil {
