@@ -56,7 +56,10 @@ still verifies (the rotation was signed by them) but is reported as stale,
 with the command that pins the current keys.
 
 Without --root-key the first policy is trusted on first use, and the fetch
-says so in one line, with the command that pins what it trusted.
+says so in one line, with the command that pins what it trusted. A remote
+that serves no git-secure log is refused (nothing was verified), and what
+the clone made is removed as git removes a failed clone: DIR, or what an
+empty DIR that was there before holds.
 
 Without --branch the remote's HEAD is checked out, a branch whoever runs the
 server chooses; when no rule protects it, verification accepts it at any
@@ -144,6 +147,12 @@ func clone(opts *Options, url, dir string, keys []string, threshold int) error {
 		args = append(args, "--branch", opts.Branch)
 	}
 	args = append(args, "--", url, dest)
+	// What git clone makes of dest, removed as git's own failed clone
+	// removes it when the clone holds no log: dest itself when it did not
+	// exist, else (an empty directory, the only kind git clones into) its
+	// contents only.
+	_, statErr := os.Stat(dest)
+	existed := statErr == nil
 	if err := gitrepo.RunGlobalTee(context.Background(), os.Environ(), f.Dir, f.Stderr, args...); err != nil {
 		var ge *gitrepo.GitError
 		refused := errors.As(err, &ge) && strings.Contains(ge.Stderr, "git-secure: error:")
@@ -162,10 +171,11 @@ func clone(opts *Options, url, dir string, keys []string, threshold int) error {
 	if err != nil {
 		return fmt.Errorf("open the new clone %s: %w", dir, err)
 	}
-	defer g.Close()
 	if err := requireLog(g, url, dir); err != nil {
-		return err
+		g.Close()
+		return removeClone(err, dest, dir, existed)
 	}
+	defer g.Close()
 	in, err := hookscmd.RepoInstaller(g)
 	if err == nil {
 		err = in.Install()
@@ -198,7 +208,40 @@ func requireLog(g *gitrepo.Repo, url, dir string) error {
 	if ok {
 		return nil
 	}
-	return &report.Error{Code: report.ExitFailed, Msg: fmt.Sprintf("clone of %s: the remote serves no git-secure log (%s): nothing was verified; %s is left behind UNVERIFIED: delete it (a repository that does not use git-secure is cloned with git clone)", url, rsl.Ref, dir)}
+	return &report.Error{Code: report.ExitFailed, Msg: fmt.Sprintf("clone of %s: the remote serves no git-secure log (%s): nothing was verified (a repository that does not use git-secure is cloned with git clone)", url, rsl.Ref)}
+}
+
+// removeClone removes what git clone made at dest (dir as the user gave
+// it) for a clone refused after git finished (requireLog): dest itself
+// when it did not exist before (existed false), else only what it holds
+// now, as git removes a failed clone. err's message then ends saying what
+// was removed, or what is left behind UNVERIFIED when that failed.
+func removeClone(err error, dest, dir string, existed bool) error {
+	var rerr error
+	if existed {
+		entries, lerr := os.ReadDir(dest)
+		rerr = lerr
+		for _, en := range entries {
+			if err := os.RemoveAll(filepath.Join(dest, en.Name())); err != nil && rerr == nil {
+				rerr = err
+			}
+		}
+	} else {
+		rerr = os.RemoveAll(dest)
+	}
+	what := "removed " + dir
+	if existed {
+		what = "emptied " + dir + " again"
+	}
+	tail := "; " + what + ": nothing unverified is left"
+	if rerr != nil {
+		tail = fmt.Sprintf("; %s is left behind UNVERIFIED (%v): delete it", dir, rerr)
+	}
+	if e, ok := report.As(err); ok {
+		e.Msg += tail
+		return e
+	}
+	return fmt.Errorf("%w%s", err, tail)
 }
 
 // cloneDir is the directory git clone would make for url: its last path

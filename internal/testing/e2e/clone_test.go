@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -144,10 +145,26 @@ func TestCloneWithoutLog(t *testing.T) {
 	if r.code != 1 || strings.Contains(r.stdout, "verified") {
 		t.Fatalf("clone of a remote without a log: want exit 1 and no success line:\n%s", r)
 	}
-	for _, want := range []string{"the remote serves no git-secure log (refs/secure/rsl): nothing was verified", "left behind UNVERIFIED"} {
+	for _, want := range []string{"the remote serves no git-secure log (refs/secure/rsl): nothing was verified", "; removed " + carol.path("c") + ": nothing unverified is left"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Fatalf("want %q:\n%s", want, r)
 		}
+	}
+	// As git's own failed clone: the directory it made is gone.
+	if _, err := os.Stat(carol.path("c")); !os.IsNotExist(err) {
+		t.Fatalf("the refused clone's directory is left behind: %v", err)
+	}
+	// Into an empty directory that was there before: it stays, emptied.
+	empty := carol.path("empty")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r = carol.run(carol.sb.Home, "git", "secure", "clone", url, empty)
+	if r.code != 1 || !strings.Contains(r.stderr, "; emptied "+empty+" again: nothing unverified is left") {
+		t.Fatalf("clone into an empty directory of a remote without a log:\n%s", r)
+	}
+	if entries, err := os.ReadDir(empty); err != nil || len(entries) != 0 {
+		t.Fatalf("the directory that was there before: %v, %v; want it kept, empty", entries, err)
 	}
 	_ = dir
 }
