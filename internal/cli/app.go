@@ -64,17 +64,18 @@ func Main(args []string, env Env) int {
 	f := factory.New(env, Version)
 	defer f.Close()
 	a := newApp(f)
-	if isRemoteHelperName(args[0]) {
-		return exit(f, hookscmd.RunRemoteHelper(f, args))
-	}
 	if path := env.Getenv("GIT_SECURE_CPUPROFILE"); path != "" {
-		// For performance reports: a CPU profile of this one command.
+		// For performance reports: a CPU profile of this one command (the
+		// remote helper's too).
 		if prof, err := os.Create(path); err == nil {
 			defer prof.Close()
 			if pprof.StartCPUProfile(prof) == nil {
 				defer pprof.StopCPUProfile()
 			}
 		}
+	}
+	if isRemoteHelperName(args[0]) {
+		return exit(f, hookscmd.RunRemoteHelper(f, args))
 	}
 	ca := a.cliApp()
 	err := ca.Run(reorderArgs(ca, args))

@@ -15,6 +15,17 @@ func (r *Repo) RunTee(ctx context.Context, tee io.Writer, args ...string) ([]byt
 	return runGitTee(ctx, r.env, r.dir, nil, tee, args...)
 }
 
+// RunStdinTee is RunTee with stdin given to git.
+func (r *Repo) RunStdinTee(ctx context.Context, stdin []byte, tee io.Writer, args ...string) ([]byte, error) {
+	if r.isClosed() {
+		return nil, errClosed
+	}
+	if stdin == nil {
+		stdin = []byte{}
+	}
+	return runGitTee(ctx, r.env, r.dir, stdin, tee, args...)
+}
+
 // RunGlobal runs git outside any repository (for "git config --global"),
 // with env as its environment.
 func RunGlobal(ctx context.Context, env []string, args ...string) ([]byte, error) {

@@ -3,6 +3,7 @@ package remote
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -68,9 +69,8 @@ func (h *Helper) fetchAndVerifyOnce(forPush bool) (map[string]gitrepo.Hash, stri
 			return visibleRefs(remote), head, nil
 		}
 	}
-	args := h.urlArgs("fetch", "--no-tags", "--no-write-fetch-head", h.progressArgs(), "--no-recurse-submodules", "--no-auto-maintenance", "--", h.URL, "+refs/*:"+ns+"/*")
-	if _, err := h.Repo.Git.RunTee(bgctx(), h.Err, append(args, forgeExcludes()...)...); err != nil {
-		return nil, "", fmt.Errorf("fetch from %s: %w", h.URL, err)
+	if err := h.fetchListed(listing); err != nil {
+		return nil, "", err
 	}
 	h.Trace.Mark("fetch: git fetch")
 	remote, err := h.Repo.NamespaceRefs(ns)
@@ -84,6 +84,44 @@ func (h *Helper) fetchAndVerifyOnce(forPush bool) (map[string]gitrepo.Hash, stri
 	h.Trace.Mark("fetch: verify and adopt")
 	h.remote = remote
 	return visibleRefs(remote), head, nil
+}
+
+// fetchListed brings the listed refs into the private namespace, the
+// forges' namespaces aside (select.go), each by the object id the listing
+// gave: every refspec naming an object id, git fetch asks the remote for
+// no listing of its own (protocol v2), so the remote lists its refs once
+// per fetch (over HTTP one request fewer: one http-backend and one
+// upload-pack), and the namespace holds exactly the state listed, the
+// forge refs' too. A server speaking protocol v0 serves only the tips it
+// advertises: when a ref moved since the listing, or the fetch by id fails
+// for any other reason, every ref is fetched by name as before (one more
+// session, and the namespace then holds the later state).
+func (h *Helper) fetchListed(listing map[string]gitrepo.Hash) error {
+	var specs strings.Builder
+	names := make([]string, 0, len(listing))
+	for name := range listing {
+		if strings.HasPrefix(name, "refs/") && !isForgeRef(name) && gitrepo.ValidRefName(name) == nil {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return nil // nothing to fetch: git fetch would take the remote's HEAD
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		fmt.Fprintf(&specs, "+%s:%s/%s\n", listing[name], h.namespace, strings.TrimPrefix(name, "refs/"))
+	}
+	args := h.urlArgs("fetch", "--no-tags", "--no-write-fetch-head", h.progressArgs(), "--no-recurse-submodules", "--no-auto-maintenance", "--stdin", "--", h.URL)
+	_, err := h.Repo.Git.RunStdinTee(bgctx(), []byte(specs.String()), h.Err, args...)
+	if err == nil {
+		return nil
+	}
+	h.logf("note: fetching the %d listed refs by object id failed (git's message above); fetching them by name", len(names))
+	args = h.urlArgs("fetch", "--no-tags", "--no-write-fetch-head", h.progressArgs(), "--no-recurse-submodules", "--no-auto-maintenance", "--", h.URL, "+refs/*:"+h.namespace+"/*")
+	if _, err := h.Repo.Git.RunTee(bgctx(), h.Err, append(args, forgeExcludes()...)...); err != nil {
+		return fmt.Errorf("fetch from %s: %w", h.URL, err)
+	}
+	return nil
 }
 
 // visibleRefs is what git is told of the remote: everything but its

@@ -20,7 +20,9 @@ import (
 // then dies ("not our ref", exit 128) and the whole fetch failed where
 // plain git, which fetches refs/heads/* only, worked.
 //
-// So the private fetch excludes the forges' namespaces (negative refspecs).
+// So the private fetch leaves the forges' namespaces out (it asks for the
+// other listed refs by object id, fetchListed; negative refspecs when it
+// falls back to fetching by name).
 // Everything verification judges by name is still fetched before the
 // listing is answered: branches, tags, refs/secure/*, and every other ref
 // the log may record; a forge's ref is judged only when a rule names its

@@ -10,17 +10,20 @@ import (
 // remote twice (one listing, one fetch of everything it verifies), not
 // three times: the listing made to learn that the remote uses git-secure
 // is the one the fetch judges. Counted from GIT_TRACE, over a real
-// transport.
+// transport. The fetch asks for each ref by the object id listed, so the
+// remote lists its refs once in all (one ls-refs request in
+// GIT_TRACE_PACKET: over HTTP each is a request of its own), and the
+// clone still verifies and has every listed branch.
 func TestCloneListsRemoteOnce(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, trDaemon)
-	_, url := srv.newRepo("project.git", true)
+	repo, url := srv.newRepo("project.git", true)
 	alice, carol := newUser(t, "alice"), newUser(t, "carol")
 	benchRepo(t, alice, "project", url, true)
 
-	trace := carol.path("trace.txt")
+	trace, packets := carol.path("trace.txt"), carol.path("packets.txt")
 	dest := carol.path("clone")
-	r := carol.run(carol.sb.Home, "env", "GIT_TRACE="+trace, "git", "clone", "-q", "secure::"+url, dest)
+	r := carol.run(carol.sb.Home, "env", "GIT_TRACE="+trace, "GIT_TRACE_PACKET="+packets, "git", "clone", "-q", "secure::"+url, dest)
 	if r.code != 0 {
 		t.Fatalf("clone:\n%s", r)
 	}
@@ -44,7 +47,22 @@ func TestCloneListsRemoteOnce(t *testing.T) {
 	if lists != 1 || fetches != 1 {
 		t.Fatalf("the clone listed the remote %d times and fetched %d times, want 1 and 1:\n%s", lists, fetches, data)
 	}
+	pkt, err := os.ReadFile(packets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The client's requests ("git> command=..."); over git daemon the
+	// server's upload-pack is not a process of the clone.
+	if n := strings.Count(string(pkt), "> command=ls-refs"); n != 1 {
+		t.Errorf("the clone asked for the remote's refs %d times, want 1 (the fetch asks for the listed object ids)", n)
+	}
+	if n := strings.Count(string(pkt), "> command=fetch"); n != 1 {
+		t.Errorf("the clone sent %d fetch requests, want 1", n)
+	}
 	carol.secure(dest, "verify")
+	if got, want := carol.refValue(dest, "refs/remotes/origin/main"), srv.admin.refs(repo)["refs/heads/main"]; got != want {
+		t.Fatalf("origin/main = %q, the server's main = %q", got, want)
+	}
 }
 
 // countTraced counts, in a GIT_TRACE file, the git commands that start
