@@ -127,11 +127,31 @@ func (r *Repo) snapshotFor(src string) (*recordSnapshot, error) {
 }
 
 func (r *Repo) recordOnce(ref, src string, s sign.Signer, who gitrepo.Ident) (*RecordResult, error) {
+	// git update-ref starts first and waits for the transaction while the
+	// log and the policy are read and the entry is checked, signed and
+	// written; when there is nothing to record it is stopped unused.
+	tx, err := r.Git.StartUpdateRefs(fmt.Sprintf("git-secure: record %s", ref))
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Abort()
 	snap, err := r.snapshotFor(src)
 	if err != nil {
 		return nil, err
 	}
+	// The policy is read and its signatures checked on the other core
+	// while the log is searched for ref's last entry.
+	type loaded struct {
+		pol *policy.Policy
+		err error
+	}
+	polc := make(chan loaded, 1)
+	go func() {
+		pol, err := policy.LoadSigned(r.Git, snap.policyTip, nil)
+		polc <- loaded{pol, err}
+	}()
 	last, old, err := r.recordedFor(snap.rslTip, ref)
+	lp := <-polc
 	if err != nil {
 		return nil, err
 	}
@@ -146,16 +166,7 @@ func (r *Repo) recordOnce(ref, src string, s sign.Signer, who gitrepo.Ident) (*R
 		}
 		return res, nil
 	}
-	// git update-ref starts now and waits for the transaction while the
-	// policy is checked and the entry signed and written; verification's
-	// one-time set-up runs on the other core while the policy is decoded.
-	tx, err := r.Git.StartUpdateRefs(fmt.Sprintf("git-secure: record %s", ref))
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Abort()
-	go sign.WarmVerify()
-	pol, err := policy.LoadSigned(r.Git, snap.policyTip, nil)
+	pol, err := lp.pol, lp.err
 	if err != nil {
 		return nil, err
 	}
