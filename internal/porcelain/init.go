@@ -116,9 +116,23 @@ func (r *Repo) remoteOnlyBranches(local []gitrepo.Ref) (string, []gitrepo.Ref) {
 	for _, ref := range local {
 		have[ref.Name] = true
 	}
+	// A remote-tracking ref that more than one fetch refspec writes (the
+	// common +refs/pull/*/head:refs/remotes/origin/pr/* next to the
+	// default refspec makes origin/pr/1 either the branch pr/1 or the
+	// pull request refs/pull/1/head) cannot be mapped back without asking
+	// the remote: it is not taken for a branch. Recording it made init
+	// invent branches the remote never had, which the first push then
+	// created on the server.
+	source, ambiguous := map[string]string{}, map[string]bool{}
+	for _, t := range st.Tracked {
+		if src, ok := source[t.Tracking]; ok && src != t.Ref {
+			ambiguous[t.Tracking] = true
+		}
+		source[t.Tracking] = t.Ref
+	}
 	var out []gitrepo.Ref
 	for _, t := range st.Tracked {
-		if !strings.HasPrefix(t.Ref, "refs/heads/") || have[t.Ref] {
+		if !strings.HasPrefix(t.Ref, "refs/heads/") || have[t.Ref] || ambiguous[t.Tracking] {
 			continue
 		}
 		have[t.Ref] = true

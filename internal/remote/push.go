@@ -664,47 +664,92 @@ func (h *Helper) metadataSpecsFrom(tip gitrepo.Hash, locals map[string]gitrepo.H
 // looked at: a ref the remote had and lost is not this push's to restore.
 // A recorded value this clone does not have is an error naming the ref.
 func (h *Helper) unpublished(tip gitrepo.Hash, specs []pushSpec) ([]string, error) {
-	g := h.Repo.Git
-	stop := h.remote[rsl.Ref]
 	pushed := map[string]bool{}
 	for _, s := range specs {
 		pushed[s.Ref] = true
 	}
-	var named []string
-	seen := map[string]bool{}
-	err := rsl.WalkBack(g, tip, func(rec *rsl.Record) (bool, error) {
-		if rec.ID == stop {
-			return false, nil
-		}
-		ref := rec.Entry.Ref
-		if rec.Entry.Type == rsl.TypeRef && !seen[ref] && !pushed[ref] && !strings.HasPrefix(ref, "refs/secure/") {
-			seen[ref] = true
-			if _, has := h.remote[ref]; !has {
-				named = append(named, ref)
-			}
-		}
-		return true, nil
-	})
+	latest, err := unpublishedEntries(h.Repo.Git, tip, h.remote[rsl.Ref], h.remote, pushed)
 	if err != nil {
 		return nil, fmt.Errorf("read the log to push: %w", err)
 	}
-	sort.Strings(named)
 	var out []string
-	for _, ref := range named {
-		last, err := h.Repo.LatestEntry(tip, ref)
-		if err != nil {
-			return nil, fmt.Errorf("read the log to push: %w", err)
-		}
-		if last == nil || last.Entry.New.IsZero() {
-			continue // recorded as deleted
-		}
-		if ok, err := g.HasObject(last.Entry.New); err != nil {
+	for _, last := range latest {
+		ref := last.Entry.Ref
+		if ok, err := h.Repo.Git.HasObject(last.Entry.New); err != nil {
 			return nil, err
 		} else if !ok {
 			return nil, fmt.Errorf("the log records %s at %s (entry #%d) and %s does not have it, but neither does this clone: fetch it, or record where it is now (git secure rsl record %s)",
 				ref, shortStr(last.Entry.New.String()), last.Entry.Number, h.Remote, ref)
 		}
 		out = append(out, last.Entry.New.String()+":"+ref)
+	}
+	return out, nil
+}
+
+// unpublishedEntries returns, sorted by ref, the latest entries (as
+// rsl.LatestFor finds them: an entry that an annotation newer than it
+// skips does not count) of the refs that entries after stop (the remote's
+// log tip) record, that the remote (its refs) lacks and pushed does not
+// name, leaving out refs recorded as deleted and the log's own refs.
+//
+// One walk serves every ref: skips only accumulate going back, so one set
+// of them answers for all. A walk per ref (LatestFor each) cost
+// O(refs x entries): a first push of 5 357 recorded refs ran 11 minutes.
+// The walk goes on past stop only while a ref named above it has no
+// latest entry yet (its entries above stop were all skipped).
+func unpublishedEntries(r rsl.Reader, tip, stop gitrepo.Hash, remote map[string]gitrepo.Hash, pushed map[string]bool) ([]*rsl.Record, error) {
+	named := map[string]bool{}
+	latest := map[string]*rsl.Record{}
+	skipped := map[uint64]bool{}
+	above, missing := true, 0
+	err := rsl.WalkBack(r, tip, func(rec *rsl.Record) (bool, error) {
+		if rec.ID == stop {
+			above = false
+		}
+		if !above && missing == 0 {
+			return false, nil
+		}
+		e := rec.Entry
+		switch {
+		case e.Type == rsl.TypeAnnotation:
+			for _, s := range e.Skips {
+				skipped[s.Number] = true
+			}
+			return true, nil
+		case e.Type != rsl.TypeRef:
+			return true, nil
+		}
+		ref := e.Ref
+		if _, known := named[ref]; !known && above && !pushed[ref] && !strings.HasPrefix(ref, "refs/secure/") {
+			_, has := remote[ref]
+			named[ref] = !has
+			if !has {
+				missing++
+			}
+		}
+		if latest[ref] == nil && !skipped[e.Number] {
+			latest[ref] = rec
+			if named[ref] {
+				missing--
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var refs []string
+	for ref, want := range named {
+		if want {
+			refs = append(refs, ref)
+		}
+	}
+	sort.Strings(refs)
+	var out []*rsl.Record
+	for _, ref := range refs {
+		if last := latest[ref]; last != nil && !last.Entry.New.IsZero() {
+			out = append(out, last)
+		}
 	}
 	return out, nil
 }

@@ -82,3 +82,29 @@ func TestRunInitRecordsRemoteOnlyBranches(t *testing.T) {
 		})
 	}
 }
+
+// TestRunInitSkipsPullRequestTracking: with GitHub's common pull request
+// refspec (+refs/pull/*/head:refs/remotes/origin/pr/*) next to the default
+// one, origin/pr/N is the remote's refs/pull/N/head, not a branch pr/N:
+// init records the real branches and no refs/heads/pr/N (it recorded
+// them, and the first push then created those branches on the server).
+func TestRunInitSkipsPullRequestTracking(t *testing.T) {
+	r := clitest.New(t)
+	head := r.Git("rev-parse", "HEAD")
+	r.Git("remote", "add", "origin", "https://example.invalid/origin.git")
+	r.Git("config", "--add", "remote.origin.fetch", "+refs/pull/*/head:refs/remotes/origin/pr/*")
+	for _, ref := range []string{"refs/remotes/origin/dev", "refs/remotes/origin/pr/1", "refs/remotes/origin/pr/2"} {
+		r.Git("update-ref", ref, head)
+	}
+	if err := runInit(context.Background(), &Options{F: r.F(), Key: r.Priv("alice"), NoHooks: true}); err != nil {
+		t.Fatal(err)
+	}
+	clitest.Contains(t, "init output", r.Stdout.String(), "1 of them are branches of origin with no local branch (a fresh clone has one), recorded at origin's tips: dev.")
+	log := r.Git("log", "--format=%B", "refs/secure/rsl")
+	if !strings.Contains(log, "ref: refs/heads/dev\n") {
+		t.Errorf("refs/heads/dev not recorded; log:\n%s", log)
+	}
+	if strings.Contains(log, "pr/") || strings.Contains(log, "refs/pull/") {
+		t.Errorf("a pull request's tracking ref recorded; log:\n%s", log)
+	}
+}
