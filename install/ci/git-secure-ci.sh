@@ -8,7 +8,7 @@
 #                              source when GIT_SECURE_BUILD=source
 #   git-secure-ci.sh fetch     make a CI clone (shallow, one ref) hold what
 #                              verification needs: full history, every
-#                              branch and tag, refs/secure/*
+#                              branch, tag and replace ref, refs/secure/*
 #   git-secure-ci.sh verify    verify the server's state; on a pull or merge
 #                              request also answer "would merging this
 #                              satisfy the policy, who must still approve?"
@@ -171,11 +171,17 @@ cmd_fetch() {
 	# does not record there), so a protected release tag pushed past the
 	# log would pass: the second refspec keeps the server's tags as
 	# remote-tracking refs, which verify judges like branches.
+	# The third keeps the server's replace refs (git replace) as
+	# remote-tracking refs: every mirror of the server reads a replaced
+	# commit as its replacement, so verify fails on one no rule names,
+	# while this clone's own git does not read them.
 	git config --replace-all "remote.$remote.fetch" "+refs/heads/*:refs/remotes/$remote/*"
 	git config --add "remote.$remote.fetch" "+refs/tags/*:refs/remote-tags/$remote/*"
-	say "fetching every branch, tag and refs/secure/* from $remote"
+	git config --add "remote.$remote.fetch" "+refs/replace/*:refs/remote-replace/$remote/*"
+	say "fetching every branch, tag, replace ref and refs/secure/* from $remote"
 	git -c protocol.version=2 fetch "${args[@]}" "$remote" \
-		"+refs/heads/*:refs/remotes/$remote/*" "+refs/tags/*:refs/remote-tags/$remote/*" "+refs/tags/*:refs/tags/*" "+refs/secure/*:refs/secure/*"
+		"+refs/heads/*:refs/remotes/$remote/*" "+refs/tags/*:refs/remote-tags/$remote/*" "+refs/tags/*:refs/tags/*" \
+		"+refs/replace/*:refs/remote-replace/$remote/*" "+refs/secure/*:refs/secure/*"
 	git show-ref --verify --quiet refs/secure/rsl || { say "error: $remote has no refs/secure/rsl: it does not use git-secure (git secure init, then push)"; exit 1; }
 	# On a pull request CI checks out a commit that is on no branch (the
 	# forge's merge commit): keep it, it is what --mergeable judges.

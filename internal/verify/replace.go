@@ -94,5 +94,25 @@ func (v *verifier) replaceRefs() ([]gitrepo.Ref, error) {
 	if err != nil {
 		return nil, fmt.Errorf("verify: list replace refs: %w", err)
 	}
+	if v.opts.Clone == nil {
+		return refs, nil
+	}
+	// A clone judges what its remote serves: the remote's replace refs,
+	// which a refspec such as +refs/replace/*:refs/remote-replace/origin/*
+	// (the CI script's) keeps as remote-tracking refs, change what every
+	// mirror of the remote reads, though this clone's git does not read
+	// them. Each is judged as the remote's ref (same name, its value).
+	seen := make(map[string]bool, len(refs))
+	for _, r := range refs {
+		seen[r.Name+" "+r.Hash.String()] = true
+	}
+	for _, tr := range v.opts.Clone.Tracked {
+		if !RewritesReads(tr.Ref) || tr.Hash.IsZero() || seen[tr.Ref+" "+tr.Hash.String()] {
+			continue
+		}
+		seen[tr.Ref+" "+tr.Hash.String()] = true
+		refs = append(refs, gitrepo.Ref{Name: tr.Ref, Hash: tr.Hash})
+	}
+	sort.SliceStable(refs, func(i, j int) bool { return refs[i].Name < refs[j].Name })
 	return refs, nil
 }

@@ -226,3 +226,36 @@ func TestCIActionUnrecordedProtectedTag(t *testing.T) {
 		t.Fatalf("a protected tag the server serves without an entry must fail the check:\n%s", r)
 	}
 }
+
+// The CI check judges the server's replace refs: on a forge without hooks
+// mallory pushes refs/replace/<main> (a commit that mirrors of the forge
+// then read as main), and the CI check fails naming it. The CI script
+// fetched heads, tags and refs/secure/* only, so verify never saw it and
+// passed (session 14's finding 02, findings/05-ci-replace-ref-unseen.sh).
+func TestCIActionReplaceRef(t *testing.T) {
+	srv := startServer(t, trFile)
+	path, url := srv.newRepo("cireplace.git", true)
+	alice := newUser(t, "alice")
+	benchRepo(t, alice, "work", url, true)
+	main := strings.TrimSpace(srv.admin.git(path, "rev-parse", "refs/heads/main"))
+	env := []string{"GITHUB_EVENT_NAME=push", "GITHUB_SHA=" + main, "GITHUB_STEP_SUMMARY=" + alice.path("summary.md")}
+	ci := newUser(t, "ci")
+	check := func(name string) result {
+		t.Helper()
+		d := checkoutLikeActions(ci, url, name, main, "refs/remotes/origin/main")
+		if r := runCI(ci, d, nil, "fetch"); r.code != 0 {
+			t.Fatalf("fetch step:\n%s", r)
+		}
+		return runCI(ci, d, env, "verify")
+	}
+	if r := check("clean"); r.code != 0 {
+		t.Fatalf("a server without replace refs must verify:\n%s", r)
+	}
+	tree := strings.TrimSpace(srv.admin.git(path, "rev-parse", main+"^{tree}"))
+	evil := strings.TrimSpace(srv.admin.git(path, "commit-tree", tree, "-p", main, "-m", "not main"))
+	srv.admin.git(path, "-c", "core.hooksPath=/dev/null", "update-ref", "refs/replace/"+main, evil)
+	r := check("replaced")
+	if r.code != 1 || !strings.Contains(r.stderr, "refs/replace/"+main) || !strings.Contains(r.stderr, "git reads "+main+" as "+evil[:12]) || !strings.Contains(r.stderr, "no rule names refs/replace/ explicitly") {
+		t.Fatalf("a replace ref the server serves, that no rule names, must fail the check:\n%s", r)
+	}
+}
