@@ -175,18 +175,32 @@ func TestOddTreeModeDoesNotSwitchChecksOff(t *testing.T) {
 		&rsl.Entry{Type: rsl.TypeRef, Ref: "refs/heads/main", Old: hash(t, w.fix), New: hash(t, e)},
 		&rsl.Entry{Type: rsl.TypeRef, Ref: "refs/heads/main", Old: hash(t, e), New: hash(t, f)})
 
-	// The enforcing server refuses, and says each rule E breaks.
+	// The enforcing server refuses, and says the global rule E breaks;
+	// with that rule failing, the path rule's diff is not computed
+	// (notes/attacks 04: a refused entry must not cost a diff).
 	r := w.attackPush(w.url, f, log)
 	if r.code == 0 {
 		t.Fatalf("the server accepted bob's rewrite of main behind a 100664 tree:\n%s", r)
 	}
-	for _, want := range []string{"rule crypto", "src/crypto/aes.c", "bob is not allowed", "linear-main", "may only fast-forward"} {
+	for _, want := range []string{"linear-main", "may only fast-forward", "path rule crypto not checked"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("the server's refusal does not mention %q:\n%s", want, r)
 		}
 	}
 	if got := w.srv.admin.refs(w.repo)["refs/heads/main"]; got != w.fix {
 		t.Fatalf("server main moved to %s", got)
+	}
+	// The same tree on top of the fix (a fast-forward): the path rule is
+	// judged, through the 100664 entry.
+	ff := b.git(dir, "commit-tree", rootTree, "-p", w.fix, "-m", "tidy up on top")
+	r = w.attackPush(w.url, ff, forge(t, b, dir, &rsl.Entry{Type: rsl.TypeRef, Ref: "refs/heads/main", Old: hash(t, w.fix), New: hash(t, ff)}))
+	if r.code == 0 {
+		t.Fatalf("the server accepted bob's change of src/crypto behind a 100664 tree:\n%s", r)
+	}
+	for _, want := range []string{"rule crypto", "src/crypto/aes.c", "bob is not allowed"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("the server's refusal of the fast-forward does not mention %q:\n%s", want, r)
+		}
 	}
 
 	// Where nothing refused it, a fresh clone's verification fails, for
@@ -198,7 +212,7 @@ func TestOddTreeModeDoesNotSwitchChecksOff(t *testing.T) {
 	if r.code != 1 {
 		t.Fatalf("git secure verify --full in a fresh clone of the attacked repository: want exit 1:\n%s", r)
 	}
-	for _, want := range []string{"rule crypto", "src/crypto/aes.c", "linear-main"} {
+	for _, want := range []string{"path rule crypto not checked", "linear-main"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("verify in a fresh clone does not mention %q:\n%s", want, r)
 		}
