@@ -17,6 +17,7 @@ import (
 	"github.com/git-secure/git-secure/internal/cli/cmdutil"
 	"github.com/git-secure/git-secure/internal/cli/factory"
 	"github.com/git-secure/git-secure/internal/freshness"
+	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/porcelain"
 	"github.com/git-secure/git-secure/internal/report"
 	"github.com/git-secure/git-secure/internal/verify"
@@ -253,7 +254,7 @@ func printResult(f *factory.Factory, res *verify.Result, took time.Duration, ver
 	}
 	f.Out("verified %d entries%s in %.2fs: policy root v%d, rules v%d (expires %s)\n", res.Entries, checked, took.Seconds(), res.RootVersion, res.RulesVersion, res.PolicyExpires.Format("2006-01-02"))
 	f.Out("judged: %s\n", res.Judged)
-	refs, counted := res.Refs, ""
+	refs, counted := distinctRefs(res.Refs), ""
 	if !verbose {
 		refs, counted = summariseRefs(res.Refs)
 	}
@@ -276,6 +277,29 @@ func printResult(f *factory.Factory, res *verify.Result, took time.Duration, ver
 	}
 	f.Out("(* protected by a rule)\n")
 	printLocal(f, res)
+}
+
+// distinctRefs leaves out a ref judged again with the same value, entry
+// and verdict: in a clone that fetches tags into refs/remote-tags/origin/*
+// too (README, "Verify in CI"), every tag is judged as refs/tags/X and as
+// origin's, and a CI log listed each twice. --json keeps them all.
+func distinctRefs(all []verify.RefStatus) []verify.RefStatus {
+	type key struct {
+		ref, note string
+		target    gitrepo.Hash
+		entry     uint64
+		protected bool
+	}
+	seen := make(map[key]bool, len(all))
+	out := make([]verify.RefStatus, 0, len(all))
+	for _, s := range all {
+		k := key{s.Ref, s.Note, s.Target, s.Entry, s.Protected}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // refsListed is how many routine refs (no rule protects them, no note)

@@ -49,3 +49,32 @@ func TestRunVerify(t *testing.T) {
 		t.Errorf("a failed verify printed a result:\n%s", r.Stdout)
 	}
 }
+
+// TestRunVerifyListsATagOnce: in a clone that fetches tags into
+// refs/remote-tags/origin/* as well (README, "Verify in CI"), a tag is
+// judged as refs/tags/X and as origin's: the text lists it once (a CI log
+// listed every tag twice), --json keeps both.
+func TestRunVerifyListsATagOnce(t *testing.T) {
+	r := clitest.New(t)
+	r.Git("tag", "v1")
+	r.Init()
+	r.Git("remote", "add", "origin", r.Dir)
+	r.Git("config", "--add", "remote.origin.fetch", "+refs/tags/*:refs/remote-tags/origin/*")
+	r.Git("fetch", "-q", "origin")
+	ctx := context.Background()
+	if err := runVerify(ctx, &Options{F: r.F(), Verbose: true}); err != nil {
+		t.Fatalf("verify: %v\n%s", err, r.Stderr)
+	}
+	out := r.Stdout.String()
+	clitest.Contains(t, "verify output", out, "judged: ", "refs/tags/v1")
+	if n := strings.Count(out, "refs/tags/v1 "); n != 1 {
+		t.Errorf("refs/tags/v1 listed %d times, want once:\n%s", n, out)
+	}
+	r.Stdout.Reset()
+	if err := runVerify(ctx, &Options{F: r.F(), JSON: true}); err != nil {
+		t.Fatalf("verify --json: %v", err)
+	}
+	if n := strings.Count(r.Stdout.String(), `"ref": "refs/tags/v1"`); n != 2 {
+		t.Errorf("--json lists refs/tags/v1 %d times, want 2 (the tag and origin's):\n%s", n, r.Stdout)
+	}
+}
