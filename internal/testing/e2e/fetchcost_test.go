@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -62,6 +63,31 @@ func TestCloneListsRemoteOnce(t *testing.T) {
 	carol.secure(dest, "verify")
 	if got, want := carol.refValue(dest, "refs/remotes/origin/main"), srv.admin.refs(repo)["refs/heads/main"]; got != want {
 		t.Fatalf("origin/main = %q, the server's main = %q", got, want)
+	}
+
+	// A fetch that cannot answer from the remembered verified state (here:
+	// forgotten) verifies the remote again; every listed object is here
+	// already, so it lists the remote and sends no fetch request at all.
+	verified, err := filepath.Glob(filepath.Join(dest, ".git", "secure", "remotes-verified", "*"))
+	if err != nil || len(verified) == 0 {
+		t.Fatalf("no remembered verified state after the clone (%v)", err)
+	}
+	for _, f := range verified {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	packets = carol.path("packets-fetch.txt")
+	r = carol.run(dest, "env", "GIT_TRACE_PACKET="+packets, "GIT_SECURE_TRACE=1", "git", "fetch", "-q")
+	if r.code != 0 || !strings.Contains(r.stderr, "verify and adopt") {
+		t.Fatalf("fetch (want a full verification):\n%s", r)
+	}
+	pkt, err = os.ReadFile(packets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, m := strings.Count(string(pkt), "> command=ls-refs"), strings.Count(string(pkt), "> command=fetch"); n != 1 || m != 0 {
+		t.Errorf("a fetch with nothing to download asked for the refs %d times and sent %d fetch requests, want 1 and 0", n, m)
 	}
 }
 
