@@ -378,6 +378,7 @@ func (c *Context) proposedState(lines []RefLine) (*pushState, error) {
 // rewrites the history of what may only grow, or puts anything else
 // under refs/secure/.
 func (c *Context) checkMetadataLines(lines []RefLine, proposed map[string]gitrepo.Hash) error {
+	var keeps []RefLine
 	for _, l := range lines {
 		switch l.Ref {
 		case rsl.Ref:
@@ -419,6 +420,7 @@ func (c *Context) checkMetadataLines(lines []RefLine, proposed map[string]gitrep
 				if err := c.checkKeepRef(l); err != nil {
 					return err
 				}
+				keeps = append(keeps, l)
 				continue
 			}
 			if strings.HasPrefix(l.Ref, "refs/secure/") {
@@ -427,13 +429,51 @@ func (c *Context) checkMetadataLines(lines []RefLine, proposed map[string]gitrep
 			}
 		}
 	}
+	return c.keepsRecorded(keeps, proposed[rsl.Ref])
+}
+
+// maxKeepRefsPerPush bounds the keep refs one push may create: git-secure's
+// push creates one per ref it force-pushes or deletes.
+const maxKeepRefsPerPush = 1000
+
+// keepsRecorded accepts the keep refs of a push only for states the log
+// (logTip: the log the push leaves) records as a ref's old or new state
+// among its newest rsl.KeepLookup entries: a keep ref keeps what a
+// force-push or deletion left behind, and must not let anyone store any
+// commit on the server (and in every clone) for good.
+func (c *Context) keepsRecorded(keeps []RefLine, logTip gitrepo.Hash) error {
+	if len(keeps) == 0 {
+		return nil
+	}
+	if len(keeps) > maxKeepRefsPerPush {
+		c.say("error: the push creates %d keep refs (%s*), more than the %d one push may create", len(keeps), rsl.KeepRefPrefix, maxKeepRefsPerPush)
+		c.say("hint: git-secure's push creates one per recorded state a force-push or deletion leaves behind; push fewer at a time")
+		return ErrRejected
+	}
+	want := make(map[gitrepo.Hash]bool, len(keeps))
+	for _, l := range keeps {
+		want[l.New] = true
+	}
+	found, err := rsl.FindRecorded(c.Repo.Git, logTip, want, rsl.KeepLookup)
+	if err != nil {
+		c.say("error: cannot read the log to check %s: %v", keeps[0].Ref, err)
+		return ErrRejected
+	}
+	for _, l := range keeps {
+		if !found[l.New] {
+			c.say("error: %s: %s is not a state the log records (the old or new state of a ref in its newest %d entries): a keep ref only keeps a recorded state that a force-push or deletion left behind", l.Ref, l.New, rsl.KeepLookup)
+			c.say("hint: drop it from the push (git-secure's push creates the keep refs it needs, and the server creates them for force-pushes it records)")
+			return ErrRejected
+		}
+	}
 	return nil
 }
 
 // checkKeepRef accepts only the creation of refs/secure/keep/<full hash>
 // pointing at that commit (rsl.KeepRefPrefix): such a ref keeps a state a
 // force-push left behind reachable and says nothing else, so any other
-// name, a move or a deletion is refused.
+// name, a move or a deletion is refused (keepsRecorded then checks that
+// the log records the state).
 func (c *Context) checkKeepRef(l RefLine) error {
 	name := strings.TrimPrefix(l.Ref, rsl.KeepRefPrefix)
 	switch {

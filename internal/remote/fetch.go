@@ -355,10 +355,26 @@ func (h *Helper) adopt(remote, local map[string]gitrepo.Hash) error {
 	}
 	// Keep refs bring states force-pushes left behind (rsl.KeepRef), so
 	// that verification diffs from them exactly; trusted for nothing else,
-	// so only one naming its own commit is taken, and never moved.
+	// so only one naming its own commit is taken, never moved, and only
+	// for a state the verified log records (a server that took any commit
+	// under that name would otherwise fill every clone).
+	keeps := map[gitrepo.Hash]bool{}
 	for name, want := range remote {
 		if strings.HasPrefix(name, rsl.KeepRefPrefix) && local[name].IsZero() && name == rsl.KeepRef(want) {
-			updates = append(updates, gitrepo.RefUpdate{Name: name, New: want})
+			keeps[want] = true
+		}
+	}
+	if len(keeps) > 0 {
+		recorded, err := rsl.FindRecorded(g, remote[rsl.Ref], keeps, 0)
+		if err != nil {
+			return fmt.Errorf("read the log to check the remote's keep refs: %w", err)
+		}
+		skipped := len(keeps) - len(recorded)
+		for want := range recorded {
+			updates = append(updates, gitrepo.RefUpdate{Name: rsl.KeepRef(want), New: want})
+		}
+		if skipped > 0 {
+			h.logf("warning: the remote serves %d keep ref(s) (%s*) for commits its log records as no ref's state: not taken (a server that accepts them lets anyone store commits there)", skipped, rsl.KeepRefPrefix)
 		}
 	}
 	if u, ok := h.timestampUpdate(remote); ok {

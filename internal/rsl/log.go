@@ -206,3 +206,32 @@ func Write(w Writer, e *Entry, parent gitrepo.Hash, who gitrepo.Ident, sign Sign
 	}
 	return h, nil
 }
+
+// KeepLookup bounds how many of the newest entries a server reads to
+// accept a keep ref (KeepRefPrefix): git-secure creates one right after
+// the entry that moved its ref away from the state it keeps.
+const KeepLookup = 10_000
+
+// FindRecorded returns those of want that a ref entry among the newest
+// max entries of the log at tip (every entry when max is 0) records as
+// the old or new state of a ref: the states keep refs may hold. It stops
+// as soon as all are found.
+func FindRecorded(r Reader, tip gitrepo.Hash, want map[gitrepo.Hash]bool, max int) (map[gitrepo.Hash]bool, error) {
+	found := map[gitrepo.Hash]bool{}
+	if len(want) == 0 || tip.IsZero() {
+		return found, nil
+	}
+	seen := 0
+	err := WalkBack(r, tip, func(rec *Record) (bool, error) {
+		if e := rec.Entry; e.Type == TypeRef {
+			for _, h := range []gitrepo.Hash{e.Old, e.New} {
+				if want[h] {
+					found[h] = true
+				}
+			}
+		}
+		seen++
+		return len(found) < len(want) && (max == 0 || seen < max), nil
+	})
+	return found, err
+}

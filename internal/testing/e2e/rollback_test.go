@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/git-secure/git-secure/internal/rsl"
@@ -148,6 +149,35 @@ func TestForcePushKeepsOldStateForFreshClones(t *testing.T) {
 	}
 	if got := w.srv.admin.refs(w.repo)[keep]; got != x {
 		t.Fatalf("%s moved to %q", keep, got)
+	}
+
+	// A keep ref for a commit the log records as no ref's state (finding
+	// 03 of session 14): plain git, no key, no entry. The server took any
+	// commit and then refused its deletion, and every clone carried it.
+	junk := strings.TrimSpace(b.git(dir, "commit-tree", "-m", "junk", w.fix+"^{tree}"))
+	r := b.pushDirect(dir, w.url, "--no-verify", w.url, junk+":"+rsl.KeepRefPrefix+junk)
+	if r.code == 0 || !contains(r.stderr, rsl.KeepRefPrefix+junk+": "+junk+" is not a state the log records", "drop it from the push") {
+		t.Fatalf("the server must refuse a keep ref for a commit the log does not record:\n%s", r)
+	}
+	if _, ok := w.srv.admin.refs(w.repo)[rsl.KeepRefPrefix+junk]; ok {
+		t.Fatalf("the server created %s", rsl.KeepRefPrefix+junk)
+	}
+	// One a server took anyway (an older hook, or written past it) is not
+	// taken by a fetch: a fresh clone through git-secure leaves it out
+	// and says so, and keeps the recorded one.
+	junk2 := strings.TrimSpace(w.srv.admin.git(w.repo, "commit-tree", "-m", "junk2", w.fix+"^{tree}"))
+	w.srv.admin.git(w.repo, "-c", "core.hooksPath=/dev/null", "update-ref", rsl.KeepRefPrefix+junk2, junk2)
+	dave := newUser(t, "dave")
+	daveDir := dave.path("dave")
+	r = dave.run(dave.sb.Home, "git", "secure", "clone", w.url, daveDir)
+	if r.code != 0 || !contains(r.stderr, "keep ref(s)", "for commits its log records as no ref's state: not taken") {
+		t.Fatalf("a clone of a server with an unrecorded keep ref must leave it out, saying so:\n%s", r)
+	}
+	if got := dave.refValue(daveDir, rsl.KeepRefPrefix+junk2); got != "" {
+		t.Fatalf("git secure clone took %s (%s)", rsl.KeepRefPrefix+junk2, got)
+	}
+	if got := dave.refValue(daveDir, keep); got != x {
+		t.Fatalf("git secure clone did not carry the recorded %s (has %q)", keep, got)
 	}
 }
 
