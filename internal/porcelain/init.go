@@ -77,9 +77,15 @@ func (r *Repo) Init(keyFile string) (*InitResult, error) {
 		entries = append(entries, &rsl.Entry{Number: uint64(len(entries) + 1), Type: rsl.TypeRef, Ref: ref.Name, New: ref.Hash})
 	}
 	tip := gitrepo.ZeroHash
-	for _, e := range entries {
+	if r.InitProgress != nil {
+		r.InitProgress(0, len(entries))
+	}
+	for i, e := range entries {
 		if tip, err = rsl.Write(r.Git, e, tip, who, signEntry(s)); err != nil {
 			return nil, err
+		}
+		if r.InitProgress != nil && ((i+1)%100 == 0 || i+1 == len(entries)) {
+			r.InitProgress(i+1, len(entries))
 		}
 	}
 	updates := []gitrepo.RefUpdate{{Name: policy.Ref, New: pc}, {Name: rsl.Ref, New: tip}}

@@ -55,6 +55,10 @@ type Repo struct {
 	// Trace, when set, is told when each phase of recording ends
 	// (GIT_SECURE_TRACE).
 	Trace *trace.Tracer
+
+	// InitProgress, when set, is told how many of Init's entries are
+	// written: (0, total) first, then every hundred and at the end.
+	InitProgress func(done, total int)
 }
 
 // UseAttestations tells later operations the attestation store's tip (zero:

@@ -5,6 +5,7 @@ package initcmd
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -41,12 +42,35 @@ first so that they are current. History before init is the accepted starting poi
 	}
 }
 
+// initProgressEntries is how many entries make init say what it is doing
+// on stderr: one signed entry per ref, about a millisecond each (3 037
+// refs: 2.4-2.7 s on a loaded 2-core machine), silent before.
+const initProgressEntries = 1000
+
+// initProgress says on stderr that init records many refs, and on a
+// terminal counts them on one line.
+func initProgress(f *factory.Factory) func(done, total int) {
+	tty := f.StderrTerminal()
+	return func(done, total int) {
+		switch {
+		case total < initProgressEntries:
+		case done == 0:
+			fmt.Fprintf(f.Stderr, "git-secure: recording %d entries (the policy and every branch and tag, one signed entry each)...\n", total)
+		case tty && done < total:
+			fmt.Fprintf(f.Stderr, "\rgit-secure: recorded %d/%d", done, total)
+		case tty:
+			fmt.Fprintf(f.Stderr, "\rgit-secure: recorded %d/%d\n", done, total)
+		}
+	}
+}
+
 func runInit(_ context.Context, opts *Options) error {
 	f := opts.F
 	r, err := f.Repo()
 	if err != nil {
 		return err
 	}
+	r.InitProgress = initProgress(f)
 	res, err := r.Init(opts.Key)
 	if err != nil {
 		return err
