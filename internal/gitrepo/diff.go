@@ -143,6 +143,8 @@ func (d *differ) read(h Hash) ([]TreeEntry, error) {
 // pairs the listing walks. Sums saturate.
 type diffSize struct {
 	paths, bytes, longest, walks uint64
+	// height is how deep the directories below go.
+	height int
 }
 
 func sat(a, b uint64) uint64 {
@@ -274,6 +276,9 @@ func (d *differ) measure(dir string, dirLen int, a, b Hash, reach Reach, depth i
 	key := [2]Hash{a, b}
 	if reach == ReachAll {
 		if s, ok := d.memo[key]; ok {
+			if depth+s.height >= maxTreeDepth {
+				return diffSize{}, boundErr("trees nested deeper than %d %s", maxTreeDepth, where(dir, dirLen))
+			}
 			return s, nil
 		}
 	}
@@ -313,6 +318,7 @@ func (d *differ) measure(dir string, dirLen int, a, b Hash, reach Reach, depth i
 			s.longest = max(s.longest, n+1+c.longest)
 		}
 		s.walks = sat(s.walks, c.walks)
+		s.height = max(s.height, c.height+1)
 		return s.check(dir, dirLen)
 	})
 	if err != nil {

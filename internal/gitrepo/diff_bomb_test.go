@@ -153,3 +153,40 @@ func TestChangedPathsRepeatedSubtreeWithinBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestChangedPathsRepeatedSubtreeTooDeep: a deep subtree met first near
+// the top and then again deep down is refused by measure (its remembered
+// size carries its height and its longest path), before anything is
+// listed. (A path of 4096 bytes holds at most 2048 directories, so the
+// path bound comes before the depth bound.)
+func TestChangedPathsRepeatedSubtreeTooDeep(t *testing.T) {
+	for name, r := range bothReaders(t) {
+		blob, err := r.WriteObject("blob", []byte("x\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// deep: a chain of 3000 directories down to one file.
+		deep, mode := blob, uint32(ModeFile)
+		for range 3000 {
+			if deep, err = r.WriteTree([]TreeEntry{{Mode: mode, Name: "d", Hash: deep}}); err != nil {
+				t.Fatal(err)
+			}
+			mode = ModeTree
+		}
+		// holder: deep at the top ("a") and under 2000 more directories ("b").
+		other := deep
+		for range 2000 {
+			if other, err = r.WriteTree([]TreeEntry{{Mode: ModeTree, Name: "e", Hash: other}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		top, err := r.WriteTree([]TreeEntry{{Mode: ModeTree, Name: "a", Hash: deep}, {Mode: ModeTree, Name: "b", Hash: other}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, st, err := r.ChangedPathsCounted(ZeroHash, top, nil)
+		if !errors.Is(err, ErrDiffBound) || !strings.Contains(err.Error(), "longer than 4096 bytes") || st.Listed != 0 || st.Reads > 2*5002 {
+			t.Errorf("%s: %v after %d reads, listing %d directories; want the path bound while measuring, each tree read once", name, err, st.Reads, st.Listed)
+		}
+	}
+}

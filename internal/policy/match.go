@@ -38,6 +38,56 @@ func matchFoldKey(pattern, name, nameKey string) bool {
 }
 
 func match(pattern, name string, fold bool) bool {
+	if !literalEnds(pattern, name, fold) {
+		return false
+	}
+	return matchDP(pattern, name, fold)
+}
+
+// literalEnds is a quick necessary condition for match when pattern is
+// ASCII: name starts with the pattern's characters before its first
+// wildcard and ends with those after its last (ASCII case folded with
+// fold), byte for byte, which is character for character when they are
+// ASCII. A diff of a million paths asks every path rule about each: most
+// fail here without the quadratic match. It reports true when it cannot
+// tell (a pattern with other characters).
+func literalEnds(pattern, name string, fold bool) bool {
+	for i := 0; i < len(pattern); i++ {
+		if pattern[i] >= utf8.RuneSelf {
+			return true
+		}
+	}
+	first := strings.IndexAny(pattern, "*?")
+	if first < 0 {
+		return len(name) == len(pattern) && asciiEqual(pattern, name, fold)
+	}
+	pre, suf := pattern[:first], pattern[strings.LastIndexAny(pattern, "*?")+1:]
+	return len(name) >= len(pre)+len(suf) && asciiEqual(pre, name[:len(pre)], fold) && asciiEqual(suf, name[len(name)-len(suf):], fold)
+}
+
+// asciiEqual compares a and b byte for byte (with ASCII letters folded to
+// lower case when fold is set).
+func asciiEqual(a, b string, fold bool) bool {
+	if !fold {
+		return a == b
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if x >= 'A' && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if y >= 'A' && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// matchDP is match without the quick test.
+func matchDP(pattern, name string, fold bool) bool {
 	if fold {
 		pattern, name = asciiLower(pattern), asciiLower(name)
 	}
