@@ -82,7 +82,7 @@ func (r *Repo) Prepare(base gitrepo.Hash, pol *policy.Policy, s sign.Signer, cha
 	}
 	p, err := r.prepareMoves(base, pol, s, who, moves, false)
 	if err != nil && errors.Is(err, errPrecheck) {
-		return nil, fmt.Errorf("%w: %w", ErrNotAllowed, errors.Unwrap(err))
+		return nil, fmt.Errorf("%w: %w", ErrNotAllowed, refusedMove{err: errors.Unwrap(err), ref: RefusedRef(err)})
 	}
 	return p, err
 }
@@ -90,7 +90,34 @@ func (r *Repo) Prepare(base gitrepo.Hash, pol *policy.Policy, s sign.Signer, cha
 // errPrecheck marks (wrapping it) the refusal of a move by the policy.
 var errPrecheck = errors.New("precheck")
 
-type precheckError struct{ err error }
+type precheckError struct {
+	err error
+	ref string // the ref whose move was refused
+}
+
+// refusedMove is Prepare's refusal of one ref's move (the text is the
+// policy's reason).
+type refusedMove struct {
+	err error
+	ref string
+}
+
+func (e refusedMove) Error() string { return e.err.Error() }
+func (e refusedMove) Unwrap() error { return e.err }
+
+// RefusedRef names the ref whose move the policy refused, when err is
+// such a refusal (Prepare's ErrNotAllowed); "" otherwise.
+func RefusedRef(err error) string {
+	var rm refusedMove
+	if errors.As(err, &rm) {
+		return rm.ref
+	}
+	var pe precheckError
+	if errors.As(err, &pe) {
+		return pe.ref
+	}
+	return ""
+}
 
 func (e precheckError) Error() string        { return e.err.Error() }
 func (e precheckError) Unwrap() error        { return e.err }
@@ -115,7 +142,7 @@ func (r *Repo) prepareMoves(base gitrepo.Hash, pol *policy.Policy, s sign.Signer
 	for _, t := range moves {
 		pending, err := r.precheckMove(pol, base, t, fp)
 		if err != nil {
-			return nil, precheckError{err}
+			return nil, precheckError{err: err, ref: t.Ref}
 		}
 		p.Pending = append(p.Pending, pending...)
 		r.Trace.Mark("record: rules")

@@ -207,6 +207,22 @@ func oneLine(s string) string {
 	return s
 }
 
+// notPushedWith says, for every ref of an all-or-nothing push but refused,
+// that it was not pushed because refused was: each ref's line showed the
+// refused ref's reason, so an unprotected tag read as refused by a rule
+// about another.
+func (h *Helper) notPushedWith(failed map[string]string, refused string) {
+	if _, ok := failed[refused]; !ok {
+		return
+	}
+	for ref := range failed {
+		if ref != refused {
+			failed[ref] = fmt.Sprintf("git-secure: not pushed: %s in the same push was refused, and a push through git-secure is all or nothing; to push this one alone: git push %s %s",
+				refused, h.Remote, ref)
+		}
+	}
+}
+
 // failAll marks every spec failed with msg.
 func failAll(specs []pushSpec, msg string) map[string]string {
 	out := map[string]string{}
@@ -430,6 +446,9 @@ func (h *Helper) recordAndSend(plan *pushPlan) pushResult {
 				h.sayReviewRefused(changesOf(plan.specs), err.Error())
 			}
 			out = pushResult{failed: failAll(plan.specs, "git-secure: "+strings.TrimPrefix(err.Error(), "refused: "))}
+			if ref := porcelain.RefusedRef(err); ref != "" && len(plan.specs) > 1 {
+				h.notPushedWith(out.failed, ref)
+			}
 			return false, nil
 		}
 		// The git update-ref that adopts the entries locally starts now
