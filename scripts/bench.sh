@@ -14,7 +14,9 @@
 # timed at every size, the Go benchmarks at BENCH_GO_SIZES, default the
 # sizes up to 10 000), BENCH_COUNT (runs per Go benchmark and per CLI
 # measure, default 3), BENCH_CLI_RECORDS (CLI records timed, default 15),
-# BENCH_CLONE_ENTRIES (entries of the repository cloned, default 1 000).
+# BENCH_CLONE_ENTRIES (entries of the repository cloned, default 1 000),
+# BENCH_RT=1 (root: the timed CLI records run under chrt -f 10, an idle
+# machine's scheduling on a loaded one; see docs/scaling.md, session 14).
 # Every command timed through the binary is run under /usr/bin/time -v: its
 # wall time, CPU and peak RSS are reported. 1 000 000 entries: generated
 # once (5 min 17 s and 3 GB of memory at load 5-20 on 2 cores, 946 MB in the
@@ -28,6 +30,8 @@ SIZES="${BENCH_SIZES:-100 1000 10000 100000 1000000}"
 GO_SIZES="${BENCH_GO_SIZES:-$(printf '%s\n' $SIZES | awk '$1 <= 10000' | paste -sd' ' -)}"
 COUNT="${BENCH_COUNT:-3}"
 CLI_RECORDS="${BENCH_CLI_RECORDS:-15}"
+RT=
+if [ "${BENCH_RT:-}" = 1 ] && command -v chrt >/dev/null; then RT=1; fi
 CLONE_ENTRIES="${BENCH_CLONE_ENTRIES:-1000}"
 OUT="$GIT_SECURE_BENCH_CACHE/results"
 BIN="$ROOT/bin/git-secure"
@@ -150,22 +154,37 @@ key="$tmp/r/keys/alice"
 cur=$(git -C "$gd" rev-parse refs/heads/main)
 git -C "$gd" rev-list --reverse "refs/heads/main..refs/bench/spare" >"$tmp/spare.all"
 head -n $((CLI_RECORDS + 1)) "$tmp/spare.all" >"$tmp/spare"
+# us_now sets t to the time in microseconds, without starting a process
+# where bash has EPOCHREALTIME (5.0 and later).
+us_now() {
+  if [ -n "${EPOCHREALTIME:-}" ]; then t=${EPOCHREALTIME/[.,]/}; else t=$(($(date +%s%N) / 1000)); fi
+}
 i=0
+# BENCH_RT: this shell and all it starts (the timer too) run as
+# SCHED_FIFO until the loop ends.
+[ -z "$RT" ] || chrt -f -p 10 $$
 while read -r next; do
   i=$((i + 1))
   git -C "$gd" update-ref refs/heads/main "$next" "$cur" </dev/null
   cur=$next
   if [ "$i" -le "$CLI_RECORDS" ]; then
-    s=$(date +%s%N)
-    if command -v /usr/bin/time >/dev/null; then
-      (cd "$gd" && /usr/bin/time -f '%U %S %M' -o "$tmp/rec.time" "$BIN" rsl record --key "$key" main >"$tmp/rec.out" 2>&1 </dev/null) || { cat "$tmp/rec.out" >&2; exit 1; }
+    # The clock is read in this shell (no date process, no subshell)
+    # right around the record: what is timed is /usr/bin/time starting
+    # the record, the record and its git processes.
+    cd "$gd"
+    if [ -x /usr/bin/time ]; then
+      us_now; s=$t
+      /usr/bin/time -f '%U %S %M' -o "$tmp/rec.time" "$BIN" rsl record --key "$key" main >"$tmp/rec.out" 2>&1 </dev/null || { cat "$tmp/rec.out" >&2; exit 1; }
+      us_now; e=$t
       awk '{ print ($1 + $2) * 1e6 }' "$tmp/rec.time" >>"$OUT/cli-record-cpu-us.txt"
       awk '{ print $3 }' "$tmp/rec.time" >>"$OUT/cli-record-rss-kb.txt"
     else
-      (cd "$gd" && "$BIN" rsl record --key "$key" main >"$tmp/rec.out" 2>&1 </dev/null) || { cat "$tmp/rec.out" >&2; exit 1; }
+      us_now; s=$t
+      "$BIN" rsl record --key "$key" main >"$tmp/rec.out" 2>&1 </dev/null || { cat "$tmp/rec.out" >&2; exit 1; }
+      us_now; e=$t
     fi
-    e=$(date +%s%N)
-    echo $(((e - s) / 1000)) >>"$OUT/cli-record-us.txt"
+    cd "$ROOT"
+    echo $((e - s)) >>"$OUT/cli-record-us.txt"
   else
     # One more, counting the git processes it starts.
     mkdir -p "$tmp/shim"
@@ -175,8 +194,9 @@ while read -r next; do
     cp "$tmp/shim/log" "$OUT/cli-record-git-processes.txt"
   fi
 done <"$tmp/spare"
+[ -z "$RT" ] || chrt -o -p 0 $$
 (cd "$gd" && "$BIN" verify --full >"$tmp/verify.out" 2>&1) || { echo "the copy does not verify after CLI records:" >&2; cat "$tmp/verify.out" >&2; exit 1; }
-echo "CLI rsl record, µs per entry: $(tr '\n' ' ' <"$OUT/cli-record-us.txt")"
+echo "CLI rsl record${RT:+ (chrt -f 10)}, µs per entry: $(tr '\n' ' ' <"$OUT/cli-record-us.txt")(median $(median <"$OUT/cli-record-us.txt"))"
 echo "git processes per CLI record: $(wc -l <"$OUT/cli-record-git-processes.txt"): $(awk '{ print $1 }' "$OUT/cli-record-git-processes.txt" | paste -sd' ' -)"
 
 # --- 5. batched object reading --------------------------------------------
