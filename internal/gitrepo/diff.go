@@ -79,7 +79,6 @@ func (r *Repo) ChangedPathsCounted(oldTree, newTree Hash, f PathFilter) ([]strin
 		size, err = d.measure("", 0, oldTree, newTree, reach, 0)
 	}
 	if err == nil && size.paths > 0 {
-		d.memo = nil
 		d.out = make([]string, 0, size.paths)
 		err = d.list("", oldTree, newTree, reach, 0)
 	}
@@ -385,6 +384,13 @@ func (d *differ) list(prefix string, a, b Hash, reach Reach, depth int) error {
 		}
 		if r == ReachNone {
 			return nil
+		}
+		if r == ReachAll {
+			// A pair measured to change no file (empty trees named
+			// a million times) is not walked again.
+			if s, ok := d.memo[[2]Hash{normTree(x), normTree(y)}]; ok && s.paths == 0 {
+				return nil
+			}
 		}
 		return d.list(p, x, y, r, depth+1)
 	})

@@ -190,3 +190,43 @@ func TestChangedPathsRepeatedSubtreeTooDeep(t *testing.T) {
 		}
 	}
 }
+
+// TestChangedPathsEmptySubtreesNotWalked: subtrees that change no file
+// (here each holds only an empty tree), named 923 521 times beside one
+// changed file, are measured once and not walked when listing.
+func TestChangedPathsEmptySubtreesNotWalked(t *testing.T) {
+	for name, r := range bothReaders(t) {
+		empty, err := r.WriteObject("tree", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		child, err := r.WriteTree([]TreeEntry{{Mode: ModeTree, Name: "empty", Hash: empty}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 4 {
+			var ents []TreeEntry
+			for i := range 31 {
+				ents = append(ents, TreeEntry{Mode: ModeTree, Name: fmt.Sprintf("%02d", i), Hash: child})
+			}
+			if child, err = r.WriteTree(ents); err != nil {
+				t.Fatal(err)
+			}
+		}
+		blob, err := r.WriteObject("blob", []byte("x\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		top, err := r.WriteTree([]TreeEntry{{Mode: ModeTree, Name: "bomb", Hash: child}, {Mode: ModeFile, Name: "f", Hash: blob}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths, st, err := r.ChangedPathsCounted(ZeroHash, top, nil)
+		if err != nil || len(paths) != 1 || paths[0] != "f" {
+			t.Fatalf("%s: %q, %v; want f", name, paths, err)
+		}
+		if st.Reads > 20 || st.Listed > 1 {
+			t.Errorf("%s: %d reads, %d directories listed; want each pair read once and only the top listed", name, st.Reads, st.Listed)
+		}
+	}
+}
