@@ -62,12 +62,14 @@ the clone made is removed as git removes a failed clone: DIR, or what an
 empty DIR that was there before holds.
 
 Without --branch the remote's HEAD is checked out, a branch whoever runs the
-server chooses; when no rule protects it, verification accepts it at any
-value, and the clone warns, naming protected branches to check out instead.
-When the remote's HEAD names a branch it does not have (a server made with
-git init --bare without -b keeps HEAD on master), nothing is checked out: the
-clone says which branch to check out, and the git symbolic-ref the server
-runs to fix it.
+server chooses. When no rule protects it (verification accepts it at any
+value: anyone who can push may have written it), or the remote does not have
+it (a server made with git init --bare without -b keeps HEAD on master), a
+branch the policy protects is checked out instead (main, else master, else
+the first), and the clone says so, naming the protected branches, how to get
+the other one, and the git symbolic-ref the server runs to fix it. When the
+remote has no protected branch, the remote's HEAD stays checked out (with a
+warning), or nothing is when it does not have it.
 
 Examples:
   git secure clone https://example.org/project.git --root-key SHA256:4Rk...

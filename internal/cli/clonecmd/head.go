@@ -1,6 +1,8 @@
 package clonecmd
 
 import (
+	"context"
+	"slices"
 	"strings"
 
 	"github.com/git-secure/git-secure/internal/cli/factory"
@@ -34,18 +36,65 @@ func warnUnprotectedHead(f *factory.Factory, g *gitrepo.Repo) {
 		return
 	}
 	if _, born, err := g.ResolveRef(branch); err == nil && !born {
+		if switchToProtected(f, g, pol, branch, false) {
+			return
+		}
 		warnUnbornHead(f, g, pol, branch)
 		return
 	}
 	if protects(pol, branch) {
 		return
 	}
-	f.Info("git-secure: warning: the branch checked out, %s (the remote's HEAD), is protected by no rule: verification accepts it at any value, so anyone who can push to the remote may have written it\n", strings.TrimPrefix(branch, "refs/heads/"))
-	if names := protectedBranches(g, pol); len(names) > 0 {
-		f.Info("git-secure: hint: check out a protected branch: git checkout %s (protected: %s)\n", names[0], strings.Join(names, ", "))
-	} else {
-		f.Info("git-secure: hint: no branch of the remote is protected; ask the project which one to trust\n")
+	if switchToProtected(f, g, pol, branch, true) {
+		return
 	}
+	f.Info("git-secure: warning: the branch checked out, %s (the remote's HEAD), is protected by no rule: verification accepts it at any value, so anyone who can push to the remote may have written it\n", strings.TrimPrefix(branch, "refs/heads/"))
+	f.Info("git-secure: hint: no branch of the remote is protected; ask the project which one to trust\n")
+}
+
+// switchToProtected checks out, in place of the remote's HEAD (branch,
+// which no rule protects, or which the remote does not have), a branch of
+// the remote that the policy protects: main, else master, else the first
+// one. Whoever can push to the remote (or set its HEAD) chooses HEAD, so a
+// fresh clone whose log protects branches starts on one of them, and says
+// which branches are protected and how to get the unprotected one. It
+// reports whether it switched; the unprotected local branch git made is
+// removed (its remote-tracking ref stays).
+func switchToProtected(f *factory.Factory, g *gitrepo.Repo, pol *policy.Policy, branch string, born bool) bool {
+	target := ""
+	for _, name := range []string{"main", "master"} {
+		if _, ok, err := g.ResolveRef("refs/remotes/origin/" + name); err == nil && ok && protects(pol, "refs/heads/"+name) {
+			target = name
+			break
+		}
+	}
+	names := protectedBranches(g, pol)
+	if target == "" && len(names) > 0 {
+		target = names[0]
+	}
+	if target == "" {
+		return false
+	}
+	if !slices.Contains(names, target) {
+		names = append([]string{target}, names...)
+	}
+	name := strings.TrimPrefix(branch, "refs/heads/")
+	if _, err := g.Run(context.Background(), nil, "checkout", "-q", "-b", target, "--track", "refs/remotes/origin/"+target); err != nil {
+		f.Info("git-secure: warning: could not check out the protected branch %s in place of %s: %v\n", target, name, err)
+		return false
+	}
+	why := "which no rule protects: verification accepts it at any value, so anyone who can push to the remote may have written it"
+	if !born {
+		why = "which the remote does not have (a server repository made with git init --bare without -b keeps HEAD on master)"
+	} else if _, err := g.Run(context.Background(), nil, "branch", "-q", "-D", "--", name); err != nil {
+		f.Info("git-secure: warning: could not delete the local branch %s git made from the remote's HEAD: %v\n", name, err)
+	}
+	f.Info("git-secure: warning: the remote's HEAD names branch %s, %s; checked out %s instead, a branch the policy protects (protected: %s)\n", name, why, target, strings.Join(names, ", "))
+	if born {
+		f.Info("git-secure: hint: to work on %s anyway: git checkout %s (unprotected: what it holds was not checked against any rule)\n", name, name)
+	}
+	f.Info("git-secure: hint: whoever runs the server points every clone at %s, in its repository: git symbolic-ref HEAD refs/heads/%s\n", target, target)
+	return true
 }
 
 // protects reports whether a rule or a global rule of pol covers ref.

@@ -89,9 +89,10 @@ func TestPlainCloneCIRecipe(t *testing.T) {
 
 // TestCloneUnprotectedHead: a server (or whoever controls it) points HEAD
 // at a branch no rule protects, which anyone with push access may write.
-// git secure clone checks that branch out by default; it must not let its
-// "verified" line stand for that content without saying so, naming the
-// branch and the protected one to check out instead.
+// git secure clone checked that branch out by default, with a warning
+// (session 14's finding 05); it now checks out a branch the policy
+// protects instead, naming the unprotected one, the protected ones and
+// how to get the other, and leaves no local branch of mallory's.
 func TestCloneUnprotectedHead(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, trFile)
@@ -112,14 +113,24 @@ func TestCloneUnprotectedHead(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("clone:\n%s", r)
 	}
-	if got := carol.rev(dest, "HEAD"); got != evil {
-		t.Fatalf("checked out %s, want the remote HEAD's maim %s", got, evil)
+	if got, want := carol.rev(dest, "HEAD"), srv.admin.rev(path, "refs/heads/main"); got != want || carol.refValue(dest, "refs/heads/maim") != "" {
+		t.Fatalf("checked out %s, want the protected main %s and no local maim (mallory's %s)", got, want, evil)
 	}
-	for _, want := range []string{"warning: the branch checked out, maim (the remote's HEAD), is protected by no rule",
-		"hint: check out a protected branch: git checkout main"} {
+	if head := strings.TrimSpace(carol.git(dest, "symbolic-ref", "HEAD")); head != "refs/heads/main" {
+		t.Fatalf("HEAD is %s, want refs/heads/main", head)
+	}
+	for _, want := range []string{"warning: the remote's HEAD names branch maim, which no rule protects",
+		"checked out main instead, a branch the policy protects (protected: main)",
+		"hint: to work on maim anyway: git checkout maim",
+		"git symbolic-ref HEAD refs/heads/main"} {
 		if !strings.Contains(r.stderr, want) {
-			t.Fatalf("want %q: a warning naming the unprotected branch checked out and the protected one:\n%s", want, r)
+			t.Fatalf("want %q: a warning naming the unprotected branch and the protected one checked out:\n%s", want, r)
 		}
+	}
+	carol.secure(dest, "verify")
+	carol.git(dest, "checkout", "-q", "maim")
+	if got := carol.rev(dest, "HEAD"); got != evil {
+		t.Fatalf("git checkout maim gave %s, want %s", got, evil)
 	}
 
 	// Asked for by name, or protected: no warning.
