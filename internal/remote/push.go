@@ -465,6 +465,12 @@ func (h *Helper) recordAndSend(plan *pushPlan) pushResult {
 		case len(res.failed) == 0:
 			h.adoptPush(plan, batch, tx)
 			out = res
+		case !res.raceLost && branchNonFF(res.failed):
+			// git says it, with its advice to pull first; the inner
+			// push's "atomic push failed ... status: 2" and "the remote
+			// end hung up" would only read as a crash above it.
+			last.Discard()
+			out = res
 		case !res.raceLost:
 			last.Release()
 			h.sayReview(batch.Prepared, res.failed)
@@ -883,6 +889,13 @@ func failures(specs []pushSpec, reasons map[string]string, err error) (map[strin
 		}
 		return failed, race
 	}
+	if race && branchNonFF(reasons) {
+		// A branch the user pushes is behind the remote's: the log moved
+		// too (whoever pushed the branch recorded it), but recording on
+		// top of their entries sends the same branch value and fails
+		// again. The user must integrate first.
+		race = false
+	}
 	var ge *gitrepo.GitError
 	if len(reasons) == 0 && errors.As(err, &ge) {
 		return failAll(specs, oneLine(ge.Stderr)), false
@@ -890,6 +903,13 @@ func failures(specs []pushSpec, reasons map[string]string, err error) (map[strin
 	failed := map[string]string{}
 	for _, s := range specs {
 		msg := reasons[s.Ref]
+		if status, ok := behindStatus(msg); ok && !strings.HasPrefix(s.Ref, "refs/secure/") {
+			// git's own words: it prints its "! [rejected] ... (fetch
+			// first)" line and its hint to pull first, as without the
+			// helper.
+			failed[s.Ref] = status
+			continue
+		}
 		if msg == "" || strings.Contains(msg, "atomic push failed") {
 			msg = firstReason(reasons, err)
 		}
@@ -1067,6 +1087,19 @@ func firstReason(reasons map[string]string, err error) string {
 		}
 	}
 	return err.Error()
+}
+
+// behindStatus turns the inner push's refusal of a ref that is behind the
+// remote's ("[rejected] (fetch first)") into the status word a remote
+// helper reports for it (gitremote-helpers(7): "error <ref> fetch first"),
+// for which git prints its usual line and advice.
+func behindStatus(reason string) (string, bool) {
+	for _, status := range []string{"fetch first", "non-fast-forward", "stale info"} {
+		if reason == "[rejected] ("+status+")" || reason == status {
+			return status, true
+		}
+	}
+	return "", false
 }
 
 // branchNonFF reports whether a branch itself was refused as not a

@@ -3,6 +3,8 @@ package e2e
 import (
 	"strings"
 	"testing"
+
+	"github.com/git-secure/git-secure/internal/testing/clitest"
 )
 
 // Found as a stranger on a mirror of spf13/cobra: git push --tags with a
@@ -39,4 +41,34 @@ func TestAtomicRefusalNamesTheRefusedRef(t *testing.T) {
 	if got := srv.admin.rev(repo, "refs/tags/bob-note-1"); got == "" {
 		t.Errorf("bob-note-1 pushed alone did not land")
 	}
+}
+
+// Found as a stranger on a mirror of spf13/cobra: bob pushing main while
+// alice had pushed first made the helper record on top of her entry and
+// retry a push that could not succeed (his main is not a descendant of
+// hers), and print "error: atomic push failed ... status: 2" and "fatal:
+// the remote end hung up unexpectedly" above git's hint. Now it is one
+// attempt and git's own refusal: "! [rejected] main -> main (fetch
+// first)" with its advice to pull first, as plain git says.
+func TestBehindPushSaysPullFirst(t *testing.T) {
+	srv, repo, alice, bob, adir, bdir := tagDay(t, "refs/tags/v*")
+	alice.sb.Commit(adir, "a.txt", "alice\n", "alice change")
+	alice.git(adir, "push", "-q", "origin", "main")
+	serverMain := srv.admin.rev(repo, "refs/heads/main")
+	bob.sb.Commit(bdir, "b.txt", "bob\n", "bob change")
+	r := bob.run(bdir, "git", "push", "origin", "main")
+	if r.code == 0 {
+		t.Fatalf("bob's push while behind landed:\n%s", r)
+	}
+	clitest.Contains(t, "bob's push", r.stderr, "! [rejected]", "main -> main (fetch first)", "git pull")
+	for _, noise := range []string{"retrying", "attempt 2", "atomic push failed", "fatal:", "hung up"} {
+		if strings.Contains(r.stderr, noise) {
+			t.Errorf("bob's push says %q:\n%s", noise, r.stderr)
+		}
+	}
+	if got := srv.admin.rev(repo, "refs/heads/main"); got != serverMain {
+		t.Errorf("server main moved to %s", got)
+	}
+	bob.git(bdir, "pull", "-q", "--no-rebase", "--no-edit")
+	bob.git(bdir, "push", "-q", "origin", "main")
 }
