@@ -93,6 +93,9 @@ func (p *Policy) namesNamespace(prefix string) bool {
 		if under(n.d.Refs) {
 			return true
 		}
+		if n.file == nil {
+			continue
+		}
 		for _, r := range n.file.Rules {
 			if under(r.Refs) {
 				return true

@@ -401,7 +401,7 @@ func (p *Policy) namedByRefPattern(ref string) bool {
 // anyway (delegatedRulesFor).
 func (p *Policy) namedByRuleFile(ref string) bool {
 	for _, n := range p.nodes {
-		if n.blocked || n.file.Untrusted != "" || !chainRefs(n.chain, ref) || n.shadowedWhole(ref) {
+		if n.blocked || n.file == nil || n.file.Untrusted != "" || !chainRefs(n.chain, ref) || n.shadowedWhole(ref) {
 			continue
 		}
 		pathScoped := chainHasPaths(n.chain)
@@ -427,6 +427,9 @@ func (p *Policy) HasRefPatterns() bool {
 		}
 	}
 	for _, n := range p.nodes {
+		if n.file == nil {
+			continue
+		}
 		for _, r := range n.file.Rules {
 			if len(r.Refs) > 0 {
 				return true
