@@ -28,6 +28,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -127,6 +128,7 @@ type gitOptions struct {
 	// pushOptions (-o) go on to the real push.
 	dryRun      bool
 	progress    bool
+	quiet       bool // git push -q (verbosity 0): no news of success
 	leases      []string
 	pushOptions []string
 	// signed is git push --signed's value ("true" or "if-asked"; "" for
@@ -441,7 +443,12 @@ func readLine(r *bufio.Reader) (string, error) {
 func (h *Helper) option(opt string) string {
 	name, value, _ := strings.Cut(opt, " ")
 	switch name {
-	case "verbosity", "followtags":
+	case "verbosity":
+		// git sends its verbosity plus one: 0 is -q.
+		n, err := strconv.Atoi(value)
+		h.opts.quiet = err == nil && n <= 0
+		return "ok"
+	case "followtags":
 		return "ok"
 	case "progress":
 		// git asks for progress when its stderr is a terminal: the inner

@@ -566,6 +566,16 @@ func (h *Helper) adoptPush(plan *pushPlan, b *pushBatch, tx *gitrepo.RefTransact
 		h.logf("warning: pushed, but could not update the local log (%v); git fetch will bring it", err)
 	}
 	h.Trace.Mark("update local log")
+	if !h.opts.quiet { // git push -q: silence on success, as plain git
+		h.sayPushed(b)
+	}
+	for _, p := range b.Pending {
+		h.logf("note: %s", p)
+	}
+}
+
+// sayPushed tells what a successful push recorded and sent besides.
+func (h *Helper) sayPushed(b *pushBatch) {
 	for _, e := range b.Entries {
 		h.logf("recorded %s as entry #%d", e.Ref, e.Number)
 	}
@@ -575,9 +585,6 @@ func (h *Helper) adoptPush(plan *pushPlan, b *pushBatch, tx *gitrepo.RefTransact
 	}
 	if len(b.Entries) == 0 && len(b.metadata) > 0 {
 		h.logf("sent %s to %s", describeMetadata(b.metadata), h.Remote)
-	}
-	for _, p := range b.Pending {
-		h.logf("note: %s", p)
 	}
 }
 

@@ -72,3 +72,18 @@ func TestBehindPushSaysPullFirst(t *testing.T) {
 	bob.git(bdir, "pull", "-q", "--no-rebase", "--no-edit")
 	bob.git(bdir, "push", "-q", "origin", "main")
 }
+
+// Found as a stranger: git push -q printed "git-secure: recorded
+// refs/heads/main as entry #N". A quiet push that lands says nothing, as
+// plain git; without -q the line stays.
+func TestQuietPushIsQuiet(t *testing.T) {
+	_, _, _, bob, _, bdir := tagDay(t, "refs/tags/v*")
+	bob.sb.Commit(bdir, "b.txt", "bob\n", "bob change")
+	r := bob.run(bdir, "git", "push", "-q", "origin", "main")
+	if r.code != 0 || r.stderr != "" {
+		t.Errorf("git push -q: exit %d, stderr %q, want 0 and nothing", r.code, r.stderr)
+	}
+	bob.sb.Commit(bdir, "b.txt", "bob 2\n", "bob change 2")
+	r = bob.run(bdir, "git", "push", "origin", "main")
+	clitest.Contains(t, "git push", r.stderr, "git-secure: recorded refs/heads/main as entry #")
+}
