@@ -170,3 +170,66 @@ func (r *Repo) MergeTree(ours, theirs Hash) (tree Hash, clean bool, err error) {
 	}
 	return tree, true, nil
 }
+
+// maxIndependentArgs bounds the commits one git merge-base --independent
+// is given (its command line).
+const maxIndependentArgs = 500
+
+// Independent returns commits of hs that reach every commit hs reaches
+// (duplicates count once): those that no other commit of hs reaches (git
+// merge-base --independent), in no particular order. Beyond
+// maxIndependentArgs commits it reduces them a part at a time; when the
+// part kept so far alone is that large, the rest is kept unreduced (still
+// a set reaching exactly what hs reaches).
+func (r *Repo) Independent(hs ...Hash) ([]Hash, error) {
+	seen := make(map[Hash]bool, len(hs))
+	var uniq []Hash
+	for _, h := range hs {
+		if !seen[h] {
+			seen[h] = true
+			uniq = append(uniq, h)
+		}
+	}
+	if len(uniq) <= maxIndependentArgs {
+		return r.independent(uniq)
+	}
+	var kept []Hash
+	for i := 0; i < len(uniq); {
+		if len(kept) >= maxIndependentArgs/2 {
+			return append(kept, uniq[i:]...), nil
+		}
+		n := min(maxIndependentArgs-len(kept), len(uniq)-i)
+		next, err := r.independent(append(kept, uniq[i:i+n]...))
+		if err != nil {
+			return nil, err
+		}
+		kept, i = next, i+n
+	}
+	return kept, nil
+}
+
+func (r *Repo) independent(hs []Hash) ([]Hash, error) {
+	if len(hs) <= 1 {
+		return hs, nil
+	}
+	args := []string{"merge-base", "--independent", "--end-of-options"}
+	for _, h := range hs {
+		args = append(args, h.String())
+	}
+	out, err := r.run(nil, args...)
+	if err != nil {
+		return nil, fmt.Errorf("gitrepo: merge-base --independent of %d commits: %w", len(hs), err)
+	}
+	var tips []Hash
+	for _, line := range strings.Fields(string(out)) {
+		h, err := ParseHash(line)
+		if err != nil {
+			return nil, fmt.Errorf("gitrepo: merge-base --independent: %w", err)
+		}
+		tips = append(tips, h)
+	}
+	if len(tips) == 0 {
+		return nil, fmt.Errorf("gitrepo: merge-base --independent of %d commits: no output", len(hs))
+	}
+	return tips, nil
+}

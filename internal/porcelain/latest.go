@@ -77,3 +77,81 @@ func (r *Repo) latestFor(tip gitrepo.Hash, ref string) (*rsl.Record, error) {
 	}
 	return &rsl.Record{ID: last.EntryID, Entry: e, Commit: c}, nil
 }
+
+// latestMemo is latestTargets' last answer.
+type latestMemo struct {
+	tip     gitrepo.Hash
+	targets map[string]gitrepo.Hash
+}
+
+// latestTargets returns every ref's target as its latest entry in the log
+// at tip records it (zero for a deletion), as latestFor would answer ref
+// by ref, from one walk: back to the verification checkpoint, whose refs
+// answer for the older entries, or to the log tip it answered last time,
+// whose answer holds for the older entries when no newer annotation skips
+// any. Asking latestFor for each of thousands of tags read the log once
+// per tag.
+func (r *Repo) latestTargets(tip gitrepo.Hash) (map[string]gitrepo.Hash, error) {
+	if r.latest.targets != nil && r.latest.tip == tip {
+		return r.latest.targets, nil
+	}
+	cp := r.checkpoint()
+	out := map[string]gitrepo.Hash{}
+	skipped := map[uint64]bool{}
+	var stop *rsl.Record
+	var memo map[string]gitrepo.Hash
+	err := rsl.WalkBack(r.Git, tip, func(rec *rsl.Record) (bool, error) {
+		if r.latest.targets != nil && rec.ID == r.latest.tip && len(skipped) == 0 {
+			memo = r.latest.targets
+			return false, nil
+		}
+		if cp != nil && cp.IsEntry(rec.Entry.Number, rec.ID) {
+			stop = rec
+			return false, nil
+		}
+		e := rec.Entry
+		switch {
+		case e.Type == rsl.TypeAnnotation:
+			for _, s := range e.Skips {
+				skipped[s.Number] = true
+			}
+		case e.Type == rsl.TypeRef && !skipped[e.Number]:
+			if _, seen := out[e.Ref]; !seen {
+				out[e.Ref] = e.New
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case memo != nil:
+		for ref, h := range memo {
+			if _, seen := out[ref]; !seen {
+				out[ref] = h
+			}
+		}
+	case stop != nil:
+		for ref, last := range cp.Refs {
+			if _, seen := out[ref]; seen {
+				continue
+			}
+			if !skipped[last.Entry] {
+				out[ref] = last.Target
+				continue
+			}
+			// A later annotation skipped the checkpoint's latest entry:
+			// the one before it is not in the checkpoint.
+			rec, err := rsl.LatestFor(r.Git, tip, ref)
+			if err != nil {
+				return nil, err
+			}
+			if rec != nil {
+				out[ref] = rec.Entry.New
+			}
+		}
+	}
+	r.latest = latestMemo{tip: tip, targets: out}
+	return out, nil
+}

@@ -52,6 +52,12 @@ type Repo struct {
 
 	orgs *org.Cache // OrgCache
 
+	// bases and latest serve new refs' base under path rules
+	// (recordedTargets): the peeled and reduced recorded targets, and each
+	// ref's latest recorded target in the log at latest.tip.
+	bases  verify.BaseCache
+	latest latestMemo
+
 	// Trace, when set, is told when each phase of recording ends
 	// (GIT_SECURE_TRACE).
 	Trace *trace.Tracer

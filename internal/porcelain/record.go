@@ -271,6 +271,7 @@ func (r *Repo) decisionInputs(store *attest.Store, pol *policy.Policy, rslTip gi
 		Approvers:       approvers,
 		TreeApprovers:   treeApprovers,
 		RecordedTargets: func(rule *policy.Rule) []gitrepo.Hash { return r.recordedTargets(rslTip, pol, rule) },
+		Bases:           &r.bases,
 		Tests: func(tree gitrepo.Hash) ([]string, []string, error) {
 			return verify.Testers(store, pol, tree, revoked)
 		},
@@ -353,11 +354,15 @@ func (r *Repo) recordedTargets(rslTip gitrepo.Hash, pol *policy.Policy, rule *po
 	if err != nil {
 		return nil
 	}
+	latest, err := r.latestTargets(rslTip)
+	if err != nil {
+		return nil
+	}
 	var out []gitrepo.Hash
 	for _, ref := range refs {
 		if pol.Covers(rule, ref.Name) {
-			if last, err := r.latestFor(rslTip, ref.Name); err == nil && last != nil && !last.Entry.New.IsZero() {
-				out = append(out, last.Entry.New)
+			if h := latest[ref.Name]; !h.IsZero() {
+				out = append(out, h)
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
@@ -196,12 +197,42 @@ func (d *diffCache) check() error {
 		return nil
 	}
 	if b := d.budget; b.MaxPaths > 0 && d.paths > b.MaxPaths {
-		return fmt.Errorf("%w: the new entries change more than %d paths in all", ErrBudget, b.MaxPaths)
+		return &budgetSpent{key: "secure.maxPushPaths", what: fmt.Sprintf("the paths budget is spent: the new entries change more than %d paths in all", b.MaxPaths)}
 	}
 	if b := d.budget; !b.Deadline.IsZero() && time.Now().After(b.Deadline) {
-		return fmt.Errorf("%w: the new entries take longer to verify than the time allowed", ErrBudget)
+		return &budgetSpent{key: "secure.maxPushSeconds", what: "the time budget is spent: verifying the new entries takes longer than the time allowed"}
 	}
 	return nil
+}
+
+// budgetSpent is an ErrBudget that says which bound was reached and the
+// server's git config key that raises it.
+type budgetSpent struct{ what, key string }
+
+func (e *budgetSpent) Error() string        { return ErrBudget.Error() + ": " + e.what }
+func (e *budgetSpent) Is(target error) bool { return target == ErrBudget }
+
+// budgetDetail and budgetHint describe a spent budget once (err wraps
+// ErrBudget) and say what to do, naming the key of the bound reached.
+func budgetDetail(err error) string {
+	var spent *budgetSpent
+	if errors.As(err, &spent) {
+		return spent.what
+	}
+	msg := err.Error()
+	for strings.HasPrefix(msg, ErrBudget.Error()+": ") {
+		msg = strings.TrimPrefix(msg, ErrBudget.Error()+": ")
+	}
+	return msg
+}
+
+func budgetHint(err error) string {
+	var spent *budgetSpent
+	key := "secure.maxPushStoreCommits"
+	if errors.As(err, &spent) {
+		key = spent.key
+	}
+	return "split the push into smaller ones, or ask the server's administrator to raise the bound (git config " + key + " on the server)"
 }
 
 func (d *diffCache) ChangedPaths(a, b gitrepo.Hash) ([]string, error) {

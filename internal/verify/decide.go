@@ -72,6 +72,9 @@ type Inputs struct {
 	// refs a path rule covers (the base its changed files are computed
 	// against).
 	RecordedTargets func(*policy.Rule) []gitrepo.Hash
+	// Bases, when set, keeps what choosing a new ref's base reads about
+	// the recorded targets across calls (BaseCache).
+	Bases *BaseCache
 	// Tests returns the persons with a valid passing test run on a tree.
 	Tests func(tree gitrepo.Hash) (persons, notes []string, err error)
 }
@@ -263,7 +266,9 @@ func decideRule(src Source, pol *policy.Policy, t Transition, in Inputs, set map
 			if paths, err := changed.files(r); err == nil {
 				rd.Paths = coveredPaths(src, r, paths)
 			}
-		} else if paths, err := changed.files(r); err != nil {
+		} else if paths, err := changed.files(r); errors.Is(err, ErrBudget) {
+			return rd, true, err // the replay stops (budgetError)
+		} else if err != nil {
 			// Whether the rule applies is unknown: it fails on the
 			// object alone (an absent commit of a superseded entry
 			// is then forgiven, not a threshold it may not have).
@@ -391,14 +396,14 @@ func (c *changeCache) files(r *policy.Rule) ([]string, error) {
 		if x, ok := c.byTargets[key.String()]; ok {
 			return x.paths, x.err
 		}
-		paths, err := changedFiles(c.src, c.t, targets, c.scope)
+		paths, err := changedFiles(c.src, c.in.Bases, c.t, targets, c.scope)
 		if c.byTargets == nil {
 			c.byTargets = map[string]changed{}
 		}
 		c.byTargets[key.String()] = changed{paths, err}
 		return paths, err
 	}
-	c.paths, c.err = changedFiles(c.src, c.t, targets, c.scope)
+	c.paths, c.err = changedFiles(c.src, c.in.Bases, c.t, targets, c.scope)
 	c.done = true
 	return c.paths, c.err
 }
@@ -406,7 +411,7 @@ func (c *changeCache) files(r *policy.Rule) ([]string, error) {
 // changedFiles lists the files that differ between the transition's base
 // and its new target. A new ref with no base is compared with a recorded
 // state of targets (changedSinceBase).
-func changedFiles(src Source, t Transition, targets []gitrepo.Hash, scope *policy.PathScope) ([]string, error) {
+func changedFiles(src Source, bases *BaseCache, t Transition, targets []gitrepo.Hash, scope *policy.PathScope) ([]string, error) {
 	base := t.Old
 	if !t.DiffBase.IsZero() {
 		base = t.DiffBase
@@ -415,7 +420,7 @@ func changedFiles(src Source, t Transition, targets []gitrepo.Hash, scope *polic
 		return deletedFiles(src, base, scope)
 	}
 	if base.IsZero() {
-		return changedSinceBase(src, t.New, targets, scope)
+		return changedSinceBase(src, bases, t.New, targets, scope)
 	}
 	return changedBetween(src, base, t.New, scope)
 }
@@ -431,6 +436,9 @@ func deletedFiles(src Source, old gitrepo.Hash, scope *policy.PathScope) ([]stri
 		return nil, err
 	}
 	paths, err := changedPathsIn(src, ot, gitrepo.ZeroHash, scope)
+	if errors.Is(err, ErrBudget) {
+		return nil, err // not the tree's fault
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: files of %s: %w", ErrBadObject, short(old), err)
 	}

@@ -82,6 +82,9 @@ func changedBetween(src Source, old, new gitrepo.Hash, scope *policy.PathScope) 
 		return nil, err
 	}
 	paths, err := changedPathsIn(src, ot, nt, scope)
+	if errors.Is(err, ErrBudget) {
+		return nil, err // not the trees' fault
+	}
 	if err != nil {
 		// Both commits are present: their trees must be readable.
 		return nil, fmt.Errorf("%w: diff %s..%s: %w", ErrBadObject, short(old), short(new), err)
@@ -102,7 +105,12 @@ const maxBaseTargets = 16
 // commit undid) was never judged, and a new ref there would change nothing
 // from it. Comparing with any one recorded state is sound: a file no
 // change names holds what that verified state holds.
-func changedSinceBase(src Source, new gitrepo.Hash, targets []gitrepo.Hash, scope *policy.PathScope) ([]string, error) {
+//
+// The targets are peeled and reduced to their independent commits through
+// bases (BaseCache, nil: none), so that the cost of a new ref does not
+// grow with the number of recorded refs; the merge base with those is the
+// merge base with all of them, and the base is still looked for among all.
+func changedSinceBase(src Source, bases *BaseCache, new gitrepo.Hash, targets []gitrepo.Hash, scope *policy.PathScope) ([]string, error) {
 	nc, err := src.PeelToCommit(new)
 	if err != nil {
 		return nil, objectError(src, err, "commit "+short(new), new)
@@ -113,14 +121,17 @@ func changedSinceBase(src Source, new gitrepo.Hash, targets []gitrepo.Hash, scop
 	}
 	var commits []gitrepo.Hash
 	for _, t := range targets {
-		if c, err := src.PeelToCommit(t); err == nil {
+		if c, err := bases.peel(src, t); err == nil {
 			commits = append(commits, c)
 		}
 	}
 	if len(commits) == 0 {
 		return diffTrees(src, gitrepo.ZeroHash, nt, gitrepo.ZeroHash, new, scope)
 	}
-	base, ok, err := src.MergeBase(nc, commits...)
+	if bases != nil {
+		bases.MergeBases++
+	}
+	base, ok, err := src.MergeBase(nc, bases.candidates(src, commits)...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: merge base of %s: %v", ErrBadObject, short(new), err)
 	}
@@ -162,6 +173,9 @@ func changedSinceNearest(src Source, nt, new gitrepo.Hash, commits []gitrepo.Has
 // trees of commits base (zero: none) and new.
 func diffTrees(src Source, from, to, base, new gitrepo.Hash, scope *policy.PathScope) ([]string, error) {
 	paths, err := changedPathsIn(src, from, to, scope)
+	if errors.Is(err, ErrBudget) {
+		return nil, err // not the trees' fault
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: diff %s..%s: %w", ErrBadObject, shortOrNone(base), short(new), err)
 	}
@@ -321,7 +335,7 @@ func (v *verifier) authorize(i int, rec *rsl.Record, ref string, old, new gitrep
 	}
 	// A new ref's own value is not a base for its changed files.
 	targets := func(r *policy.Rule) []gitrepo.Hash { return v.recordedTargetsExcept(pol, r, ref) }
-	in := Inputs{RecordedTargets: targets, Tests: v.testers(pol, rec.Entry.Number)}
+	in := Inputs{RecordedTargets: targets, Bases: &v.bases, Tests: v.testers(pol, rec.Entry.Number)}
 	d, notes, counted, err := v.decide(rec, pol, t, in)
 	if d == nil || err != nil {
 		return err
@@ -546,6 +560,10 @@ func (v *verifier) testers(pol *policy.Policy, n uint64) func(tree gitrepo.Hash)
 }
 
 func (v *verifier) objectProblem(rec *rsl.Record, ref string, err error) error {
+	if errors.Is(err, ErrBudget) {
+		// Not the object's fault: the replay stops here (budgetError).
+		return &budgetError{rec: rec, err: err}
+	}
 	if !errors.Is(err, ErrMissingObject) && !errors.Is(err, ErrBadObject) {
 		return err
 	}

@@ -304,6 +304,8 @@ type recorded struct {
 }
 
 type verifier struct {
+	// bases: what choosing new refs' bases read (BaseCache).
+	bases BaseCache
 	// reviews are the remote's review branches judged in a clone
 	// (clonecheck.go), summarised once.
 	reviews []TrackedRef
@@ -457,7 +459,7 @@ func (v *verifier) run() (*Result, error) {
 		}
 		// Nothing after the entry that spent the budget was judged: fail
 		// closed with what was found so far and why it stopped.
-		v.fail(over.rec, over.rec.Entry.Ref, "", ErrBudget, "split the push into smaller ones, or ask the administrator to raise the bound (git config secure.maxPushPaths / secure.maxPushSeconds on the server)", "%v", over.err)
+		v.fail(over.rec, over.rec.Entry.Ref, "", ErrBudget, budgetHint(over.err), "%s", budgetDetail(over.err))
 		return v.res, &Failed{Problems: v.problems}
 	}
 	v.trace("log: policies, signatures, replay", start)
