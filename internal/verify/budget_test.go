@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/verify"
@@ -87,9 +88,13 @@ func TestBudget(t *testing.T) {
 	f, before := flipFixture(t, 3000, 4)
 	_, err := f.Verify(verify.Options{Budget: &verify.Budget{After: before, MaxPaths: 2500}})
 	p, _ := ScenarioWantProblem(t, err, verify.ErrBudget, "more than 2500 paths")
-	if p.Entry != before+1 || p.Ref != "refs/heads/flip" || !strings.Contains(p.Hint, "secure.maxPushPaths") {
-		t.Errorf("problem %+v: want entry #%d, refs/heads/flip and a hint naming secure.maxPushPaths", p, before+1)
+	if p.Entry != before+1 || p.Ref != "refs/heads/flip" || !strings.Contains(p.Hint, "secure.maxPushPaths") || strings.Contains(p.Hint, "maxPushSeconds") {
+		t.Errorf("problem %+v: want entry #%d, refs/heads/flip and a hint naming secure.maxPushPaths only", p, before+1)
 	}
+	// The diff that spent it is no unreadable object (the stranger's
+	// refusal said so, with a hint to rewrite history), and the problem
+	// says "budget exceeded" once.
+	wantOneBudgetProblem(t, err, "paths budget")
 	// The same log, already accepted (the budget starts after it).
 	_, last := f.Tip()
 	_, err = f.Verify(verify.Options{Budget: &verify.Budget{After: last.Number, MaxPaths: 2500}})
@@ -134,4 +139,41 @@ func TestBudgetBoundsStoreHistoryWalk(t *testing.T) {
 	}
 	_, err := f.Verify(verify.Options{Budget: &verify.Budget{After: before.Number, MaxPaths: 1}})
 	ScenarioWantProblem(t, err, verify.ErrBudget, "history")
+}
+
+// wantOneBudgetProblem: err's problems hold one ErrBudget, saying which
+// budget (what) and "budget exceeded" once, and no object problem.
+func wantOneBudgetProblem(t *testing.T, err error, what string) {
+	t.Helper()
+	var failed *verify.Failed
+	if !errors.As(err, &failed) {
+		t.Fatalf("want *verify.Failed, got %v", err)
+	}
+	n := 0
+	for _, p := range failed.Problems {
+		if errors.Is(p, verify.ErrBadObject) || errors.Is(p, verify.ErrMissingObject) {
+			t.Errorf("a spent budget is reported as an object problem: %v [hint: %s]", p, p.Hint)
+		}
+		if errors.Is(p, verify.ErrBudget) {
+			n++
+			if c := strings.Count(p.Error(), "budget exceeded"); c != 1 || !strings.Contains(p.Error(), what) {
+				t.Errorf("budget problem %q: want %q and \"budget exceeded\" once (%d)", p.Error(), what, c)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d budget problems, want 1: %s", n, scenarioDescribe(err))
+	}
+}
+
+// TestTimeBudgetSaysSo: a push whose verification runs out of time is
+// refused as such, naming the one key that raises the bound.
+func TestTimeBudgetSaysSo(t *testing.T) {
+	f, before := flipFixture(t, 100, 2)
+	_, err := f.Verify(verify.Options{Budget: &verify.Budget{After: before, Deadline: time.Now().Add(-time.Second)}})
+	p, _ := ScenarioWantProblem(t, err, verify.ErrBudget, "time budget")
+	if !strings.Contains(p.Hint, "git config secure.maxPushSeconds") || strings.Contains(p.Hint, "maxPushPaths") {
+		t.Errorf("hint %q: want the one key that raises the time bound, secure.maxPushSeconds", p.Hint)
+	}
+	wantOneBudgetProblem(t, err, "time budget")
 }
