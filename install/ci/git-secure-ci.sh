@@ -59,6 +59,12 @@
 #                           git-secure-summary.md)
 # Exit codes are git-secure's: 0 verified, 1 a check failed, 2 usage or
 # environment error.
+if [ -z "${BASH_VERSION:-}" ]; then
+	# sh git-secure-ci.sh: dash stops at "set -o pipefail" with "Illegal
+	# option", which names neither the script nor the fix.
+	echo "git-secure-ci.sh: this script needs bash: run it as bash $0 ... (or by its path), not with sh" >&2
+	exit 2
+fi
 set -euo pipefail
 
 say() { printf 'git-secure-ci: %s\n' "$*" >&2; }

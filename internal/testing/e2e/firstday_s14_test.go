@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"errors"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -86,4 +89,25 @@ func TestQuietPushIsQuiet(t *testing.T) {
 	bob.sb.Commit(bdir, "b.txt", "bob 2\n", "bob change 2")
 	r = bob.run(bdir, "git", "push", "origin", "main")
 	clitest.Contains(t, "git push", r.stderr, "git-secure: recorded refs/heads/main as entry #")
+}
+
+// Found as a stranger: sh git-secure-ci.sh fetch (the script is bash)
+// died on Debian with dash's "set: Illegal option -o pipefail". Run with
+// sh, it now says it needs bash and how to run it, exit 2 (usage).
+func TestCIScriptUnderShSaysBash(t *testing.T) {
+	script := ciScript(t)
+	if v, _ := exec.Command("sh", "-c", "echo ${BASH_VERSION:-}").Output(); strings.TrimSpace(string(v)) != "" {
+		t.Skip("sh is bash here: the script runs under it")
+	}
+	cmd := exec.Command("sh", script, "fetch")
+	cmd.Env = append(os.Environ(), "BASH_VERSION=")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		t.Fatalf("sh %s fetch: %v, want exit 2\n%s", script, err, out)
+	}
+	clitest.Contains(t, "sh git-secure-ci.sh", string(out), "git-secure-ci.sh: this script needs bash: run it as bash "+script)
+	if strings.Contains(string(out), "pipefail") {
+		t.Errorf("still dies on pipefail:\n%s", out)
+	}
 }
