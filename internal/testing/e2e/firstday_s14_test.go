@@ -111,3 +111,42 @@ func TestCIScriptUnderShSaysBash(t *testing.T) {
 		t.Errorf("still dies on pipefail:\n%s", out)
 	}
 }
+
+// Found as a stranger on a mirror of spf13/cobra: in a clone fetching
+// pull requests with GitHub's +refs/pull/*/head:refs/remotes/origin/pr/*,
+// git secure init recorded each origin/pr/N as the branch refs/heads/pr/N
+// and the first push created those branches on the server. Now init
+// records the server's real branch and no pr/N, and the first push
+// creates nothing but what the log records.
+func TestInitIgnoresPullRequestTracking(t *testing.T) {
+	srv := startServer(t, trFile)
+	repo, url := srv.newRepo("prs.git", true)
+	alice := newUser(t, "alice")
+	seed := alice.sb.InitRepo("seed", 3)
+	alice.configure(seed)
+	alice.git(seed, "push", "-q", "--receive-pack=git -c core.hooksPath=/dev/null receive-pack", repo,
+		"main", "main~1:refs/pull/1/head", "main~2:refs/pull/2/head", "main~1:refs/heads/dev")
+	dir := alice.path("project")
+	alice.git(alice.sb.Home, "clone", "-q", url, dir)
+	alice.configure(dir)
+	alice.git(dir, "config", "--add", "remote.origin.fetch", "+refs/pull/*/head:refs/remotes/origin/pr/*")
+	alice.git(dir, "fetch", "-q", "origin")
+	out := alice.secure(dir, "init")
+	if !strings.Contains(out, "recorded at origin's tips: dev.") {
+		t.Errorf("init output:\n%s", out)
+	}
+	alice.secure(dir, "policy", "add-person", "alice", "--key", alice.key.Public)
+	alice.secure(dir, "policy", "add-rule", "protect-main", "--ref", "refs/heads/main", "--allow", "alice")
+	alice.secure(dir, "policy", "apply")
+	alice.git(dir, "push", "-q", "-u", "origin", "main")
+	for ref := range alice.refs(repo) {
+		if strings.HasPrefix(ref, "refs/heads/pr/") {
+			t.Errorf("the first push created %s on the server", ref)
+		}
+	}
+	for _, e := range alice.rslLog(dir) {
+		if strings.Contains(e.Ref, "pr/") || strings.HasPrefix(e.Ref, "refs/pull/") {
+			t.Errorf("entry #%d records %s", e.Number, e.Ref)
+		}
+	}
+}
