@@ -3,7 +3,6 @@ package remote
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -69,14 +68,11 @@ func (h *Helper) fetchAndVerifyOnce(forPush bool) (map[string]gitrepo.Hash, stri
 			return visibleRefs(remote), head, nil
 		}
 	}
-	if err := h.fetchListed(listing); err != nil {
-		return nil, "", err
-	}
-	h.Trace.Mark("fetch: git fetch")
-	remote, err := h.Repo.NamespaceRefs(ns)
+	remote, err := h.fetchListed(listing, ns)
 	if err != nil {
 		return nil, "", err
 	}
+	h.Trace.Mark("fetch: git fetch")
 	remote = addUnfetched(remote, listing)
 	if err := h.checkRemoteLog(remote, forPush); err != nil {
 		return nil, "", err
@@ -86,42 +82,47 @@ func (h *Helper) fetchAndVerifyOnce(forPush bool) (map[string]gitrepo.Hash, stri
 	return visibleRefs(remote), head, nil
 }
 
-// fetchListed brings the listed refs into the private namespace, the
-// forges' namespaces aside (select.go), each by the object id the listing
-// gave: every refspec naming an object id, git fetch asks the remote for
-// no listing of its own (protocol v2), so the remote lists its refs once
-// per fetch (over HTTP one request fewer: one http-backend and one
-// upload-pack), and the namespace holds exactly the state listed, the
-// forge refs' too. A server speaking protocol v0 serves only the tips it
-// advertises: when a ref moved since the listing, or the fetch by id fails
-// for any other reason, every ref is fetched by name as before (one more
-// session, and the namespace then holds the later state).
-func (h *Helper) fetchListed(listing map[string]gitrepo.Hash) error {
-	var specs strings.Builder
-	names := make([]string, 0, len(listing))
-	for name := range listing {
+// fetchListed brings the objects of the listed refs here, the forges'
+// namespaces aside (select.go), and returns those refs at the values
+// fetched. It asks for each by the object id the listing gave, and writes
+// no ref: with every refspec an object id, git fetch asks the remote for
+// no listing of its own (protocol v2: over HTTP one request fewer, one
+// http-backend and one upload-pack), skips the transfer when every object
+// is here already, and still checks the connectivity of everything it
+// fetched; the state judged is exactly the one listed (the forge refs'
+// too), and nothing is written per ref: a private namespace of loose refs
+// cost seconds per 10 000 refs to write and as many to delete (20 000
+// tags: 14 s and 7 s of a 27 s clone, against 1.5 s for a plain clone).
+// The objects are unreferenced until the refs that need them are written
+// (the adoption, git's own); git gc keeps unreachable objects for two
+// weeks. A server speaking protocol v0 serves only the tips it
+// advertises: when a ref moved since the listing, or the fetch by id
+// fails for any other reason, every ref is fetched by name into the
+// private namespace as before (one more session; the refs fetched are
+// then the later state).
+func (h *Helper) fetchListed(listing map[string]gitrepo.Hash, ns string) (map[string]gitrepo.Hash, error) {
+	fetched := map[string]gitrepo.Hash{}
+	var ids strings.Builder
+	for name, hash := range listing {
 		if strings.HasPrefix(name, "refs/") && !isForgeRef(name) && gitrepo.ValidRefName(name) == nil {
-			names = append(names, name)
+			fetched[name] = hash
+			ids.WriteString(hash.String() + "\n")
 		}
 	}
-	if len(names) == 0 {
-		return nil // nothing to fetch: git fetch would take the remote's HEAD
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		fmt.Fprintf(&specs, "+%s:%s/%s\n", listing[name], h.namespace, strings.TrimPrefix(name, "refs/"))
+	if len(fetched) == 0 {
+		return fetched, nil // nothing to fetch: git fetch would take the remote's HEAD
 	}
 	args := h.urlArgs("fetch", "--no-tags", "--no-write-fetch-head", h.progressArgs(), "--no-recurse-submodules", "--no-auto-maintenance", "--stdin", "--", h.URL)
-	_, err := h.Repo.Git.RunStdinTee(bgctx(), []byte(specs.String()), h.Err, args...)
+	_, err := h.Repo.Git.RunStdinTee(bgctx(), []byte(ids.String()), h.Err, args...)
 	if err == nil {
-		return nil
+		return fetched, nil
 	}
-	h.logf("note: fetching the %d listed refs by object id failed (git's message above); fetching them by name", len(names))
-	args = h.urlArgs("fetch", "--no-tags", "--no-write-fetch-head", h.progressArgs(), "--no-recurse-submodules", "--no-auto-maintenance", "--", h.URL, "+refs/*:"+h.namespace+"/*")
+	h.logf("note: fetching the %d listed refs by object id failed (git's message above); fetching them by name", len(fetched))
+	args = h.urlArgs("fetch", "--no-tags", "--no-write-fetch-head", h.progressArgs(), "--no-recurse-submodules", "--no-auto-maintenance", "--", h.URL, "+refs/*:"+ns+"/*")
 	if _, err := h.Repo.Git.RunTee(bgctx(), h.Err, append(args, forgeExcludes()...)...); err != nil {
-		return fmt.Errorf("fetch from %s: %w", h.URL, err)
+		return nil, fmt.Errorf("fetch from %s: %w", h.URL, err)
 	}
-	return nil
+	return h.Repo.NamespaceRefs(ns)
 }
 
 // visibleRefs is what git is told of the remote: everything but its

@@ -13,8 +13,9 @@ import (
 // is the one the fetch judges. Counted from GIT_TRACE, over a real
 // transport. The fetch asks for each ref by the object id listed, so the
 // remote lists its refs once in all (one ls-refs request in
-// GIT_TRACE_PACKET: over HTTP each is a request of its own), and the
-// clone still verifies and has every listed branch.
+// GIT_TRACE_PACKET: over HTTP each is a request of its own), it writes no
+// ref (one git update-ref: the adoption), and the clone still verifies
+// and has every listed branch.
 func TestCloneListsRemoteOnce(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, trDaemon)
@@ -32,7 +33,7 @@ func TestCloneListsRemoteOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var lists, fetches int
+	var lists, fetches, refWrites int
 	for _, line := range strings.Split(string(data), "\n") {
 		_, cmd, ok := strings.Cut(line, "built-in: ")
 		if !ok {
@@ -43,10 +44,17 @@ func TestCloneListsRemoteOnce(t *testing.T) {
 			lists++
 		case strings.HasPrefix(cmd, "git fetch"):
 			fetches++
+		case strings.HasPrefix(cmd, "git update-ref"):
+			refWrites++
 		}
 	}
 	if lists != 1 || fetches != 1 {
 		t.Fatalf("the clone listed the remote %d times and fetched %d times, want 1 and 1:\n%s", lists, fetches, data)
+	}
+	// The adoption of refs/secure/* only: the fetch writes no ref (no
+	// private namespace to delete afterwards).
+	if refWrites != 1 {
+		t.Errorf("the clone ran git update-ref %d times, want 1 (the adoption; nothing to clean up):\n%s", refWrites, data)
 	}
 	pkt, err := os.ReadFile(packets)
 	if err != nil {
