@@ -391,7 +391,7 @@ func (c *changeCache) files(r *policy.Rule) ([]string, error) {
 	if newRef {
 		var key strings.Builder
 		for _, h := range targets {
-			key.WriteString(h.String())
+			key.Write(h[:]) // raw: hex cost a tenth of the replay at 3 000 tags
 		}
 		if x, ok := c.byTargets[key.String()]; ok {
 			return x.paths, x.err

@@ -304,8 +304,10 @@ type recorded struct {
 }
 
 type verifier struct {
-	// bases: what choosing new refs' bases read (BaseCache).
-	bases BaseCache
+	// bases: what choosing new refs' bases read (BaseCache); covered:
+	// the recorded refs each path rule covers (coveredRefs).
+	bases   BaseCache
+	covered map[*policy.Rule]*coveredCache
 	// reviews are the remote's review branches judged in a clone
 	// (clonecheck.go), summarised once.
 	reviews []TrackedRef
