@@ -69,3 +69,26 @@ func TestHooksUninstallInACopy(t *testing.T) {
 		t.Errorf("the original lost its hooks: core.hooksPath = %q", out)
 	}
 }
+
+// Session 14's finding 05: git init --bare keeps HEAD on master, unborn
+// while the project pushes main, and whoever pushes master first (no rule
+// covers it) chooses what plain clones check out. server install says so
+// and how to point HEAD at the protected branch; a HEAD that names a branch
+// the repository has gets no note.
+func TestServerInstallNotesUnbornHead(t *testing.T) {
+	h := NewCLIHarness(t)
+	srv := filepath.Join(h.S.Home, "srv.git")
+	h.S.Git(h.S.Home, "init", "-q", "--bare", srv)
+	h.S.Git(srv, "symbolic-ref", "HEAD", "refs/heads/master")
+	r := h.Want(0, "server", "install", srv)
+	if !strings.Contains(r.Stderr, "HEAD names refs/heads/master, which this repository does not have yet") || !strings.Contains(r.Stderr, "symbolic-ref HEAD refs/heads/main") {
+		t.Errorf("server install does not say HEAD names a missing branch, and how to fix it:\n%s", r)
+	}
+	born := filepath.Join(h.S.Home, "born.git")
+	h.S.Git(h.S.Home, "init", "-q", "--bare", born)
+	h.S.Git(born, "symbolic-ref", "HEAD", "refs/heads/master")
+	h.S.Git(h.Dir, "push", "-q", born, "HEAD:refs/heads/master")
+	if r := h.Want(0, "server", "install", born); strings.Contains(r.Stderr, "HEAD names") {
+		t.Errorf("server install notes a HEAD whose branch exists:\n%s", r)
+	}
+}

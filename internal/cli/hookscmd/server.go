@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -60,7 +61,28 @@ func runServerInstall(_ context.Context, opts *ServerOptions) error {
 		return err
 	}
 	opts.F.Out("%s now verifies every push with git-secure (hooks: pre-receive, reference-transaction, post-receive)\n", dir)
+	noteUnbornHead(opts.F, dir)
 	return nil
+}
+
+// noteUnbornHead says, when the server's HEAD names a branch it does not
+// have (git init --bare without -b keeps HEAD on master), that whoever
+// pushes that branch first, with no rule covering it, chooses what clones
+// check out, and how to point HEAD at the project's protected branch.
+func noteUnbornHead(f *factory.Factory, dir string) {
+	g, err := gitrepo.OpenWithEnv(dir, os.Environ())
+	if err != nil {
+		return
+	}
+	defer g.Close()
+	head, err := g.SymbolicRef("HEAD")
+	if err != nil || !strings.HasPrefix(head, "refs/heads/") {
+		return
+	}
+	if _, ok, err := g.ResolveRef(head); err != nil || ok {
+		return
+	}
+	f.Info("git-secure: note: HEAD names %s, which this repository does not have yet: plain git clones check out the branch HEAD names, so once the project's protected branch is pushed, point HEAD at it (unless it is %s): git -C %s symbolic-ref HEAD refs/heads/main\n", head, head, dir)
 }
 
 func runServerUninstall(_ context.Context, opts *ServerOptions) error {
