@@ -96,7 +96,7 @@ func (r *Repo) Prepare(base gitrepo.Hash, pol *policy.Policy, s sign.Signer, cha
 			continue
 		}
 		if old != c.New {
-			moves = append(moves, verify.Transition{Ref: c.Ref, Old: old, New: c.New, CheckPaths: true})
+			moves = append(moves, verify.Transition{Ref: c.Ref, Old: old, New: c.New, CheckPaths: true, EveryRule: true})
 		}
 	}
 	p, err := r.prepareMoves(base, pol, s, who, moves, false)

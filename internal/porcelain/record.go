@@ -170,7 +170,7 @@ func (r *Repo) recordOnce(ref, src string, s sign.Signer, who gitrepo.Ident) (*R
 	if err != nil {
 		return nil, err
 	}
-	moves := []verify.Transition{{Ref: ref, Old: old, New: snap.target, CheckPaths: true}}
+	moves := []verify.Transition{{Ref: ref, Old: old, New: snap.target, CheckPaths: true, EveryRule: true}}
 	p, err := r.prepareMoves(snap.rslTip, pol, s, who, moves, false)
 	if err != nil {
 		return nil, err

@@ -30,7 +30,11 @@ type Transition struct {
 	// CheckPaths enables path rules.
 	CheckPaths bool
 	// EveryRule judges the path rules even when a rule on the ref itself
-	// already fails (explain); otherwise their diff is not computed.
+	// already fails; otherwise their diff is not computed. explain and a
+	// signer's own record or push set it: the refusal then names every
+	// rule and person still needed (one round of approvals, not two), at
+	// the signer's own cost. The server and verification leave it off, so
+	// a push that fails anyway costs them no diff (notes/attacks 04).
 	EveryRule bool
 	// AllPaths makes every path rule covering the ref apply, whatever the
 	// changed files: a skip whose current or restored state is no longer
