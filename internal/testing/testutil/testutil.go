@@ -7,6 +7,7 @@ package testutil
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -169,9 +170,18 @@ func (s *Sandbox) StartAgent() string {
 		s.T.Fatal(err)
 	}
 	s.T.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	for i := 0; i < 200; i++ {
-		if _, err := os.Stat(sock); err == nil {
+	// The socket file appears at bind(), before the agent listens: a
+	// client connecting in between is refused (ssh-add "Connection
+	// refused" under load). Ready means a connection is accepted.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := net.Dial("unix", sock)
+		if err == nil {
+			c.Close()
 			break
+		}
+		if time.Now().After(deadline) {
+			s.T.Fatalf("ssh-agent on %s not accepting connections after 30 s: %v", sock, err)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
