@@ -97,17 +97,11 @@ func switchToProtected(f *factory.Factory, g *gitrepo.Repo, pol *policy.Policy, 
 	return true
 }
 
-// protects reports whether a rule or a global rule of pol covers ref.
+// protects reports whether a rule of pol covers ref. A global rule does
+// not count: no-force-push and min-persons cover every ref by default, yet
+// a ref no rule covers still moves forward without an entry, by anyone.
 func protects(pol *policy.Policy, ref string) bool {
-	if pol.Protected(ref) {
-		return true
-	}
-	for _, gr := range pol.GlobalRules() {
-		if gr.CoversRef(ref) {
-			return true
-		}
-	}
-	return false
+	return pol.Protected(ref)
 }
 
 // protectedBranches names, from origin's remote-tracking refs, up to

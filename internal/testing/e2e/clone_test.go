@@ -98,7 +98,14 @@ func TestCloneUnprotectedHead(t *testing.T) {
 	srv := startServer(t, trFile)
 	path, url := srv.newRepo("project.git", true)
 	alice, mallory, carol := newUser(t, "alice"), newUser(t, "mallory"), newUser(t, "carol")
-	benchRepo(t, alice, "project", url, true) // main protected, pushed
+	adir := benchRepo(t, alice, "project", url, true) // main protected, pushed
+	// A global rule covering every ref (no-force-push's default) does not
+	// protect a branch's content: anyone may still move maim forward
+	// without an entry, so clone must not take it for protected (attack
+	// review, session 14: it checked out mallory's branch silently).
+	alice.secure(adir, "policy", "add-global-rule", "linear", "--no-force-push")
+	alice.secure(adir, "policy", "apply")
+	alice.git(adir, "push", "-q", "origin")
 
 	dir := mallory.path("work")
 	mallory.git(mallory.sb.Home, "clone", "-q", url, dir)
