@@ -138,6 +138,18 @@ func TestUnprotectedOnly(t *testing.T) {
 		!strings.Contains(stderr.String(), "differs only in case (or in a spelling case-insensitive file systems store as the same name) from the refs rule main covers (refs/heads/main)") {
 		t.Errorf("a push of refs/heads/Main: err=%v, stderr:\n%s\nwant a rejection naming rule main", err, stderr.String())
 	}
+	// refs/Secure/rsl is the log there: no pattern names it, yet it is
+	// refused the same way (attack review, session 14: a keyless push
+	// of it was accepted as an unprotected ref).
+	for _, ref := range []string{"refs/Secure/rsl", "refs/SECURE/policy", "refs/Replace/" + main.String()} {
+		check("case variant of "+ref, push(ref, zero), false)
+		stderr.Reset()
+		in := strings.NewReader(zero.String() + " " + main.String() + " " + ref + "\n")
+		err = Run(&Context{Repo: r, Name: "pre-receive", Stdin: in, Stderr: &stderr, Getenv: func(string) string { return "" }})
+		if !errors.Is(err, ErrRejected) || !strings.Contains(stderr.String(), ref+": ") || !strings.Contains(stderr.String(), "that a case-insensitive file system stores as that namespace") {
+			t.Errorf("a push of %s: err=%v, stderr:\n%s\nwant a rejection", ref, err, stderr.String())
+		}
+	}
 	// The policy ref put back to the version without the rule, without an
 	// entry (a botched restore): not the verified state, so no fast path.
 	ruled, _, _ := g.ResolveRef("refs/secure/policy")

@@ -758,6 +758,11 @@ func (c *Context) judgeUnprotected(lines []RefLine) (map[string]gitrepo.Hash, er
 		if strings.HasPrefix(l.Ref, "refs/secure/") || verify.RewritesReads(l.Ref) {
 			return nil, nil
 		}
+		// refs/Secure/rsl is the log on a case-insensitive file system:
+		// the full check refuses it.
+		if _, reserved := policy.ReservedVariant(l.Ref); reserved {
+			return nil, nil
+		}
 	}
 	g := c.Repo.Git
 	// Grafts or a shallow file change what the server serves: the full

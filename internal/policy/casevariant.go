@@ -1,5 +1,7 @@
 package policy
 
+import "strings"
+
 // CaseVariant is a ref pattern that a ref name matches only as a
 // case-insensitive file system sees it.
 type CaseVariant struct {
@@ -55,4 +57,23 @@ func (p *Policy) CaseVariantOf(ref string) (CaseVariant, bool) {
 		}
 	}
 	return CaseVariant{}, false
+}
+
+// ReservedVariant returns the namespace, refs/secure/ (git-secure's
+// metadata) or refs/replace/ (git's replace refs, which change what every
+// other ref reads as), that ref falls in only as a case-insensitive file
+// system spells it: refs/Secure/rsl, refs/SECURE/policy, refs/Replace/<id>.
+// No pattern of a policy names these namespaces, so CaseVariantOf cannot
+// see such a name; on a macOS or Windows server the files backend stores
+// it as the real ref (a loose file that shadows a packed log, policy or
+// replace ref), so a push of it, judged as an ordinary unprotected ref,
+// would roll back or replace what the namespace holds.
+func ReservedVariant(ref string) (string, bool) {
+	key := FoldPath(ref)
+	for _, ns := range [...]string{"refs/secure/", "refs/replace/"} {
+		if strings.HasPrefix(key, ns) && !strings.HasPrefix(ref, ns) {
+			return ns, true
+		}
+	}
+	return "", false
 }

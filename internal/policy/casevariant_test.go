@@ -46,3 +46,24 @@ func TestCaseVariantOf(t *testing.T) {
 		t.Fatal("a nil policy names a variant")
 	}
 }
+
+func TestReservedVariant(t *testing.T) {
+	tests := []struct{ ref, want string }{
+		{"refs/secure/rsl", ""},
+		{"refs/secure/RSL", ""}, // inside the namespace: the exact prefix guards it
+		{"refs/replace/0123", ""},
+		{"refs/heads/secure/rsl", ""},
+		{"refs/securex/rsl", ""},
+		{"refs/Secure/rsl", "refs/secure/"},
+		{"refs/SECURE/policy", "refs/secure/"},
+		{"refs/secure./rsl", "refs/secure/"},
+		{"refs/\u017fecure/rsl", "refs/secure/"},
+		{"refs/Replace/0123", "refs/replace/"},
+	}
+	for _, tc := range tests {
+		got, ok := ReservedVariant(tc.ref)
+		if got != tc.want || ok != (tc.want != "") {
+			t.Errorf("ReservedVariant(%q) = %q, %v; want %q", tc.ref, got, ok, tc.want)
+		}
+	}
+}

@@ -42,7 +42,8 @@ func (v *verifier) judgedName(ref string) bool {
 		return true
 	}
 	_, variant := v.finalPolicy.CaseVariantOf(ref)
-	return variant
+	_, reserved := policy.ReservedVariant(ref)
+	return variant || reserved
 }
 
 // caseVariant fails a present ref that a ref pattern of the policy in
@@ -59,14 +60,20 @@ func (v *verifier) caseVariant(ref string, have gitrepo.Hash, o observer) bool {
 		return false
 	}
 	cv, ok := v.finalPolicy.CaseVariantOf(ref)
-	if !ok {
+	ns, reserved := policy.ReservedVariant(ref)
+	if !ok && !reserved {
 		return false
 	}
 	hint := fmt.Sprintf("delete it (git push REMOTE :%s), or push its commits under a name that differs from what %s covers by more than case", ref, cv.Owner)
+	problem := fmt.Sprintf("differs only in case (or in a spelling case-insensitive file systems store as the same name) from the refs %s covers (%s): a macOS or Windows server or clone keeps both in one file, so moving it would move them unjudged", cv.Owner, cv.Pattern)
+	if reserved {
+		what := map[string]string{"refs/secure/": "git-secure's log and policy", "refs/replace/": "git's replace refs, which change what every ref reads as"}[ns]
+		hint = fmt.Sprintf("delete it (git push REMOTE :%s)", ref)
+		problem = fmt.Sprintf("is a spelling of the namespace %s (%s) that a case-insensitive file system stores as that namespace: on a macOS or Windows server or clone it would replace what the namespace holds, unjudged", ns, what)
+	}
 	if o.where != "" {
 		hint = fmt.Sprintf("ask the remote's maintainers to delete %s; it cannot be fetched safely onto a case-insensitive file system", ref)
 	}
-	problem := fmt.Sprintf("differs only in case (or in a spelling case-insensitive file systems store as the same name) from the refs %s covers (%s): a macOS or Windows server or clone keeps both in one file, so moving it would move them unjudged", cv.Owner, cv.Pattern)
 	if o.where != "" {
 		problem = o.where + ": " + problem
 	}
