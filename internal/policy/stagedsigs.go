@@ -153,7 +153,7 @@ func trustedSigs(base *Policy, keys []*Key, name string, e, carried *envelope, f
 // bytes, and go-tuf's decoder spends up to some 100 bytes a byte on them,
 // so a server decodes a staged change that replaces another
 // (porcelain.StagingReplaceable) only when it holds at most
-// MaxUnsignedGrowth such bytes more than the change it replaces.
+// MaxUnsignedReplacement such bytes.
 func (s *StagedRaw) Unsigned(base *Policy, baseRaw *StagedRaw) (int, []string) {
 	keys := base.MetadataKeys()
 	n := 0
@@ -172,18 +172,19 @@ func (s *StagedRaw) Unsigned(base *Policy, baseRaw *StagedRaw) (int, []string) {
 	return n, names
 }
 
-// MaxUnsignedGrowth is how many more bytes that no key of the policy in
-// force signed (StagedRaw.Unsigned) a staged change may hold than the
-// change it replaces while keeping every signature of it. Such a
+// MaxUnsignedReplacement is how many bytes that no key of the policy in
+// force signed (StagedRaw.Unsigned) a staged change may hold when it
+// replaces another while keeping every signature of it. Such a
 // replacement is decoded before it is accepted (a copy of a co-signed
 // change that does not decode must not take its place); this bounds what
 // anyone with push access can make the server decode with a copy of a
 // signed change, whose signatures it keeps, and junk: some 25 MB of
-// go-tuf's allocations, where a 4 MiB file cost 370 MB. A real change
-// that adds more than this unsigned (a proposer's new version of a change
-// only they signed, a rule file of signers the policy in force does not
-// know yet) goes in steps, or signed.
-const MaxUnsignedGrowth = 256 << 10
+// go-tuf's allocations, where a 4 MiB file cost 370 MB. The bound is
+// absolute, not relative to the change replaced, which a chain of
+// accepted copies could ratchet. A real change holding more than this
+// unsigned (a rule file of signers the policy in force does not know yet)
+// is signed first, or applied in steps.
+const MaxUnsignedReplacement = 256 << 10
 
 // maxSigsPerKey is how many signatures of one key ID TrustedSigners tries
 // on a file: git-secure writes one a key, and a planted change with

@@ -44,8 +44,8 @@ import (
 // drops (a change that does not decode keeps nothing), and next only when
 // it keeps every signature old holds (a pusher without a key must not put
 // an unusable copy of a co-signed change in its place) and holds at most
-// policy.MaxUnsignedGrowth bytes more than old that no key of the policy
-// in force signed (policy.StagedRaw.Unsigned; beyond, it is refused
+// policy.MaxUnsignedReplacement bytes that no key of the policy in force
+// signed (policy.StagedRaw.Unsigned; beyond, it is refused
 // undecoded: a copy of a co-signed change with a large unsigned file
 // cost a full decode a push, 95-370 MB). A change that
 // holds no signature by a trusted key, such as one a pusher without a key
@@ -93,14 +93,17 @@ func StagingReplaceable(g *gitrepo.Repo, old, next, polTip gitrepo.Hash) (string
 	// next is decoded below; what nobody the policy in force trusts
 	// signed in it may exceed old's by little, or a copy of a signed
 	// change with junk added costs the server a full decode a push.
-	nextU, names := nextRaw.Unsigned(base, baseRaw)
-	if oldU, _ := oldRaw.Unsigned(base, baseRaw); nextU > oldU+policy.MaxUnsignedGrowth {
+	// The bound is absolute, measured against the policy in force: one
+	// relative to old let anyone ratchet it, each accepted copy growing
+	// by a little less than the bound, until a copy full of junk was
+	// within it and decoded on every push (attack review, session 14).
+	if nextU, names := nextRaw.Unsigned(base, baseRaw); nextU > policy.MaxUnsignedReplacement {
 		list := strings.Join(names, ", ")
 		if len(names) > 5 {
 			list = strings.Join(names[:5], ", ") + fmt.Sprintf(" and %d more", len(names)-5)
 		}
-		return fmt.Sprintf("the new one (%s) keeps the signatures of the staged change it replaces (%s) but holds %d bytes that no key of the policy in force signed (%s), where the one it replaces holds %d: a replacement may add at most %d such bytes, so the server does not decode it; sign what it adds with a key of the policy in force (git secure policy sign --staged), or push it in smaller steps",
-			next.String()[:12], old.String()[:12], nextU, list, oldU, policy.MaxUnsignedGrowth), nil
+		return fmt.Sprintf("the new one (%s) keeps the signatures of the staged change it replaces (%s) but holds %d bytes that no key of the policy in force signed (%s): a replacement may hold at most %d such bytes, so the server does not decode it; sign what it adds with a key of the policy in force (git secure policy sign --staged), or apply what is signed first",
+			next.String()[:12], old.String()[:12], nextU, list, policy.MaxUnsignedReplacement), nil
 	}
 	if _, err := policy.Load(g, next); err != nil {
 		return fmt.Sprintf("the new one (%s) keeps the signatures of the staged change it replaces (%s) but is not a policy: %v", next.String()[:12], old.String()[:12], err), nil

@@ -202,9 +202,9 @@ func TestStagingReplaceCopyWithJunk(t *testing.T) {
 			why, err := StagingReplaceable(h.g, c.old, next, h.polTip)
 			want := "the new one (" + short(next) + ") keeps the signatures of the staged change it replaces (" + short(c.old) + ") but holds "
 			if err != nil || !strings.HasPrefix(why, want) || !hasAll(why,
-				" bytes that no key of the policy in force signed ("+c.files+"), where the one it replaces holds 0",
-				fmt.Sprintf("a replacement may add at most %d such bytes, so the server does not decode it", policy.MaxUnsignedGrowth),
-				"sign what it adds with a key of the policy in force (git secure policy sign --staged), or push it in smaller steps") {
+				" bytes that no key of the policy in force signed ("+c.files+")",
+				fmt.Sprintf("a replacement may hold at most %d such bytes, so the server does not decode it", policy.MaxUnsignedReplacement),
+				"sign what it adds with a key of the policy in force (git secure policy sign --staged), or apply what is signed first") {
 				t.Fatalf("StagingReplaceable = %q, %v\nwant it to start %q and name %s", why, err, want, c.files)
 			}
 		})
