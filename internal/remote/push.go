@@ -167,6 +167,8 @@ func (h *Helper) reportPush(specs []pushSpec, results map[string]string, upToDat
 	for _, s := range specs {
 		if msg, refused := notCarried(s.Ref); refused {
 			fmt.Fprintf(h.Out, "error %s %s\n", s.Ref, msg)
+		} else if msg, refused := notMetadata(s.Ref); refused {
+			fmt.Fprintf(h.Out, "error %s %s\n", s.Ref, msg)
 		} else if msg, failed := results[s.Ref]; failed {
 			fmt.Fprintf(h.Out, "error %s %s\n", s.Ref, display.Escape(oneLine(msg)))
 		} else if upToDate[s.Ref] {
@@ -805,6 +807,19 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// notMetadata says why a name under refs/secure/ that is none of
+// git-secure's refs is not pushed: the helper sends the metadata itself,
+// from the local state, so such a spec was dropped, and reporting it ok
+// told git (and the user: "* [new reference]", exit 0) that the server
+// had a ref it never received (attack review, session 14).
+func notMetadata(dst string) (string, bool) {
+	switch {
+	case !strings.HasPrefix(dst, "refs/secure/"), dst == rsl.Ref, dst == policy.Ref, dst == attest.Ref, dst == policy.StagingRef, strings.HasPrefix(dst, rsl.KeepRefPrefix):
+		return "", false
+	}
+	return fmt.Sprintf("not a git-secure ref: refs/secure/ holds only %s, %s, %s and %s, which git-remote-secure sends by itself; push other refs under another name", rsl.Ref, policy.Ref, attest.Ref, policy.StagingRef), true
 }
 
 // describeMetadata names what metadata refspecs ("<hash>:<ref>") send.

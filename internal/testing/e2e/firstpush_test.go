@@ -260,3 +260,30 @@ func TestOwnPushInsteadOf(t *testing.T) {
 	}
 	srv.admin.secure(repo, "verify")
 }
+
+// TestPushOfOtherSecureRefRefused: a push through the helper of a name
+// under refs/secure/ that is none of git-secure's refs (a typo, or a ref
+// someone meant to keep there) was dropped, since the helper sends the
+// metadata itself, and yet reported pushed: "* [new reference]", exit 0,
+// while the server never got it (attack review, session 14). It is now an
+// error for that ref, saying what refs/secure/ holds.
+func TestPushOfOtherSecureRefRefused(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, trFile)
+	path, url := srv.newRepo("project.git", true)
+	alice := newUser(t, "alice")
+	dir := benchRepo(t, alice, "project", url, true)
+	for _, ref := range []string{"refs/secure/foo", "refs/secure/RSL"} {
+		r := alice.run(dir, "git", "push", "origin", "HEAD:"+ref)
+		if r.code == 0 || !strings.Contains(r.stderr, "not a git-secure ref: refs/secure/ holds only refs/secure/rsl") || strings.Contains(r.stderr, "[new reference]") {
+			t.Errorf("git push origin HEAD:%s: want a refusal naming what refs/secure/ holds:\n%s", ref, r)
+		}
+		if v := srv.admin.refValue(path, ref); v != "" {
+			t.Errorf("the server has %s = %s", ref, v)
+		}
+	}
+	// The metadata itself still goes.
+	if r := alice.run(dir, "git", "push", "origin", "refs/secure/rsl"); r.code != 0 {
+		t.Errorf("git push origin refs/secure/rsl:\n%s", r)
+	}
+}
