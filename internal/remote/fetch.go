@@ -430,8 +430,24 @@ func onlyUnrecorded(f *verify.Failed) bool {
 // out of step with its log (a push cut on the server) is repaired from a
 // clone, never by recording a local value.
 func (h *Helper) problemHint(p *verify.Problem, remoteTip gitrepo.Hash) string {
+	// A commit an entry records that the fetch did not bring: the remote
+	// no longer serves it (a branch put back or rewritten on the server
+	// by hand). verify's "fetch the missing commits" names the step that
+	// just failed (stranger run, session 14); the commit is in the clone
+	// of whoever recorded it.
+	if errors.Is(p, verify.ErrMissingObject) && p.Entry != 0 && p.Ref != "" && p.Ref != rsl.PolicyRef && !strings.HasPrefix(p.Ref, "refs/secure/") && !h.shallow() {
+		return fmt.Sprintf("%s does not serve a commit its log records (entry #%d): the server's %s was moved back or rewritten without an entry, or the commit was pruned; nothing was updated here. Whoever has that commit (the signer of entry #%d has it) puts it back from their clone: git secure rsl repair %s --restore %s",
+			h.Remote, p.Entry, p.Ref, p.Entry, h.Remote, p.Ref)
+	}
 	if p.Entry != 0 || p.Ref == "" || p.Ref == rsl.PolicyRef || !errors.Is(p, verify.ErrUnrecorded) {
 		return p.Hint
 	}
 	return h.Repo.RepairHint(h.Remote, remoteTip, p.Ref)
+}
+
+// shallow reports whether the clone has a shallow (or grafts) file: its
+// missing commits lie beyond its own boundary, not the remote's doing.
+func (h *Helper) shallow() bool {
+	files, err := h.Repo.Git.HistoryFiles()
+	return err != nil || len(files) > 0
 }

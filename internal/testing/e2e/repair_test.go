@@ -131,3 +131,54 @@ func TestRepairOutOfStepRef(t *testing.T) {
 		t.Fatalf("verify in a fresh clone of the repaired server:\n%s", r)
 	}
 }
+
+// TestFetchOfRolledBackServerNamesWhoHasIt: the server's main put back by
+// hand past a commit bob pushed, which alice never fetched. alice's fetch
+// fails, as it must; its hint said "fetch the missing commits (git
+// fetch)", the step that just failed, and rsl repair fails in her clone
+// for the same missing commit (stranger run, session 14). It now says the
+// server lost a recorded commit and that whoever has it (bob) restores
+// it; bob's repair works and alice's fetch then does too.
+func TestFetchOfRolledBackServerNamesWhoHasIt(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, trFile)
+	repo, url := srv.newRepo("rolledback.git", true)
+	alice, bob := newUser(t, "alice"), newUser(t, "bob")
+	dir := alice.sb.InitRepo("alice", 2)
+	alice.configure(dir)
+	alice.git(dir, "remote", "add", "origin", url)
+	alice.secure(dir, "init")
+	for _, u := range []*user{alice, bob} {
+		alice.secure(dir, "policy", "add-person", u.name, "--key", u.key.Public)
+	}
+	alice.secure(dir, "policy", "add-rule", "protect-main", "--ref", "refs/heads/main", "--allow", "alice", "--allow", "bob")
+	alice.secure(dir, "policy", "add-rule", "docs", "--path", "docs/**", "--allow", "alice", "--allow", "bob")
+	alice.secure(dir, "policy", "apply")
+	alice.git(dir, "push", "-q", "-u", "origin", "main")
+	before := alice.rev(dir, "main")
+	bobDir := bob.path("bob")
+	bob.git(bob.sb.Home, "clone", "-q", "secure::"+url, bobDir)
+	bob.configure(bobDir)
+	bob.commit(bobDir, "a.txt", "bob's change\n")
+	if r := bob.run(bobDir, "git", "push", "-q", "origin", "main"); r.code != 0 {
+		t.Fatalf("bob's push:\n%s", r)
+	}
+	// The admin puts main back past bob's commit, and it is pruned.
+	srv.admin.git(repo, "-c", "core.hooksPath=/dev/null", "update-ref", "refs/heads/main", before)
+	srv.admin.git(repo, "reflog", "expire", "--expire=now", "--all")
+	srv.admin.git(repo, "gc", "-q", "--prune=now")
+
+	r := alice.run(dir, "git", "fetch", "origin")
+	if r.code == 0 {
+		t.Fatalf("alice's fetch of the rolled-back server passed:\n%s", r)
+	}
+	if !contains(r.stderr, "origin does not serve a commit its log records (entry #", "whoever has that commit", "git secure rsl repair origin --restore refs/heads/main") || strings.Contains(r.stderr, "fetch the missing commits (git fetch)") {
+		t.Fatalf("the refusal must say the server lost a recorded commit and who restores it, not to fetch:\n%s", r)
+	}
+	if r := bob.run(bobDir, "git", "secure", "rsl", "repair", "origin", "--restore", "main"); r.code != 0 {
+		t.Fatalf("bob's repair:\n%s", r)
+	}
+	if r := alice.run(dir, "git", "fetch", "origin"); r.code != 0 {
+		t.Fatalf("alice's fetch after bob's repair:\n%s", r)
+	}
+}
