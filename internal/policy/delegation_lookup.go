@@ -24,9 +24,26 @@ import (
 // asks several times per entry, for few distinct refs. Safe for
 // concurrent readers of one Policy.
 type rulesCache struct {
-	mu    sync.Mutex
-	byRef map[string][]*Rule
-	named map[string]bool // namedByRuleFile's answers by ref
+	mu     sync.Mutex
+	byRef  map[string][]*Rule
+	named  map[string]bool       // namedByRuleFile's answers by ref
+	scopes map[string]*PathScope // PathScopeFor's answers by ref (nil: no path rule)
+}
+
+func (c *rulesCache) getScope(ref string) (*PathScope, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.scopes[ref]
+	return s, ok
+}
+
+func (c *rulesCache) putScope(ref string, s *PathScope) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.scopes == nil || len(c.scopes) >= maxCachedRefs {
+		c.scopes = map[string]*PathScope{}
+	}
+	c.scopes[ref] = s
 }
 
 // maxCachedRefs bounds the cache (a log may name many refs).

@@ -23,6 +23,25 @@ type PathScope struct {
 	key   string
 }
 
+// PathScopeFor is NewPathScope(p.RulesFor(ref)), remembered per ref where
+// RulesFor's answers are (a policy with rule files). A verifier asks for
+// it at every entry that needs a diff, and building it from a hundred
+// rule files' patterns each time allocated twenty times what the rest of
+// the verification did (BenchmarkVerifyRuleFiles, 10 000 entries: 547 MB
+// an operation). A PathScope is not changed after it is built, so one
+// serves every caller.
+func (p *Policy) PathScopeFor(ref string) *PathScope {
+	if p.rulesFor == nil {
+		return NewPathScope(p.RulesFor(ref))
+	}
+	if s, ok := p.rulesFor.getScope(ref); ok {
+		return s
+	}
+	s := NewPathScope(p.RulesFor(ref))
+	p.rulesFor.putScope(ref, s)
+	return s
+}
+
 // NewPathScope is the scope of the path rules among rules (nil when none
 // is a path rule).
 func NewPathScope(rules []*Rule) *PathScope {

@@ -227,7 +227,7 @@ func (d *Decision) decide(src Source, pol *policy.Policy, t Transition, in Input
 		}
 		return nil
 	}
-	changed := changeCache{src: src, t: t, in: in, scope: policy.NewPathScope(rules)}
+	changed := changeCache{src: src, t: t, in: in, scope: pol.PathScopeFor(t.Ref)}
 	refRules := len(d.Rules)
 	for _, r := range rules {
 		if !r.IsPathRule() {
