@@ -171,26 +171,33 @@ while read -r next; do
     # The clock is read in this shell (no date process, no subshell)
     # right around the record: what is timed is /usr/bin/time starting
     # the record, the record and its git processes.
+    # CPU: the shell's children's user and system time (bash's times
+    # builtin, millisecond resolution, no process) before and after:
+    # /usr/bin/time prints hundredths of a second, which made a 10 ms
+    # record read as 0.0 ms of CPU (and pass).
     cd "$gd"
-    if [ -x /usr/bin/time ]; then
-      us_now; s=$t
-      /usr/bin/time -f '%U %S %M' -o "$tmp/rec.time" "$BIN" rsl record --key "$key" main >"$tmp/rec.out" 2>&1 </dev/null || { cat "$tmp/rec.out" >&2; exit 1; }
-      us_now; e=$t
-      awk '{ print ($1 + $2) * 1e6 }' "$tmp/rec.time" >>"$OUT/cli-record-cpu-us.txt"
-      awk '{ print $3 }' "$tmp/rec.time" >>"$OUT/cli-record-rss-kb.txt"
-    else
-      us_now; s=$t
-      "$BIN" rsl record --key "$key" main >"$tmp/rec.out" 2>&1 </dev/null || { cat "$tmp/rec.out" >&2; exit 1; }
-      us_now; e=$t
-    fi
+    times >"$tmp/t0"
+    us_now; s=$t
+    "$BIN" rsl record --key "$key" main >"$tmp/rec.out" 2>&1 </dev/null || { cat "$tmp/rec.out" >&2; exit 1; }
+    us_now; e=$t
+    times >"$tmp/t1"
     cd "$ROOT"
     echo $((e - s)) >>"$OUT/cli-record-us.txt"
+    cat "$tmp/t0" "$tmp/t1" | awk '
+      function us(x) { split(x, a, "m"); sub(/s$/, "", a[2]); return (a[1] * 60 + a[2]) * 1e6 }
+      NR == 2 { c0 = us($1) + us($2) } NR == 4 { printf "%d\n", us($1) + us($2) - c0 }' >>"$OUT/cli-record-cpu-us.txt"
   else
     # One more, counting the git processes it starts.
     mkdir -p "$tmp/shim"
     printf '#!/bin/sh\necho "$*" >>"%s"\nexec "%s" "$@"\n' "$tmp/shim/log" "$(command -v git)" >"$tmp/shim/git"
     chmod +x "$tmp/shim/git"
-    (cd "$gd" && PATH="$tmp/shim:$PATH" "$BIN" rsl record --key "$key" main >"$tmp/rec.out" 2>&1 </dev/null) || { cat "$tmp/rec.out" >&2; exit 1; }
+    # Its peak RSS too (/usr/bin/time: the largest process of its tree).
+    if [ -x /usr/bin/time ]; then
+      (cd "$gd" && PATH="$tmp/shim:$PATH" /usr/bin/time -f '%M' -o "$tmp/rec.time" "$BIN" rsl record --key "$key" main >"$tmp/rec.out" 2>&1 </dev/null) || { cat "$tmp/rec.out" >&2; exit 1; }
+      cat "$tmp/rec.time" >>"$OUT/cli-record-rss-kb.txt"
+    else
+      (cd "$gd" && PATH="$tmp/shim:$PATH" "$BIN" rsl record --key "$key" main >"$tmp/rec.out" 2>&1 </dev/null) || { cat "$tmp/rec.out" >&2; exit 1; }
+    fi
     cp "$tmp/shim/log" "$OUT/cli-record-git-processes.txt"
   fi
 done <"$tmp/spare"
