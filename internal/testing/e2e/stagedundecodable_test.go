@@ -79,11 +79,11 @@ func TestStagedUndecodableReplaced(t *testing.T) {
 		t.Fatalf("a copy of alice's signed change that does not decode: want a refusal saying so:\n%s", r)
 	}
 	// The same copy with a 1 MiB junk rule file: refused before the
-	// server decodes it (what no key signed may grow by 256 KiB).
+	// server decodes it (what no key signed may hold at most 256 KiB).
 	junk := mktree("100644 blob " + blob("junk.json", undecodableTargets(1<<20)) + "\tjunk.json\n")
 	copied = mallory.git(mdir, "commit-tree", mktree("100644 blob "+mallory.rev(mdir, proposal+":root.json")+"\troot.json\n100644 blob "+mallory.rev(mdir, proposal+":targets.json")+"\ttargets.json\n040000 tree "+junk+"\trules\n"), "-p", pol, "-m", "staged")
 	r = mallory.run(mdir, "git", "push", url, "+"+copied+":refs/secure/policy-staging")
-	if r.code == 0 || !hasAll(r.stderr, replaced, "the new one ("+copied[:12]+") keeps the signatures of the staged change it replaces ("+proposal[:12]+") but holds", "bytes that no key of the policy in force signed (rules/junk.json), where the one it replaces holds 0", "so the server does not decode it") {
+	if r.code == 0 || !hasAll(r.stderr, replaced, "the new one ("+copied[:12]+") keeps the signatures of the staged change it replaces ("+proposal[:12]+") but holds", "bytes that no key of the policy in force signed (rules/junk.json): a replacement may hold at most 262144 such bytes", "so the server does not decode it") {
 		t.Fatalf("a copy of alice's signed change with a junk rule file: want a refusal before decoding:\n%s", r)
 	}
 	if got := srv.admin.rev(repo, "refs/secure/policy-staging"); got != proposal {
