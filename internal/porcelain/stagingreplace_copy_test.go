@@ -1,13 +1,9 @@
 package porcelain
 
 import (
-	"crypto/ed25519"
-	"crypto/sha256"
 	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/crypto/ssh"
 
@@ -39,29 +35,14 @@ type copiedStaging struct {
 
 func newCopiedStaging(t testing.TB) *copiedStaging {
 	t.Helper()
-	dir := t.TempDir()
-	if out, err := exec.Command("git", "init", "-q", "--bare", dir).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
-	g, err := gitrepo.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
+	g, now, who := stagingRepo(t)
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	key := func(name string) (ssh.Signer, ssh.PublicKey) {
-		seed := sha256.Sum256([]byte("staging test key " + name))
-		s, err := ssh.NewSignerFromKey(ed25519.NewKeyFromSeed(seed[:]))
-		must(err)
-		return s, s.PublicKey()
-	}
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	who := gitrepo.Ident{Name: "Staging Test", Email: "staging@example.com", When: now}
+	key := func(name string) (ssh.Signer, ssh.PublicKey) { return stagingKey(t, name) }
 	rootSigner, rootPub := key("root")
 	rootTUF, err := sign.TUFSigner(rootSigner)
 	must(err)

@@ -1,12 +1,8 @@
 package porcelain
 
 import (
-	"crypto/ed25519"
-	"crypto/sha256"
-	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/crypto/ssh"
 
@@ -32,29 +28,14 @@ type hostileStaging struct {
 
 func newHostileStaging(t testing.TB) *hostileStaging {
 	t.Helper()
-	dir := t.TempDir()
-	if out, err := exec.Command("git", "init", "-q", "--bare", dir).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
-	g, err := gitrepo.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
+	g, now, who := stagingRepo(t)
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	key := func(name string) (ssh.Signer, ssh.PublicKey) {
-		seed := sha256.Sum256([]byte("staging test key " + name))
-		s, err := ssh.NewSignerFromKey(ed25519.NewKeyFromSeed(seed[:]))
-		must(err)
-		return s, s.PublicKey()
-	}
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	who := gitrepo.Ident{Name: "Staging Test", Email: "staging@example.com", When: now}
+	key := func(name string) (ssh.Signer, ssh.PublicKey) { return stagingKey(t, name) }
 	rootSigner, rootPub := key("root")
 	tufSigner, err := sign.TUFSigner(rootSigner)
 	must(err)
