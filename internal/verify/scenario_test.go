@@ -49,7 +49,7 @@ type ScenarioTemplate struct {
 }
 
 // NewScenarioTemplate builds the standard setup.
-func NewScenarioTemplate(t *testing.T) *ScenarioTemplate {
+func NewScenarioTemplate(t testing.TB) *ScenarioTemplate {
 	t.Helper()
 	s := testutil.NewSandbox(t)
 	tmpl := &ScenarioTemplate{Home: s.Home, Keys: map[string]testutil.Key{}}
@@ -72,7 +72,7 @@ func NewScenarioTemplate(t *testing.T) *ScenarioTemplate {
 }
 
 // Clone copies the template repository into a fresh directory for t.
-func (tmpl *ScenarioTemplate) Clone(t *testing.T) *ScenarioFixture {
+func (tmpl *ScenarioTemplate) Clone(t testing.TB) *ScenarioFixture {
 	t.Helper()
 	s := &testutil.Sandbox{T: t, Home: tmpl.Home}
 	dst := filepath.Join(t.TempDir(), "repo")
@@ -82,7 +82,7 @@ func (tmpl *ScenarioTemplate) Clone(t *testing.T) *ScenarioFixture {
 	return tmpl.open(t, s, dst)
 }
 
-func (tmpl *ScenarioTemplate) open(t *testing.T, s *testutil.Sandbox, dir string) *ScenarioFixture {
+func (tmpl *ScenarioTemplate) open(t testing.TB, s *testutil.Sandbox, dir string) *ScenarioFixture {
 	t.Helper()
 	g, err := gitrepo.OpenWithEnv(dir, s.Environ())
 	if err != nil {
@@ -96,7 +96,7 @@ func (tmpl *ScenarioTemplate) open(t *testing.T, s *testutil.Sandbox, dir string
 
 // ScenarioFixture is one repository under test.
 type ScenarioFixture struct {
-	T    *testing.T
+	T    testing.TB
 	S    *testutil.Sandbox
 	Dir  string
 	G    *gitrepo.Repo
@@ -163,7 +163,7 @@ func (f *ScenarioFixture) NewCommit(parent gitrepo.Hash, msg string) gitrepo.Has
 	return scenarioHash(f.T, f.S.Git(f.Dir, "commit-tree", parent.String()+"^{tree}", "-p", parent.String(), "-m", msg))
 }
 
-func scenarioHash(t *testing.T, s string) gitrepo.Hash {
+func scenarioHash(t testing.TB, s string) gitrepo.Hash {
 	t.Helper()
 	h, err := gitrepo.ParseHash(strings.TrimSpace(s))
 	if err != nil {
@@ -392,7 +392,7 @@ func (f *ScenarioFixture) MustFail(opts verify.Options, kind error, substrings .
 }
 
 // ScenarioWantProblem checks err as MustFail does.
-func ScenarioWantProblem(t *testing.T, err error, kind error, substrings ...string) (*verify.Problem, *verify.Failed) {
+func ScenarioWantProblem(t testing.TB, err error, kind error, substrings ...string) (*verify.Problem, *verify.Failed) {
 	t.Helper()
 	if err == nil {
 		t.Fatalf("verify succeeded; want failure of kind %q", kind)

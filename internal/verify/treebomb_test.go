@@ -2,6 +2,9 @@ package verify_test
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -16,7 +19,7 @@ import (
 // level's entries all naming the next level's one tree (notes/attacks 01
 // and 04: four trees of 31 entries of 100-byte names, 15 KiB, list 923 521
 // paths of 400 bytes).
-func bombCommit(t *testing.T, f *ScenarioFixture, depth, nameLen, fan int) gitrepo.Hash {
+func bombCommit(t testing.TB, f *ScenarioFixture, depth, nameLen, fan int) gitrepo.Hash {
 	t.Helper()
 	g := f.G
 	child, err := g.WriteObject("blob", []byte("x\n"))
@@ -49,7 +52,7 @@ func bombCommit(t *testing.T, f *ScenarioFixture, depth, nameLen, fan int) gitre
 // bombFixture: carol may move refs/heads/dev alone; path rule crypto
 // (src/crypto/**, alice) covers main and dev; main needs 2 of alice, bob,
 // carol.
-func bombFixture(t *testing.T, paths ...string) *ScenarioFixture {
+func bombFixture(t testing.TB, paths ...string) *ScenarioFixture {
 	f := NewScenarioTemplate(t).Clone(t)
 	f.AddRule(policy.Rule{Name: "dev", Refs: []string{"refs/heads/dev"}, Allow: []string{"carol"}, Threshold: 1})
 	f.AddRule(policy.Rule{Name: "crypto", Paths: append([]string{"src/crypto/**"}, paths...), Allow: []string{"alice"}, Threshold: 1})
@@ -117,4 +120,35 @@ func TestFailingRefRuleComputesNoDiff(t *testing.T) {
 	if work := res.DiffTrees - before.DiffTrees; res.Diffs == before.Diffs || work > 20 {
 		t.Errorf("approved: %d diffs, %d trees read and walked; want the path rule judged, at most 20 trees", res.Diffs-before.Diffs, work)
 	}
+}
+
+// BenchmarkVerifyTreeBomb: a verification whose log ends in an entry that
+// adds a tree bomb within the differ's bounds (4 levels of 27 entries of
+// 40-byte names: 531 441 paths of 163 bytes, 87 MB of names) under
+// directories path rule **/*.key reaches, none of whose files it covers:
+// the entry verifies, but the rule must be asked about every changed
+// path. GIT_SECURE_BENCH_KEEP=DIR keeps a copy of the repository there.
+// Metrics: peak-heap-MB (largest live heap seen while verifying),
+// B/op, allocs/op.
+//
+//	go test -run '^$' -bench TreeBomb -benchtime 3x ./internal/verify
+func BenchmarkVerifyTreeBomb(b *testing.B) {
+	f := bombFixture(b, "**/*.key")
+	bomb := bombCommit(b, f, 4, 40, 27)
+	f.Forge("carol", &rsl.Entry{Type: rsl.TypeRef, Ref: "refs/heads/dev", New: bomb},
+		gitrepo.RefUpdate{Name: "refs/heads/dev", New: bomb})
+	f.MustVerify(verify.Options{}) // warm-up: git cat-file started
+	if dir := os.Getenv("GIT_SECURE_BENCH_KEEP"); dir != "" {
+		// A copy to measure git secure verify on (peak RSS).
+		if out, err := exec.Command("cp", "-a", f.Dir, dir).CombinedOutput(); err != nil {
+			b.Fatalf("keep the repository: %v: %s", err, out)
+		}
+	}
+	runtime.GC()
+	stop := peakHeap()
+	b.ReportAllocs()
+	for b.Loop() {
+		f.MustVerify(verify.Options{})
+	}
+	b.ReportMetric(float64(stop())/(1<<20), "peak-heap-MB")
 }
