@@ -68,26 +68,90 @@ func (r *Repo) ChangedPathsUnder(oldTree, newTree Hash, f PathFilter) ([]string,
 
 // ChangedPathsCounted is ChangedPathsUnder, with the work it did.
 func (r *Repo) ChangedPathsCounted(oldTree, newTree Hash, f PathFilter) ([]string, DiffStats, error) {
-	d := differ{r: r, filter: f, memo: map[[2]Hash]diffSize{}}
-	reach := ReachAll
-	if f != nil {
-		reach = f.Reach("")
-	}
-	var size diffSize
-	var err error
-	if reach != ReachNone {
-		size, err = d.measure("", 0, oldTree, newTree, reach, 0)
-	}
-	if err == nil && size.paths > 0 {
-		d.out = make([]string, 0, size.paths)
-		err = d.list("", oldTree, newTree, reach, 0)
-	}
-	stats := DiffStats{Reads: d.reads, Listed: d.listed}
+	pd, err := r.MeasureChangedPaths(oldTree, newTree, f)
 	if err != nil {
-		return nil, stats, fmt.Errorf("gitrepo: changed paths %s..%s: %w", oldTree, newTree, err)
+		return nil, pd.Stats(), err
 	}
-	sort.Strings(d.out)
-	return d.out, stats, nil
+	paths, err := pd.List()
+	return paths, pd.Stats(), err
+}
+
+// PathDiff is a diff measured within every bound (MeasureChangedPaths):
+// its changed paths are counted, not yet listed. A verifier that only
+// asks rules about them walks them (Walk) instead of holding a list of up
+// to a million paths.
+type PathDiff struct {
+	d             differ
+	oldTree, tree Hash
+	reach         Reach
+	size          diffSize
+}
+
+// MeasureChangedPaths measures the diff ChangedPathsUnder lists, failing
+// as it does (ErrDiffBound) on a diff beyond the bounds, without listing
+// it. The PathDiff is never nil.
+func (r *Repo) MeasureChangedPaths(oldTree, newTree Hash, f PathFilter) (*PathDiff, error) {
+	pd := &PathDiff{d: differ{r: r, filter: f, memo: map[[2]Hash]diffSize{}}, oldTree: oldTree, tree: newTree, reach: ReachAll}
+	if f != nil {
+		pd.reach = f.Reach("")
+	}
+	if pd.reach == ReachNone {
+		return pd, nil
+	}
+	var err error
+	if pd.size, err = pd.d.measure("", 0, oldTree, newTree, pd.reach, 0); err != nil {
+		return pd, fmt.Errorf("gitrepo: changed paths %s..%s: %w", oldTree, newTree, err)
+	}
+	return pd, nil
+}
+
+// Paths is the number of changed paths; Bytes is the bytes of their
+// names.
+func (pd *PathDiff) Paths() int { return int(pd.size.paths) }
+func (pd *PathDiff) Bytes() int { return int(pd.size.bytes) }
+
+// Stats is the work done so far.
+func (pd *PathDiff) Stats() DiffStats { return DiffStats{Reads: pd.d.reads, Listed: pd.d.listed} }
+
+// List returns the changed paths sorted bytewise (ChangedPaths).
+func (pd *PathDiff) List() ([]string, error) {
+	if pd.size.paths == 0 {
+		return nil, nil
+	}
+	pd.d.out = make([]string, 0, pd.size.paths)
+	err := pd.Walk(func(p string) error {
+		pd.d.out = append(pd.d.out, p)
+		return nil
+	})
+	out := pd.d.out
+	pd.d.out = nil
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// Walk calls fn with each changed path, in tree order (not sorted), and
+// stops at fn's first error, which it returns as it is. Each call walks
+// the trees again (those measure read are kept, up to maxKeptEntries
+// entries, while pd is).
+func (pd *PathDiff) Walk(fn func(path string) error) error {
+	if pd.size.paths == 0 {
+		return nil
+	}
+	pd.d.walked, pd.d.emitted = 0, 0
+	pd.d.emit, pd.d.emitErr = fn, nil
+	err := pd.d.list("", pd.oldTree, pd.tree, pd.reach, 0)
+	fnErr := pd.d.emitErr
+	pd.d.emit, pd.d.emitErr = nil, nil
+	switch {
+	case fnErr != nil:
+		return fnErr
+	case err != nil:
+		return fmt.Errorf("gitrepo: changed paths %s..%s: %w", pd.oldTree, pd.tree, err)
+	}
+	return nil
 }
 
 // DiffStats counts the work of the differ (tests).
@@ -102,7 +166,13 @@ type DiffStats struct {
 type differ struct {
 	r      *Repo
 	filter PathFilter
-	out    []string
+	out    []string // List's paths
+	// emit gets each path list walks; emitErr is its error, which
+	// stops the walk. walked and emitted count one walk's directory
+	// pairs and paths (its bounds).
+	emit            func(path string) error
+	emitErr         error
+	walked, emitted int
 	// memo keeps the size of each pair of subtrees measured where the
 	// filter no longer prunes (ReachAll): it does not depend on where
 	// the pair occurs.
@@ -348,7 +418,8 @@ func (s diffSize) check(dir string, dirLen int) error {
 	return nil
 }
 
-// list appends the changed paths; measure has bounded them.
+// list walks the changed paths, giving each to d.emit; measure has
+// bounded them.
 func (d *differ) list(prefix string, a, b Hash, reach Reach, depth int) error {
 	a, b = normTree(a), normTree(b)
 	if a == b {
@@ -358,7 +429,7 @@ func (d *differ) list(prefix string, a, b Hash, reach Reach, depth int) error {
 		return boundErr("trees nested deeper than %d under %q", maxTreeDepth, truncate(prefix, 200))
 	}
 	d.listed++
-	if d.listed > maxTreeReads {
+	if d.walked++; d.walked > maxTreeReads {
 		return boundErr("more than %d directories to compare", maxTreeReads)
 	}
 	ea, err := d.read(a)
@@ -372,10 +443,14 @@ func (d *differ) list(prefix string, a, b Hash, reach Reach, depth int) error {
 	return eachChange(ea, eb, func(name string, leaf bool, x, y Hash) error {
 		p := join(prefix, name)
 		if leaf {
-			if len(d.out) >= maxChangedPaths {
+			if d.emitted >= maxChangedPaths {
 				return boundErr("more than %d changed paths", maxChangedPaths)
 			}
-			d.out = append(d.out, p)
+			d.emitted++
+			if err := d.emit(p); err != nil {
+				d.emitErr = err
+				return err
+			}
 			return nil
 		}
 		r := reach
