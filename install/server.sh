@@ -7,9 +7,15 @@
 # (git config secure.timestampKey FILE; see install/README.md for the cron
 # line that keeps it fresh when nobody pushes).
 #   sh install/server.sh /srv/git/project.git [...]
+# GIT_SECURE_HEAD=main also points each repository's HEAD (the branch
+# clones check out) at that branch: git init --bare leaves it on master.
 # git-secure must be installed where the server's git runs (make install).
 set -eu
 [ $# -ge 1 ] || { echo "usage: $0 BARE_REPO..." >&2; exit 2; }
 for repo in "$@"; do
-  git secure server install "$repo"
+  if [ -n "${GIT_SECURE_HEAD:-}" ]; then
+    git secure server install --head "$GIT_SECURE_HEAD" "$repo"
+  else
+    git secure server install "$repo"
+  fi
 done

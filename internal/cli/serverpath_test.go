@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -72,17 +73,21 @@ func TestHooksUninstallInACopy(t *testing.T) {
 
 // Session 14's finding 05: git init --bare keeps HEAD on master, unborn
 // while the project pushes main, and whoever pushes master first (no rule
-// covers it) chooses what plain clones check out. server install says so
-// and how to point HEAD at the protected branch; a HEAD that names a branch
-// the repository has gets no note.
+// covers it) chooses what plain clones check out. server install says so,
+// and, when the policy the server holds protects exactly one branch, the
+// exact command that points HEAD at it; a HEAD that names a branch the
+// repository has gets no note.
 func TestServerInstallNotesUnbornHead(t *testing.T) {
 	h := NewCLIHarness(t)
 	srv := filepath.Join(h.S.Home, "srv.git")
 	h.S.Git(h.S.Home, "init", "-q", "--bare", srv)
 	h.S.Git(srv, "symbolic-ref", "HEAD", "refs/heads/master")
 	r := h.Want(0, "server", "install", srv)
-	if !strings.Contains(r.Stderr, "HEAD names refs/heads/master, which this repository does not have yet") || !strings.Contains(r.Stderr, "symbolic-ref HEAD refs/heads/main") {
+	if !strings.Contains(r.Stderr, "HEAD names refs/heads/master, which this repository does not have yet") || !strings.Contains(r.Stderr, "git secure server install --head main "+srv) {
 		t.Errorf("server install does not say HEAD names a missing branch, and how to fix it:\n%s", r)
+	}
+	if out := strings.TrimSpace(h.S.Git(srv, "symbolic-ref", "HEAD")); out != "refs/heads/master" {
+		t.Errorf("server install without --head moved HEAD to %s", out)
 	}
 	born := filepath.Join(h.S.Home, "born.git")
 	h.S.Git(h.S.Home, "init", "-q", "--bare", born)
@@ -90,5 +95,59 @@ func TestServerInstallNotesUnbornHead(t *testing.T) {
 	h.S.Git(h.Dir, "push", "-q", born, "HEAD:refs/heads/master")
 	if r := h.Want(0, "server", "install", born); strings.Contains(r.Stderr, "HEAD names") {
 		t.Errorf("server install notes a HEAD whose branch exists:\n%s", r)
+	}
+}
+
+// The policy (pushed before the branch) protects one branch, main, that
+// the server does not have yet: the note names it and the exact command.
+func TestServerInstallNamesTheProtectedBranch(t *testing.T) {
+	h := NewCLIHarness(t)
+	h.Setup()
+	srv := filepath.Join(h.S.Home, "srv.git")
+	h.S.Git(h.S.Home, "init", "-q", "--bare", srv)
+	h.S.Git(srv, "symbolic-ref", "HEAD", "refs/heads/master")
+	h.S.Git(srv, "fetch", "-q", h.Dir, "refs/secure/policy:refs/secure/policy")
+	r := h.Want(0, "server", "install", srv)
+	want := "the policy protects one branch, refs/heads/main; point HEAD at it: git secure server install --head main " + srv
+	if !strings.Contains(r.Stderr, want) {
+		t.Errorf("server install does not name the one protected branch and the command:\nwant %q\n%s", want, r)
+	}
+}
+
+// server install --head BRANCH points HEAD at a branch, refuses any ref
+// outside refs/heads/ and invalid names before installing anything, and
+// warns when no rule protects the branch chosen.
+func TestServerInstallHead(t *testing.T) {
+	h := NewCLIHarness(t)
+	h.Setup()
+	srv := filepath.Join(h.S.Home, "srv.git")
+	h.S.Git(h.S.Home, "init", "-q", "--bare", srv)
+	h.S.Git(srv, "symbolic-ref", "HEAD", "refs/heads/master")
+	h.S.Git(srv, "fetch", "-q", h.Dir, "refs/secure/policy:refs/secure/policy")
+	for _, bad := range []string{"refs/tags/v1.0", "refs/secure/rsl", "HEAD", "heads/main", "a..b", "-x", "refs/heads/x.lock"} {
+		r := h.Run("server", "install", "--head", bad, srv)
+		if r.Code != 2 || !strings.Contains(r.Stderr, "--head "+bad) {
+			t.Errorf("--head %s: want exit 2 naming it:\n%s", bad, r)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(srv, "hooks", "pre-receive")); err == nil {
+		t.Errorf("a refused --head installed the hooks")
+	}
+	if out := strings.TrimSpace(h.S.Git(srv, "symbolic-ref", "HEAD")); out != "refs/heads/master" {
+		t.Fatalf("a refused --head moved HEAD to %s", out)
+	}
+	r := h.Want(0, "server", "install", "--head", "main", srv)
+	if out := strings.TrimSpace(h.S.Git(srv, "symbolic-ref", "HEAD")); out != "refs/heads/main" {
+		t.Errorf("after --head main HEAD is %s:\n%s", out, r)
+	}
+	if !strings.Contains(r.Stdout, "HEAD of "+srv+" now names refs/heads/main (it named refs/heads/master)") || strings.Contains(r.Stderr, "warning") {
+		t.Errorf("--head main does not say what it changed, or warns:\n%s", r)
+	}
+	r = h.Want(0, "server", "install", "--head", "refs/heads/dev", srv)
+	if out := strings.TrimSpace(h.S.Git(srv, "symbolic-ref", "HEAD")); out != "refs/heads/dev" {
+		t.Errorf("after --head refs/heads/dev HEAD is %s", out)
+	}
+	if !strings.Contains(r.Stderr, "no rule of the policy protects refs/heads/dev") {
+		t.Errorf("--head on an unprotected branch does not warn:\n%s", r)
 	}
 }

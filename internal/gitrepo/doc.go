@@ -11,7 +11,8 @@
 // configuration files, trees, the layout check of OpenGitDir, loose object
 // writes), each exactly as git does it and each falling back to git for
 // anything else; IsAncestor first walks a few commits through the running
-// cat-file. Refs are only written by git update-ref --stdin transactions.
+// cat-file. Refs are only written by git update-ref --stdin transactions,
+// except HEAD's compare-and-swap (SetHead), which git 2.39 cannot do.
 // The package doc of fastpath says what each reader buys, with the figure,
 // and which differential test compares it with git.
 //
