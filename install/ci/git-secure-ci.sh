@@ -8,7 +8,8 @@
 #                              source when GIT_SECURE_BUILD=source
 #   git-secure-ci.sh fetch     make a CI clone (shallow, one ref) hold what
 #                              verification needs: full history, every
-#                              branch, tag and replace ref, refs/secure/*
+#                              ref of the server (but a forge's pull
+#                              request refs), refs/secure/*
 #   git-secure-ci.sh verify    verify the server's state; on a pull or merge
 #                              request also answer "would merging this
 #                              satisfy the policy, who must still approve?"
@@ -171,24 +172,41 @@ cmd_fetch() {
 	# tag the log records, and the log itself.
 	local args=(--no-tags --prune --force)
 	if [ "$(git rev-parse --is-shallow-repository)" = true ]; then args+=(--unshallow); fi
-	# The clone's fetch refspecs decide what verify judges: every branch,
-	# and every tag the server serves. Tags fetched into refs/tags/* alone
-	# would count as this clone's own (verify never fails a tag the log
-	# does not record there), so a protected release tag pushed past the
-	# log would pass: the second refspec keeps the server's tags as
-	# remote-tracking refs, which verify judges like branches.
-	# The third keeps the server's replace refs (git replace) as
-	# remote-tracking refs: every mirror of the server reads a replaced
-	# commit as its replacement, so verify fails on one no rule names,
-	# while this clone's own git does not read them.
+	# The clone's fetch refspecs decide what verify judges: it judges the
+	# remote-tracking refs as the server's refs. The first refspec keeps
+	# the branches where git users look for them; the second keeps every
+	# ref the server serves (refs/remote-refs/REMOTE/heads/main is its
+	# refs/heads/main), because a rule may protect any namespace: tags
+	# (fetched into refs/tags/* alone they would count as this clone's own,
+	# and verify never fails a tag the log does not record there), replace
+	# refs (every mirror of the server reads a replaced commit as its
+	# replacement, though this clone's git does not read them), notes,
+	# refs/custom/*. Fetching one namespace at a time missed every other
+	# one: a protected refs/notes/commits moved on a hookless forge passed.
+	# A forge's own namespaces (refs/pull/*, ...) stay out, as they stay out
+	# of the remote helper's fetch: thousands of refs nothing judges, some
+	# the forge cannot even serve; unless the policy names one (fetched
+	# below), then it is judged too.
 	git config --replace-all "remote.$remote.fetch" "+refs/heads/*:refs/remotes/$remote/*"
-	git config --add "remote.$remote.fetch" "+refs/tags/*:refs/remote-tags/$remote/*"
-	git config --add "remote.$remote.fetch" "+refs/replace/*:refs/remote-replace/$remote/*"
-	say "fetching every branch, tag, replace ref and refs/secure/* from $remote"
+	git config --add "remote.$remote.fetch" "+refs/*:refs/remote-refs/$remote/*"
+	say "fetching every branch, tag, other ref (but a forge's) and refs/secure/* from $remote"
 	git -c protocol.version=2 fetch "${args[@]}" "$remote" \
-		"+refs/heads/*:refs/remotes/$remote/*" "+refs/tags/*:refs/remote-tags/$remote/*" "+refs/tags/*:refs/tags/*" \
-		"+refs/replace/*:refs/remote-replace/$remote/*" "+refs/secure/*:refs/secure/*"
+		"+refs/heads/*:refs/remotes/$remote/*" "+refs/tags/*:refs/tags/*" "+refs/secure/*:refs/secure/*"
 	git show-ref --verify --quiet refs/secure/rsl || { say "error: $remote has no refs/secure/rsl: it does not use git-secure (git secure init, then push)"; exit 1; }
+	local ns excludes=()
+	for ns in pull merge-requests changes keep-around; do
+		# A rule's ref pattern names the namespace: refs/pull/... in the
+		# policy's JSON, its slashes possibly escaped. verify fails closed
+		# on a namespace the policy names that a refspec leaves out, so a
+		# spelling this misses fails the check; it never passes it.
+		if ! git grep -q -E "refs(/|\\\\/)$ns(/|\\\\/)" refs/secure/policy -- 2>/dev/null; then
+			excludes+=("^refs/$ns/*")
+			git config --add "remote.$remote.fetch" "^refs/$ns/*"
+		else
+			say "the policy names refs/$ns/: fetching it too"
+		fi
+	done
+	git -c protocol.version=2 fetch --no-tags --prune --force "$remote" "+refs/*:refs/remote-refs/$remote/*" ${excludes[@]+"${excludes[@]}"}
 	# On a pull request CI checks out a commit that is on no branch (the
 	# forge's merge commit): keep it, it is what --mergeable judges.
 	: "${url:?}"

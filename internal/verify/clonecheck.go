@@ -1,11 +1,14 @@
 package verify
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
+	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/rsl"
 )
 
@@ -40,6 +43,10 @@ func (v *verifier) checkClone() error {
 		tracked[t.Ref] = append(tracked[t.Ref], t)
 		names[t.Ref] = true
 	}
+	for ref, obs := range tracked {
+		tracked[ref] = sameValueOnce(obs, cs.Fetch)
+	}
+	v.forgeNamespacesLeftOut()
 	local := map[string]gitrepo.Hash{}
 	for ref, h := range cs.Local {
 		local[ref] = h
@@ -78,6 +85,56 @@ func (v *verifier) checkClone() error {
 	v.reportLocal(local, judgedLocal)
 	v.sayMergedReviews(tracked)
 	return nil
+}
+
+// sameValueOnce returns obs with each value of the remote's ref judged
+// once: two refspecs that store the ref (the CI script's
+// +refs/heads/*:refs/remotes/origin/* and +refs/*:refs/remote-refs/origin/*)
+// hold the same value twice after one fetch. The kept observation is the
+// one git's own mapping names (the first refspec that maps the ref), else
+// the first; different values are each judged (one may be stale).
+func sameValueOnce(obs []TrackedRef, fetch gitrepo.Refspecs) []TrackedRef {
+	if len(obs) < 2 {
+		return obs
+	}
+	primary, _, _ := fetch.Map(obs[0].Ref)
+	out := make([]TrackedRef, 0, len(obs))
+	at := map[gitrepo.Hash]int{}
+	for _, t := range obs {
+		i, seen := at[t.Hash]
+		switch {
+		case !seen:
+			at[t.Hash] = len(out)
+			out = append(out, t)
+		case t.Tracking == primary:
+			out[i] = t
+		}
+	}
+	return out
+}
+
+// ErrNotFetched: a namespace that a rule protects is left out of the
+// remote's fetch refspecs, so what the remote serves there is not judged.
+var ErrNotFetched = errors.New("protected namespace not fetched")
+
+// forgeNamespacesLeftOut fails closed on a forge's namespace (refs/pull/,
+// ...) that a rule of the policy in force names while the remote's fetch
+// refspecs leave it out (^refs/pull/*, as the CI script does when it sees
+// no rule naming it): its refs would pass unjudged.
+func (v *verifier) forgeNamespacesLeftOut() {
+	if v.finalPolicy == nil {
+		return
+	}
+	cs := v.opts.Clone
+	excluded := policy.ForgeExcludes(v.finalPolicy)
+	for _, prefix := range policy.ForgeRefPrefixes {
+		if slices.Contains(excluded, "^"+prefix+"*") || !cs.Fetch.Excluded(prefix+"x") {
+			continue
+		}
+		v.fail(nil, prefix+"*", "", ErrNotFetched,
+			fmt.Sprintf("fetch the namespace too: git config --unset-all remote.%s.fetch '\\^%s\\*' && git fetch %s", cs.Remote, prefix, cs.Remote),
+			"a rule of the policy names %s, but remote.%s.fetch leaves it out (^%s*): what %s serves there is not judged", prefix, cs.Remote, prefix, cs.Remote)
+	}
 }
 
 // reviewBranch reports whether ref is where the review hand-off publishes
@@ -184,7 +241,7 @@ func (v *verifier) judgeTracked(ref string, t TrackedRef) {
 		v.reviews = append(v.reviews, TrackedRef{Ref: ref, Hash: t.Hash, Tracking: t.Tracking})
 		return
 	}
-	v.judge(ref, t.Hash, observer{where: fmt.Sprintf("on %s (%s)", cs.Remote, t.Tracking), tracking: t.Tracking,
+	v.judge(ref, t.Hash, observer{where: fmt.Sprintf("on %s (%s)", cs.Remote, t.Tracking), tracking: t.Tracking, nameRules: true,
 		hint: func(ref string, c mismatchClass, last recorded) string { return remoteHint(cs.Remote, ref, c, last) }})
 }
 

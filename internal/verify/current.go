@@ -163,6 +163,9 @@ type observer struct {
 	tracking string
 	// hint returns what to do about a mismatch of class c.
 	hint func(ref string, c mismatchClass, last recorded) string
+	// nameRules: a protected ref's problem names the rules that protect
+	// it (a remote's ref in any namespace: say why it was judged).
+	nameRules bool
 }
 
 // ownRef judges a repository's own ref: a server's, or a clone's policy
@@ -280,6 +283,9 @@ func (v *verifier) judge(ref string, have gitrepo.Hash, o observer) {
 		if o.where != "" {
 			problem = o.where + ": " + problem
 		}
+		if o.nameRules && protected && ref != rsl.PolicyRef {
+			problem += " (protected by " + v.protectingRules(ref) + ")"
+		}
 		hint := o.hint(ref, class, last)
 		if ref == rsl.PolicyRef && o.where == "" {
 			hint = "if a git secure policy apply was interrupted, any git secure policy command completes it (git secure policy list); otherwise the policy ref was moved by hand: restore it to " + shortOrNone(last.target)
@@ -302,6 +308,19 @@ func (v *verifier) judge(ref string, have gitrepo.Hash, o observer) {
 		}
 	}
 	v.res.Refs = append(v.res.Refs, st)
+}
+
+// protectingRules names the rules of the policy in force that protect
+// ref: "rule a" or "rules a, b".
+func (v *verifier) protectingRules(ref string) string {
+	var names []string
+	for _, r := range v.finalPolicy.RulesFor(ref) {
+		names = append(names, r.Name)
+	}
+	if len(names) == 1 {
+		return "rule " + names[0]
+	}
+	return "rules " + strings.Join(names, ", ")
 }
 
 // forcePushed returns the no-force-push global rule that an unrecorded

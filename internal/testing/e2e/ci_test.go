@@ -259,3 +259,89 @@ func TestCIActionReplaceRef(t *testing.T) {
 		t.Fatalf("a replace ref the server serves, that no rule names, must fail the check:\n%s", r)
 	}
 }
+
+// The CI check judges every ref of the server a rule may protect, not only
+// branches, tags and replace refs: on a forge without hooks someone moves
+// a protected notes ref and a protected ref of a custom namespace past the
+// log, and the CI check fails naming each ref and the rule. The CI script
+// fetched heads, tags, replace refs and refs/secure/* only, so verify
+// never saw them and passed (findings/08-ci-other-namespaces-unseen.sh).
+// A forge's pull request refs stay out of the fetch, as the helper's.
+func TestCIActionProtectedOtherNamespaces(t *testing.T) {
+	srv := startServer(t, trFile)
+	path, url := srv.newRepo("cinotes.git", true)
+	alice := newUser(t, "alice")
+	dir := benchRepo(t, alice, "work", url, true)
+	alice.secure(dir, "policy", "add-rule", "notes", "--ref", "refs/notes/*", "--allow", "alice")
+	alice.secure(dir, "policy", "add-rule", "release-train", "--ref", "refs/custom/**", "--allow", "alice")
+	alice.secure(dir, "policy", "apply")
+	alice.git(dir, "notes", "add", "-m", "reviewed", "HEAD")
+	alice.git(dir, "update-ref", "refs/custom/train/next", "HEAD")
+	alice.git(dir, "push", "-q", "origin", "main", "refs/notes/commits", "refs/custom/train/next")
+	main := strings.TrimSpace(srv.admin.git(path, "rev-parse", "refs/heads/main"))
+	notes := strings.TrimSpace(srv.admin.git(path, "rev-parse", "refs/notes/commits"))
+	env := []string{"GITHUB_EVENT_NAME=push", "GITHUB_SHA=" + main, "GITHUB_STEP_SUMMARY=" + alice.path("summary.md")}
+	ci := newUser(t, "ci")
+	check := func(name string) result {
+		t.Helper()
+		d := checkoutLikeActions(ci, url, name, main, "refs/remotes/origin/main")
+		if r := runCI(ci, d, nil, "fetch"); r.code != 0 {
+			t.Fatalf("fetch step:\n%s", r)
+		}
+		return runCI(ci, d, env, "verify")
+	}
+	noHook := []string{"-c", "core.hooksPath=/dev/null", "update-ref"}
+	// What nothing judges: a ref no rule protects, and a forge's pull
+	// request ref (left out of the fetch).
+	srv.admin.git(path, append(noHook, "refs/misc/scratch", main)...)
+	srv.admin.git(path, append(noHook, "refs/pull/1/head", main)...)
+	if r := check("clean"); r.code != 0 {
+		t.Fatalf("recorded notes and custom refs, an unprotected ref and a pull request ref must verify:\n%s", r)
+	}
+	tree := strings.TrimSpace(srv.admin.git(path, "rev-parse", notes+"^{tree}"))
+	evil := strings.TrimSpace(srv.admin.git(path, "commit-tree", tree, "-p", notes, "-m", "notes moved past the log"))
+	srv.admin.git(path, append(noHook, "refs/notes/commits", evil)...)
+	srv.admin.git(path, append(noHook, "refs/custom/release", main)...)
+	r := check("moved")
+	for _, want := range []string{
+		"refs/notes/commits: ref does not match the log",
+		"but the log records", "changed without an entry (protected by rule notes)",
+		"refs/custom/release: ref does not match the log",
+		"the log has no entry for it (protected by rule release-train)",
+	} {
+		if r.code != 1 || !strings.Contains(r.stderr, want) {
+			t.Fatalf("protected refs outside heads, tags and replace refs that the server moved past the log must fail the check (want %q):\n%s", want, r)
+		}
+	}
+}
+
+// A forge's namespace that a rule names is fetched and judged: the CI
+// script leaves refs/pull/* out only while no rule names it, and verify
+// fails closed on a clone whose refspecs leave out a namespace a rule
+// names, instead of passing its refs unjudged.
+func TestCIActionForgeNamespaceARuleNames(t *testing.T) {
+	srv := startServer(t, trFile)
+	path, url := srv.newRepo("ciforge.git", true)
+	alice := newUser(t, "alice")
+	dir := benchRepo(t, alice, "work", url, true)
+	alice.secure(dir, "policy", "add-rule", "pull-requests", "--ref", "refs/pull/**", "--allow", "alice")
+	alice.secure(dir, "policy", "apply")
+	alice.git(dir, "push", "-q", "origin", "main")
+	main := strings.TrimSpace(srv.admin.git(path, "rev-parse", "refs/heads/main"))
+	srv.admin.git(path, "-c", "core.hooksPath=/dev/null", "update-ref", "refs/pull/7/head", main)
+	env := []string{"GITHUB_EVENT_NAME=push", "GITHUB_SHA=" + main, "GITHUB_STEP_SUMMARY=" + alice.path("summary.md")}
+	ci := newUser(t, "ci")
+	d := checkoutLikeActions(ci, url, "ci", main, "refs/remotes/origin/main")
+	if r := runCI(ci, d, nil, "fetch"); r.code != 0 || !strings.Contains(r.stderr, "the policy names refs/pull/: fetching it too") {
+		t.Fatalf("fetch step:\n%s", r)
+	}
+	r := runCI(ci, d, env, "verify")
+	if r.code != 1 || !strings.Contains(r.stderr, "refs/pull/7/head: ref does not match the log") || !strings.Contains(r.stderr, "(protected by rule pull-requests)") {
+		t.Fatalf("a pull request ref a rule protects, served without an entry, must fail the check:\n%s", r)
+	}
+	ci.git(d, "config", "--add", "remote.origin.fetch", "^refs/pull/*")
+	r = runCI(ci, d, env, "verify")
+	if r.code != 1 || !strings.Contains(r.stderr, "refs/pull/*: protected namespace not fetched: a rule of the policy names refs/pull/, but remote.origin.fetch leaves it out") {
+		t.Fatalf("a namespace a rule names that the fetch refspecs leave out must fail the check:\n%s", r)
+	}
+}
