@@ -87,7 +87,11 @@ func Inherit(org, local *Policy) (*Policy, error) {
 		return nil, fmt.Errorf("policy: inherit the organisation policy: %w", err)
 	}
 	out.inherited = true
-	out.dropOrgRevoked(revoked)
+	from := make(map[string]uint64, len(revoked))
+	for fp := range revoked {
+		from[fp] = org.RevokedFrom(fp)
+	}
+	out.dropOrgRevoked(from)
 	out.rejudgeLocalFiles(revoked)
 	out.carryOrgFiles(org)
 	return out, nil
@@ -202,22 +206,29 @@ func chainNames(chain []*Delegation) []string {
 	return out
 }
 
-// dropOrgRevoked makes the keys the organisation revoked no keys of their
-// persons: they stay listed in the stored metadata (a person needs a key),
-// but no lookup finds them, so nothing they sign (entries, approvals, test
-// runs, push certificates) counts.
-func (p *Policy) dropOrgRevoked(revoked map[string]bool) {
-	p.orgRevoked = revoked
-	if len(revoked) == 0 {
+// dropOrgRevoked makes the keys the organisation revoked (fingerprint ->
+// the organisation's entry it is revoked from) no keys of their persons:
+// they stay listed in the stored metadata (a person needs a key), but no
+// lookup finds them, so nothing they sign (entries, approvals, test runs,
+// push certificates) counts. Who held each is kept for the messages.
+func (p *Policy) dropOrgRevoked(from map[string]uint64) {
+	p.orgRevoked = make(map[string]OrgRevocation, len(from))
+	for fp, n := range from {
+		p.orgRevoked[fp] = OrgRevocation{Fingerprint: fp, FromEntry: n}
+	}
+	if len(from) == 0 {
 		return
 	}
 	for _, person := range p.persons {
 		kept := make([]*Key, 0, len(person.Keys))
 		for _, k := range person.Keys {
-			if !revoked[k.Fingerprint] {
+			r, ok := p.orgRevoked[k.Fingerprint]
+			if !ok {
 				kept = append(kept, k)
 				continue
 			}
+			r.Person = person.Name
+			p.orgRevoked[k.Fingerprint] = r
 			delete(p.ownerFP, k.Fingerprint)
 			delete(p.byFP, k.Fingerprint)
 			delete(p.personKeys, k.ID)
@@ -226,12 +237,35 @@ func (p *Policy) dropOrgRevoked(revoked map[string]bool) {
 	}
 }
 
+// OrgRevocation is a key the organisation policy revokes, as a repository
+// that inherits it sees it.
+type OrgRevocation struct {
+	Fingerprint string
+	// FromEntry is the organisation log's entry the revocation counts
+	// from there (trust revoke-key --from-entry); in an inheriting
+	// repository the key signs nothing from the first entry judged under
+	// a version that revokes it, whatever this number.
+	FromEntry uint64
+	// Person held the key in the organisation policy ("" if none did).
+	Person string
+}
+
 // RevokedByOrg reports whether the organisation policy p inherits (p is
 // the result of Inherit) revokes key fp. Such a key is no key of its
 // person in p: whatever the organisation's log numbers it from, nothing it
 // signs counts in an inheriting repository from the first entry judged
 // under a version that revokes it.
-func (p *Policy) RevokedByOrg(fp string) bool { return p.orgRevoked[fp] }
+func (p *Policy) RevokedByOrg(fp string) bool {
+	_, ok := p.orgRevoked[fp]
+	return ok
+}
+
+// OrgRevoked returns the organisation's revocation of key fp, when the
+// organisation policy p inherits revokes it.
+func (p *Policy) OrgRevoked(fp string) (OrgRevocation, bool) {
+	r, ok := p.orgRevoked[fp]
+	return r, ok
+}
 
 // Inherited reports whether p is the result of Inherit: the policy that
 // judges entries, not one to edit or store.

@@ -231,14 +231,14 @@ type Policy struct {
 	byFP    map[string]*Key    // every key: root, targets and persons
 	ownerFP map[string]*Person // person keys only
 
-	personKeys  map[string]*Key      // person keys by TUF key ID
-	delegations []*Delegation        // targets.json's delegations, in order
-	files       map[string]*RuleFile // rule files by name
-	nodes       []*node              // every delegation in the TUF search order
-	rulesFor    *rulesCache          // RulesFor's answers by ref (rule files only)
-	forge       *forgeIndex          // forge bridges and accounts (forge.go)
-	inherited   bool                 // made by Inherit (inherit.go)
-	orgRevoked  map[string]bool      // keys the inherited organisation policy revokes
+	personKeys  map[string]*Key          // person keys by TUF key ID
+	delegations []*Delegation            // targets.json's delegations, in order
+	files       map[string]*RuleFile     // rule files by name
+	nodes       []*node                  // every delegation in the TUF search order
+	rulesFor    *rulesCache              // RulesFor's answers by ref (rule files only)
+	forge       *forgeIndex              // forge bridges and accounts (forge.go)
+	inherited   bool                     // made by Inherit (inherit.go)
+	orgRevoked  map[string]OrgRevocation // keys the inherited organisation policy revokes
 }
 
 // Persons returns the persons, sorted by name.

@@ -402,9 +402,12 @@ func (v *verifier) signatureProblems(w *window) {
 			rec := w.recs[i]
 			saved := v.problems
 			v.problems = nil
-			v.fail(rec, rec.Entry.Ref, "", ErrSignature,
-				"an entry must be signed by a key the policy knows; an authorized person can skip a bad entry with git secure rsl skip",
-				"%v", err)
+			hint := "an entry must be signed by a key the policy knows; an authorized person can skip a bad entry with git secure rsl skip"
+			var revoked *revokedKeyError
+			if errors.As(err, &revoked) {
+				hint = revoked.hint()
+			}
+			v.fail(rec, rec.Entry.Ref, "", ErrSignature, hint, "%v", err)
 			v.sigProblems = append(v.sigProblems, v.problems...)
 			v.problems = saved
 		}
@@ -460,8 +463,12 @@ func (v *verifier) checkSignature(w *window, i int, payload *[]byte) (string, er
 		}
 		if errors.Is(err, sign.ErrUnknownKey) {
 			fp, _ := sign.SignatureFingerprint(rec.Commit.Signature)
-			if pol.RevokedByOrg(fp) && rec.Entry.Org != nil {
-				return "", fmt.Errorf("signed by %s, a key the organisation policy version %d revokes", fp, rec.Entry.Org.Number)
+			if r, ok := pol.OrgRevoked(fp); ok && rec.Entry.Org != nil {
+				e := &revokedKeyError{fp: fp, person: r.Person, from: r.FromEntry, org: true, orgVersion: rec.Entry.Org.Number}
+				if o := pol.Org(); o != nil {
+					e.orgURL, e.orgRootKeys, e.orgThreshold = o.URL, o.RootKeys, o.RootThreshold
+				}
+				return "", e
 			}
 			return "", fmt.Errorf("signed by %s, a key the policy in force does not know", fp)
 		}
@@ -472,9 +479,67 @@ func (v *verifier) checkSignature(w *window, i int, payload *[]byte) (string, er
 		fp = sign.Fingerprint(key)
 	}
 	if from := w.revoked[fp]; from != 0 && from <= rec.Entry.Number {
-		return "", fmt.Errorf("signed by %s, a key revoked from entry #%d on", fp, from)
+		e := &revokedKeyError{fp: fp, from: from}
+		if p, ok := pol.PersonByFingerprint(fp); ok {
+			e.person = p.Name
+		}
+		return "", e
 	}
 	return fp, nil
+}
+
+// revokedKeyError is an entry signed by a revoked key: by the
+// organisation policy the repository inherits (org), or by the
+// repository's own (trust revoke-key). A revoked key is known, so the
+// hint for an unknown one ("skip the bad entry") is wrong for it: the
+// pusher's entry was never in the log, and what helps is a current key.
+type revokedKeyError struct {
+	fp     string
+	person string // who held the key ("" if unknown)
+	// from is the entry the revocation counts from: of the
+	// organisation's log when org, else of this repository's.
+	from       uint64
+	org        bool
+	orgVersion uint64 // the organisation policy version the entry names
+	orgURL     string // where the organisation policy lives ("" if unknown)
+	// orgRootKeys and orgThreshold are the root keys the repository pins
+	// for the organisation: the clone of the hint verifies from them.
+	orgRootKeys  []string
+	orgThreshold int
+}
+
+func (e *revokedKeyError) Error() string {
+	if !e.org {
+		return fmt.Sprintf("signed by %s, a key revoked from entry #%d on", e.fp, e.from)
+	}
+	key := e.fp
+	if e.person != "" {
+		key = fmt.Sprintf("%s (%s's key)", e.fp, e.person)
+	}
+	return fmt.Sprintf("signed by %s, a key the organisation policy version %d revokes: the organisation revoked it from its entry #%d on, and nothing a key the organisation revoked signs counts in a repository that inherits its policy", key, e.orgVersion, e.from)
+}
+
+// hint says what to do next: the pusher signs with a key still trusted
+// (the server refused the entry), an entry already in the log (verify)
+// is skipped; and where the revocation can be read.
+func (e *revokedKeyError) hint() string {
+	who := "you"
+	if e.person != "" {
+		who = e.person
+	}
+	sign := "sign with a key of yours the policy still trusts (git config user.signingKey PATH.pub of that key) and push again through git-remote-secure (a secure:: remote), which records the update anew"
+	skip := "an entry already in the log is skipped by an authorized person: git secure rsl skip"
+	if !e.org {
+		return fmt.Sprintf("this repository's policy revoked %s (git secure trust revoke-key): %s; if %s has no other key, a rules key holder adds one: git secure policy add-key %s --key NEW.pub; %s; the revoked keys: git secure policy list", e.fp, sign, who, who, skip)
+	}
+	clone := "git secure clone ORG-POLICY-URL org-policy --root-key SHA256:..."
+	if e.orgURL != "" && len(e.orgRootKeys) > 0 {
+		clone = "git secure clone " + e.orgURL + " org-policy --root-key " + strings.Join(e.orgRootKeys, " --root-key ")
+		if len(e.orgRootKeys) > 1 && e.orgThreshold > 0 && e.orgThreshold < len(e.orgRootKeys) {
+			clone += fmt.Sprintf(" --root-threshold %d", e.orgThreshold)
+		}
+	}
+	return fmt.Sprintf("%s; if %s has no other key, the organisation adds one in its policy repository: git secure policy add-key %s --key NEW.pub; %s; the organisation policy and its revoked keys: %s && git -C org-policy secure policy list", sign, who, who, skip, clone)
 }
 
 // replayWindow applies the window's entries to the recorded state in

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/git-secure/git-secure/internal/rsl"
 )
 
 // TestOrgRevokedKeySignsNoRepoPolicy: a key the organisation policy
@@ -58,5 +60,54 @@ func TestOrgRevokedKeySignsNoRepoPolicy(t *testing.T) {
 	}
 	if r := f.alice.run(f.clone(f.alice, "app1", "alice"), "git", "secure", "verify"); r.code != 0 {
 		t.Fatalf("verify after rita's change:\n%s", r)
+	}
+}
+
+// TestOrgRevokedKeyPushHint: the server's refusal of an entry signed by a
+// key the organisation revoked says so and what to do. It said "an entry
+// must be signed by a key the policy knows; an authorized person can
+// skip a bad entry with git secure rsl skip": the key is known (revoked,
+// not unknown), and the refused entry is not in the log. It names the
+// key and whose it is, that the organisation revoked it and from which of
+// its entries, what to do (sign with a current key, or have the
+// organisation add one) and how to read the organisation policy, whose
+// policy list then shows the revocation.
+func TestOrgRevokedKeyPushHint(t *testing.T) {
+	f := newOrgFixture(t, true, nil, "app1")
+	url := f.members["app1"]
+	d := f.clone(f.bob, "app1", "bob")
+	n, _ := strconv.Atoi(strings.TrimSpace(f.olga.git(f.orgDir, "rev-list", "--count", "refs/secure/rsl")))
+	f.olga.secure(f.orgDir, "trust", "revoke-key", f.bob.key.Public, "--from-entry", strconv.Itoa(n+1))
+	f.olga.secure(f.orgDir, "policy", "apply")
+	f.olga.git(f.orgDir, "push", "-q", "origin", "main")
+	latest := rsl.OrgVersion{Number: uint64(n + 1), ID: hash(t, f.srv.admin.rev(f.orgPath, "refs/secure/rsl"))}
+
+	old := f.bob.rev(d, "HEAD")
+	c := f.bob.commit(d, "bob.txt", "1\n")
+	tip := forge(t, f.bob, d, &rsl.Entry{Type: rsl.TypeRef, Ref: "refs/heads/main", Old: hash(t, old), New: hash(t, c), Org: &latest})
+	r := f.bob.pushDirect(d, url, "--no-verify", "--atomic", url, "main", tip+":refs/secure/rsl")
+	if r.code == 0 {
+		t.Fatalf("the server took bob's entry signed with the key the organisation revoked:\n%s", r)
+	}
+	fp := f.bob.fingerprint()
+	for _, want := range []string{
+		"signed by " + fp + " (bob's key), a key the organisation policy version " + strconv.Itoa(n+1) + " revokes",
+		"the organisation revoked it from its entry #" + strconv.Itoa(n+1) + " on",
+		"hint: sign with a key of yours the policy still trusts (git config user.signingKey PATH.pub of that key) and push again through git-remote-secure",
+		"the organisation adds one in its policy repository: git secure policy add-key bob --key NEW.pub",
+		"the organisation policy and its revoked keys: git secure clone " + f.orgURL + " org-policy --root-key " + f.olga.fingerprint() + " && git -C org-policy secure policy list",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("the refusal does not say %q:\n%s", want, r)
+		}
+	}
+	if strings.Contains(r.stderr, "a key the policy knows") {
+		t.Errorf("the refusal gives the unknown key's hint for a revoked key:\n%s", r)
+	}
+	// The command the hint gives shows the revocation.
+	org := f.bob.path("org-policy")
+	f.bob.secure(f.bob.sb.Home, "clone", "-q", f.orgURL, org, "--root-key", f.olga.fingerprint())
+	if out := f.bob.secure(org, "policy", "list"); !strings.Contains(out, fp) {
+		t.Errorf("policy list of the organisation policy does not show the revoked key %s:\n%s", fp, out)
 	}
 }
