@@ -32,6 +32,13 @@
 //   - loose object writes (WriteLoose): TestWriteLooseLikeGit (git reads
 //     back what was written, under the name hash-object gives, and fsck
 //     --strict accepts it);
+//   - loose ref updates (UpdateLooseRef, an rsl record's one ref
+//     transaction): TestUpdateRefInProcessLikeGit (the ref file and the
+//     reflog line git update-ref writes for the same transaction, read
+//     back by rev-parse and reflog), TestUpdateRefInProcessCompareAndSwap
+//     (a moved ref, a held lock), TestUpdateRefInProcessFallsBackToGit
+//     (hooks, fsync, shared repositories, a date in the environment, a
+//     packed ref go to git update-ref);
 //   - the ancestry walk of gitrepo.IsAncestor (not a reader of files, but
 //     under the same switch): TestNoInProcessReadsLikeGit against
 //     merge-base.
