@@ -135,15 +135,15 @@ func TestNewRefBaseBounded(t *testing.T) {
 		news = append(news, m.main[(i*7)%len(m.main)])
 	}
 	for i, n := range news {
-		got, err := changedSinceBase(src, &bases, n, targets, nil)
+		got, err := changedSinceBase(src, &bases, n, targets, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := changedSinceBase(m.repo, nil, n, targets, nil)
+		want, err := changedSinceBase(m.repo, nil, n, targets, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(got, want) {
+		if !slices.Equal(got.paths, want.paths) {
 			t.Fatalf("new tag %d at %s: changed %v, with every target %v", i, n, got, want)
 		}
 		targets = append(targets, n) // recorded: a target of the next
@@ -175,11 +175,11 @@ func TestNewRefBaseMissingTarget(t *testing.T) {
 	gone := gitrepo.Hash{0xde, 0xad}
 	var bases BaseCache
 	for i := 0; i < 2; i++ {
-		got, err := changedSinceBase(m.repo, &bases, m.other, []gitrepo.Hash{gone}, nil)
+		got, err := changedSinceBase(m.repo, &bases, m.other, []gitrepo.Hash{gone}, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(got, []string{"doc/o"}) {
+		if !slices.Equal(got.paths, []string{"doc/o"}) {
 			t.Fatalf("changed %v against a missing target only, want every file (doc/o) as from the empty tree", got)
 		}
 	}
@@ -199,7 +199,7 @@ func BenchmarkNewTagBase(b *testing.B) {
 		b.Run(fmt.Sprintf("tags=%d/all-targets", n), func(b *testing.B) {
 			i := 0
 			for b.Loop() {
-				if _, err := changedSinceBase(m.repo, nil, m.main[i%len(m.main)], m.tags, nil); err != nil {
+				if _, err := changedSinceBase(m.repo, nil, m.main[i%len(m.main)], m.tags, nil, nil); err != nil {
 					b.Fatal(err)
 				}
 				i++
@@ -209,7 +209,7 @@ func BenchmarkNewTagBase(b *testing.B) {
 			var bases BaseCache
 			i := 0
 			for b.Loop() {
-				if _, err := changedSinceBase(m.repo, &bases, m.main[i%len(m.main)], m.tags, nil); err != nil {
+				if _, err := changedSinceBase(m.repo, &bases, m.main[i%len(m.main)], m.tags, nil, nil); err != nil {
 					b.Fatal(err)
 				}
 				i++

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -85,6 +86,92 @@ func changedPathsIn(src Source, a, b gitrepo.Hash, scope *policy.PathScope) ([]s
 		return sd.ChangedPathsUnder(a, b, scopeFilter{scope})
 	}
 	return src.ChangedPaths(a, b)
+}
+
+// measuringDiffer is a Source that measures a diff before listing it
+// (*gitrepo.Repo).
+type measuringDiffer interface {
+	MeasureChangedPaths(a, b gitrepo.Hash, f gitrepo.PathFilter) (*gitrepo.PathDiff, error)
+}
+
+// maxListedBytes bounds the diffs that are listed (their paths' bytes
+// and headers, as pathsBytes counts them): a larger one, which the cache
+// would not keep either, is walked instead, and only what the path rules
+// say about it is kept (changes). A tree bomb within the differ's bounds
+// (a million paths, 128 MiB of names) then costs the verifier the depth
+// of its trees and a few paths per rule, not a list of 280 MB.
+const maxListedBytes = maxCachedBytes
+
+// changes is what one diff changed, as the path rules ask it: its paths,
+// listed and sorted bytewise, when they are few; else only, per path rule
+// asked, how many of them the rule covers and the first of those.
+type changes struct {
+	paths []string
+	// n is the number of changed paths (len(paths) when listed).
+	n int
+	// hits holds, for a diff too large to list, each path rule's
+	// covered paths (nil: listed).
+	hits map[*policy.Rule]*ruleHits
+}
+
+// ruleHits is what a walked diff holds for one rule: how many of its
+// paths the rule covers, and the maxShownPaths first of them in byte
+// order (what a refusal names).
+type ruleHits struct {
+	n     int
+	first []string
+}
+
+// maxShownPaths is how many of a rule's changed files a refusal names.
+const maxShownPaths = 5
+
+// add counts p, keeping it when it is among the first.
+func (h *ruleHits) add(p string) {
+	h.n++
+	if len(h.first) == maxShownPaths && p >= h.first[maxShownPaths-1] {
+		return
+	}
+	i, _ := slices.BinarySearch(h.first, p)
+	if len(h.first) < maxShownPaths {
+		h.first = append(h.first, "")
+	}
+	copy(h.first[i+1:], h.first[i:])
+	h.first[i] = p
+}
+
+// listedChanges is a listed diff's changes.
+func listedChanges(paths []string) changes { return changes{paths: paths, n: len(paths)} }
+
+// measuredChanges lists the measured diff pd when its paths take at most
+// listBytes, else walks it once and asks each of rules whether it covers
+// each path (Rule.CoversPath, as coveredPaths does on a list). Only the
+// walk's paths of the moment and a few per rule are held.
+func measuredChanges(pd *gitrepo.PathDiff, rules []*policy.Rule, listBytes int) (changes, error) {
+	if pd.Bytes()+16*pd.Paths() <= listBytes {
+		paths, err := pd.List()
+		return listedChanges(paths), err
+	}
+	c := changes{n: pd.Paths(), hits: make(map[*policy.Rule]*ruleHits, len(rules))}
+	var asked []*policy.Rule
+	var hits []*ruleHits
+	for _, r := range rules {
+		if c.hits[r] == nil {
+			c.hits[r] = &ruleHits{}
+			asked, hits = append(asked, r), append(hits, c.hits[r])
+		}
+	}
+	err := pd.Walk(func(p string) error {
+		for i, r := range asked {
+			if r.CoversPath(p) {
+				hits[i].add(p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return changes{}, err
+	}
+	return c, nil
 }
 
 // cachedDiff is one diff result in the cache's recency list.
@@ -245,7 +332,8 @@ func (d *diffCache) ChangedPathsUnder(a, b gitrepo.Hash, f gitrepo.PathFilter) (
 	return d.changedPaths(a, b, s.scope)
 }
 
-func (d *diffCache) changedPaths(a, b gitrepo.Hash, scope *policy.PathScope) ([]string, error) {
+// keyOf is the cache's key of the diff of a and b under scope.
+func keyOf(a, b gitrepo.Hash, scope *policy.PathScope) diffKey {
 	key := diffKey{a: a, b: b}
 	if bytes.Compare(b[:], a[:]) < 0 {
 		key = diffKey{a: b, b: a}
@@ -253,6 +341,11 @@ func (d *diffCache) changedPaths(a, b gitrepo.Hash, scope *policy.PathScope) ([]
 	if scope != nil {
 		key.scope = scope.Key()
 	}
+	return key
+}
+
+func (d *diffCache) changedPaths(a, b gitrepo.Hash, scope *policy.PathScope) ([]string, error) {
+	key := keyOf(a, b, scope)
 	if c, ok := d.diffs[key]; ok {
 		d.touch(c)
 		return c.paths, nil
@@ -263,12 +356,8 @@ func (d *diffCache) changedPaths(a, b gitrepo.Hash, scope *policy.PathScope) ([]
 	var p []string
 	var err error
 	if cd, ok := d.Source.(countedDiffer); ok {
-		var f gitrepo.PathFilter
-		if scope != nil {
-			f = scopeFilter{scope}
-		}
 		var st gitrepo.DiffStats
-		p, st, err = cd.ChangedPathsCounted(a, b, f)
+		p, st, err = cd.ChangedPathsCounted(a, b, filterOf(scope))
 		d.treeWork += st.Reads + st.Listed
 	} else {
 		p, err = changedPathsIn(d.Source, a, b, scope)
@@ -277,22 +366,121 @@ func (d *diffCache) changedPaths(a, b gitrepo.Hash, scope *policy.PathScope) ([]
 		return nil, err
 	}
 	d.computed++
+	if err := d.charge(len(p)); err != nil {
+		return nil, err
+	}
+	d.keep(key, p)
+	return p, nil
+}
+
+// changes is changesIn through the cache: a listed diff is cached as
+// changedPaths caches it; a walked one (larger than the cache) is
+// measured and walked again, and charged again, each time it is asked
+// for, as a list that large was listed again.
+func (d *diffCache) changes(a, b gitrepo.Hash, scope *policy.PathScope, rules []*policy.Rule) (changes, error) {
+	m, ok := d.Source.(measuringDiffer)
+	if !ok {
+		p, err := d.changedPaths(a, b, scope)
+		return listedChanges(p), err
+	}
+	key := keyOf(a, b, scope)
+	if c, ok := d.diffs[key]; ok {
+		d.touch(c)
+		return listedChanges(c.paths), nil
+	}
+	if err := d.check(); err != nil {
+		return changes{}, err
+	}
+	pd, err := m.MeasureChangedPaths(a, b, filterOf(scope))
+	// The work is counted when it fails too (the trees read).
+	defer func() { st := pd.Stats(); d.treeWork += st.Reads + st.Listed }()
+	if err != nil {
+		return changes{}, err
+	}
+	// Charged before the paths are listed or walked: a push past its
+	// budget pays for no more than measuring.
 	if d.charged {
-		d.paths += len(p)
+		d.paths += pd.Paths()
 		if err := d.check(); err != nil {
-			return nil, err
+			return changes{}, err
 		}
 	}
-	if n := pathsBytes(p); len(p) > 0 && n <= maxCachedBytes {
-		// A result larger than the whole cache is not kept.
-		c := &cachedDiff{key: key, paths: p, bytes: n}
-		d.diffs[key] = c
-		d.byFirst[&p[0]] = c
-		d.held += n
-		d.touch(c)
-		d.evict(c)
+	c, err := measuredChanges(pd, rules, maxListedBytes)
+	if err != nil {
+		return changes{}, err
 	}
-	return p, nil
+	d.computed++
+	if c.hits == nil {
+		d.keep(key, c.paths)
+	}
+	return c, nil
+}
+
+// charge charges n computed paths to the budget of a charged entry.
+func (d *diffCache) charge(n int) error {
+	if !d.charged {
+		return nil
+	}
+	d.paths += n
+	return d.check()
+}
+
+// keep caches paths, the diff named key, unless it is empty or larger
+// than the whole cache.
+func (d *diffCache) keep(key diffKey, p []string) {
+	n := pathsBytes(p)
+	if len(p) == 0 || n > maxCachedBytes {
+		return
+	}
+	c := &cachedDiff{key: key, paths: p, bytes: n}
+	d.diffs[key] = c
+	d.byFirst[&p[0]] = c
+	d.held += n
+	d.touch(c)
+	d.evict(c)
+}
+
+// filterOf is scope as a differ's filter (nil: none).
+func filterOf(scope *policy.PathScope) gitrepo.PathFilter {
+	if scope == nil {
+		return nil
+	}
+	return scopeFilter{scope}
+}
+
+// changesIn is what changed between trees a and b in the directories
+// scope may reach (nil: all), as the path rules among rules ask it
+// (changes): a Source that measures its diffs (*gitrepo.Repo) walks one
+// too large to list; any other lists it.
+func changesIn(src Source, a, b gitrepo.Hash, scope *policy.PathScope, rules []*policy.Rule) (changes, error) {
+	if d, ok := src.(*diffCache); ok {
+		return d.changes(a, b, scope, rules)
+	}
+	if m, ok := src.(measuringDiffer); ok {
+		pd, err := m.MeasureChangedPaths(a, b, filterOf(scope))
+		if err != nil {
+			return changes{}, err
+		}
+		return measuredChanges(pd, rules, maxListedBytes)
+	}
+	p, err := changedPathsIn(src, a, b, scope)
+	return listedChanges(p), err
+}
+
+// coveredIn returns the files of ch that rule r covers (all of them, or
+// for a walked diff the first maxShownPaths) and how many there are.
+func coveredIn(src Source, r *policy.Rule, ch changes) ([]string, int) {
+	if ch.hits == nil {
+		p := coveredPaths(src, r, ch.paths)
+		return p, len(p)
+	}
+	h := ch.hits[r]
+	if h == nil {
+		// Not asked: never so (changeCache asks every path rule of the
+		// ref); fail closed, as if every path changed were the rule's.
+		return nil, max(ch.n, 1)
+	}
+	return h.first, h.n
 }
 
 // cachedOf returns the cached diff whose result changed is (nil when it is

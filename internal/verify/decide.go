@@ -100,7 +100,12 @@ type RuleDecision struct {
 	Signed    []string // persons allowed by the rule who signed or approved
 	Missing   int      // how many more allowed persons are needed
 	Candidate []string // allowed persons who have not signed yet
-	Paths     []string // protected files that changed (path rules)
+	// Paths are the protected files that changed (path rules), sorted
+	// bytewise: all of them, or, when the diff was too large to list
+	// (a tree bomb within the differ's bounds), the first few; PathCount
+	// is how many there are.
+	Paths     []string
+	PathCount int
 	// Unmet lists requirements (GROUP=N) not covered by distinct persons.
 	Unmet []string
 	// TestsMissing names the groups whose passing test run is required but
@@ -227,7 +232,7 @@ func (d *Decision) decide(src Source, pol *policy.Policy, t Transition, in Input
 		}
 		return nil
 	}
-	changed := changeCache{src: src, t: t, in: in, scope: pol.PathScopeFor(t.Ref)}
+	changed := changeCache{src: src, t: t, in: in, scope: pol.PathScopeFor(t.Ref), rules: pathRules(rules)}
 	refRules := len(d.Rules)
 	for _, r := range rules {
 		if !r.IsPathRule() {
@@ -267,10 +272,10 @@ func decideRule(src Source, pol *policy.Policy, t Transition, in Inputs, set map
 		} else if why := unseen(t, r); why != "" {
 			rd.AllPaths, rd.Unseen = true, why
 			// The files the diff does show changed, to name them.
-			if paths, err := changed.files(r); err == nil {
-				rd.Paths = coveredPaths(src, r, paths)
+			if ch, err := changed.files(r); err == nil {
+				rd.Paths, rd.PathCount = coveredIn(src, r, ch)
 			}
-		} else if paths, err := changed.files(r); errors.Is(err, ErrBudget) {
+		} else if ch, err := changed.files(r); errors.Is(err, ErrBudget) {
 			return rd, true, err // the replay stops (budgetError)
 		} else if err != nil {
 			// Whether the rule applies is unknown: it fails on the
@@ -279,8 +284,8 @@ func decideRule(src Source, pol *policy.Policy, t Transition, in Inputs, set map
 			rd.ObjectErr = err
 			return rd, true, nil
 		} else {
-			rd.Paths = coveredPaths(src, r, paths)
-			if len(rd.Paths) == 0 {
+			rd.Paths, rd.PathCount = coveredIn(src, r, ch)
+			if rd.PathCount == 0 {
 				return rd, false, nil
 			}
 		}
@@ -369,8 +374,11 @@ type changeCache struct {
 	// scope: the directories the path rules' patterns may reach (the
 	// diff lists no others).
 	scope *policy.PathScope
+	// rules are the path rules covering the ref: a diff too large to
+	// list is walked once for all of them.
+	rules []*policy.Rule
 	done  bool
-	paths []string
+	ch    changes
 	err   error
 	// byTargets keeps a new ref's changed files per set of recorded
 	// targets: rules that cover the same refs (many, with rule files)
@@ -379,14 +387,25 @@ type changeCache struct {
 }
 
 type changed struct {
-	paths []string
-	err   error
+	ch  changes
+	err error
 }
 
-func (c *changeCache) files(r *policy.Rule) ([]string, error) {
+// pathRules are the path rules among rules.
+func pathRules(rules []*policy.Rule) []*policy.Rule {
+	var out []*policy.Rule
+	for _, r := range rules {
+		if r.IsPathRule() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (c *changeCache) files(r *policy.Rule) (changes, error) {
 	newRef := c.t.Old.IsZero() && c.t.DiffBase.IsZero()
 	if c.done && !newRef {
-		return c.paths, c.err
+		return c.ch, c.err
 	}
 	var targets []gitrepo.Hash
 	if newRef && c.in.RecordedTargets != nil {
@@ -398,55 +417,55 @@ func (c *changeCache) files(r *policy.Rule) ([]string, error) {
 			key.Write(h[:]) // raw: hex cost a tenth of the replay at 3 000 tags
 		}
 		if x, ok := c.byTargets[key.String()]; ok {
-			return x.paths, x.err
+			return x.ch, x.err
 		}
-		paths, err := changedFiles(c.src, c.in.Bases, c.t, targets, c.scope)
+		ch, err := changedFiles(c.src, c.in.Bases, c.t, targets, c.scope, c.rules)
 		if c.byTargets == nil {
 			c.byTargets = map[string]changed{}
 		}
-		c.byTargets[key.String()] = changed{paths, err}
-		return paths, err
+		c.byTargets[key.String()] = changed{ch, err}
+		return ch, err
 	}
-	c.paths, c.err = changedFiles(c.src, c.in.Bases, c.t, targets, c.scope)
+	c.ch, c.err = changedFiles(c.src, c.in.Bases, c.t, targets, c.scope, c.rules)
 	c.done = true
-	return c.paths, c.err
+	return c.ch, c.err
 }
 
-// changedFiles lists the files that differ between the transition's base
-// and its new target. A new ref with no base is compared with a recorded
-// state of targets (changedSinceBase).
-func changedFiles(src Source, bases *BaseCache, t Transition, targets []gitrepo.Hash, scope *policy.PathScope) ([]string, error) {
+// changedFiles is what differs between the transition's base and its new
+// target, for the path rules rules (changes). A new ref with no base is
+// compared with a recorded state of targets (changedSinceBase).
+func changedFiles(src Source, bases *BaseCache, t Transition, targets []gitrepo.Hash, scope *policy.PathScope, rules []*policy.Rule) (changes, error) {
 	base := t.Old
 	if !t.DiffBase.IsZero() {
 		base = t.DiffBase
 	}
 	if t.New.IsZero() {
-		return deletedFiles(src, base, scope)
+		return deletedFiles(src, base, scope, rules)
 	}
 	if base.IsZero() {
-		return changedSinceBase(src, bases, t.New, targets, scope)
+		return changedSinceBase(src, bases, t.New, targets, scope, rules)
 	}
-	return changedBetween(src, base, t.New, scope)
+	return changedBetween(src, base, t.New, scope, rules)
 }
 
-// deletedFiles lists every file of old's tree: what deleting a ref at old
+// deletedFiles is every file of old's tree: what deleting a ref at old
 // removes from it.
-func deletedFiles(src Source, old gitrepo.Hash, scope *policy.PathScope) ([]string, error) {
+func deletedFiles(src Source, old gitrepo.Hash, scope *policy.PathScope, rules []*policy.Rule) (changes, error) {
 	if old.IsZero() {
-		return nil, nil
+		return changes{}, nil
 	}
 	ot, err := treeOf(src, old)
 	if err != nil {
-		return nil, err
+		return changes{}, err
 	}
-	paths, err := changedPathsIn(src, ot, gitrepo.ZeroHash, scope)
+	ch, err := changesIn(src, ot, gitrepo.ZeroHash, scope, rules)
 	if errors.Is(err, ErrBudget) {
-		return nil, err // not the tree's fault
+		return changes{}, err // not the tree's fault
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: files of %s: %w", ErrBadObject, short(old), err)
+		return changes{}, fmt.Errorf("%w: files of %s: %w", ErrBadObject, short(old), err)
 	}
-	return paths, nil
+	return ch, nil
 }
 
 // unmetRequirements assigns distinct persons to requirement slots (a
@@ -678,16 +697,16 @@ func describePaths(b *strings.Builder, rd RuleDecision) {
 	}
 	if len(rd.Paths) > 0 {
 		shown := rd.Paths
-		if len(shown) > 5 {
-			shown = shown[:5]
+		if len(shown) > maxShownPaths {
+			shown = shown[:maxShownPaths]
 		}
 		show := make([]string, len(shown))
 		for i, p := range shown {
 			show[i] = policy.ShowPath(p)
 		}
 		fmt.Fprintf(b, "; protected files changed: %s", strings.Join(show, ", "))
-		if len(rd.Paths) > 5 {
-			fmt.Fprintf(b, " and %d more", len(rd.Paths)-5)
+		if n := max(rd.PathCount, len(rd.Paths)); n > len(shown) {
+			fmt.Fprintf(b, " and %d more", n-len(shown))
 		}
 	}
 }

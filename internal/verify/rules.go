@@ -72,24 +72,26 @@ func readTreeOf(src Source, h gitrepo.Hash) (gitrepo.Hash, error) {
 	return commit.Tree, nil
 }
 
-func changedBetween(src Source, old, new gitrepo.Hash, scope *policy.PathScope) ([]string, error) {
+// changedBetween is what changed from commit old to commit new, for the
+// path rules rules (changesIn).
+func changedBetween(src Source, old, new gitrepo.Hash, scope *policy.PathScope, rules []*policy.Rule) (changes, error) {
 	ot, err := treeOf(src, old)
 	if err != nil {
-		return nil, err
+		return changes{}, err
 	}
 	nt, err := treeOf(src, new)
 	if err != nil {
-		return nil, err
+		return changes{}, err
 	}
-	paths, err := changedPathsIn(src, ot, nt, scope)
+	ch, err := changesIn(src, ot, nt, scope, rules)
 	if errors.Is(err, ErrBudget) {
-		return nil, err // not the trees' fault
+		return changes{}, err // not the trees' fault
 	}
 	if err != nil {
 		// Both commits are present: their trees must be readable.
-		return nil, fmt.Errorf("%w: diff %s..%s: %w", ErrBadObject, short(old), short(new), err)
+		return changes{}, fmt.Errorf("%w: diff %s..%s: %w", ErrBadObject, short(old), short(new), err)
 	}
-	return paths, nil
+	return ch, nil
 }
 
 // maxBaseTargets bounds the recorded targets a new ref's files are
@@ -110,14 +112,14 @@ const maxBaseTargets = 16
 // bases (BaseCache, nil: none), so that the cost of a new ref does not
 // grow with the number of recorded refs; the merge base with those is the
 // merge base with all of them, and the base is still looked for among all.
-func changedSinceBase(src Source, bases *BaseCache, new gitrepo.Hash, targets []gitrepo.Hash, scope *policy.PathScope) ([]string, error) {
+func changedSinceBase(src Source, bases *BaseCache, new gitrepo.Hash, targets []gitrepo.Hash, scope *policy.PathScope, rules []*policy.Rule) (changes, error) {
 	nc, err := src.PeelToCommit(new)
 	if err != nil {
-		return nil, objectError(src, err, "commit "+short(new), new)
+		return changes{}, objectError(src, err, "commit "+short(new), new)
 	}
 	nt, err := treeOf(src, nc)
 	if err != nil {
-		return nil, err
+		return changes{}, err
 	}
 	var commits []gitrepo.Hash
 	for _, t := range targets {
@@ -126,43 +128,43 @@ func changedSinceBase(src Source, bases *BaseCache, new gitrepo.Hash, targets []
 		}
 	}
 	if len(commits) == 0 {
-		return diffTrees(src, gitrepo.ZeroHash, nt, gitrepo.ZeroHash, new, scope)
+		return diffTrees(src, gitrepo.ZeroHash, nt, gitrepo.ZeroHash, new, scope, rules)
 	}
 	if bases != nil {
 		bases.MergeBases++
 	}
 	base, ok, err := src.MergeBase(nc, bases.candidates(src, commits)...)
 	if err != nil {
-		return nil, fmt.Errorf("%w: merge base of %s: %v", ErrBadObject, short(new), err)
+		return changes{}, fmt.Errorf("%w: merge base of %s: %v", ErrBadObject, short(new), err)
 	}
 	if ok && slices.Contains(commits, base) {
 		bt, err := treeOf(src, base)
 		if err != nil {
-			return nil, err
+			return changes{}, err
 		}
-		return diffTrees(src, bt, nt, base, new, scope)
+		return diffTrees(src, bt, nt, base, new, scope, rules)
 	}
-	return changedSinceNearest(src, nt, new, commits, scope)
+	return changedSinceNearest(src, nt, new, commits, scope, rules)
 }
 
-// changedSinceNearest lists the files tree nt (of new) changes from the
+// changedSinceNearest is what tree nt (of new) changes from the
 // recorded target, of the first maxBaseTargets commits, that it differs
 // from least.
-func changedSinceNearest(src Source, nt, new gitrepo.Hash, commits []gitrepo.Hash, scope *policy.PathScope) ([]string, error) {
-	var best []string
+func changedSinceNearest(src Source, nt, new gitrepo.Hash, commits []gitrepo.Hash, scope *policy.PathScope, rules []*policy.Rule) (changes, error) {
+	var best changes
 	for i, c := range commits[:min(len(commits), maxBaseTargets)] {
 		ct, err := treeOf(src, c)
 		if err != nil {
-			return nil, err
+			return changes{}, err
 		}
-		paths, err := diffTrees(src, ct, nt, c, new, scope)
+		ch, err := diffTrees(src, ct, nt, c, new, scope, rules)
 		if err != nil {
-			return nil, err
+			return changes{}, err
 		}
-		if i == 0 || len(paths) < len(best) {
-			best = paths
+		if i == 0 || ch.n < best.n {
+			best = ch
 		}
-		if len(best) == 0 {
+		if best.n == 0 {
 			break
 		}
 	}
@@ -171,15 +173,15 @@ func changedSinceNearest(src Source, nt, new gitrepo.Hash, commits []gitrepo.Has
 
 // diffTrees lists the files that differ between trees from and to, the
 // trees of commits base (zero: none) and new.
-func diffTrees(src Source, from, to, base, new gitrepo.Hash, scope *policy.PathScope) ([]string, error) {
-	paths, err := changedPathsIn(src, from, to, scope)
+func diffTrees(src Source, from, to, base, new gitrepo.Hash, scope *policy.PathScope, rules []*policy.Rule) (changes, error) {
+	ch, err := changesIn(src, from, to, scope, rules)
 	if errors.Is(err, ErrBudget) {
-		return nil, err // not the trees' fault
+		return changes{}, err // not the trees' fault
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: diff %s..%s: %w", ErrBadObject, shortOrNone(base), short(new), err)
+		return changes{}, fmt.Errorf("%w: diff %s..%s: %w", ErrBadObject, shortOrNone(base), short(new), err)
 	}
-	return paths, nil
+	return ch, nil
 }
 
 // Approvers returns the persons with a valid approval, under pol, of
