@@ -366,7 +366,7 @@ func (h *Helper) adopt(remote, local map[string]gitrepo.Hash) error {
 		}
 	}
 	if len(keeps) > 0 {
-		recorded, err := rsl.FindRecorded(g, remote[rsl.Ref], keeps, 0)
+		recorded, err := recordedKeeps(g, remote[rsl.Ref], keeps)
 		if err != nil {
 			return fmt.Errorf("read the log to check the remote's keep refs: %w", err)
 		}

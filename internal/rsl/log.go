@@ -217,21 +217,51 @@ const KeepLookup = 10_000
 // the old or new state of a ref: the states keep refs may hold. It stops
 // as soon as all are found.
 func FindRecorded(r Reader, tip gitrepo.Hash, want map[gitrepo.Hash]bool, max int) (map[gitrepo.Hash]bool, error) {
+	return findRecorded(r, tip, want, max, gitrepo.ZeroHash, nil)
+}
+
+// FindRecordedAfter is FindRecorded over the whole log for a caller that
+// remembers which states an earlier search of the log up to the entry
+// knownTip found recorded nowhere (known): the log only grows, so those can
+// only be recorded by an entry after knownTip, and the walk stops there
+// once every other state wanted is found. A fetch that checks the keep
+// refs a remote serves so reads only the entries new since the last fetch,
+// not the whole log every time, when the remote serves keep refs the log
+// does not record. A knownTip the walk never meets (a log that does not
+// extend it) costs the whole walk, which answers exactly.
+func FindRecordedAfter(r Reader, tip gitrepo.Hash, want map[gitrepo.Hash]bool, knownTip gitrepo.Hash, known map[gitrepo.Hash]bool) (map[gitrepo.Hash]bool, error) {
+	return findRecorded(r, tip, want, 0, knownTip, known)
+}
+
+func findRecorded(r Reader, tip gitrepo.Hash, want map[gitrepo.Hash]bool, max int, knownTip gitrepo.Hash, known map[gitrepo.Hash]bool) (map[gitrepo.Hash]bool, error) {
 	found := map[gitrepo.Hash]bool{}
 	if len(want) == 0 || tip.IsZero() {
 		return found, nil
 	}
-	seen := 0
+	unknown := 0 // states wanted that no earlier search ruled out
+	for h := range want {
+		if !known[h] {
+			unknown++
+		}
+	}
+	unknownFound, passed, seen := 0, false, 0
 	err := WalkBack(r, tip, func(rec *Record) (bool, error) {
 		if e := rec.Entry; e.Type == TypeRef {
 			for _, h := range []gitrepo.Hash{e.Old, e.New} {
-				if want[h] {
+				if want[h] && !found[h] {
 					found[h] = true
+					if !known[h] {
+						unknownFound++
+					}
 				}
 			}
 		}
 		seen++
-		return len(found) < len(want) && (max == 0 || seen < max), nil
+		if rec.ID == knownTip {
+			passed = true
+		}
+		done := len(found) == len(want) || (passed && unknownFound == unknown)
+		return !done && (max == 0 || seen < max), nil
 	})
 	return found, err
 }

@@ -509,3 +509,51 @@ func TestWriteErrors(t *testing.T) {
 		t.Fatalf("stored commit: payload %q signature %q", c.SignedPayload(), c.Signature)
 	}
 }
+
+// countingReader counts the entries a walk reads.
+type countingReader struct {
+	rsl.Reader
+	n int
+}
+
+func (c *countingReader) ReadCommit(h gitrepo.Hash) (*gitrepo.Commit, error) {
+	c.n++
+	return c.Reader.ReadCommit(h)
+}
+
+// FindRecordedAfter reads no entry at or before knownTip for the states an
+// earlier search ruled out there (known), and still finds every state it
+// is asked about that an entry records.
+func TestFindRecordedAfter(t *testing.T) {
+	s := newMemStore()
+	ids := sampleLog(t, s)
+	set := func(hs ...gitrepo.Hash) map[gitrepo.Hash]bool {
+		m := map[gitrepo.Hash]bool{}
+		for _, h := range hs {
+			m[h] = true
+		}
+		return m
+	}
+	junk := hx('f')
+	for _, tc := range []struct {
+		name     string
+		want     map[gitrepo.Hash]bool
+		knownTip gitrepo.Hash
+		known    map[gitrepo.Hash]bool
+		found    map[gitrepo.Hash]bool
+		reads    int
+	}{
+		{"nothing known: the whole log", set(junk), gitrepo.ZeroHash, nil, set(), 9},
+		{"known junk: only the entries after knownTip", set(junk), ids[6], set(junk), set(), 4},
+		{"known junk and a new state: until the new one is found", set(junk, hx('c')), ids[6], set(junk), set(hx('c')), 6},
+		{"a known state recorded after knownTip is found", set(hx('e')), ids[6], set(hx('e')), set(hx('e')), 1},
+		{"an old state, as old state of a later entry", set(hx('a')), ids[8], set(), set(hx('a')), 1},
+		{"knownTip not in the log: the whole log", set(junk), hx('9'), set(junk), set(), 9},
+	} {
+		r := &countingReader{Reader: s}
+		got, err := rsl.FindRecordedAfter(r, ids[9], tc.want, tc.knownTip, tc.known)
+		if err != nil || !reflect.DeepEqual(got, tc.found) || r.n != tc.reads {
+			t.Errorf("%s: found %v after %d reads (%v), want %v after %d", tc.name, got, r.n, err, tc.found, tc.reads)
+		}
+	}
+}
