@@ -84,6 +84,7 @@ func (r *Repo) Record(name, keyFile string) (*RecordResult, error) {
 		return nil, err
 	}
 	defer s.Close()
+	r.Trace.Mark("record: ref and key")
 	var res *RecordResult
 	lost, err := Retry(func(int) (bool, error) {
 		res, err = r.recordOnce(ref, src, s, who)
@@ -139,6 +140,7 @@ func (r *Repo) recordOnce(ref, src string, s sign.Signer, who gitrepo.Ident) (*R
 	if err != nil {
 		return nil, err
 	}
+	r.Trace.Mark("record: refs read")
 	// The policy is read and its signatures checked on the other core
 	// while the log is searched for ref's last entry.
 	type loaded struct {
@@ -151,7 +153,9 @@ func (r *Repo) recordOnce(ref, src string, s sign.Signer, who gitrepo.Ident) (*R
 		polc <- loaded{pol, err}
 	}()
 	last, old, err := r.recordedFor(snap.rslTip, ref)
+	r.Trace.Mark("record: last entry found")
 	lp := <-polc
+	r.Trace.Mark("record: policy loaded")
 	if err != nil {
 		return nil, err
 	}
@@ -178,6 +182,7 @@ func (r *Repo) recordOnce(ref, src string, s sign.Signer, who gitrepo.Ident) (*R
 	if err := r.CommitWith(tx, p); err != nil {
 		return nil, err
 	}
+	r.Trace.Mark("record: log moved")
 	res.Entry, res.ID, res.Pending = p.Entries[0].Number, p.Tip, p.Pending
 	return res, nil
 }

@@ -60,6 +60,10 @@ func runRecord(_ context.Context, opts *RecordOptions) error {
 	if err != nil {
 		return err
 	}
+	// GIT_SECURE_TRACE: the record's phases on stderr.
+	if r.Trace = f.Tracer("record"); r.Trace != nil {
+		r.Trace.Mark("record: set up")
+	}
 	res, err := r.Record(opts.Ref, opts.Key)
 	if err != nil {
 		return err
