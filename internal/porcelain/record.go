@@ -75,6 +75,7 @@ type RecordResult struct {
 // the signer may not move the ref at all; when the signer is allowed but
 // more approvals are needed it records and says who must still approve.
 func (r *Repo) Record(name, keyFile string) (*RecordResult, error) {
+	ahead := r.readPolicyAhead()
 	ref, src, err := r.recordSource(name)
 	if err != nil {
 		return nil, err
@@ -86,8 +87,11 @@ func (r *Repo) Record(name, keyFile string) (*RecordResult, error) {
 	defer s.Close()
 	r.Trace.Mark("record: ref and key")
 	var res *RecordResult
-	lost, err := Retry(func(int) (bool, error) {
-		res, err = r.recordOnce(ref, src, s, who)
+	lost, err := Retry(func(n int) (bool, error) {
+		if n > 1 {
+			ahead = nil // read again whatever the log and the policy became
+		}
+		res, err = r.recordOnce(ref, src, s, who, ahead)
 		return false, err
 	})
 	if lost {
@@ -127,7 +131,47 @@ func (r *Repo) snapshotFor(src string) (*recordSnapshot, error) {
 	return out, nil
 }
 
-func (r *Repo) recordOnce(ref, src string, s sign.Signer, who gitrepo.Ident) (*RecordResult, error) {
+// policyAhead is the policy a record reads and checks on another core
+// from its start, before its snapshot of the refs says which policy judges
+// the entry: the record's own work before the snapshot (the ref, the key,
+// the identity) and its search of the log then overlap with it, where the
+// log's search alone was shorter than reading the policy and checking its
+// signatures, and the record waited. At the snapshot's policy tip it is
+// that policy; a policy applied in between is read again (at).
+type policyAhead struct {
+	done chan struct{}
+	tip  gitrepo.Hash
+	pol  *policy.Policy
+	err  error
+}
+
+func (r *Repo) readPolicyAhead() *policyAhead {
+	a := &policyAhead{done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		tip, ok, err := r.Git.ResolveRef(policy.Ref)
+		if err != nil || !ok {
+			return // the snapshot reports it
+		}
+		a.tip = tip
+		a.pol, a.err = policy.LoadSigned(r.Git, tip, nil)
+	}()
+	return a
+}
+
+// at returns the signed policy at tip: the one read ahead when it is at
+// tip, else read now.
+func (a *policyAhead) at(r *Repo, tip gitrepo.Hash) (*policy.Policy, error) {
+	if a != nil {
+		<-a.done
+		if !a.tip.IsZero() && a.tip == tip {
+			return a.pol, a.err
+		}
+	}
+	return policy.LoadSigned(r.Git, tip, nil)
+}
+
+func (r *Repo) recordOnce(ref, src string, s sign.Signer, who gitrepo.Ident, ahead *policyAhead) (*RecordResult, error) {
 	// git update-ref starts first and waits for the transaction while the
 	// log and the policy are read and the entry is checked, signed and
 	// written; when there is nothing to record it is stopped unused.
@@ -142,14 +186,15 @@ func (r *Repo) recordOnce(ref, src string, s sign.Signer, who gitrepo.Ident) (*R
 	}
 	r.Trace.Mark("record: refs read")
 	// The policy is read and its signatures checked on the other core
-	// while the log is searched for ref's last entry.
+	// (from the record's start: readPolicyAhead) while the log is searched
+	// for ref's last entry.
 	type loaded struct {
 		pol *policy.Policy
 		err error
 	}
 	polc := make(chan loaded, 1)
 	go func() {
-		pol, err := policy.LoadSigned(r.Git, snap.policyTip, nil)
+		pol, err := ahead.at(r, snap.policyTip)
 		polc <- loaded{pol, err}
 	}()
 	last, old, err := r.recordedFor(snap.rslTip, ref)
