@@ -198,7 +198,9 @@ while read -r next; do
     else
       (cd "$gd" && PATH="$tmp/shim:$PATH" "$BIN" rsl record --key "$key" main >"$tmp/rec.out" 2>&1 </dev/null) || { cat "$tmp/rec.out" >&2; exit 1; }
     fi
-    cp "$tmp/shim/log" "$OUT/cli-record-git-processes.txt"
+    # No log at all: the record started no git process (session 15: the
+    # log's ref is moved in-process).
+    if [ -f "$tmp/shim/log" ]; then cp "$tmp/shim/log" "$OUT/cli-record-git-processes.txt"; else : >"$OUT/cli-record-git-processes.txt"; fi
   fi
 done <"$tmp/spare"
 [ -z "$RT" ] || chrt -o -p 0 $$
