@@ -477,6 +477,12 @@ func (c *Context) keepsRecorded(keeps []RefLine, logTip gitrepo.Hash) error {
 func (c *Context) checkKeepRef(l RefLine) error {
 	name := strings.TrimPrefix(l.Ref, rsl.KeepRefPrefix)
 	switch {
+	case l.Old.IsZero() && l.New.IsZero():
+		// git sends the deletion of a ref the server lacks when the
+		// client's listing was stale (or came through a helper that hides
+		// refs/secure/*): say that, not that it must point at its commit.
+		c.say("error: %s does not exist on this server: there is nothing to delete", l.Ref)
+		c.say("hint: drop it from the push; git ls-remote URL '%s*' lists the keep refs the server has (they are only ever created, never deleted)", rsl.KeepRefPrefix)
 	case !l.Old.IsZero() && l.New.IsZero():
 		c.say("error: %s keeps a recorded state reachable for fresh clones: it cannot be deleted", l.Ref)
 	case !l.Old.IsZero():

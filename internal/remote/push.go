@@ -169,6 +169,8 @@ func (h *Helper) reportPush(specs []pushSpec, results map[string]string, upToDat
 			fmt.Fprintf(h.Out, "error %s %s\n", s.Ref, msg)
 		} else if msg, refused := notMetadata(s.Ref); refused {
 			fmt.Fprintf(h.Out, "error %s %s\n", s.Ref, msg)
+		} else if msg, refused := h.keepRefNotDeleted(s); refused {
+			fmt.Fprintf(h.Out, "error %s %s\n", s.Ref, msg)
 		} else if msg, failed := results[s.Ref]; failed {
 			fmt.Fprintf(h.Out, "error %s %s\n", s.Ref, display.Escape(oneLine(msg)))
 		} else if upToDate[s.Ref] {
@@ -820,6 +822,27 @@ func notMetadata(dst string) (string, bool) {
 		return "", false
 	}
 	return fmt.Sprintf("not a git-secure ref: refs/secure/ holds only %s, %s, %s and %s, which git-remote-secure sends by itself; push other refs under another name", rsl.Ref, policy.Ref, attest.Ref, policy.StagingRef), true
+}
+
+// keepRefNotDeleted says why the deletion of a keep ref the user named
+// (git push origin :refs/secure/keep/H) is not sent: keep refs are only
+// ever created, and the helper sends them itself. It was reported deleted
+// ("- [deleted]", exit 0), also when the remote had no such ref.
+func (h *Helper) keepRefNotDeleted(s pushSpec) (string, bool) {
+	if !strings.HasPrefix(s.Ref, rsl.KeepRefPrefix) || !s.New.IsZero() {
+		return "", false
+	}
+	local := ""
+	if _, ok, err := h.Repo.Git.ResolveRef(s.Ref); err == nil && ok {
+		local = fmt.Sprintf("; to drop it from this clone only: git update-ref -d %s", s.Ref)
+	}
+	// Asked, not taken from the listing, which may be the memory of an
+	// earlier contact (secure.pushListing).
+	out, err := h.git(h.urlArgs("ls-remote", "--", h.URL, s.Ref)...)
+	if err == nil && !strings.Contains(string(out), "\t"+s.Ref+"\n") && !strings.HasSuffix(string(out), "\t"+s.Ref) {
+		return fmt.Sprintf("%s has no %s: there is nothing to delete (git ls-remote %s '%s*' lists the keep refs it has)%s", h.Remote, s.Ref, h.Remote, rsl.KeepRefPrefix, local), true
+	}
+	return fmt.Sprintf("not sent: a keep ref keeps a state the log records reachable for fresh clones and is never deleted (the server refuses it)%s", local), true
 }
 
 // describeMetadata names what metadata refspecs ("<hash>:<ref>") send.

@@ -215,3 +215,34 @@ func TestFreshCloneForgivesMissingStateItsRuleBlocked(t *testing.T) {
 		t.Fatalf("a missing state whose entry failed rule crypto must stay forgiven:\n%s", r)
 	}
 }
+
+// Deleting a keep ref the server does not have says so, through the
+// helper and past it: the helper reported it deleted (exit 0) without
+// sending anything, and the server's hook said the ref "must point at
+// the commit it names, but the push sets it to (deleted)". An existing
+// one is still refused as undeletable.
+func TestDeleteMissingKeepRefSaysSo(t *testing.T) {
+	srv := startServer(t, trFile)
+	path, url := srv.newRepo("keepdel.git", true)
+	alice := newUser(t, "alice")
+	dir := benchRepo(t, alice, "work", url, true)
+	main := strings.TrimSpace(srv.admin.git(path, "rev-parse", "refs/heads/main"))
+	keep := rsl.KeepRefPrefix + main
+	r := alice.run(dir, "git", "push", "origin", ":"+keep)
+	if r.code == 0 || !strings.Contains(r.stderr, "origin has no "+keep+": there is nothing to delete") || !strings.Contains(r.stderr, "git ls-remote origin 'refs/secure/keep/*'") {
+		t.Fatalf("the helper must refuse to delete a keep ref the remote lacks, saying it does not exist:\n%s", r)
+	}
+	r = alice.pushDirect(dir, url, url, ":"+keep)
+	if r.code == 0 || !strings.Contains(r.stderr, keep+" does not exist on this server: there is nothing to delete") || !strings.Contains(r.stderr, "drop it from the push") || strings.Contains(r.stderr, "must point at the commit it names") {
+		t.Fatalf("the server must refuse to delete a keep ref it lacks, saying it does not exist:\n%s", r)
+	}
+	srv.admin.git(path, "-c", "core.hooksPath=/dev/null", "update-ref", keep, main)
+	alice.git(dir, "update-ref", keep, main)
+	r = alice.run(dir, "git", "push", "origin", ":"+keep)
+	if r.code == 0 || !strings.Contains(r.stderr, "is never deleted") || !strings.Contains(r.stderr, "git update-ref -d "+keep) || strings.Contains(r.stderr, "nothing to delete") {
+		t.Fatalf("the helper must refuse to delete an existing keep ref:\n%s", r)
+	}
+	if got := srv.admin.refs(path)[keep]; got != main {
+		t.Fatalf("%s is %q on the server, want %s", keep, got, main)
+	}
+}
