@@ -98,7 +98,7 @@ func (v *verifier) replaceRefs() ([]gitrepo.Ref, error) {
 		return refs, nil
 	}
 	// A clone judges what its remote serves: the remote's replace refs,
-	// which a refspec such as +refs/replace/*:refs/remote-replace/origin/*
+	// which a refspec such as +refs/*:refs/remote-refs/origin/*
 	// (the CI script's) keeps as remote-tracking refs, change what every
 	// mirror of the remote reads, though this clone's git does not read
 	// them. Each is judged as the remote's ref (same name, its value).

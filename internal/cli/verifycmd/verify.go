@@ -280,8 +280,9 @@ func printResult(f *factory.Factory, res *verify.Result, took time.Duration, ver
 }
 
 // distinctRefs leaves out a ref judged again with the same value, entry
-// and verdict: in a clone that fetches tags into refs/remote-tags/origin/*
-// too (README, "Verify in CI"), every tag is judged as refs/tags/X and as
+// and verdict: in a clone that keeps the remote's tags as remote-tracking
+// refs too (refs/remote-refs/origin/*: README, "Verify in CI"), every tag
+// is judged as refs/tags/X and as
 // origin's, and a CI log listed each twice. --json keeps them all.
 func distinctRefs(all []verify.RefStatus) []verify.RefStatus {
 	type key struct {
