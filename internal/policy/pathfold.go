@@ -129,21 +129,16 @@ func ShowPath(path string) string {
 // "src/crypto" for "src/crypto/**" or "src/crypto/*.c", "src" for
 // "src/aes.c", nothing for "**/x" or "*/crypto/**".
 func protectsDirectory(patternKey, key string) bool {
-	comps := strings.Split(patternKey, "/")
-	dir := ""
-	for _, c := range comps[:len(comps)-1] {
-		if strings.ContainsAny(c, "*?") {
-			return false
-		}
-		if dir != "" {
-			dir += "/"
-		}
-		dir += c
-		if dir == key {
-			return true
-		}
+	// key is the pattern up to a slash, with no wildcard in it (leading
+	// slashes, empty components, spell nothing). Without splitting the
+	// pattern: CoversPath asks this of every changed path (a tree bomb's
+	// million), and the split was most of what it allocated.
+	if key == "" {
+		return strings.HasPrefix(patternKey, "/")
 	}
-	return false
+	patternKey = strings.TrimLeft(patternKey, "/")
+	return len(key) < len(patternKey) && patternKey[len(key)] == '/' &&
+		strings.HasPrefix(patternKey, key) && !strings.ContainsAny(key, "*?")
 }
 
 // attributesFile is the key of a .gitattributes file's name.

@@ -231,3 +231,39 @@ func TestRuleCoversAttributes(t *testing.T) {
 		}
 	}
 }
+
+// protectsDirectorySplit is protectsDirectory as it was, splitting the
+// pattern into components (FuzzProtectsDirectory compares them).
+func protectsDirectorySplit(patternKey, key string) bool {
+	comps := strings.Split(patternKey, "/")
+	dir := ""
+	for _, c := range comps[:len(comps)-1] {
+		if strings.ContainsAny(c, "*?") {
+			return false
+		}
+		if dir != "" {
+			dir += "/"
+		}
+		dir += c
+		if dir == key {
+			return true
+		}
+	}
+	return false
+}
+
+// FuzzProtectsDirectory: protectsDirectory, which no longer splits the
+// pattern, answers as the split did.
+func FuzzProtectsDirectory(f *testing.F) {
+	for _, seed := range [][2]string{
+		{"src/crypto/**", "src"}, {"src/crypto/**", "src/crypto"}, {"src/aes.c", "src/aes.c"},
+		{"*/crypto/**", "src/crypto"}, {"src/*/keys/**", "src"}, {"a//b", "a/"}, {"/x", ""}, {"", ""}, {"a/b", "a/b/"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, pattern, key string) {
+		if got, want := protectsDirectory(pattern, key), protectsDirectorySplit(pattern, key); got != want {
+			t.Fatalf("protectsDirectory(%q, %q) = %v, the split said %v", pattern, key, got, want)
+		}
+	})
+}
