@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
+	"unsafe"
 )
 
 // Limits for ChangedPaths against hostile trees. A few tiny trees can name
@@ -120,7 +122,7 @@ func (pd *PathDiff) List() ([]string, error) {
 	}
 	pd.d.out = make([]string, 0, pd.size.paths)
 	err := pd.Walk(func(p string) error {
-		pd.d.out = append(pd.d.out, p)
+		pd.d.out = append(pd.d.out, strings.Clone(p))
 		return nil
 	})
 	out := pd.d.out
@@ -133,7 +135,10 @@ func (pd *PathDiff) List() ([]string, error) {
 }
 
 // Walk calls fn with each changed path, in tree order (not sorted), and
-// stops at fn's first error, which it returns as it is. Each call walks
+// stops at fn's first error, which it returns as it is. The path is valid
+// during the call only: its bytes are reused for the next (as
+// bufio.Scanner's Bytes are), so fn must copy it (strings.Clone) to keep
+// it; a walk of a tree bomb then allocates nothing per path. Each call walks
 // the trees again (those measure read are kept, up to maxKeptEntries
 // entries, while pd is).
 func (pd *PathDiff) Walk(fn func(path string) error) error {
@@ -142,7 +147,8 @@ func (pd *PathDiff) Walk(fn func(path string) error) error {
 	}
 	pd.d.walked, pd.d.emitted = 0, 0
 	pd.d.emit, pd.d.emitErr = fn, nil
-	err := pd.d.list("", pd.oldTree, pd.tree, pd.reach, 0)
+	pd.d.path = pd.d.path[:0]
+	err := pd.d.list(pd.oldTree, pd.tree, pd.reach, 0)
 	fnErr := pd.d.emitErr
 	pd.d.emit, pd.d.emitErr = nil, nil
 	switch {
@@ -171,6 +177,7 @@ type differ struct {
 	// stops the walk. walked and emitted count one walk's directory
 	// pairs and paths (its bounds).
 	emit            func(path string) error
+	path            []byte // the path list is at
 	emitErr         error
 	walked, emitted int
 	// memo keeps the size of each pair of subtrees measured where the
@@ -418,15 +425,18 @@ func (s diffSize) check(dir string, dirLen int) error {
 	return nil
 }
 
-// list walks the changed paths, giving each to d.emit; measure has
-// bounded them.
-func (d *differ) list(prefix string, a, b Hash, reach Reach, depth int) error {
+// list walks the changed paths under the directory d.path names, giving
+// each to d.emit; measure has bounded them. The paths are built in
+// d.path, whose bytes are reused: a path handed to emit is a view of
+// them (Walk), so that walking a million paths does not allocate a
+// million strings.
+func (d *differ) list(a, b Hash, reach Reach, depth int) error {
 	a, b = normTree(a), normTree(b)
 	if a == b {
 		return nil
 	}
 	if depth >= maxTreeDepth {
-		return boundErr("trees nested deeper than %d under %q", maxTreeDepth, truncate(prefix, 200))
+		return boundErr("trees nested deeper than %d under %q", maxTreeDepth, truncate(string(d.path), 200))
 	}
 	d.listed++
 	if d.walked++; d.walked > maxTreeReads {
@@ -441,13 +451,18 @@ func (d *differ) list(prefix string, a, b Hash, reach Reach, depth int) error {
 		return err
 	}
 	return eachChange(ea, eb, func(name string, leaf bool, x, y Hash) error {
-		p := join(prefix, name)
+		n := len(d.path)
+		if n > 0 {
+			d.path = append(d.path, '/')
+		}
+		d.path = append(d.path, name...)
+		defer func() { d.path = d.path[:n] }()
 		if leaf {
 			if d.emitted >= maxChangedPaths {
 				return boundErr("more than %d changed paths", maxChangedPaths)
 			}
 			d.emitted++
-			if err := d.emit(p); err != nil {
+			if err := d.emit(unsafe.String(&d.path[0], len(d.path))); err != nil {
 				d.emitErr = err
 				return err
 			}
@@ -455,7 +470,7 @@ func (d *differ) list(prefix string, a, b Hash, reach Reach, depth int) error {
 		}
 		r := reach
 		if reach == ReachSome {
-			r = d.filter.Reach(p)
+			r = d.filter.Reach(string(d.path))
 		}
 		if r == ReachNone {
 			return nil
@@ -467,6 +482,6 @@ func (d *differ) list(prefix string, a, b Hash, reach Reach, depth int) error {
 				return nil
 			}
 		}
-		return d.list(p, x, y, r, depth+1)
+		return d.list(x, y, r, depth+1)
 	})
 }

@@ -3,6 +3,7 @@ package gitrepo
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -28,7 +29,7 @@ func TestWalkChangedPaths(t *testing.T) {
 				}
 				for range 2 { // a second walk walks again
 					var got []string
-					if err := pd.Walk(func(p string) error { got = append(got, p); return nil }); err != nil {
+					if err := pd.Walk(func(p string) error { got = append(got, strings.Clone(p)); return nil }); err != nil {
 						t.Fatal(err)
 					}
 					slices.Sort(got)

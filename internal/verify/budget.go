@@ -125,7 +125,8 @@ type ruleHits struct {
 // maxShownPaths is how many of a rule's changed files a refusal names.
 const maxShownPaths = 5
 
-// add counts p, keeping it when it is among the first.
+// add counts p, keeping a copy when it is among the first (a walk reuses
+// p's bytes: PathDiff.Walk).
 func (h *ruleHits) add(p string) {
 	h.n++
 	if len(h.first) == maxShownPaths && p >= h.first[maxShownPaths-1] {
@@ -136,7 +137,7 @@ func (h *ruleHits) add(p string) {
 		h.first = append(h.first, "")
 	}
 	copy(h.first[i+1:], h.first[i:])
-	h.first[i] = p
+	h.first[i] = strings.Clone(p)
 }
 
 // listedChanges is a listed diff's changes.
@@ -160,6 +161,8 @@ func measuredChanges(pd *gitrepo.PathDiff, rules []*policy.Rule, listBytes int) 
 			asked, hits = append(asked, r), append(hits, c.hits[r])
 		}
 	}
+	// p is a view of the walk's buffer: CoversPath keeps nothing of it,
+	// add copies what it keeps.
 	err := pd.Walk(func(p string) error {
 		for i, r := range asked {
 			if r.CoversPath(p) {
