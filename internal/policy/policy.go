@@ -546,14 +546,20 @@ func decode[T metadata.Roles](name string, data []byte, limit int) (*metadata.Me
 }
 
 // decodeChecked is decode for data strictjson.CheckItems accepted (with
-// maxItems). Targets metadata (targets.json, rule files) in the form
-// go-tuf writes it is read in one pass by tufjson.Targets, which returns
-// go-tuf's value and proves that go-tuf encodes it back to data; anything
+// maxItems). Targets metadata (targets.json, rule files) and root.json in
+// the form go-tuf writes them are read in one pass by tufjson.Targets and
+// tufjson.Root, which return go-tuf's value and prove that go-tuf encodes
+// it back to data; anything
 // else goes through go-tuf's decoder and the comparison below, which
 // refuse it (or accept it exactly as before).
 func decodeChecked[T metadata.Roles](name string, data []byte) (*metadata.Metadata[T], error) {
-	if _, isTargets := any((*T)(nil)).(*metadata.TargetsType); isTargets {
+	switch any((*T)(nil)).(type) {
+	case *metadata.TargetsType:
 		if m, ok := tufjson.Targets(data); ok {
+			return any(m).(*metadata.Metadata[T]), nil
+		}
+	case *metadata.RootType:
+		if m, ok := tufjson.Root(data); ok {
 			return any(m).(*metadata.Metadata[T]), nil
 		}
 	}

@@ -1,5 +1,6 @@
 // Package tufjson decodes go-tuf targets metadata (targets.json and rule
-// files) in one pass over the bytes, when they are exactly what go-tuf
+// files, Targets) and root metadata (root.json, Root) in one pass over the
+// bytes, when they are exactly what go-tuf
 // itself writes (Metadata.ToBytes(false): encoding/json's compact output,
 // object keys in ascending order, strings escaped as encoding/json escapes
 // them).
