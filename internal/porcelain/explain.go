@@ -74,6 +74,10 @@ type ExplainedRule struct {
 	Applies bool     `json:"applies"`          // to the update explained (path rules only when protected files change)
 	Signed  []string `json:"signed,omitempty"` // persons counted
 	Files   []string `json:"files,omitempty"`  // protected files the update changes
+	// MoreFiles counts the protected files changed beyond Files: a diff
+	// too large to list (a tree bomb) is judged while walked, and only
+	// its first files are kept.
+	MoreFiles int `json:"moreFiles,omitempty"`
 	// Chain names the delegations from the top-level rules down to the
 	// rule file that holds the rule (empty for a top-level rule).
 	Chain []string `json:"chain,omitempty"`
@@ -168,6 +172,7 @@ func explainedRules(pol *policy.Policy, ref string, applied map[string]verify.Ru
 		er := ExplainedRule{RuleDoc: NewRuleDoc(rule), Chain: rule.Chain, Org: rule.Org, Untrusted: rule.Untrusted}
 		if rd, ok := applied[rule.Name]; ok {
 			er.Applies, er.Signed, er.Files = true, rd.Signed, rd.Paths
+			er.MoreFiles = max(rd.PathCount-len(rd.Paths), 0)
 		}
 		out = append(out, er)
 	}

@@ -131,7 +131,11 @@ func PrintExplanation(f *factory.Factory, x *porcelain.Explanation) {
 		default:
 			f.Out("  counted: %s\n", cmdutil.OrNone(r.Signed))
 			if len(r.Files) > 0 {
-				f.Out("  protected files changed: %s\n", strings.Join(r.Files, ", "))
+				more := ""
+				if r.MoreFiles > 0 {
+					more = fmt.Sprintf(" and %d more", r.MoreFiles)
+				}
+				f.Out("  protected files changed: %s%s\n", strings.Join(r.Files, ", "), more)
 			}
 		}
 	}
