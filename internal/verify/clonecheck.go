@@ -289,7 +289,11 @@ func (v *verifier) absentFromRemote(ref string) func(last recorded) (string, str
 		case !cs.Covers(ref):
 			return fmt.Sprintf("not fetched from %s (no remote.%s.fetch refspec covers it): not judged", cs.Remote, cs.Remote), "", ""
 		}
-		return "", fmt.Sprintf("the log records %s (entry #%d) but %s does not serve it (no remote-tracking ref): deleted without an entry, or not fetched yet", short(last.target), last.number, cs.Remote),
+		problem := fmt.Sprintf("the log records %s (entry #%d) but %s does not serve it (no remote-tracking ref): deleted without an entry, or not fetched yet", short(last.target), last.number, cs.Remote)
+		if v.finalPolicy.Protected(ref) {
+			problem += " (protected by " + v.protectingRules(ref) + ")"
+		}
+		return "", problem,
 			fmt.Sprintf("fetch again (git fetch %s); if it stays missing, %s deleted %s without an entry", cs.Remote, cs.Remote, ref)
 	}
 }

@@ -262,8 +262,9 @@ func TestCIActionReplaceRef(t *testing.T) {
 
 // The CI check judges every ref of the server a rule may protect, not only
 // branches, tags and replace refs: on a forge without hooks someone moves
-// a protected notes ref and a protected ref of a custom namespace past the
-// log, and the CI check fails naming each ref and the rule. The CI script
+// a protected notes ref, creates one and deletes another of a custom
+// namespace past the log, and the CI check fails naming each ref and the
+// rule. The CI script
 // fetched heads, tags, replace refs and refs/secure/* only, so verify
 // never saw them and passed (findings/08-ci-other-namespaces-unseen.sh).
 // A forge's pull request refs stay out of the fetch, as the helper's.
@@ -302,12 +303,15 @@ func TestCIActionProtectedOtherNamespaces(t *testing.T) {
 	evil := strings.TrimSpace(srv.admin.git(path, "commit-tree", tree, "-p", notes, "-m", "notes moved past the log"))
 	srv.admin.git(path, append(noHook, "refs/notes/commits", evil)...)
 	srv.admin.git(path, append(noHook, "refs/custom/release", main)...)
+	srv.admin.git(path, "-c", "core.hooksPath=/dev/null", "update-ref", "-d", "refs/custom/train/next")
 	r := check("moved")
 	for _, want := range []string{
 		"refs/notes/commits: ref does not match the log",
 		"but the log records", "changed without an entry (protected by rule notes)",
 		"refs/custom/release: ref does not match the log",
 		"the log has no entry for it (protected by rule release-train)",
+		"refs/custom/train/next: ref does not match the log",
+		"but origin does not serve it (no remote-tracking ref): deleted without an entry, or not fetched yet (protected by rule release-train)",
 	} {
 		if r.code != 1 || !strings.Contains(r.stderr, want) {
 			t.Fatalf("protected refs outside heads, tags and replace refs that the server moved past the log must fail the check (want %q):\n%s", want, r)
