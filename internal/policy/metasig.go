@@ -32,9 +32,11 @@ func (key *Key) VerifyMetadata(payload, sig []byte) bool {
 	var v signature.Verifier
 	switch pub := pub.(type) {
 	case ed25519.PublicKey:
-		// What sigstore's ed25519 verifier does, without first copying
-		// the payload (up to MaxTargetsSize) through io.ReadAll.
-		return k.Scheme == metadata.KeySchemeEd25519 && len(pub) == ed25519.PublicKeySize && ed25519.Verify(pub, payload, sig)
+		// What sigstore's ed25519 verifier decides, without first copying
+		// the payload (up to MaxTargetsSize) through io.ReadAll, nor
+		// building crypto/ed25519's table for the few signatures of a
+		// policy (sign.VerifyEd25519).
+		return k.Scheme == metadata.KeySchemeEd25519 && len(pub) == ed25519.PublicKeySize && sign.VerifyEd25519(pub, payload, sig)
 	case *ecdsa.PublicKey:
 		if k.Scheme != metadata.KeySchemeECDSA_SHA2_P256 {
 			return false
