@@ -87,7 +87,7 @@ func (c *catFile) close() error {
 	defer c.mu.Unlock()
 	if err := c.stop(); err != nil {
 		if _, ok := err.(*exec.ExitError); !ok {
-			return fmt.Errorf("gitrepo: stop cat-file %s: %w", c.mode, err)
+			return wrapf(err, "stop cat-file %s", c.mode)
 		}
 	}
 	return nil

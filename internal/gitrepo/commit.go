@@ -217,7 +217,7 @@ func parseCommit(raw []byte, alloc func(n int) []byte) (*Commit, error) {
 	var buf [8]header
 	hs, msg, err := splitHeaders(buf[:0], raw, alloc)
 	if err != nil {
-		return nil, fmt.Errorf("gitrepo: parse commit: %w", err)
+		return nil, wrapf(err, "parse commit")
 	}
 	c := &Commit{Raw: raw, Message: string(msg)}
 	i := 0
@@ -237,7 +237,7 @@ func parseCommit(raw []byte, alloc func(n int) []byte) (*Commit, error) {
 		return nil, err
 	}
 	if c.Tree, err = parseHashBytes(v); err != nil {
-		return nil, fmt.Errorf("gitrepo: parse commit: tree: %w", err)
+		return nil, wrapf(err, "parse commit: tree")
 	}
 	for i < len(hs) && hs[i].key == "parent" {
 		v, err := single("parent")
@@ -246,7 +246,7 @@ func parseCommit(raw []byte, alloc func(n int) []byte) (*Commit, error) {
 		}
 		p, err := parseHashBytes(v)
 		if err != nil {
-			return nil, fmt.Errorf("gitrepo: parse commit: parent: %w", err)
+			return nil, wrapf(err, "parse commit: parent")
 		}
 		if len(c.Parents) >= maxParents {
 			return nil, errors.New("gitrepo: parse commit: too many parents")
@@ -257,13 +257,13 @@ func parseCommit(raw []byte, alloc func(n int) []byte) (*Commit, error) {
 		return nil, err
 	}
 	if c.Author, err = parseIdent(v); err != nil {
-		return nil, fmt.Errorf("gitrepo: parse commit: author: %w", err)
+		return nil, wrapf(err, "parse commit: author")
 	}
 	if v, err = single("committer"); err != nil {
 		return nil, err
 	}
 	if c.Committer, err = parseIdent(v); err != nil {
-		return nil, fmt.Errorf("gitrepo: parse commit: committer: %w", err)
+		return nil, wrapf(err, "parse commit: committer")
 	}
 	for ; i < len(hs); i++ {
 		switch hs[i].key {
@@ -394,7 +394,7 @@ func AddSignature(payload []byte, armoredSig []byte) ([]byte, error) {
 		return nil, errors.New("gitrepo: add signature: signature contains NUL or CR")
 	}
 	if _, err := ParseCommit(payload); err != nil {
-		return nil, fmt.Errorf("gitrepo: add signature: %w", err)
+		return nil, wrapf(err, "add signature")
 	}
 	hs, _, _ := splitHeaders(nil, payload, nil)
 	for _, h := range hs {

@@ -3,7 +3,6 @@ package gitrepo
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"strings"
 )
 
@@ -41,7 +40,7 @@ func (r *Repo) ConfigList() ([]ConfigEntry, error) {
 	if !ok {
 		out, err := r.run(nil, "config", "-z", "--list")
 		if err != nil {
-			return nil, fmt.Errorf("gitrepo: config --list: %w", err)
+			return nil, wrapf(err, "config --list")
 		}
 		if cfg, err = parseConfigList(out); err != nil {
 			return nil, err

@@ -102,7 +102,7 @@ func (r *Repo) MeasureChangedPaths(oldTree, newTree Hash, f PathFilter) (*PathDi
 	}
 	var err error
 	if pd.size, err = pd.d.measure("", 0, oldTree, newTree, pd.reach, 0); err != nil {
-		return pd, fmt.Errorf("gitrepo: changed paths %s..%s: %w", oldTree, newTree, err)
+		return pd, wrapf(err, "changed paths %s..%s", oldTree, newTree)
 	}
 	return pd, nil
 }
@@ -155,7 +155,7 @@ func (pd *PathDiff) Walk(fn func(path string) error) error {
 	case fnErr != nil:
 		return fnErr
 	case err != nil:
-		return fmt.Errorf("gitrepo: changed paths %s..%s: %w", pd.oldTree, pd.tree, err)
+		return wrapf(err, "changed paths %s..%s", pd.oldTree, pd.tree)
 	}
 	return nil
 }

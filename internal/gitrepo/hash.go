@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/git-secure/git-secure/internal/gitrepo/fastpath"
 )
@@ -21,17 +22,45 @@ const EmptyTreeHash = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 var emptyTree = mustHash(EmptyTreeHash)
 
 var (
-	// ErrNotFound reports that an object or ref does not exist.
-	ErrNotFound = errors.New("gitrepo: not found")
+	// ErrNotFound reports that an object or ref does not exist. It is
+	// always wrapped in the package's context ("gitrepo: read object X:
+	// not found"), so its own text has no "gitrepo: ", nor have the
+	// other sentinels'.
+	ErrNotFound = errors.New("not found")
 	// ErrRefChanged reports a lost compare-and-swap: a ref was not at the
 	// expected old value (or was locked by a concurrent update).
-	ErrRefChanged = errors.New("gitrepo: ref changed concurrently")
+	ErrRefChanged = errors.New("ref changed concurrently")
 	// ErrLocked means a ref's lock file exists: another git process holds
 	// it, or a crashed one left it behind. The error names the file.
-	ErrLocked = errors.New("gitrepo: ref is locked")
+	ErrLocked = errors.New("ref is locked")
 	// ErrTooLarge reports an object larger than the caller's limit.
-	ErrTooLarge = errors.New("gitrepo: object too large")
+	ErrTooLarge = errors.New("object too large")
+
+	// errObjectNotFound is ErrNotFound for an object the caller names
+	// ("gitrepo: peel X: object not found").
+	errObjectNotFound = fmt.Errorf("object %w", ErrNotFound)
 )
+
+// wrapped is an error of this package around another of its errors: the
+// new context, then the inner text without its own "gitrepo: ", so a
+// chain of calls reads "gitrepo: read "a/b" in tree T: read tree X:
+// object not found", not "gitrepo: ...: gitrepo: ...: gitrepo: not
+// found". errors.Is and errors.As see the inner error.
+type wrapped struct {
+	ctx string
+	err error
+}
+
+func (e *wrapped) Error() string {
+	return e.ctx + ": " + strings.TrimPrefix(e.err.Error(), "gitrepo: ")
+}
+func (e *wrapped) Unwrap() error { return e.err }
+
+// wrapf is fmt.Errorf("gitrepo: "+format+": %w", args..., err) for an err
+// that may carry the package's prefix already.
+func wrapf(err error, format string, args ...any) error {
+	return &wrapped{ctx: "gitrepo: " + fmt.Sprintf(format, args...), err: err}
+}
 
 func mustHash(s string) Hash {
 	h, err := ParseHash(s)

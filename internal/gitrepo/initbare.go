@@ -16,7 +16,7 @@ func InitBare(dir string, env []string) (*Repo, error) {
 	}
 	base := filterEnv(env)
 	if _, err := runGit(context.Background(), base, filepath.Dir(dir), nil, "init", "--bare", "--quiet", "--", dir); err != nil {
-		return nil, fmt.Errorf("gitrepo: init %s: %w", dir, err)
+		return nil, wrapf(err, "init %s", dir)
 	}
 	return OpenWithEnv(dir, base)
 }

@@ -49,7 +49,7 @@ func (r *Repo) configGet(what string, fast func() ([]fastpath.ConfigEntry, bool)
 		if exitCode(err) == 1 {
 			return "", false, nil
 		}
-		return "", false, fmt.Errorf("gitrepo: %s %s: %w", what, key, err)
+		return "", false, wrapf(err, "%s %s", what, key)
 	}
 	v, ok := bytes.CutSuffix(out, []byte{0})
 	if !ok {
@@ -69,7 +69,7 @@ func (r *Repo) ConfigAll(key string) ([]string, error) {
 		if exitCode(err) == 1 {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("gitrepo: config %s: %w", key, err)
+		return nil, wrapf(err, "config %s", key)
 	}
 	if len(out) == 0 || out[len(out)-1] != 0 {
 		return nil, fmt.Errorf("gitrepo: config %s: malformed output", key)
@@ -90,7 +90,7 @@ func (r *Repo) SetConfig(key, value string) error {
 		return nil // the one value replaced in-process, as git config would
 	}
 	if _, err := r.run(nil, "config", "--local", "--end-of-options", key, value); err != nil {
-		return fmt.Errorf("gitrepo: set config %s: %w", key, err)
+		return wrapf(err, "set config %s", key)
 	}
 	return nil
 }
@@ -106,7 +106,7 @@ func (r *Repo) UnsetConfig(key string) error {
 		if exitCode(err) == 5 {
 			return nil
 		}
-		return fmt.Errorf("gitrepo: unset config %s: %w", key, err)
+		return wrapf(err, "unset config %s", key)
 	}
 	return nil
 }
@@ -126,12 +126,12 @@ func (r *Repo) MergeBase(a Hash, others ...Hash) (Hash, bool, error) {
 		if exitCode(err) == 1 {
 			return ZeroHash, false, nil
 		}
-		return ZeroHash, false, fmt.Errorf("gitrepo: merge-base %s: %w", a, err)
+		return ZeroHash, false, wrapf(err, "merge-base %s", a)
 	}
 	line, _, _ := strings.Cut(string(out), "\n")
 	h, err := ParseHash(line)
 	if err != nil {
-		return ZeroHash, false, fmt.Errorf("gitrepo: merge-base %s: %w", a, err)
+		return ZeroHash, false, wrapf(err, "merge-base %s", a)
 	}
 	return h, true, nil
 }
@@ -164,7 +164,7 @@ func (r *Repo) MergeTree(ours, theirs Hash) (tree Hash, clean bool, err error) {
 	case err != nil && exitCode(err) == 1 && perr == nil:
 		return ZeroHash, false, nil
 	case err != nil:
-		return ZeroHash, false, fmt.Errorf("gitrepo: merge-tree %s %s: %w", ours, theirs, err)
+		return ZeroHash, false, wrapf(err, "merge-tree %s %s", ours, theirs)
 	case perr != nil:
 		return ZeroHash, false, fmt.Errorf("gitrepo: merge-tree %s %s: malformed output %q", ours, theirs, truncate(string(out), 80))
 	}
@@ -218,13 +218,13 @@ func (r *Repo) independent(hs []Hash) ([]Hash, error) {
 	}
 	out, err := r.run(nil, args...)
 	if err != nil {
-		return nil, fmt.Errorf("gitrepo: merge-base --independent of %d commits: %w", len(hs), err)
+		return nil, wrapf(err, "merge-base --independent of %d commits", len(hs))
 	}
 	var tips []Hash
 	for _, line := range strings.Fields(string(out)) {
 		h, err := ParseHash(line)
 		if err != nil {
-			return nil, fmt.Errorf("gitrepo: merge-base --independent: %w", err)
+			return nil, wrapf(err, "merge-base --independent")
 		}
 		tips = append(tips, h)
 	}

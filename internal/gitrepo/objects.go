@@ -20,11 +20,24 @@ const (
 // wrapping ErrNotFound if the object is missing and ErrTooLarge if its size
 // exceeds maxSize bytes.
 func (r *Repo) ReadObject(h Hash, maxSize int64) (typ string, data []byte, err error) {
+	typ, data, err = r.readObject(h, maxSize)
+	if err == errObjectNotFound {
+		err = ErrNotFound // "read object X: not found"
+	}
+	if err != nil {
+		return "", nil, wrapf(err, "read object %s", h)
+	}
+	return typ, data, nil
+}
+
+// readObject is ReadObject whose error leaves the object to the caller to
+// name: "object not found", "size N exceeds limit M: object too large".
+func (r *Repo) readObject(h Hash, maxSize int64) (typ string, data []byte, err error) {
 	if h.IsZero() {
-		return "", nil, fmt.Errorf("gitrepo: read object %s: %w", h, ErrNotFound)
+		return "", nil, errObjectNotFound
 	}
 	if r.isClosed() {
-		return "", nil, fmt.Errorf("gitrepo: read object %s: %w", h, errClosed)
+		return "", nil, errClosed
 	}
 	if typ, data, ok := r.fast.ReadObject(h, maxSize); ok {
 		return typ, data, nil
@@ -32,12 +45,12 @@ func (r *Repo) ReadObject(h Hash, maxSize int64) (typ string, data []byte, err e
 	info, data, err := r.batch.read(h, maxSize)
 	if err != nil {
 		if errors.Is(err, ErrTooLarge) {
-			return "", nil, fmt.Errorf("gitrepo: read object %s: size %d exceeds limit %d: %w", h, info.size, maxSize, err)
+			return "", nil, fmt.Errorf("size %d exceeds limit %d: %w", info.size, maxSize, err)
 		}
-		return "", nil, fmt.Errorf("gitrepo: read object %s: %w", h, err)
+		return "", nil, err
 	}
 	if info.missing {
-		return "", nil, fmt.Errorf("gitrepo: read object %s: %w", h, ErrNotFound)
+		return "", nil, errObjectNotFound
 	}
 	return info.typ, data, nil
 }
@@ -54,7 +67,7 @@ func (r *Repo) HasObject(h Hash) (bool, error) {
 	}
 	info, err := r.batchCheck.info(h)
 	if err != nil {
-		return false, fmt.Errorf("gitrepo: check object %s: %w", h, err)
+		return false, wrapf(err, "check object %s", h)
 	}
 	return !info.missing, nil
 }
@@ -62,10 +75,11 @@ func (r *Repo) HasObject(h Hash) (bool, error) {
 // maxPeekSize bounds objects read whole just to learn their type.
 const maxPeekSize = 1 << 20
 
-// objectType returns the type of h (ErrNotFound if missing).
+// objectType returns the type of h; its error leaves the object to the
+// caller to name (errObjectNotFound if missing).
 func (r *Repo) objectType(h Hash) (string, error) {
 	if h.IsZero() {
-		return "", fmt.Errorf("gitrepo: object type %s: %w", h, ErrNotFound)
+		return "", errObjectNotFound
 	}
 	// Tags and commits, what this is asked about, are small: read them.
 	if typ, _, ok := r.fast.ReadObject(h, maxPeekSize); ok {
@@ -73,22 +87,33 @@ func (r *Repo) objectType(h Hash) (string, error) {
 	}
 	info, err := r.batchCheck.info(h)
 	if err != nil {
-		return "", fmt.Errorf("gitrepo: object type %s: %w", h, err)
+		return "", err
 	}
 	if info.missing {
-		return "", fmt.Errorf("gitrepo: object type %s: %w", h, ErrNotFound)
+		return "", errObjectNotFound
 	}
 	return info.typ, nil
 }
 
-// readTyped reads h and checks its type.
+// readTyped reads h and checks its type: "gitrepo: read tree X: object
+// not found", "gitrepo: read commit X: it is a blob".
 func (r *Repo) readTyped(h Hash, want string, maxSize int64) ([]byte, error) {
-	typ, data, err := r.ReadObject(h, maxSize)
+	data, err := r.readTypedBare(h, want, maxSize)
+	if err != nil {
+		return nil, wrapf(err, "read %s %s", want, h)
+	}
+	return data, nil
+}
+
+// readTypedBare is readTyped whose error leaves the object to the caller
+// to name.
+func (r *Repo) readTypedBare(h Hash, want string, maxSize int64) ([]byte, error) {
+	typ, data, err := r.readObject(h, maxSize)
 	if err != nil {
 		return nil, err
 	}
 	if typ != want {
-		return nil, fmt.Errorf("gitrepo: object %s is a %s, not a %s", h, typ, want)
+		return nil, fmt.Errorf("it is a %s, not a %s", typ, want)
 	}
 	return data, nil
 }
@@ -113,30 +138,39 @@ func readParsed[T any](r *Repo, h Hash, typ string, maxSize int64, parse func([]
 	}
 	v, err := parse(data)
 	if err != nil {
-		return none, fmt.Errorf("gitrepo: %s %s: %w", typ, h, err)
+		return none, wrapf(err, "%s %s", typ, h)
 	}
 	return v, nil
 }
 
 // PeelToCommit follows annotated tags (at most 10) from h to a commit.
+// An error names h and, past h, the tag target at fault: "gitrepo: peel
+// X: object not found", "gitrepo: peel X: tag target Y: object not
+// found".
 func (r *Repo) PeelToCommit(h Hash) (Hash, error) {
 	start := h
+	fail := func(err error, what string) error {
+		if h != start {
+			return wrapf(err, "peel %s: tag target %s%s", start, h, what)
+		}
+		return wrapf(err, "peel %s%s", start, what)
+	}
 	for depth := 0; depth <= maxPeelDepth; depth++ {
 		typ, err := r.objectType(h)
 		if err != nil {
-			return ZeroHash, fmt.Errorf("gitrepo: peel %s: %w", start, err)
+			return ZeroHash, fail(err, "")
 		}
 		switch typ {
 		case "commit":
 			return h, nil
 		case "tag":
-			data, err := r.readTyped(h, "tag", maxCommitSize)
+			data, err := r.readTypedBare(h, "tag", maxCommitSize)
 			if err != nil {
-				return ZeroHash, fmt.Errorf("gitrepo: peel %s: %w", start, err)
+				return ZeroHash, fail(err, ": tag")
 			}
 			target, _, err := parseTagTarget(data)
 			if err != nil {
-				return ZeroHash, fmt.Errorf("gitrepo: peel %s: tag %s: %w", start, h, err)
+				return ZeroHash, wrapf(err, "peel %s: tag %s", start, h)
 			}
 			h = target
 		default:
@@ -198,11 +232,11 @@ func (r *Repo) WriteObject(typ string, data []byte) (Hash, error) {
 	}
 	out, err := r.run(data, "hash-object", "-t", typ, "-w", "--stdin")
 	if err != nil {
-		return ZeroHash, fmt.Errorf("gitrepo: write %s object: %w", typ, err)
+		return ZeroHash, wrapf(err, "write %s object", typ)
 	}
 	got, err := ParseHash(strings.TrimSuffix(string(out), "\n"))
 	if err != nil {
-		return ZeroHash, fmt.Errorf("gitrepo: write %s object: %w", typ, err)
+		return ZeroHash, wrapf(err, "write %s object", typ)
 	}
 	if got != want {
 		return ZeroHash, fmt.Errorf("gitrepo: write %s object: git returned %s, expected %s", typ, got, want)
@@ -223,13 +257,26 @@ func (r *Repo) WriteTree(entries []TreeEntry) (Hash, error) {
 // ReadTree reads and strictly parses tree h. The empty tree (and ZeroHash)
 // give no entries.
 func (r *Repo) ReadTree(h Hash) ([]TreeEntry, error) {
+	entries, err := r.readTree(h)
+	if err != nil {
+		return nil, wrapf(err, "read tree %s", h)
+	}
+	return entries, nil
+}
+
+// readTree is ReadTree whose error leaves the tree to the caller to name.
+func (r *Repo) readTree(h Hash) ([]TreeEntry, error) {
 	if h.IsZero() || h == emptyTree {
 		return nil, nil
 	}
 	if r.fast == nil {
 		return r.readTreeWithGit(h)
 	}
-	return readParsed(r, h, "tree", maxTreeSize, ParseTree)
+	data, err := r.readTypedBare(h, "tree", maxTreeSize)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTree(data)
 }
 
 // ReadBlobAt reads the regular file (mode 100644 or 100755) at the
@@ -239,14 +286,17 @@ func (r *Repo) ReadBlobAt(tree Hash, path string, maxSize int64) ([]byte, error)
 	parts := strings.Split(path, "/")
 	for _, p := range parts {
 		if err := validEntryName(p); err != nil {
-			return nil, fmt.Errorf("gitrepo: read %q: invalid path: %w", truncate(path, 200), err)
+			return nil, wrapf(err, "read %q: invalid path", truncate(path, 200))
 		}
 	}
 	cur := tree
 	for i, p := range parts {
-		entries, err := r.ReadTree(cur)
+		entries, err := r.readTree(cur)
 		if err != nil {
-			return nil, fmt.Errorf("gitrepo: read %q: %w", path, err)
+			if cur == tree {
+				return nil, wrapf(err, "read %q in tree %s", path, tree)
+			}
+			return nil, wrapf(err, "read %q in tree %s: tree %s", path, tree, cur)
 		}
 		var found *TreeEntry
 		for j := range entries {
@@ -263,14 +313,18 @@ func (r *Repo) ReadBlobAt(tree Hash, path string, maxSize int64) ([]byte, error)
 			if found.Mode != ModeFile && found.Mode != ModeExec {
 				return nil, fmt.Errorf("gitrepo: read %q in tree %s: not a regular file (mode %o)", path, tree, found.Mode)
 			}
-			return r.readTyped(found.Hash, "blob", maxSize)
+			data, err := r.readTypedBare(found.Hash, "blob", maxSize)
+			if err != nil {
+				return nil, wrapf(err, "read %q in tree %s: blob %s", path, tree, found.Hash)
+			}
+			return data, nil
 		}
 		cur = found.Hash
 	}
 	panic("unreachable")
 }
 
-// readTreeWithGit is ReadTree through git ls-tree (EnvNoInProcess): git
+// readTreeWithGit is readTree through git ls-tree (EnvNoInProcess): git
 // parses the tree, ParseLsTree checks what it printed.
 func (r *Repo) readTreeWithGit(h Hash) ([]TreeEntry, error) {
 	typ, err := r.objectType(h)
@@ -278,15 +332,11 @@ func (r *Repo) readTreeWithGit(h Hash) ([]TreeEntry, error) {
 		return nil, err
 	}
 	if typ != "tree" {
-		return nil, fmt.Errorf("gitrepo: object %s is a %s, not a tree", h, typ)
+		return nil, fmt.Errorf("it is a %s, not a tree", typ)
 	}
 	out, err := r.run(nil, "ls-tree", "-z", "--end-of-options", h.String())
 	if err != nil {
-		return nil, fmt.Errorf("gitrepo: tree %s: %w", h, err)
+		return nil, err
 	}
-	entries, err := ParseLsTree(out)
-	if err != nil {
-		return nil, fmt.Errorf("gitrepo: tree %s: %w", h, err)
-	}
-	return entries, nil
+	return ParseLsTree(out)
 }

@@ -29,7 +29,7 @@ func OpenGitDir(gitDir, workTree string, env []string) (*Repo, error) {
 	gitDir = filepath.Clean(gitDir)
 	plain, err := fastpath.PlainLayout(gitDir, workTree != "", env)
 	if err != nil {
-		return nil, fmt.Errorf("gitrepo: open %s: %w", gitDir, err)
+		return nil, wrapf(err, "open %s", gitDir)
 	}
 	if !plain {
 		return nil, ErrNeedProbe
@@ -85,7 +85,7 @@ func (r *Repo) isAncestorGit(a, b Hash) (bool, error) {
 		if exitCode(err) == 1 {
 			return false, nil
 		}
-		return false, fmt.Errorf("gitrepo: is-ancestor %s %s: %w", a, b, err)
+		return false, wrapf(err, "is-ancestor %s %s", a, b)
 	}
 	return true, nil
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -40,7 +39,7 @@ func (r *Repo) PrunesPackedRef(ref string, old Hash) (bool, error) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("gitrepo: read packed-refs: %w", err)
+		return false, wrapf(err, "read packed-refs")
 	}
 	defer f.Close()
 	want := []byte(ref)

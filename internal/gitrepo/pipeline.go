@@ -63,7 +63,7 @@ func (r *Repo) FirstParentsInProcess(tip Hash, max int, fn func(Hash) error) err
 			return r.firstParentsGit(h, max-n, fn)
 		}
 		if err := fn(h); err != nil {
-			return fmt.Errorf("gitrepo: list %s: %w", tip, err)
+			return wrapf(err, "list %s", tip)
 		}
 		if !has {
 			return nil
@@ -80,12 +80,12 @@ func (r *Repo) firstParentsGit(tip Hash, max int, fn func(Hash) error) error {
 	cmd.Dir, cmd.Env = r.dir, r.env
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return fmt.Errorf("gitrepo: list %s: %w", tip, err)
+		return wrapf(err, "list %s", tip)
 	}
 	stderr := &limitedBuffer{max: maxStderr}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("gitrepo: list %s: %w", tip, err)
+		return wrapf(err, "list %s", tip)
 	}
 	perr := eachHashLine(bufio.NewReaderSize(stdout, 64<<10), max, fn)
 	if perr != nil {
@@ -182,11 +182,11 @@ func (r *Repo) ReadCommitsInProcess(hashes []Hash, alloc func(n int) []byte, fn 
 		}
 		commit, err := parseCommit(data, alloc)
 		if err != nil {
-			return fmt.Errorf("gitrepo: read commits: commit %s: %w", h, err)
+			return wrapf(err, "read commits: commit %s", h)
 		}
 		commit.Hash = h
 		if err := fn(commit); err != nil {
-			return fmt.Errorf("gitrepo: read commits: %w", err)
+			return err // the caller's, with the caller's context
 		}
 	}
 	return nil
@@ -221,7 +221,7 @@ func (r *Repo) catFilePipelined(mode string, hashes []Hash, bufSize int, read fu
 	stderr := &limitedBuffer{max: 4096}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("gitrepo: start git cat-file: %w", err)
+		return wrapf(err, "start git cat-file")
 	}
 	writeErr := make(chan error, 1)
 	go func() { writeErr <- writeRequests(stdin, hashes) }()
@@ -231,6 +231,10 @@ func (r *Repo) catFilePipelined(mode string, hashes []Hash, bufSize int, read fu
 	if werr := <-writeErr; readErr == nil && werr != nil && !errors.Is(werr, io.ErrClosedPipe) {
 		readErr = werr
 	}
+	var fe fnError
+	if errors.As(readErr, &fe) {
+		return fe.err // the caller's, with the caller's context
+	}
 	if readErr != nil {
 		if s := stderr.String(); s != "" {
 			return fmt.Errorf("gitrepo: git cat-file %s: %w (stderr: %s)", mode, readErr, truncate(strings.TrimSpace(s), 200))
@@ -239,6 +243,15 @@ func (r *Repo) catFilePipelined(mode string, hashes []Hash, bufSize int, read fu
 	}
 	return nil
 }
+
+// fnError carries an error of a reader's callback out through
+// catFilePipelined, which returns it as it is: the callback's error has
+// its caller's context, and "gitrepo: git cat-file --batch: " before it
+// would blame git for it.
+type fnError struct{ err error }
+
+func (e fnError) Error() string { return e.err.Error() }
+func (e fnError) Unwrap() error { return e.err }
 
 // writeRequests writes one request per hash to cat-file's stdin, then
 // closes it.
@@ -269,7 +282,7 @@ func readCommitStream(rd *bufio.Reader, hashes []Hash, alloc func(n int) []byte,
 			return err
 		}
 		if info.missing {
-			return fmt.Errorf("commit %s: %w", h, ErrNotFound)
+			return fmt.Errorf("commit %s: %w", h, errObjectNotFound)
 		}
 		if info.typ != "commit" || info.size > maxCommitSize {
 			return fmt.Errorf("object %s is a %s of %d bytes, not a commit of at most %d", h, info.typ, info.size, maxCommitSize)
@@ -288,11 +301,11 @@ func readCommitStream(rd *bufio.Reader, hashes []Hash, alloc func(n int) []byte,
 		}
 		commit, err := parseCommit(data[:info.size:info.size], alloc)
 		if err != nil {
-			return fmt.Errorf("commit %s: %w", h, err)
+			return &wrapped{ctx: "commit " + h.String(), err: err}
 		}
 		commit.Hash = h
 		if err := fn(commit); err != nil {
-			return err
+			return fnError{err}
 		}
 	}
 	return nil
@@ -309,13 +322,13 @@ func (r *Repo) NewCommits(tip, base Hash, max int) ([]Hash, error) {
 	}
 	out, err := r.Run(context.Background(), nil, append(args, "--")...)
 	if err != nil {
-		return nil, fmt.Errorf("gitrepo: list %s since %s: %w", tip, base, err)
+		return nil, wrapf(err, "list %s since %s", tip, base)
 	}
 	var hashes []Hash
 	for _, l := range strings.Fields(string(out)) {
 		h, err := ParseHash(l)
 		if err != nil {
-			return nil, fmt.Errorf("gitrepo: list %s since %s: %w", tip, base, err)
+			return nil, wrapf(err, "list %s since %s", tip, base)
 		}
 		hashes = append(hashes, h)
 	}

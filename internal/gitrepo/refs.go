@@ -101,11 +101,11 @@ func (r *Repo) ResolveRef(name string) (Hash, bool, error) {
 			if exitCode(err) == 1 {
 				return ZeroHash, false, nil
 			}
-			return ZeroHash, false, fmt.Errorf("gitrepo: resolve HEAD: %w", err)
+			return ZeroHash, false, wrapf(err, "resolve HEAD")
 		}
 		h, err := ParseHash(strings.TrimSuffix(string(out), "\n"))
 		if err != nil {
-			return ZeroHash, false, fmt.Errorf("gitrepo: resolve HEAD: %w", err)
+			return ZeroHash, false, wrapf(err, "resolve HEAD")
 		}
 		return h, true, nil
 	}
@@ -118,7 +118,7 @@ func (r *Repo) ResolveRef(name string) (Hash, bool, error) {
 		refs, err = r.forEachRef(name)
 	}
 	if err != nil {
-		return ZeroHash, false, fmt.Errorf("gitrepo: resolve %s: %w", name, err)
+		return ZeroHash, false, wrapf(err, "resolve %s", name)
 	}
 	for _, ref := range refs {
 		if ref.Name == name {
@@ -180,7 +180,7 @@ func (r *Repo) ListRefs(prefixes ...string) ([]Ref, error) {
 	}
 	refs, err := r.listRefs(patterns)
 	if err != nil {
-		return nil, fmt.Errorf("gitrepo: list refs: %w", err)
+		return nil, wrapf(err, "list refs")
 	}
 	if len(prefixes) > 0 {
 		// A push names one prefix per ref: a sorted lookup, not a scan
@@ -255,11 +255,11 @@ func (r *Repo) SymbolicRef(name string) (string, error) {
 		if exitCode(err) == 1 {
 			return "", fmt.Errorf("gitrepo: symbolic ref %s: %w", name, ErrNotFound)
 		}
-		return "", fmt.Errorf("gitrepo: symbolic ref %s: %w", name, err)
+		return "", wrapf(err, "symbolic ref %s", name)
 	}
 	target := strings.TrimSuffix(string(out), "\n")
 	if err := ValidRefName(target); err != nil {
-		return "", fmt.Errorf("gitrepo: symbolic ref %s: target: %w", name, err)
+		return "", wrapf(err, "symbolic ref %s: target", name)
 	}
 	return target, nil
 }
@@ -289,11 +289,11 @@ func (r *Repo) resolve(rev, peel string) (Hash, error) {
 		if exitCode(err) == 1 {
 			return ZeroHash, fmt.Errorf("gitrepo: resolve revision %q: %w", rev, ErrNotFound)
 		}
-		return ZeroHash, fmt.Errorf("gitrepo: resolve revision %q: %w", rev, err)
+		return ZeroHash, wrapf(err, "resolve revision %q", rev)
 	}
 	h, err := ParseHash(strings.TrimSuffix(string(out), "\n"))
 	if err != nil {
-		return ZeroHash, fmt.Errorf("gitrepo: resolve revision %q: %w", rev, err)
+		return ZeroHash, wrapf(err, "resolve revision %q", rev)
 	}
 	return h, nil
 }
@@ -331,7 +331,7 @@ func updateInput(updates []RefUpdate) ([]byte, error) {
 	in.WriteString("start\x00")
 	for _, u := range updates {
 		if err := ValidRefName(u.Name); err != nil {
-			return nil, fmt.Errorf("gitrepo: update refs: %w", err)
+			return nil, wrapf(err, "update refs")
 		}
 		if seen[u.Name] {
 			return nil, fmt.Errorf("gitrepo: update refs: %s updated twice", u.Name)
@@ -423,7 +423,7 @@ func (t *RefTransaction) start() error {
 	t.cmd.Stdout, t.cmd.Stderr = io.Discard, t.stderr
 	in, err := t.cmd.StdinPipe()
 	if err != nil {
-		return fmt.Errorf("gitrepo: update refs: %w", err)
+		return wrapf(err, "update refs")
 	}
 	t.stdin = in
 	if err := t.cmd.Start(); err != nil {
@@ -535,7 +535,7 @@ func inProcessUpdateError(u RefUpdate, err error) error {
 	case errors.As(err, &locked):
 		return lockedError([]string{locked.Lock})
 	}
-	return fmt.Errorf("gitrepo: update refs: %s: %w", u.Name, err)
+	return wrapf(err, "update refs: %s", u.Name)
 }
 
 // Abort stops the started git update-ref if Apply has not run: it has
@@ -614,5 +614,5 @@ func (r *Repo) classifyUpdateError(updates []RefUpdate, err error) error {
 			return fmt.Errorf("gitrepo: update refs: %s: %w (%v)", truncate(name, 200), ErrRefChanged, err)
 		}
 	}
-	return fmt.Errorf("gitrepo: update refs: %w", err)
+	return wrapf(err, "update refs")
 }

@@ -147,7 +147,7 @@ func OpenWithEnv(dir string, env []string) (*Repo, error) {
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, fmt.Errorf("gitrepo: open %s: %w", dir, err)
+		return nil, wrapf(err, "open %s", dir)
 	}
 	base := filterEnv(env)
 	if gitDir, workTree, ok := discover(abs, base); ok {
@@ -180,7 +180,7 @@ func OpenWithEnv(dir string, env []string) (*Repo, error) {
 		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "not a git repository") {
 			return nil, fmt.Errorf("gitrepo: open %s: %w", dir, ErrNotRepository)
 		}
-		return nil, fmt.Errorf("gitrepo: open %s: %w", dir, err)
+		return nil, wrapf(err, "open %s", dir)
 	}
 	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
 	if len(lines) != 5 {
@@ -212,7 +212,7 @@ func OpenWithEnv(dir string, env []string) (*Repo, error) {
 			o, err := runGit(context.Background(), base, probe, nil, "rev-parse", "--show-toplevel")
 			if err != nil {
 				if !inGitDir {
-					return nil, fmt.Errorf("gitrepo: open %s: %w", dir, err)
+					return nil, wrapf(err, "open %s", dir)
 				}
 			} else {
 				workTree = strings.TrimRight(string(o), "\n")

@@ -2,7 +2,6 @@ package gitrepo
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -44,7 +43,7 @@ func (r *Repo) HistoryFiles() ([]HistoryFile, error) {
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
-			return nil, fmt.Errorf("gitrepo: read %s file %s: %w", f.kind, path, err)
+			return nil, wrapf(err, "read %s file %s", f.kind, path)
 		}
 		out = append(out, HistoryFile{Kind: f.kind, Path: path, Env: env})
 	}

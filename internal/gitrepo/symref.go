@@ -30,7 +30,7 @@ const maxHeadFile = 5 + maxRefNameLen + 1
 // when HEAD.lock exists.
 func (r *Repo) SetHead(target, old string) error {
 	if err := ValidRefName(target); err != nil {
-		return fmt.Errorf("gitrepo: set HEAD to %q: %w", target, err)
+		return wrapf(err, "set HEAD to %q", target)
 	}
 	if !strings.HasPrefix(target, "refs/heads/") {
 		return fmt.Errorf("gitrepo: set HEAD to %s: not a branch (HEAD must name a ref under refs/heads/)", target)
@@ -48,7 +48,7 @@ func (r *Repo) SetHead(target, old string) error {
 		return fmt.Errorf("gitrepo: set HEAD to %s: %s exists (another git process is changing HEAD, or a crashed one left it): retry, or remove it once no git process runs: %w", target, lock, ErrLocked)
 	}
 	if err != nil {
-		return fmt.Errorf("gitrepo: set HEAD to %s: %w", target, err)
+		return wrapf(err, "set HEAD to %s", target)
 	}
 	done := false
 	defer func() {
@@ -59,22 +59,22 @@ func (r *Repo) SetHead(target, old string) error {
 	}()
 	cur, err := readHeadFile(head)
 	if err != nil {
-		return fmt.Errorf("gitrepo: set HEAD to %s: %w", target, err)
+		return wrapf(err, "set HEAD to %s", target)
 	}
 	if cur != "ref: "+old {
 		return fmt.Errorf("gitrepo: set HEAD to %s: HEAD is %q, not the symbolic ref to %s read before: %w", target, cur, old, ErrRefChanged)
 	}
 	if _, err := f.WriteString("ref: " + target + "\n"); err != nil {
-		return fmt.Errorf("gitrepo: set HEAD to %s: write %s: %w", target, lock, err)
+		return wrapf(err, "set HEAD to %s: write %s", target, lock)
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("gitrepo: set HEAD to %s: write %s: %w", target, lock, err)
+		return wrapf(err, "set HEAD to %s: write %s", target, lock)
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("gitrepo: set HEAD to %s: write %s: %w", target, lock, err)
+		return wrapf(err, "set HEAD to %s: write %s", target, lock)
 	}
 	if err := os.Rename(lock, head); err != nil {
-		return fmt.Errorf("gitrepo: set HEAD to %s: %w", target, err)
+		return wrapf(err, "set HEAD to %s", target)
 	}
 	done = true
 	return nil

@@ -189,7 +189,7 @@ func EncodeTree(entries []TreeEntry) ([]byte, error) {
 			return nil, fmt.Errorf("gitrepo: encode tree: entry %q: invalid mode %o", truncate(e.Name, 100), e.Mode)
 		}
 		if err := validEntryName(e.Name); err != nil {
-			return nil, fmt.Errorf("gitrepo: encode tree: %w", err)
+			return nil, wrapf(err, "encode tree")
 		}
 		if _, dup := seen[e.Name]; dup {
 			return nil, fmt.Errorf("gitrepo: encode tree: duplicate name %q", e.Name)
