@@ -130,12 +130,36 @@ func matchDP(pattern, name string, fold bool) bool {
 }
 
 func asciiLower(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r >= 'A' && r <= 'Z' {
-			return r + 'a' - 'A'
+	// ASCII text (every path of a tree bomb, matched against every
+	// pattern) is lowered bytewise, and returned as it is when it has no
+	// upper case: strings.Map's rune loop was most of a walk's CPU.
+	// Anything else goes through strings.Map (which also replaces
+	// invalid UTF-8), as before.
+	upper := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			return strings.Map(lowerASCIIRune, s)
 		}
-		return r
-	}, s)
+		upper = upper || ('A' <= c && c <= 'Z')
+	}
+	if !upper {
+		return s
+	}
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+func lowerASCIIRune(r rune) rune {
+	if r >= 'A' && r <= 'Z' {
+		return r + 'a' - 'A'
+	}
+	return r
 }
 
 func validPattern(kind, pat string) error {

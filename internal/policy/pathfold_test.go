@@ -267,3 +267,22 @@ func FuzzProtectsDirectory(f *testing.F) {
 		}
 	})
 }
+
+// FuzzASCIILower: asciiLower, which lowers ASCII bytewise, answers as
+// strings.Map over runes did (invalid UTF-8 replaced, non-ASCII kept).
+func FuzzASCIILower(f *testing.F) {
+	for _, seed := range []string{"", "src/crypto/aes.c", "SRC/Crypto/AES.C", "caf\u00e9/X", "\xff\xfeA", "A\x80", "\u017f", "@[`{"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want := strings.Map(func(r rune) rune {
+			if r >= 'A' && r <= 'Z' {
+				return r + 'a' - 'A'
+			}
+			return r
+		}, s)
+		if got := asciiLower(s); got != want {
+			t.Fatalf("asciiLower(%q) = %q, strings.Map said %q", s, got, want)
+		}
+	})
+}
