@@ -195,7 +195,8 @@ func (h *Helper) checkRemoteLog(remote map[string]gitrepo.Hash, forPush bool) er
 	if err != nil {
 		return err
 	}
-	res, err := h.Repo.VerifyProposed(remote, verify.Options{AllowShallow: h.allowShallow(), RequireFreshness: freshness.Required(g)})
+	keeps := newKeeps(remote, local)
+	res, err := h.Repo.VerifyProposed(remote, verify.Options{AllowShallow: h.allowShallow(), RequireFreshness: freshness.Required(g), FindStates: keeps})
 	verified := err == nil // before any problem is forgiven below
 	if err == nil && !res.Freshness {
 		h.verifiedUntil = res.ValidUntil
@@ -209,7 +210,7 @@ func (h *Helper) checkRemoteLog(remote map[string]gitrepo.Hash, forPush bool) er
 		}
 	}
 	if adopt {
-		if err := h.adopt(remote, local); err != nil {
+		if err := h.adopt(remote, local, keeps, res); err != nil {
 			return err
 		}
 		if forPush && verified {
@@ -316,7 +317,10 @@ func (h *Helper) refuse(format string, args ...any) error {
 
 // adopt moves the local metadata refs to the remote's verified values, each
 // with compare-and-swap; attestations and staged policy only fast-forward.
-func (h *Helper) adopt(remote, local map[string]gitrepo.Hash) error {
+// keeps are the commits of the keep refs the remote serves that this
+// clone lacks (newKeeps); res, the verification of the remote's log, may
+// already say which of them the log records (nil: not known).
+func (h *Helper) adopt(remote, local map[string]gitrepo.Hash, keeps map[gitrepo.Hash]bool, res *verify.Result) error {
 	g := h.Repo.Git
 	var updates []gitrepo.RefUpdate
 	var adoptedOwn gitrepo.Hash
@@ -354,19 +358,8 @@ func (h *Helper) adopt(remote, local map[string]gitrepo.Hash) error {
 		}
 		updates = append(updates, gitrepo.RefUpdate{Name: name, Old: have, New: want})
 	}
-	// Keep refs bring states force-pushes left behind (rsl.KeepRef), so
-	// that verification diffs from them exactly; trusted for nothing else,
-	// so only one naming its own commit is taken, never moved, and only
-	// for a state the verified log records (a server that took any commit
-	// under that name would otherwise fill every clone).
-	keeps := map[gitrepo.Hash]bool{}
-	for name, want := range remote {
-		if strings.HasPrefix(name, rsl.KeepRefPrefix) && local[name].IsZero() && name == rsl.KeepRef(want) {
-			keeps[want] = true
-		}
-	}
 	if len(keeps) > 0 {
-		recorded, err := recordedKeeps(g, remote[rsl.Ref], keeps)
+		recorded, err := recordedKeeps(g, remote[rsl.Ref], keeps, res)
 		if err != nil {
 			return fmt.Errorf("read the log to check the remote's keep refs: %w", err)
 		}
@@ -393,6 +386,25 @@ func (h *Helper) adopt(remote, local map[string]gitrepo.Hash) error {
 		}
 	}
 	return nil
+}
+
+// newKeeps returns the commits of the keep refs the remote serves that
+// this clone lacks. Keep refs bring states force-pushes left behind
+// (rsl.KeepRef), so that verification diffs from them exactly; trusted for
+// nothing else, so only one naming its own commit is taken, never moved,
+// and only for a state the verified log records (a server that took any
+// commit under that name would otherwise fill every clone).
+func newKeeps(remote, local map[string]gitrepo.Hash) map[gitrepo.Hash]bool {
+	var keeps map[gitrepo.Hash]bool
+	for name, want := range remote {
+		if strings.HasPrefix(name, rsl.KeepRefPrefix) && local[name].IsZero() && name == rsl.KeepRef(want) {
+			if keeps == nil {
+				keeps = map[gitrepo.Hash]bool{}
+			}
+			keeps[want] = true
+		}
+	}
+	return keeps
 }
 
 // stagedObsolete reports whether the staged change at staged was made on

@@ -11,6 +11,7 @@ import (
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/rsl"
+	"github.com/git-secure/git-secure/internal/verify"
 )
 
 // Which keep refs a fetch takes (rsl.KeepRefPrefix): only those whose
@@ -94,12 +95,25 @@ func saveKeepMemo(gitDir string, tip gitrepo.Hash, states map[gitrepo.Hash]bool)
 
 // recordedKeeps returns those of keeps (commits the remote serves keep refs
 // for) that the log at tip records as a ref's state, reading only the
-// entries it must (see above).
-func recordedKeeps(g *gitrepo.Repo, tip gitrepo.Hash, keeps map[gitrepo.Hash]bool) (map[gitrepo.Hash]bool, error) {
-	knownTip, known := loadKeepMemo(g.GitDir())
-	found, err := rsl.FindRecordedAfter(g, tip, keeps, knownTip, known)
-	if err != nil {
-		return nil, err
+// entries it must (see above). res is the verification of that log, whose
+// replay looked for keeps (verify.Options.FindStates; nil when none): what
+// it found is taken, and when it read the whole log (a first fetch) the
+// log is not read again.
+func recordedKeeps(g *gitrepo.Repo, tip gitrepo.Hash, keeps map[gitrepo.Hash]bool, res *verify.Result) (map[gitrepo.Hash]bool, error) {
+	var found map[gitrepo.Hash]bool
+	if res != nil && res.Tip == tip && res.StatesComplete {
+		found = map[gitrepo.Hash]bool{}
+		for h := range keeps {
+			if res.FoundStates[h] {
+				found[h] = true
+			}
+		}
+	} else {
+		knownTip, known := loadKeepMemo(g.GitDir())
+		var err error
+		if found, err = rsl.FindRecordedAfter(g, tip, keeps, knownTip, known); err != nil {
+			return nil, err
+		}
 	}
 	unrecorded := map[gitrepo.Hash]bool{}
 	for h := range keeps {
@@ -107,7 +121,7 @@ func recordedKeeps(g *gitrepo.Repo, tip gitrepo.Hash, keeps map[gitrepo.Hash]boo
 			unrecorded[h] = true
 		}
 	}
-	if knownTip != tip || !sameSet(known, unrecorded) {
+	if knownTip, known := loadKeepMemo(g.GitDir()); knownTip != tip || !sameSet(known, unrecorded) {
 		_ = saveKeepMemo(g.GitDir(), tip, unrecorded) // a cache: failing costs one whole walk next time
 	}
 	return found, nil

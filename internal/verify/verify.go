@@ -102,6 +102,13 @@ type Options struct {
 	Loaded       *policy.Policy
 	LoadedCommit gitrepo.Hash
 
+	// FindStates are commits the caller asks about: is any of them the
+	// old or new state of a ref entry? The replay answers for the entries
+	// it reads (Result.FoundStates), so that a fetch checking the keep
+	// refs a remote serves (only those for recorded states are taken)
+	// need not read the log a second time.
+	FindStates map[gitrepo.Hash]bool
+
 	// index, set by WithStore, receives the index records of the
 	// entries replayed.
 	index *indexWriter
@@ -125,6 +132,13 @@ type RefStatus struct {
 
 // Result describes what was verified.
 type Result struct {
+	// FoundStates are those of Options.FindStates that a ref entry the
+	// replay read records as its old or new state. StatesComplete: the
+	// replay read every entry of the log (no checkpoint, no early stop),
+	// so the log records none of the others.
+	FoundStates    map[gitrepo.Hash]bool `json:"-"`
+	StatesComplete bool                  `json:"-"`
+
 	Entries        int          `json:"entries"`
 	Tip            gitrepo.Hash `json:"tip"`
 	PolicyEntry    uint64       `json:"policyEntry"`
@@ -325,8 +339,11 @@ type verifier struct {
 	stream  *logStream
 	records []*rsl.Record
 	base    uint64 // entries up to base were verified before (checkpoint)
-	only    map[string]bool
-	res     *Result
+	// statesThrough is the last entry of an unbroken run from entry 1
+	// searched for Options.FindStates.
+	statesThrough uint64
+	only          map[string]bool
+	res           *Result
 
 	// count entries went through the policy step; last is the newest.
 	count   int
@@ -465,6 +482,7 @@ func (v *verifier) run() (*Result, error) {
 		return v.res, &Failed{Problems: v.problems}
 	}
 	v.trace("log: policies, signatures, replay", start)
+	v.res.StatesComplete = len(v.opts.FindStates) > 0 && v.base == 0 && v.statesThrough == uint64(v.res.Entries)
 	v.res.Diffs, v.res.DiffTrees = v.src.computed, v.src.treeWork
 	start = time.Now()
 	defer v.trace("current refs", start)

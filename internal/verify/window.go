@@ -561,6 +561,7 @@ func (v *verifier) replayWindow(w *window) error {
 		}
 		v.prevRec = rec
 		v.opts.index.add(rec)
+		v.findStates(rec)
 		e := rec.Entry
 		if err := v.src.enter(e.Number); err != nil {
 			return &budgetError{rec: rec, err: err}
@@ -607,4 +608,27 @@ func (v *verifier) replayWindow(w *window) error {
 		v.opts.Progress(int(w.recs[len(w.recs)-1].Entry.Number-v.base), v.res.Checked)
 	}
 	return nil
+}
+
+// findStates notes which of Options.FindStates rec records as a ref's old
+// or new state.
+func (v *verifier) findStates(rec *rsl.Record) {
+	if len(v.opts.FindStates) == 0 {
+		return
+	}
+	e := rec.Entry
+	if e.Number == v.statesThrough+1 {
+		v.statesThrough++
+	}
+	if e.Type != rsl.TypeRef {
+		return
+	}
+	for _, h := range []gitrepo.Hash{e.Old, e.New} {
+		if v.opts.FindStates[h] {
+			if v.res.FoundStates == nil {
+				v.res.FoundStates = map[gitrepo.Hash]bool{}
+			}
+			v.res.FoundStates[h] = true
+		}
+	}
 }
