@@ -484,7 +484,7 @@ func FromCommit(c *gitrepo.Commit) (*Entry, error) {
 	}
 	e, err := decode(c.Message)
 	if err != nil {
-		return nil, fmt.Errorf("entry %s: %w", c.Hash, err)
+		return nil, Context("entry "+c.Hash.String(), err)
 	}
 	if (e.Number == 1) != (len(c.Parents) == 0) {
 		return nil, fmt.Errorf("%w %s: entry #%d has %d parents", ErrNotEntry, c.Hash, e.Number, len(c.Parents))

@@ -2,6 +2,7 @@ package rsl
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/git-secure/git-secure/internal/gitrepo"
 )
@@ -18,6 +19,39 @@ type Record struct {
 	Commit *gitrepo.Commit
 }
 
+// Context is err about the log with "rsl: " and ctx before it once: an
+// error of this package (ErrNotEntry, ErrMalformed: "rsl: not an RSL
+// entry commit X: ...") keeps its text after ctx without a second "rsl: "
+// ("rsl: rsl: not an RSL entry commit" before), and an error of another
+// package ("gitrepo: ...") gets the prefix. An empty ctx adds only the
+// prefix. errors.Is and errors.As see err. Readers of the log outside the
+// package (verify's stream) use it too.
+func Context(ctx string, err error) error { return &contextError{ctx: ctx, err: err} }
+
+type contextError struct {
+	ctx string
+	err error
+}
+
+func (e *contextError) Error() string {
+	inner := strings.TrimPrefix(e.err.Error(), "rsl: ")
+	if e.ctx == "" {
+		return "rsl: " + inner
+	}
+	return "rsl: " + e.ctx + ": " + inner
+}
+
+func (e *contextError) Unwrap() error { return e.err }
+
+// ReadEntryError is a failed read of entry h: the reader's error names h
+// already (gitrepo's "read commit X: object not found") or is given h.
+func ReadEntryError(h gitrepo.Hash, err error) error {
+	if strings.Contains(err.Error(), h.String()) {
+		return Context("read entry", err)
+	}
+	return Context("read entry "+h.String(), err)
+}
+
 // MaxEntries bounds how long a log this version reads.
 const MaxEntries = 10_000_000
 
@@ -29,17 +63,17 @@ func WalkBack(r Reader, tip gitrepo.Hash, fn func(*Record) (bool, error)) error 
 	for h := tip; !h.IsZero(); {
 		c, err := r.ReadCommit(h)
 		if err != nil {
-			return fmt.Errorf("rsl: read entry %s: %w", h, err)
+			return ReadEntryError(h, err)
 		}
 		e, err := FromCommit(c)
 		if err != nil {
-			return fmt.Errorf("rsl: %w", err)
+			return Context("", err)
 		}
 		if e.Number > MaxEntries {
-			return fmt.Errorf("rsl: %w %s: entry #%d: this version reads logs of at most %d entries", ErrNotEntry, h, e.Number, MaxEntries)
+			return fmt.Errorf("%w %s: entry #%d: this version reads logs of at most %d entries", ErrNotEntry, h, e.Number, MaxEntries)
 		}
 		if want != 0 && e.Number != want {
-			return fmt.Errorf("rsl: %w %s: number %d where %d was expected (entries removed or reordered)", ErrNotEntry, h, e.Number, want)
+			return fmt.Errorf("%w %s: number %d where %d was expected (entries removed or reordered)", ErrNotEntry, h, e.Number, want)
 		}
 		want = e.Number - 1
 		more, err := fn(&Record{ID: h, Entry: e, Commit: c})
@@ -69,7 +103,7 @@ func ReadLog(r Reader, tip gitrepo.Hash) ([]*Record, error) {
 	if br, ok := r.(bulkReader); ok && !tip.IsZero() {
 		c, err := r.ReadCommit(tip)
 		if err != nil {
-			return nil, fmt.Errorf("rsl: read entry %s: %w", tip, err)
+			return nil, ReadEntryError(tip, err)
 		}
 		if e, err := FromCommit(c); err == nil && e.Number >= PipelineMin && e.Number <= MaxEntries {
 			return readBulk(br, tip, e.Number)
@@ -84,7 +118,7 @@ func ReadLog(r Reader, tip gitrepo.Hash) ([]*Record, error) {
 func readBulk(br bulkReader, tip gitrepo.Hash, n uint64) ([]*Record, error) {
 	hashes, err := br.FirstParents(tip, int(n)+1)
 	if err != nil {
-		return nil, fmt.Errorf("rsl: %w", err)
+		return nil, Context("list entries", err)
 	}
 	out := make([]*Record, len(hashes))
 	i := 0
@@ -105,10 +139,10 @@ func readBulk(br bulkReader, tip gitrepo.Hash, n uint64) ([]*Record, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("rsl: %w", err)
+		return nil, Context("read entries", err)
 	}
 	if i != len(hashes) || len(out) == 0 || out[0].Entry.Number != 1 || len(out[0].Commit.Parents) != 0 {
-		return nil, fmt.Errorf("rsl: %w: the log does not go back to entry 1", ErrNotEntry)
+		return nil, fmt.Errorf("%w: the log does not go back to entry 1", ErrNotEntry)
 	}
 	return out, nil
 }
@@ -131,7 +165,7 @@ func readLog(r Reader, tip gitrepo.Hash) ([]*Record, error) {
 		out[i], out[j] = out[j], out[i]
 	}
 	if len(out) > 0 && out[0].Entry.Number != 1 {
-		return nil, fmt.Errorf("rsl: %w: log starts at entry %d", ErrNotEntry, out[0].Entry.Number)
+		return nil, fmt.Errorf("%w: log starts at entry %d", ErrNotEntry, out[0].Entry.Number)
 	}
 	return out, nil
 }

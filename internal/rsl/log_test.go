@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"golang.org/x/crypto/ssh"
@@ -431,6 +432,12 @@ func TestLogChainErrors(t *testing.T) {
 					}
 					if sc.wantErr != nil && !errors.Is(err, sc.wantErr) {
 						t.Fatalf("%s: %v, want an error wrapping %v", what, err, sc.wantErr)
+					}
+					// Each layer adds only its own context ("rsl: rsl:
+					// not an RSL entry commit", "rsl: entry X: rsl:
+					// malformed entry" before).
+					if msg := err.Error(); !strings.HasPrefix(msg, "rsl: ") || strings.Count(msg, "rsl: ") != 1 || strings.Count(msg, "gitrepo: ") > 1 {
+						t.Errorf("%s: %q repeats a package prefix", what, msg)
 					}
 				}
 				recs, err := rsl.ReadLog(b.s, tip)

@@ -298,7 +298,7 @@ var listingChunk = 1 << 14
 func openLog(repo Repository, tip gitrepo.Hash) (*logStream, error) {
 	c, err := repo.ReadCommit(tip)
 	if err != nil {
-		return nil, fmt.Errorf("rsl: read entry %s: %w", tip, err)
+		return nil, rsl.ReadEntryError(tip, err)
 	}
 	br, bulk := repo.(bulkReader)
 	e, err := rsl.FromCommit(c)
@@ -314,7 +314,7 @@ func openLog(repo Repository, tip gitrepo.Hash) (*logStream, error) {
 	}
 	listing, err := listChain(br, tip, int(e.Number)+1)
 	if err != nil {
-		return nil, fmt.Errorf("rsl: %w", err)
+		return nil, rsl.Context("list entries", err)
 	}
 	return chainStream(br, listing, tip, e.Number), nil
 }
@@ -378,14 +378,14 @@ func chainStream(br bulkReader, listing *spillTable, tip gitrepo.Hash, n uint64)
 			s.err <- nil
 			return
 		case err != nil:
-			s.err <- fmt.Errorf("rsl: %w", err)
+			s.err <- rsl.Context("read entries", err)
 			return
 		case c.fault != nil:
-			s.err <- fmt.Errorf("rsl: %w", c.fault)
+			s.err <- rsl.Context("", c.fault)
 			return
 		}
 		if c.j != total || !c.firstOK || c.prev != tip {
-			s.err <- fmt.Errorf("rsl: %w: the log does not go back to entry 1", rsl.ErrNotEntry)
+			s.err <- fmt.Errorf("%w: the log does not go back to entry 1", rsl.ErrNotEntry)
 			return
 		}
 		if c.send() != nil {
