@@ -22,7 +22,9 @@ import (
 // keep refs). The fetch now remembers the states it found recorded
 // nowhere and the log tip it searched (secure/keep-unrecorded in the git
 // directory): the log only grows, so the next fetch looks for them only in
-// the entries after that tip (rsl.FindRecordedAfter). The file is a cache
+// the entries after that tip (rsl.FindRecordedAfter); a first fetch, whose
+// verification replays the whole log, asks that replay (FindStates) and
+// reads nothing more. The file is a cache
 // that can only make a fetch take fewer keep refs, never one the log does
 // not record: a missing, damaged or foreign one costs one whole walk.
 
