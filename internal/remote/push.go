@@ -169,7 +169,7 @@ func (h *Helper) reportPush(specs []pushSpec, results map[string]string, upToDat
 			fmt.Fprintf(h.Out, "error %s %s\n", s.Ref, msg)
 		} else if msg, refused := notMetadata(s.Ref); refused {
 			fmt.Fprintf(h.Out, "error %s %s\n", s.Ref, msg)
-		} else if msg, refused := h.keepRefNotDeleted(s); refused {
+		} else if msg, refused := h.keepRefNotSent(s); refused {
 			fmt.Fprintf(h.Out, "error %s %s\n", s.Ref, msg)
 		} else if msg, failed := results[s.Ref]; failed {
 			fmt.Fprintf(h.Out, "error %s %s\n", s.Ref, display.Escape(oneLine(msg)))
@@ -824,22 +824,32 @@ func notMetadata(dst string) (string, bool) {
 	return fmt.Sprintf("not a git-secure ref: refs/secure/ holds only %s, %s, %s and %s, which git-remote-secure sends by itself; push other refs under another name", rsl.Ref, policy.Ref, attest.Ref, policy.StagingRef), true
 }
 
-// keepRefNotDeleted says why the deletion of a keep ref the user named
-// (git push origin :refs/secure/keep/H) is not sent: keep refs are only
-// ever created, and the helper sends them itself. It was reported deleted
-// ("- [deleted]", exit 0), also when the remote had no such ref.
-func (h *Helper) keepRefNotDeleted(s pushSpec) (string, bool) {
-	if !strings.HasPrefix(s.Ref, rsl.KeepRefPrefix) || !s.New.IsZero() {
+// keepRefNotSent says why a keep ref the user named (git push origin
+// :refs/secure/keep/H, or H:refs/secure/keep/H) is not sent: keep refs
+// are only ever created, by git-secure's push itself (for a recorded state
+// a force-push or deletion leaves behind), and never deleted. Both were
+// reported done ("- [deleted]", "* [new reference]", exit 0) though
+// nothing was sent, a deletion also when the remote had no such ref.
+func (h *Helper) keepRefNotSent(s pushSpec) (string, bool) {
+	if !strings.HasPrefix(s.Ref, rsl.KeepRefPrefix) {
 		return "", false
+	}
+	// Asked, not taken from the listing, which may be the memory of an
+	// earlier contact (secure.pushListing).
+	out, err := h.git(h.urlArgs("ls-remote", "--", h.URL, s.Ref)...)
+	listed := string(out)
+	remoteHas := err == nil && (strings.Contains(listed, "\t"+s.Ref+"\n") || strings.HasSuffix(listed, "\t"+s.Ref))
+	if s.src != "" {
+		if remoteHas {
+			return "", false // the push made it (a force-push's keep ref): done
+		}
+		return "not sent: git-secure's push creates keep refs itself, for the recorded state a force-push or deletion leaves behind; there is nothing to push by hand", true
 	}
 	local := ""
 	if _, ok, err := h.Repo.Git.ResolveRef(s.Ref); err == nil && ok {
 		local = fmt.Sprintf("; to drop it from this clone only: git update-ref -d %s", s.Ref)
 	}
-	// Asked, not taken from the listing, which may be the memory of an
-	// earlier contact (secure.pushListing).
-	out, err := h.git(h.urlArgs("ls-remote", "--", h.URL, s.Ref)...)
-	if err == nil && !strings.Contains(string(out), "\t"+s.Ref+"\n") && !strings.HasSuffix(string(out), "\t"+s.Ref) {
+	if err == nil && !remoteHas {
 		return fmt.Sprintf("%s has no %s: there is nothing to delete (git ls-remote %s '%s*' lists the keep refs it has)%s", h.Remote, s.Ref, h.Remote, rsl.KeepRefPrefix, local), true
 	}
 	return fmt.Sprintf("not sent: a keep ref keeps a state the log records reachable for fresh clones and is never deleted (the server refuses it)%s", local), true

@@ -220,7 +220,8 @@ func TestFreshCloneForgivesMissingStateItsRuleBlocked(t *testing.T) {
 // helper and past it: the helper reported it deleted (exit 0) without
 // sending anything, and the server's hook said the ref "must point at
 // the commit it names, but the push sets it to (deleted)". An existing
-// one is still refused as undeletable.
+// one is still refused as undeletable, and one pushed by hand through the
+// helper is said not to be sent (it was reported created).
 func TestDeleteMissingKeepRefSaysSo(t *testing.T) {
 	srv := startServer(t, trFile)
 	path, url := srv.newRepo("keepdel.git", true)
@@ -244,5 +245,12 @@ func TestDeleteMissingKeepRefSaysSo(t *testing.T) {
 	}
 	if got := srv.admin.refs(path)[keep]; got != main {
 		t.Fatalf("%s is %q on the server, want %s", keep, got, main)
+	}
+	// Created by hand through the helper: not sent, and said so (it was
+	// reported created).
+	other := strings.TrimSpace(alice.git(dir, "commit-tree", "-m", "other", main+"^{tree}"))
+	r = alice.run(dir, "git", "push", "origin", other+":"+rsl.KeepRefPrefix+other)
+	if r.code == 0 || !strings.Contains(r.stderr, "not sent: git-secure's push creates keep refs itself") {
+		t.Fatalf("the helper must say a keep ref pushed by hand is not sent:\n%s", r)
 	}
 }
