@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/git-secure/git-secure/internal/policy"
 )
 
 // ciScript is the script every step of action.yml and the GitLab template
@@ -347,5 +349,29 @@ func TestCIActionForgeNamespaceARuleNames(t *testing.T) {
 	r = runCI(ci, d, env, "verify")
 	if r.code != 1 || !strings.Contains(r.stderr, "refs/pull/*: protected namespace not fetched: a rule of the policy names refs/pull/, but remote.origin.fetch leaves it out") {
 		t.Fatalf("a namespace a rule names that the fetch refspecs leave out must fail the check:\n%s", r)
+	}
+}
+
+// The CI script and the README's CI recipe leave out the forges'
+// namespaces by name: the same list as policy.ForgeRefPrefixes, which the
+// remote helper's fetch leaves out.
+func TestCIForgeNamespacesMatchPolicy(t *testing.T) {
+	var names []string
+	for _, p := range policy.ForgeRefPrefixes {
+		names = append(names, strings.TrimSuffix(strings.TrimPrefix(p, "refs/"), "/"))
+	}
+	want := "for ns in " + strings.Join(names, " ") + "; do"
+	readme, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := os.ReadFile(ciScript(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string][]byte{"README.md": readme, "git-secure-ci.sh": script} {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("%s does not leave out the forges' namespaces as policy.ForgeRefPrefixes names them (want %q)", name, want)
+		}
 	}
 }
