@@ -384,6 +384,8 @@ type changeCache struct {
 	// targets: rules that cover the same refs (many, with rule files)
 	// share one merge base and one diff.
 	byTargets map[string]changed
+	// targets keeps each rule's recorded targets (new ref).
+	targets map[*policy.Rule]ruleTargets
 }
 
 type changed struct {
@@ -407,28 +409,60 @@ func (c *changeCache) files(r *policy.Rule) (changes, error) {
 	if c.done && !newRef {
 		return c.ch, c.err
 	}
-	var targets []gitrepo.Hash
-	if newRef && c.in.RecordedTargets != nil {
-		targets = c.in.RecordedTargets(r)
-	}
 	if newRef {
-		var key strings.Builder
-		for _, h := range targets {
-			key.Write(h[:]) // raw: hex cost a tenth of the replay at 3 000 tags
-		}
-		if x, ok := c.byTargets[key.String()]; ok {
+		targets, key := c.targetsOf(r)
+		if x, ok := c.byTargets[key]; ok {
 			return x.ch, x.err
 		}
-		ch, err := changedFiles(c.src, c.in.Bases, c.t, targets, c.scope, c.rules)
+		// The rules that cover the same refs share this diff: one too
+		// large to list is walked for them, not for every path rule of
+		// the ref once per set of targets.
+		var share []*policy.Rule
+		for _, o := range c.rules {
+			if _, k := c.targetsOf(o); k == key {
+				share = append(share, o)
+			}
+		}
+		if !slices.Contains(share, r) {
+			share = append(share, r)
+		}
+		ch, err := changedFiles(c.src, c.in.Bases, c.t, targets, c.scope, share)
 		if c.byTargets == nil {
 			c.byTargets = map[string]changed{}
 		}
-		c.byTargets[key.String()] = changed{ch, err}
+		c.byTargets[key] = changed{ch, err}
 		return ch, err
 	}
-	c.ch, c.err = changedFiles(c.src, c.in.Bases, c.t, targets, c.scope, c.rules)
+	c.ch, c.err = changedFiles(c.src, c.in.Bases, c.t, nil, c.scope, c.rules)
 	c.done = true
 	return c.ch, c.err
+}
+
+// targetsOf is, for a new ref, the recorded targets its rule r's changed
+// files are computed against and their key, asked once per rule.
+func (c *changeCache) targetsOf(r *policy.Rule) ([]gitrepo.Hash, string) {
+	if t, ok := c.targets[r]; ok {
+		return t.hashes, t.key
+	}
+	var targets []gitrepo.Hash
+	if c.in.RecordedTargets != nil {
+		targets = c.in.RecordedTargets(r)
+	}
+	var key strings.Builder
+	for _, h := range targets {
+		key.Write(h[:]) // raw: hex cost a tenth of the replay at 3 000 tags
+	}
+	if c.targets == nil {
+		c.targets = map[*policy.Rule]ruleTargets{}
+	}
+	c.targets[r] = ruleTargets{targets, key.String()}
+	return targets, key.String()
+}
+
+// ruleTargets is targetsOf's answer for one rule.
+type ruleTargets struct {
+	hashes []gitrepo.Hash
+	key    string
 }
 
 // changedFiles is what differs between the transition's base and its new

@@ -182,19 +182,7 @@ func TestRuleHitsKeepsFirst(t *testing.T) {
 // it and coveredPaths a second list of the rule's files).
 func TestTreeBombJudgedWithoutList(t *testing.T) {
 	rt := newRandomTrees(t, 0)
-	child, mode := rt.blobs[0], uint32(gitrepo.ModeFile)
-	for lvl := range 4 {
-		var ents []gitrepo.TreeEntry
-		for i := range 24 {
-			name := fmt.Sprintf("%02d", i) + strings.Repeat(string(rune('a'+lvl)), 34) + ".key"
-			ents = append(ents, gitrepo.TreeEntry{Mode: mode, Name: name, Hash: child})
-		}
-		var err error
-		if child, err = rt.repo.WriteTree(ents); err != nil {
-			t.Fatal(err)
-		}
-		mode = gitrepo.ModeTree
-	}
+	child := rt.keyBomb()
 	rules := []*policy.Rule{{Name: "keys", Paths: []string{"**/*.key"}}, {Name: "crypto", Paths: []string{"src/crypto/**"}}}
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -223,4 +211,72 @@ func TestTreeBombJudgedWithoutList(t *testing.T) {
 		t.Errorf("judging the bomb's diff holds %d MB; want its count and a few paths (under 4 MB), not its list", held>>20)
 	}
 	runtime.KeepAlive(ch)
+}
+
+// keyBomb writes a tree of 4 levels of 24 entries of 40-byte names ending
+// in .key, each level's entries naming the next level's one tree: 331 776
+// paths, 54 MB of names, too many to list.
+func (rt *randomTrees) keyBomb() gitrepo.Hash {
+	child, mode := rt.blobs[0], uint32(gitrepo.ModeFile)
+	for lvl := range 4 {
+		var ents []gitrepo.TreeEntry
+		for i := range 24 {
+			name := fmt.Sprintf("%02d", i) + strings.Repeat(string(rune('a'+lvl)), 34) + ".key"
+			ents = append(ents, gitrepo.TreeEntry{Mode: mode, Name: name, Hash: child})
+		}
+		var err error
+		if child, err = rt.repo.WriteTree(ents); err != nil {
+			rt.tb.Fatal(err)
+		}
+		mode = gitrepo.ModeTree
+	}
+	return child
+}
+
+// commit writes a commit of tree.
+func (rt *randomTrees) commit(tree gitrepo.Hash) gitrepo.Hash {
+	h, err := rt.repo.WriteObject("commit", fmt.Appendf(nil, "tree %s\nauthor a <a@x> 1700000000 +0000\ncommitter a <a@x> 1700000000 +0000\n\nc\n", tree))
+	if err != nil {
+		rt.tb.Fatal(err)
+	}
+	return h
+}
+
+// TestNewRefBombWalkedPerTargets: a new ref's rules are judged against
+// the recorded targets of the refs each covers; a diff too large to list
+// is walked once per set of targets, for the rules that share it only.
+func TestNewRefBombWalkedPerTargets(t *testing.T) {
+	rt := newRandomTrees(t, 0)
+	bomb := rt.commit(rt.keyBomb())
+	base := rt.commit(gitrepo.ZeroHash)
+	rules := []*policy.Rule{
+		{Name: "keys", Paths: []string{"**/*.key"}},
+		{Name: "first", Paths: []string{"**/00*.key"}},
+		{Name: "other", Paths: []string{"**/*.key"}},
+	}
+	targets := func(r *policy.Rule) []gitrepo.Hash {
+		if r.Name == "other" {
+			return []gitrepo.Hash{base}
+		}
+		return nil
+	}
+	d := newDiffCache(rt.repo, nil)
+	c := changeCache{src: d, t: Transition{Ref: "refs/heads/new", New: bomb}, in: Inputs{RecordedTargets: targets}, scope: policy.NewPathScope(rules), rules: rules}
+	const all = 24 * 24 * 24 * 24
+	for _, tt := range []struct {
+		rule   int
+		n      int
+		judged int
+	}{{0, all, 2}, {1, all / 24, 2}, {2, all, 1}} {
+		ch, err := c.files(rules[tt.rule])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, n := coveredIn(d, rules[tt.rule], ch); n != tt.n || len(ch.hits) != tt.judged {
+			t.Errorf("rule %s: covers %d files, its walk judged %d rules; want %d files, %d rules", rules[tt.rule].Name, n, len(ch.hits), tt.n, tt.judged)
+		}
+	}
+	if d.computed != 2 {
+		t.Errorf("%d diffs computed, want one per set of targets (2)", d.computed)
+	}
 }
