@@ -142,15 +142,25 @@ func (pd *PathDiff) List() ([]string, error) {
 // the trees again (those measure read are kept, up to maxKeptEntries
 // entries, while pd is).
 func (pd *PathDiff) Walk(fn func(path string) error) error {
+	return pd.WalkDirs(nil, func(path string, _ int) error { return fn(path) })
+}
+
+// WalkDirs is Walk that asks enter (nil: walk every directory) before it
+// walks a directory that holds changes (dir: its path, a view as fn's
+// path is; depth: 1 for a directory at the top) and skips the directory
+// when enter says false; fn also gets the depth of its path's directory
+// (0 at the top). A caller that asks rules about the paths can so stop
+// descending where no rule it asks may cover a path.
+func (pd *PathDiff) WalkDirs(enter func(dir string, depth int) bool, fn func(path string, depth int) error) error {
 	if pd.size.paths == 0 {
 		return nil
 	}
 	pd.d.walked, pd.d.emitted = 0, 0
-	pd.d.emit, pd.d.emitErr = fn, nil
+	pd.d.emit, pd.d.enter, pd.d.emitErr = fn, enter, nil
 	pd.d.path = pd.d.path[:0]
 	err := pd.d.list(pd.oldTree, pd.tree, pd.reach, 0)
 	fnErr := pd.d.emitErr
-	pd.d.emit, pd.d.emitErr = nil, nil
+	pd.d.emit, pd.d.enter, pd.d.emitErr = nil, nil, nil
 	switch {
 	case fnErr != nil:
 		return fnErr
@@ -176,7 +186,8 @@ type differ struct {
 	// emit gets each path list walks; emitErr is its error, which
 	// stops the walk. walked and emitted count one walk's directory
 	// pairs and paths (its bounds).
-	emit            func(path string) error
+	emit            func(path string, depth int) error
+	enter           func(dir string, depth int) bool
 	path            []byte // the path list is at
 	emitErr         error
 	walked, emitted int
@@ -462,7 +473,7 @@ func (d *differ) list(a, b Hash, reach Reach, depth int) error {
 				return boundErr("more than %d changed paths", maxChangedPaths)
 			}
 			d.emitted++
-			if err := d.emit(unsafe.String(&d.path[0], len(d.path))); err != nil {
+			if err := d.emit(unsafe.String(&d.path[0], len(d.path)), depth); err != nil {
 				d.emitErr = err
 				return err
 			}
@@ -481,6 +492,9 @@ func (d *differ) list(a, b Hash, reach Reach, depth int) error {
 			if s, ok := d.memo[[2]Hash{normTree(x), normTree(y)}]; ok && s.paths == 0 {
 				return nil
 			}
+		}
+		if d.enter != nil && normTree(x) != normTree(y) && !d.enter(unsafe.String(&d.path[0], len(d.path)), depth+1) {
+			return nil
 		}
 		return d.list(x, y, r, depth+1)
 	})

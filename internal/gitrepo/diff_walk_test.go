@@ -2,6 +2,7 @@ package gitrepo
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -58,4 +59,40 @@ func TestWalkChangedPaths(t *testing.T) {
 func mustBomb(t *testing.T, r *Repo) Hash {
 	_, bomb := bombTree(t, r, 4, 100, 31)
 	return bomb
+}
+
+// TestWalkDirsSkips: WalkDirs asks before each directory that holds
+// changes, with its depth, skips one it is told to, and gives each path
+// the depth of its directory.
+func TestWalkDirsSkips(t *testing.T) {
+	for name, r := range bothReaders(t) {
+		t.Run(name, func(t *testing.T) {
+			_, bomb := bombTree(t, r, 2, 3, 3) // src/crypto/aes.c, bomb/{00b,01b,02b}/{00a,01a,02a}
+			pd, err := r.MeasureChangedPaths(ZeroHash, bomb, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var dirs, paths []string
+			err = pd.WalkDirs(func(dir string, depth int) bool {
+				dirs = append(dirs, fmt.Sprintf("%s@%d", dir, depth))
+				return dir != "bomb/01b" && dir != "src/crypto"
+			}, func(p string, depth int) error {
+				if want := strings.Count(p, "/"); depth != want {
+					t.Errorf("%s: depth %d, want %d", p, depth, want)
+				}
+				paths = append(paths, strings.Clone(p))
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			slices.Sort(dirs)
+			slices.Sort(paths)
+			wantDirs := []string{"bomb/00b@2", "bomb/01b@2", "bomb/02b@2", "bomb@1", "src/crypto@2", "src@1"}
+			wantPaths := []string{"bomb/00b/00a", "bomb/00b/01a", "bomb/00b/02a", "bomb/02b/00a", "bomb/02b/01a", "bomb/02b/02a"}
+			if !slices.Equal(dirs, wantDirs) || !slices.Equal(paths, wantPaths) {
+				t.Errorf("entered %q, walked %q; want %q, %q", dirs, paths, wantDirs, wantPaths)
+			}
+		})
+	}
 }

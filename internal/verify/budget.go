@@ -140,6 +140,62 @@ func (h *ruleHits) add(p string) {
 	h.first[i] = strings.Clone(p)
 }
 
+// ruleWalk asks, at each directory a walk enters, which rules may cover
+// a path below it (each rule's own policy.PathScope, as the differ asks
+// their union), so that a path is matched against those only and a
+// directory none of them may reach is not walked. It holds a frame of
+// rules per directory of the walk's current path: depth x rules.
+type ruleWalk struct {
+	scopes []*policy.PathScope
+	// frames[k] are the rules that may cover a path in the directory
+	// at depth k of the current path.
+	frames [][]activeRule
+}
+
+// activeRule is a rule (its index) that may cover a path in a directory;
+// every: in every directory below too (its scope need not be asked).
+type activeRule struct {
+	rule  int
+	every bool
+}
+
+func newRuleWalk(rules []*policy.Rule) *ruleWalk {
+	w := &ruleWalk{frames: make([][]activeRule, 1)}
+	for i, r := range rules {
+		s := policy.NewPathScope([]*policy.Rule{r})
+		w.scopes = append(w.scopes, s)
+		if s == nil {
+			// Not a path rule: asked about every path, as a list is.
+			w.frames[0] = append(w.frames[0], activeRule{rule: i, every: true})
+			continue
+		}
+		if may, every := s.Reach(""); may {
+			w.frames[0] = append(w.frames[0], activeRule{rule: i, every: every})
+		}
+	}
+	return w
+}
+
+// enter keeps the rules that may cover a path under dir (at depth) and
+// says whether any does.
+func (w *ruleWalk) enter(dir string, depth int) bool {
+	for len(w.frames) <= depth {
+		w.frames = append(w.frames, nil)
+	}
+	frame := w.frames[depth][:0]
+	for _, a := range w.frames[depth-1] {
+		if a.every {
+			frame = append(frame, a)
+			continue
+		}
+		if may, every := w.scopes[a.rule].Reach(dir); may {
+			frame = append(frame, activeRule{rule: a.rule, every: every})
+		}
+	}
+	w.frames[depth] = frame
+	return len(frame) > 0
+}
+
 // listedChanges is a listed diff's changes.
 func listedChanges(paths []string) changes { return changes{paths: paths, n: len(paths)} }
 
@@ -161,12 +217,13 @@ func measuredChanges(pd *gitrepo.PathDiff, rules []*policy.Rule, listBytes int) 
 			asked, hits = append(asked, r), append(hits, c.hits[r])
 		}
 	}
+	w := newRuleWalk(asked)
 	// p is a view of the walk's buffer: CoversPath keeps nothing of it,
 	// add copies what it keeps.
-	err := pd.Walk(func(p string) error {
-		for i, r := range asked {
-			if r.CoversPath(p) {
-				hits[i].add(p)
+	err := pd.WalkDirs(w.enter, func(p string, depth int) error {
+		for _, a := range w.frames[depth] {
+			if asked[a.rule].CoversPath(p) {
+				hits[a.rule].add(p)
 			}
 		}
 		return nil

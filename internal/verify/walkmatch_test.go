@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -79,10 +80,12 @@ func (rt *randomTrees) tree(depth int) gitrepo.Hash {
 }
 
 // TestWalkedRulesMatchListed (differential): judging a diff's paths while
-// walking it (measuredChanges with nothing listed) says for every rule
-// what matching the sorted list says (coveredPaths): how many files the
-// rule covers, the first maxShownPaths of them, and so the same refusal
-// text; under the rules' scope and without one.
+// walking it (measuredChanges with nothing listed; each rule asked only
+// in the directories its own scope reaches) says for every rule what
+// matching the sorted list says (coveredPaths): how many files the rule
+// covers, the first maxShownPaths of them, and so the same refusal text;
+// under the rules' scope and without one (then only the rules' own
+// scopes prune the walk). GIT_SECURE_WALK_SEEDS runs more seeds.
 func TestWalkedRulesMatchListed(t *testing.T) {
 	rules := []*policy.Rule{
 		{Name: "keys", Paths: []string{"**/*.key"}},
@@ -90,9 +93,15 @@ func TestWalkedRulesMatchListed(t *testing.T) {
 		{Name: "one", Paths: []string{"doc/x"}},
 		{Name: "deep", Paths: []string{"deep/*/y.c", "src/**/a.key"}},
 		{Name: "none", Paths: []string{"nowhere/**"}},
+		{Name: "case", Paths: []string{"Src/CRYPTO/*.key", "DOC/**/X"}},
+		{Name: "untrusted", Paths: []string{"x/**"}, Untrusted: "its rule file is not signed"},
 	}
 	many := 0 // rules that cover more files than a refusal names
-	for seed := range uint64(10) {
+	seeds := uint64(10)
+	if n, err := strconv.ParseUint(os.Getenv("GIT_SECURE_WALK_SEEDS"), 10, 64); err == nil {
+		seeds = n
+	}
+	for seed := range seeds {
 		rt := newRandomTrees(t, seed)
 		trees := []gitrepo.Hash{gitrepo.ZeroHash}
 		for range 6 {
