@@ -64,6 +64,17 @@ func (v *verifier) checkClone() error {
 			names[ref] = true
 		}
 	}
+	// Every value judge may ask mismatch about, for one walk of the log.
+	pairs := map[refValue]bool{}
+	for ref, obs := range tracked {
+		for _, t := range obs {
+			v.addMismatch(pairs, ref, t.Hash)
+		}
+	}
+	for ref := range judgedLocal {
+		v.addMismatch(pairs, ref, local[ref])
+	}
+	v.values = v.findRecorded(pairs)
 	for _, ref := range v.sortedNames(names) {
 		if ref == rsl.PolicyRef {
 			v.judgePolicy(local)

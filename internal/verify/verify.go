@@ -318,6 +318,12 @@ type recorded struct {
 }
 
 type verifier struct {
+	// values: what one walk of the log found about the values refs were
+	// observed at instead of their latest entry (current.go mismatch);
+	// classified counts the protected refs whose mismatch asked the
+	// commit graph.
+	values     *recordedValues
+	classified int
 	// bases: what choosing new refs' bases read (BaseCache); covered:
 	// the recorded refs each path rule covers (coveredRefs).
 	bases   BaseCache
