@@ -47,7 +47,7 @@ func TestPlainCloneCIRecipe(t *testing.T) {
 			ci.git(dir, "commit", "-q", "--allow-empty", "-m", "local work on main")
 			ci.git(dir, "tag", "v9-local")
 			ci.git(dir, "branch", "feature")
-			if r := ci.run(dir, "git", "secure", "verify"); r.code != 0 || !contains(r.stdout, "refs/heads/main", "ahead") {
+			if r := ci.run(dir, "git", "secure", "verify"); r.code != 0 || !containsAll(r.stdout, "refs/heads/main", "ahead") {
 				t.Fatalf("verify with local work ahead: want exit 0 listing main as ahead:\n%s", r)
 			}
 			a.commit(aliceDir, "README", "reviewed change\n")
@@ -56,7 +56,7 @@ func TestPlainCloneCIRecipe(t *testing.T) {
 			ci.git(dir, "fetch", "-q", "origin")                // ... plain fetch: main is behind
 			ci.git(dir, "fetch", "-q", "origin", "refs/secure/*:refs/secure/*")
 			r := ci.run(dir, "git", "secure", "verify")
-			if r.code != 0 || !contains(r.stdout, "verified 5 entries", "local state", "refs/heads/main", "behind", "refs/heads/feature", "refs/tags/v9-local", "new") {
+			if r.code != 0 || !containsAll(r.stdout, "verified 5 entries", "local state", "refs/heads/main", "behind", "refs/heads/feature", "refs/tags/v9-local", "new") {
 				t.Fatalf("verify with local state (main behind, a new branch under a path rule, a local tag): want exit 0 listing them:\n%s", r)
 			}
 			if strings.Contains(r.stdout+r.stderr, "rsl record") {
@@ -68,7 +68,7 @@ func TestPlainCloneCIRecipe(t *testing.T) {
 			srv.admin.git(repo, "-c", "core.hooksPath=/dev/null", "update-ref", "refs/heads/main", moved) // past the server's hooks
 			ci.must(ci.sb.Home, "rm", "-rf", dir)
 			r = ciRecipe()
-			if r.code != 1 || !contains(r.stderr, "refs/heads/main", "on origin (refs/remotes/origin/main)", "without an entry") {
+			if r.code != 1 || !containsAll(r.stderr, "refs/heads/main", "on origin (refs/remotes/origin/main)", "without an entry") {
 				t.Fatalf("CI recipe after an unrecorded server move: want exit 1 naming refs/heads/main:\n%s", r)
 			}
 			j := ci.run(dir, "git", "secure", "verify", "--json")
@@ -80,7 +80,7 @@ func TestPlainCloneCIRecipe(t *testing.T) {
 				t.Fatalf("verify --json: want ok false, judged \"remote origin\", exit 1 (%v):\n%s", err, j)
 			}
 			// The server itself stays strict.
-			if r := srv.admin.run(repo, "git", "secure", "verify"); r.code != 1 || !contains(r.stderr, "refs/heads/main", "without an entry") {
+			if r := srv.admin.run(repo, "git", "secure", "verify"); r.code != 1 || !containsAll(r.stderr, "refs/heads/main", "without an entry") {
 				t.Fatalf("verify on the server after the move: want exit 1:\n%s", r)
 			}
 		})

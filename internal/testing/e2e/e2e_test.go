@@ -276,7 +276,23 @@ func readFile(t testing.TB, path string) string {
 	return string(b)
 }
 
-func contains(s string, subs ...string) bool {
+// containsAll says whether s contains every one of subs. An assertion on
+// a refusal wants this: the message must name the ref AND the rule AND what
+// is missing, so that the test fails when the refusal happens for another
+// reason.
+func containsAll(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}
+
+// containsAny says whether s contains at least one of subs: for negative
+// checks (none of these may appear) and for messages that may honestly
+// come in more than one wording (say which at the call).
+func containsAny(s string, subs ...string) bool {
 	for _, sub := range subs {
 		if strings.Contains(s, sub) {
 			return true

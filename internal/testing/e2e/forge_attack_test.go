@@ -70,7 +70,7 @@ func TestForgeMergeCommitMustMergeTheReviewedHead(t *testing.T) {
 	gh.mu.Lock()
 	gh.merge = genuine
 	gh.mu.Unlock()
-	if r := record("rec-genuine"); r.code != 0 || !contains(r.stdout, "github review 201 by bob-gh (bob): approved", "github review 202 by carol-gh (carol): approved") {
+	if r := record("rec-genuine"); r.code != 0 || !containsAll(r.stdout, "github review 201 by bob-gh (bob): approved", "github review 202 by carol-gh (carol): approved") {
 		t.Fatalf("record-approvals of the genuine merge commit:\n%s", r)
 	}
 	alice.git(dir, "checkout", "-q", "-B", "main", genuine)

@@ -34,7 +34,7 @@ func newFreshSetup(t *testing.T) *freshSetup {
 	alice.secure(dir, "policy", "set-freshness", "--key", srvKey.Public, "--max-age", "24h")
 	alice.secure(dir, "policy", "apply")
 	alice.git(dir, "push", "-q", "origin", "main")
-	if out := alice.secure(dir, "policy", "list"); !contains(out, "freshness: statements of the log tip at most 24h0m0s old, signed by 1 of SHA256:") {
+	if out := alice.secure(dir, "policy", "list"); !containsAll(out, "freshness: statements of the log tip at most 24h0m0s old, signed by 1 of SHA256:") {
 		t.Errorf("policy list does not show the freshness setting:\n%s", out)
 	}
 	return &freshSetup{srv: srv, repo: repo, url: url, alice: alice, dir: dir, srvKey: srvKey}
@@ -93,7 +93,7 @@ func TestFreshnessFreeze(t *testing.T) {
 	}
 	// Three days later, without a fetch, the clone's copy is stale.
 	later := time.Now().Add(72 * time.Hour).UTC().Format(time.RFC3339)
-	if v := carol.run(cdir, "git", "secure", "verify", "--now", later); v.code != 1 || !contains(v.stderr, "stale state", "git fetch first") {
+	if v := carol.run(cdir, "git", "secure", "verify", "--now", later); v.code != 1 || !containsAll(v.stderr, "stale state", "git fetch first") {
 		t.Errorf("verify of a clone's stale statement:\n%s", v)
 	}
 	if r := f.srv.admin.run(f.repo, "git", "secure", "verify"); r.code != 0 {
@@ -113,11 +113,11 @@ func TestFreshnessFreeze(t *testing.T) {
 	if r.code == 0 {
 		t.Fatalf("a fresh clone accepted a server frozen for two days:\n%s", r)
 	}
-	if !contains(r.stderr, "stale", old.Format(time.RFC3339), "24h0m0s", "frozen") {
+	if !containsAll(r.stderr, "stale", old.Format(time.RFC3339), "24h0m0s", "frozen") {
 		t.Errorf("the refusal does not name the statement's time, the limit and the cause:\n%s", r)
 	}
 	v := f.srv.admin.run(f.repo, "git", "secure", "verify")
-	if v.code != 1 || !contains(v.stderr, "stale state", freshness.Ref, old.Format(time.RFC3339)) {
+	if v.code != 1 || !containsAll(v.stderr, "stale state", freshness.Ref, old.Format(time.RFC3339)) {
 		t.Errorf("verify of the frozen server:\n%s", v)
 	}
 	// An audit of the past state says so explicitly.
@@ -134,7 +134,7 @@ func TestFreshnessFreeze(t *testing.T) {
 	f.srv.admin.git(f.repo, "-c", "core.hooksPath=/dev/null", "update-ref", "-d", "refs/tmp")
 	f.srv.admin.git(f.repo, "-c", "core.hooksPath=/dev/null", "update-ref", freshness.Ref, newStmt)
 	r = f.freshClone(t, "mirror")
-	if r.code == 0 || !contains(r.stderr, "does not contain", "went back") {
+	if r.code == 0 || !containsAll(r.stderr, "does not contain", "went back") {
 		t.Errorf("a clone of an old log with a new statement:\n%s", r)
 	}
 }
@@ -189,7 +189,7 @@ func TestFreshnessForgedAndReplayed(t *testing.T) {
 		return f.alice.pushDirect(f.dir, f.url, f.url, "+refs/tmp/stmt:"+freshness.Ref)
 	}
 	forged := forgeStatement(t, f.dir, f.alice.key, tip, now, 24*time.Hour)
-	if r := push(forged); r.code == 0 || !contains(r.stderr, "not signed by enough freshness keys", "0 valid signature") {
+	if r := push(forged); r.code == 0 || !containsAll(r.stderr, "not signed by enough freshness keys", "0 valid signature") {
 		t.Errorf("the server accepted a statement by a key the policy does not name:\n%s", r)
 	}
 	// The same forgery planted behind the server's back fails verify.
@@ -197,14 +197,14 @@ func TestFreshnessForgedAndReplayed(t *testing.T) {
 	f.srv.admin.git(f.repo, "-c", "core.hooksPath=/dev/null", "update-ref", "-d", "refs/tmp/stmt")
 	good := f.alice.git(f.repo, "rev-parse", freshness.Ref)
 	f.srv.admin.git(f.repo, "-c", "core.hooksPath=/dev/null", "update-ref", freshness.Ref, forged)
-	if v := f.srv.admin.run(f.repo, "git", "secure", "verify"); v.code != 1 || !contains(v.stderr, "stale state", "not signed by enough freshness keys") {
+	if v := f.srv.admin.run(f.repo, "git", "secure", "verify"); v.code != 1 || !containsAll(v.stderr, "stale state", "not signed by enough freshness keys") {
 		t.Errorf("verify with a forged statement:\n%s", v)
 	}
 	f.srv.admin.git(f.repo, "-c", "core.hooksPath=/dev/null", "update-ref", freshness.Ref, good)
 
 	// A replay of the older statement (fetched when it was current).
 	f.alice.git(f.dir, "fetch", "-q", "--no-tags", "file://"+f.repo, "+"+saved+":refs/tmp/old")
-	if r := push(saved); r.code == 0 || !contains(r.stderr, "older than the one the server holds", "replayed") {
+	if r := push(saved); r.code == 0 || !containsAll(r.stderr, "older than the one the server holds", "replayed") {
 		t.Errorf("the server accepted a replayed older statement:\n%s", r)
 	}
 	if got := f.alice.git(f.repo, "rev-parse", freshness.Ref); got != good {
@@ -217,26 +217,26 @@ func TestFreshnessForgedAndReplayed(t *testing.T) {
 	}
 	// Garbage in its place (a blob, a commit of another shape) is refused.
 	blob := f.alice.must(f.dir, "sh", "-c", "echo not a statement | git hash-object -w --stdin")
-	if r := push(blob); r.code == 0 || !contains(r.stderr, "malformed statement") {
+	if r := push(blob); r.code == 0 || !containsAll(r.stderr, "malformed statement") {
 		t.Errorf("the server accepted a blob as the statement:\n%s", r)
 	}
-	if r := push(f.alice.rev(f.dir, "main")); r.code == 0 || !contains(r.stderr, "malformed statement") {
+	if r := push(f.alice.rev(f.dir, "main")); r.code == 0 || !containsAll(r.stderr, "malformed statement") {
 		t.Errorf("the server accepted a source commit as the statement:\n%s", r)
 	}
 	// The signing command refuses a key the role does not list, and a
 	// time before the stored statement's.
-	if r := f.alice.run(f.dir, "git", "secure", "timestamp", "sign", "--key", f.alice.key.Private); r.code != 1 || !contains(r.stderr, "is not a freshness key") {
+	if r := f.alice.run(f.dir, "git", "secure", "timestamp", "sign", "--key", f.alice.key.Private); r.code != 1 || !containsAll(r.stderr, "is not a freshness key") {
 		t.Errorf("timestamp sign with a person's key:\n%s", r)
 	}
-	if r := f.srv.admin.run(f.repo, "git", "secure", "timestamp", "sign", "--key", f.srvKey.Private, "--time", now.Add(-2*time.Hour).Format(time.RFC3339)); r.code != 1 || !contains(r.stderr, "already holds a statement made at") {
+	if r := f.srv.admin.run(f.repo, "git", "secure", "timestamp", "sign", "--key", f.srvKey.Private, "--time", now.Add(-2*time.Hour).Format(time.RFC3339)); r.code != 1 || !containsAll(r.stderr, "already holds a statement made at") {
 		t.Errorf("timestamp sign dated before the stored statement:\n%s", r)
 	}
 	// Through git-remote-secure the push is refused, not reported done.
-	if r := f.alice.run(f.dir, "git", "push", "origin", "+refs/tmp/stmt:"+freshness.Ref); r.code == 0 || !contains(r.stderr, "does not carry "+freshness.Ref) {
+	if r := f.alice.run(f.dir, "git", "push", "origin", "+refs/tmp/stmt:"+freshness.Ref); r.code == 0 || !containsAll(r.stderr, "does not carry "+freshness.Ref) {
 		t.Errorf("a push of the statement through the helper:\n%s", r)
 	}
 	// Nobody may delete it: every client would fail closed.
-	if r := f.alice.pushDirect(f.dir, f.url, f.url, ":"+freshness.Ref); r.code == 0 || !contains(r.stderr, "cannot be deleted") {
+	if r := f.alice.pushDirect(f.dir, f.url, f.url, ":"+freshness.Ref); r.code == 0 || !containsAll(r.stderr, "cannot be deleted") {
 		t.Errorf("the server let the statement be deleted:\n%s", r)
 	}
 }
@@ -248,7 +248,7 @@ func TestFreshnessForgedAndReplayed(t *testing.T) {
 func TestFreshnessRequiredMissing(t *testing.T) {
 	f := newFreshSetup(t)
 	r := f.freshClone(t, "none")
-	if r.code == 0 || !contains(r.stderr, "no freshness statement", freshness.Ref) {
+	if r.code == 0 || !containsAll(r.stderr, "no freshness statement", freshness.Ref) {
 		t.Errorf("a clone without any statement:\n%s", r)
 	}
 	f.srv.admin.git(f.repo, "config", "secure.timestampKey", filepath.Join(f.srv.admin.sb.Home, "no-such-key"))
@@ -257,7 +257,7 @@ func TestFreshnessRequiredMissing(t *testing.T) {
 	if p.code != 0 {
 		t.Fatalf("a push was refused because the server could not sign:\n%s", p)
 	}
-	if !contains(p.stderr, "freshness statement not refreshed") {
+	if !containsAll(p.stderr, "freshness statement not refreshed") {
 		t.Errorf("the server did not say it could not sign:\n%s", p)
 	}
 	// With a key, the next push signs, and clients accept the state.
@@ -294,10 +294,10 @@ func TestFreshnessUnset(t *testing.T) {
 	k := alice.sb.NewKey("ts", "ed25519")
 	stmt := forgeStatement(t, dir, k, alice.git(dir, "rev-parse", "refs/secure/rsl"), time.Now(), time.Hour)
 	alice.git(dir, "-c", "core.hooksPath=/dev/null", "update-ref", "refs/tmp/stmt", stmt)
-	if r := alice.pushDirect(dir, url, url, "+refs/tmp/stmt:"+freshness.Ref); r.code == 0 || !contains(r.stderr, "sets no freshness") {
+	if r := alice.pushDirect(dir, url, url, "+refs/tmp/stmt:"+freshness.Ref); r.code == 0 || !containsAll(r.stderr, "sets no freshness") {
 		t.Errorf("the server accepted a statement the policy does not ask for:\n%s", r)
 	}
-	if r := alice.run(dir, "git", "secure", "timestamp", "sign", "--key", k.Private); r.code != 1 || !contains(r.stderr, "sets no freshness") {
+	if r := alice.run(dir, "git", "secure", "timestamp", "sign", "--key", k.Private); r.code != 1 || !containsAll(r.stderr, "sets no freshness") {
 		t.Errorf("timestamp sign without the setting:\n%s", r)
 	}
 }

@@ -40,7 +40,7 @@ func TestNoForcePushWithoutRule(t *testing.T) {
 		{"deletion", ":rel/1", "deletes refs/heads/rel/1 (" + recorded[:12] + " -> (deleted)), but global rule linear lets it only fast-forward"},
 	} {
 		r := mallory.run(mdir, "git", "push", "origin", tc.spec)
-		if r.code == 0 || !contains(r.stderr, tc.want) {
+		if r.code == 0 || !containsAll(r.stderr, tc.want) {
 			t.Errorf("%s of a no-force-push branch: want a refusal saying %q:\n%s", tc.name, tc.want, r)
 		}
 	}
@@ -58,7 +58,7 @@ func TestNoForcePushWithoutRule(t *testing.T) {
 	}
 	mallory.git(mdir, "reset", "-q", "--hard", recorded)
 	sideways := mallory.commit(mdir, "rel.txt", "release 1.1, rewritten\n")
-	if r := mallory.run(mdir, "git", "push", "origin", "+rel/1:rel/1"); r.code == 0 || !contains(r.stderr, "force-pushes refs/heads/rel/1 ("+ahead[:12]+" -> "+sideways[:12]+")") {
+	if r := mallory.run(mdir, "git", "push", "origin", "+rel/1:rel/1"); r.code == 0 || !containsAll(r.stderr, "force-pushes refs/heads/rel/1 ("+ahead[:12]+" -> "+sideways[:12]+")") {
 		t.Errorf("a force push from an unrecorded value: want a refusal:\n%s", r)
 	}
 	if r := mallory.run(mdir, "git", "push", "origin", "rel/1:rel/2"); r.code != 0 {
@@ -72,24 +72,24 @@ func TestNoForcePushWithoutRule(t *testing.T) {
 	}
 	srv.admin.git(repo, "-c", "core.hooksPath=/dev/null", "update-ref", "refs/heads/rel/1", rewritten)
 	r := srv.admin.run(repo, "git", "secure", "verify")
-	if r.code != 1 || !hasAll(r.stderr, "refs/heads/rel/1", "global rule linear lets refs/heads/rel/1 only fast-forward") {
+	if r.code != 1 || !containsAll(r.stderr, "refs/heads/rel/1", "global rule linear lets refs/heads/rel/1 only fast-forward") {
 		t.Errorf("verify of a server whose no-force-push branch was rewritten: want exit 1 naming the rule:\n%s", r)
 	}
 	carol := newUser(t, "carol")
 	r = carol.run(carol.sb.Home, "git", "secure", "clone", url, carol.path("c"))
-	if r.code == 0 || !contains(r.stderr, "global rule linear lets refs/heads/rel/1 only fast-forward") {
+	if r.code == 0 || !containsAll(r.stderr, "global rule linear lets refs/heads/rel/1 only fast-forward") {
 		t.Errorf("a fresh clone of that state: want a refusal naming the rule:\n%s", r)
 	}
 	// As with a protected branch out of step, a push that leaves it
 	// alone is accepted with a warning: the state gets no worse.
 	alice.git(dir, "checkout", "-q", "main")
 	alice.commit(dir, "main.txt", "more\n")
-	if r := alice.run(dir, "git", "push", "origin", "main"); r.code != 0 || !hasAll(r.stderr, "warning:", "global rule linear lets refs/heads/rel/1 only fast-forward") {
+	if r := alice.run(dir, "git", "push", "origin", "main"); r.code != 0 || !containsAll(r.stderr, "warning:", "global rule linear lets refs/heads/rel/1 only fast-forward") {
 		t.Errorf("a push of main beside the rewritten rel/1: want it accepted with a warning naming rel/1:\n%s", r)
 	}
 	srv.admin.git(repo, "-c", "core.hooksPath=/dev/null", "update-ref", "-d", "refs/heads/rel/1")
 	r = srv.admin.run(repo, "git", "secure", "verify")
-	if r.code != 1 || !contains(r.stderr, "global rule linear lets refs/heads/rel/1 only fast-forward, never be deleted") {
+	if r.code != 1 || !containsAll(r.stderr, "global rule linear lets refs/heads/rel/1 only fast-forward, never be deleted") {
 		t.Errorf("verify of a server whose no-force-push branch was deleted: want exit 1 naming the rule:\n%s", r)
 	}
 }

@@ -53,11 +53,11 @@ func TestSignedPushOpenPGP(t *testing.T) {
 
 	c1 := gina.commit(gdir, "g1.txt", "from gina\n")
 	r := gina.run(gdir, "git", "push", "origin", "main")
-	if r.code == 0 || !hasAll(r.stderr, "refs/heads/main, rule main-signed: no valid push certificate", "push with git push --signed") {
+	if r.code == 0 || !containsAll(r.stderr, "refs/heads/main, rule main-signed: no valid push certificate", "push with git push --signed") {
 		t.Fatalf("gina's unsigned push under the rule:\n%s", r)
 	}
 	r = gina.run(gdir, "git", "push", "--signed", "origin", "main")
-	if r.code != 0 || !hasAll(r.stderr, "stored the push certificate for") {
+	if r.code != 0 || !containsAll(r.stderr, "stored the push certificate for") {
 		t.Fatalf("gina's git push --signed with gpg.format openpgp:\n%s", r)
 	}
 	store := srv.admin.rev(path, "refs/secure/pushcerts")
@@ -72,7 +72,7 @@ func TestSignedPushOpenPGP(t *testing.T) {
 	}
 	certID := f[2]
 	cert := srv.admin.git(path, "cat-file", "blob", certID)
-	if !hasAll(cert, "certificate version 0.1", "pusher "+g.Fingerprint+" ", "pushee "+url, "nonce ", entry.Old+" "+c1+" refs/heads/main", "-----BEGIN PGP SIGNATURE-----") {
+	if !containsAll(cert, "certificate version 0.1", "pusher "+g.Fingerprint+" ", "pushee "+url, "nonce ", entry.Old+" "+c1+" refs/heads/main", "-----BEGIN PGP SIGNATURE-----") {
 		t.Fatalf("stored certificate:\n%s", cert)
 	}
 	gina.secure(gdir, "verify", "--full")
@@ -93,7 +93,7 @@ func TestSignedPushOpenPGP(t *testing.T) {
 	gina.commit(gdir, "g2.txt", "gina again\n")
 	gina.secure(gdir, "rsl", "record", "refs/heads/main")
 	r = gina.run(gdir, "git", append(direct(url), "-c", "user.signingkey="+mallory, "push", "--no-verify", "--atomic", "--signed", url, "main", "refs/secure/rsl")...)
-	if r.code == 0 || !hasAll(r.stderr, "rejected: the push certificate (git push --signed) is signed by SHA256:", "which is no key of a person of the policy") {
+	if r.code == 0 || !containsAll(r.stderr, "rejected: the push certificate (git push --signed) is signed by SHA256:", "which is no key of a person of the policy") {
 		t.Fatalf("a push certificate by a gpg key not in the policy:\n%s", r)
 	}
 	if got := srv.admin.rev(path, "refs/secure/pushcerts"); got != store {
@@ -103,7 +103,7 @@ func TestSignedPushOpenPGP(t *testing.T) {
 	// The same push signed by gina's signing subkey (gpg's "!": that
 	// subkey, not the primary key) is accepted and stored.
 	r = gina.run(gdir, "git", append(direct(url), "-c", "user.signingkey="+subkey+"!", "push", "--no-verify", "--atomic", "--signed", url, "main", "refs/secure/rsl")...)
-	if r.code != 0 || !hasAll(r.stderr, "stored the push certificate for") {
+	if r.code != 0 || !containsAll(r.stderr, "stored the push certificate for") {
 		t.Fatalf("a push certificate by gina's signing subkey:\n%s", r)
 	}
 	store = srv.admin.rev(path, "refs/secure/pushcerts")
@@ -136,7 +136,7 @@ func TestSignedPushOpenPGP(t *testing.T) {
 	forged := gitEnv("forged\n", "commit-tree", gitEnv("", "write-tree"), "-p", store)
 	gitEnv("", "-c", "core.hooksPath=/dev/null", "update-ref", "refs/secure/pushcerts", forged)
 	r = bob.run(bdir, "git", "secure", "verify", "--full")
-	if r.code != 1 || !hasAll(r.stdout+r.stderr, "refs/heads/main, rule main-signed: no valid push certificate", "signature does not verify", g.Fingerprint) {
+	if r.code != 1 || !containsAll(r.stdout+r.stderr, "refs/heads/main, rule main-signed: no valid push certificate", "signature does not verify", g.Fingerprint) {
 		t.Fatalf("verify with an altered OpenPGP certificate:\n%s", r)
 	}
 
@@ -156,7 +156,7 @@ func TestSignedPushOpenPGP(t *testing.T) {
 	alice.secure(dir, "rsl", "record", "refs/heads/main")
 	alice.sb.Extra = append(alice.sb.Extra, "GNUPGHOME="+g.Home)
 	r = alice.run(dir, "git", append(direct(url), "-c", "gpg.format=openpgp", "-c", "user.signingkey="+g.Fingerprint, "push", "--no-verify", "--atomic", "--signed", url, "main", "refs/secure/rsl")...)
-	if r.code == 0 || !hasAll(r.stderr, "rule main-signed: no valid push certificate", "a key revoked at this entry") {
+	if r.code == 0 || !containsAll(r.stderr, "rule main-signed: no valid push certificate", "a key revoked at this entry") {
 		t.Fatalf("a push certificate by gina's revoked key:\n%s", r)
 	}
 }

@@ -52,7 +52,7 @@ func TestSignedPushRecorded(t *testing.T) {
 			if r.code == 0 {
 				t.Fatalf("an unsigned push of main was accepted under a rule that requires signed pushes:\n%s", r)
 			}
-			if !hasAll(r.stderr, "refs/heads/main, rule main-signed: no valid push certificate", "holds no push certificate for this entry", "push with git push --signed", "git config gpg.format ssh") {
+			if !containsAll(r.stderr, "refs/heads/main, rule main-signed: no valid push certificate", "holds no push certificate for this entry", "push with git push --signed", "git config gpg.format ssh") {
 				t.Fatalf("the refusal does not name the ref, the rule and what to do:\n%s", r)
 			}
 			if got := srv.admin.rev(path, "refs/heads/main"); got == c1 {
@@ -63,7 +63,7 @@ func TestSignedPushRecorded(t *testing.T) {
 			if r.code != 0 {
 				t.Fatalf("git push --signed:\n%s", r)
 			}
-			if !hasAll(r.stderr, "stored the push certificate for") || strings.Contains(r.stderr, "allowedSignersFile") {
+			if !containsAll(r.stderr, "stored the push certificate for") || strings.Contains(r.stderr, "allowedSignersFile") {
 				t.Errorf("the server did not say it stored the certificate, or git complained about its own check:\n%s", r)
 			}
 			store := srv.admin.rev(path, "refs/secure/pushcerts")
@@ -83,7 +83,7 @@ func TestSignedPushRecorded(t *testing.T) {
 			}
 			cert := srv.admin.git(path, "cat-file", "blob", f[2])
 			fp := alice.must(dir, "ssh-keygen", "-l", "-E", "sha256", "-f", alice.key.Public)
-			if !hasAll(cert, "certificate version 0.1", "pusher "+strings.Fields(fp)[1], "pushee "+url, "nonce ", last[len(last)-1].Old+" "+c1+" refs/heads/main", "-----BEGIN SSH SIGNATURE-----") {
+			if !containsAll(cert, "certificate version 0.1", "pusher "+strings.Fields(fp)[1], "pushee "+url, "nonce ", last[len(last)-1].Old+" "+c1+" refs/heads/main", "-----BEGIN SSH SIGNATURE-----") {
 				t.Fatalf("stored certificate:\n%s", cert)
 			}
 
@@ -140,7 +140,7 @@ func TestSignedPushAttacks(t *testing.T) {
 	}
 	mallory := newUser(t, "mallory")
 	r := alice.run(dir, "git", append(direct(url), "-c", "user.signingkey="+mallory.key.Private, "push", "--no-verify", "--atomic", "--signed", url, "main", "refs/secure/rsl")...)
-	if r.code == 0 || !hasAll(r.stderr, "rejected: the push certificate (git push --signed) is signed by SHA256:", "which is no key of a person of the policy") {
+	if r.code == 0 || !containsAll(r.stderr, "rejected: the push certificate (git push --signed) is signed by SHA256:", "which is no key of a person of the policy") {
 		t.Fatalf("a push certificate by a key not in the policy:\n%s", r)
 	}
 
@@ -158,7 +158,7 @@ func TestSignedPushAttacks(t *testing.T) {
 		{"OK", []string{"it does not state the push's update of refs/heads/main"}},
 	} {
 		out, code := runHook(t, srv, path, stdin, "GIT_PUSH_CERT="+firstCert, "GIT_PUSH_CERT_NONCE_STATUS="+tc.status)
-		if code == 0 || !hasAll(out, tc.want...) {
+		if code == 0 || !containsAll(out, tc.want...) {
 			t.Errorf("pre-receive with the first push's certificate, nonce status %s: exit %d\n%s", tc.status, code, out)
 		}
 	}
@@ -202,7 +202,7 @@ func TestSignedPushAttacks(t *testing.T) {
 	forged := gitEnv("forged\n", "commit-tree", tree, "-p", firstStore)
 	gitEnv("", "-c", "core.hooksPath=/dev/null", "update-ref", "refs/secure/pushcerts", forged)
 	r = bob.run(bdir, "git", "secure", "verify", "--full")
-	if r.code != 1 || !hasAll(r.stdout+r.stderr, "refs/heads/main, rule main-signed: no valid push certificate",
+	if r.code != 1 || !containsAll(r.stdout+r.stderr, "refs/heads/main, rule main-signed: no valid push certificate",
 		"certificate by alice: push certificate does not match the entry: it states refs/heads/main "+c0[:12]+".."+c1[:12],
 		"the entry "+second.Old[:12]+".."+second.New[:12]) {
 		t.Fatalf("verify with a certificate replayed for another entry:\n%s", r)
@@ -212,7 +212,7 @@ func TestSignedPushAttacks(t *testing.T) {
 	// rule, saying none is stored.
 	gitEnv("", "-c", "core.hooksPath=/dev/null", "update-ref", "refs/secure/pushcerts", firstStore)
 	r = bob.run(bdir, "git", "secure", "verify", "--full")
-	if r.code != 1 || !hasAll(r.stdout+r.stderr, "rule main-signed: no valid push certificate", "holds no push certificate for this entry") {
+	if r.code != 1 || !containsAll(r.stdout+r.stderr, "rule main-signed: no valid push certificate", "holds no push certificate for this entry") {
 		t.Fatalf("verify without the second certificate:\n%s", r)
 	}
 }

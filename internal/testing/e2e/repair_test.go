@@ -62,7 +62,7 @@ func TestRepairOutOfStepRef(t *testing.T) {
 		t.Fatalf("a push of another branch is refused while main is out of step:\n%s", r)
 	}
 	if r := carol.run(carolDir, "git", "secure", "rsl", "repair", "origin", "main"); r.code != 0 ||
-		!contains(r.stdout, "refs/heads/main", "recorded: "+recorded[:12], "server:   "+cut[:12], "signed by alice", "--record REF", "--restore REF") {
+		!containsAll(r.stdout, "refs/heads/main", "recorded: "+recorded[:12], "server:   "+cut[:12], "signed by alice", "--record REF", "--restore REF") {
 		t.Fatalf("rsl repair does not show main's state:\n%s", r)
 	}
 
@@ -79,7 +79,7 @@ func TestRepairOutOfStepRef(t *testing.T) {
 
 	// bob records the server's value: he signs alice's move.
 	r = bob.run(bobDir, "git", "secure", "rsl", "repair", "--record", "main")
-	if r.code != 0 || !contains(r.stdout, "recorded entry #", "refs/heads/main "+recorded[:12]+" -> "+cut[:12]) {
+	if r.code != 0 || !containsAll(r.stdout, "recorded entry #", "refs/heads/main "+recorded[:12]+" -> "+cut[:12]) {
 		t.Fatalf("bob's record of main:\n%s", r)
 	}
 	if got := srv.admin.rev(repo, "refs/heads/main"); got != cut {
@@ -95,7 +95,7 @@ func TestRepairOutOfStepRef(t *testing.T) {
 	rel := bob.commit(bobDir, "rel.txt", "release\n")
 	crash(srv, repo, bobDir, "refs/heads/release/1", rel)
 	r = bob.run(bobDir, "git", "secure", "rsl", "repair", "--record", "release/1")
-	if r.code != 1 || !contains(r.stderr, "not authorized yet", "rule releases") {
+	if r.code != 1 || !containsAll(r.stderr, "not authorized yet", "rule releases") {
 		t.Fatalf("a record needing a second person must be refused naming the rule:\n%s", r)
 	}
 	if got := srv.admin.rev(repo, "refs/secure/rsl"); got == logBefore || srv.admin.run(repo, "git", "secure", "verify").code == 0 {
@@ -104,13 +104,13 @@ func TestRepairOutOfStepRef(t *testing.T) {
 	// carol (who may not move either ref) puts them back: a push to what
 	// the log records needs no signature.
 	r = carol.run(carolDir, "git", "secure", "rsl", "repair", "origin", "--restore", "release/1")
-	if r.code != 0 || !contains(r.stdout, "deleted refs/heads/release/1", rel) {
+	if r.code != 0 || !containsAll(r.stdout, "deleted refs/heads/release/1", rel) {
 		t.Fatalf("carol's restore of release/1:\n%s", r)
 	}
 	cut2 := alice.commit(dir, "cut2.txt", "cut again\n")
 	crash(srv, repo, dir, "refs/heads/main", cut2)
 	r = carol.run(carolDir, "git", "secure", "rsl", "repair", "--restore", "refs/heads/main")
-	if r.code != 0 || !contains(r.stdout, "back to "+cut, "commit "+cut2+" is not lost", "git branch rescued "+cut2) {
+	if r.code != 0 || !containsAll(r.stdout, "back to "+cut, "commit "+cut2+" is not lost", "git branch rescued "+cut2) {
 		t.Fatalf("carol's restore of main:\n%s", r)
 	}
 	if got := srv.admin.rev(repo, "refs/heads/main"); got != cut {
@@ -172,7 +172,7 @@ func TestFetchOfRolledBackServerNamesWhoHasIt(t *testing.T) {
 	if r.code == 0 {
 		t.Fatalf("alice's fetch of the rolled-back server passed:\n%s", r)
 	}
-	if !contains(r.stderr, "origin does not serve a commit its log records (entry #", "whoever has that commit", "git secure rsl repair origin --restore refs/heads/main") || strings.Contains(r.stderr, "fetch the missing commits (git fetch)") {
+	if !containsAll(r.stderr, "origin does not serve a commit its log records (entry #", "whoever has that commit", "git secure rsl repair origin --restore refs/heads/main") || strings.Contains(r.stderr, "fetch the missing commits (git fetch)") {
 		t.Fatalf("the refusal must say the server lost a recorded commit and who restores it, not to fetch:\n%s", r)
 	}
 	if r := bob.run(bobDir, "git", "secure", "rsl", "repair", "origin", "--restore", "main"); r.code != 0 {

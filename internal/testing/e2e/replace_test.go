@@ -100,7 +100,7 @@ func TestReplaceRefPlanted(t *testing.T) {
 	srv.admin.git(repo, "update-ref", ref, evil)
 
 	r := srv.admin.run(repo, "git", "secure", "verify")
-	if r.code != 1 || !contains(r.stderr, ref) || !strings.Contains(r.stderr, "git update-ref -d "+ref) {
+	if r.code != 1 || !containsAll(r.stderr, ref) || !strings.Contains(r.stderr, "git update-ref -d "+ref) {
 		t.Fatalf("verify on the server with a planted replace ref: want exit 1 naming it and how to delete it:\n%s", r)
 	}
 

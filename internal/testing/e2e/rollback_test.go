@@ -27,7 +27,7 @@ func TestFreshCloneRefusesRollbackOverMissingState(t *testing.T) {
 	y := b.commit(dir, "NOTES", "notes\n")
 	log := forge(t, b, dir, &rsl.Entry{Type: rsl.TypeRef, Ref: "refs/heads/main", Old: hash(t, w.fix), New: hash(t, y)})
 
-	if r := w.attackPush(w.url, y, log); r.code == 0 || !contains(r.stderr, "rule crypto", "signer bob is not allowed", "protected files changed: src/crypto/aes.c") {
+	if r := w.attackPush(w.url, y, log); r.code == 0 || !containsAll(r.stderr, "rule crypto", "signer bob is not allowed", "protected files changed: src/crypto/aes.c") {
 		t.Fatalf("the enforcing server must refuse bob's rollback of src/crypto naming the rule:\n%s", r)
 	}
 	if r := w.attackPush(plain, y, log); r.code != 0 {
@@ -47,7 +47,7 @@ func TestFreshCloneRefusesRollbackOverMissingState(t *testing.T) {
 		if r.code == 0 {
 			t.Fatalf("NO_FASTPATH=%v: a fresh clone accepted bob's rollback of alice's crypto fix (rule crypto needs alice):\n%s", noFast, r)
 		}
-		if !contains(r.stderr, "refs/heads/main, rule crypto", "signer bob is not allowed by this rule",
+		if !containsAll(r.stderr, "refs/heads/main, rule crypto", "signer bob is not allowed by this rule",
 			"missing from the repository: state "+w.fix[:12]+" of entry #", "(signed by alice, who with its approvals met this rule) of refs/heads/main",
 			"every path the rule protects counts as changed") {
 			t.Errorf("NO_FASTPATH=%v: the refusal must name the ref, the rule, the signer and the missing state:\n%s", noFast, r)
@@ -100,7 +100,7 @@ func TestForcePushKeepsOldStateForFreshClones(t *testing.T) {
 	auditor.git(fresh, "update-ref", "-d", keep)
 	auditor.git(fresh, "reflog", "expire", "--expire=now", "--all")
 	auditor.git(fresh, "gc", "-q", "--prune=now")
-	if r := auditor.run(fresh, "git", "secure", "verify", "--full"); r.code == 0 || !contains(r.stderr, "rule crypto", "missing from the repository: state "+x[:12]) {
+	if r := auditor.run(fresh, "git", "secure", "verify", "--full"); r.code == 0 || !containsAll(r.stderr, "rule crypto", "missing from the repository: state "+x[:12]) {
 		t.Fatalf("without the keep ref a fresh clone must refuse, naming the missing state:\n%s", r)
 	}
 
@@ -143,7 +143,7 @@ func TestForcePushKeepsOldStateForFreshClones(t *testing.T) {
 		{":" + keep, "cannot be deleted"},
 	} {
 		r := b.pushDirect(dir, w.url, "--no-verify", "-f", w.url, tc.spec)
-		if r.code == 0 || !contains(r.stderr, tc.want) {
+		if r.code == 0 || !containsAll(r.stderr, tc.want) {
 			t.Errorf("the server must refuse %s with %q:\n%s", tc.spec, tc.want, r)
 		}
 	}
@@ -156,7 +156,7 @@ func TestForcePushKeepsOldStateForFreshClones(t *testing.T) {
 	// commit and then refused its deletion, and every clone carried it.
 	junk := strings.TrimSpace(b.git(dir, "commit-tree", "-m", "junk", w.fix+"^{tree}"))
 	r := b.pushDirect(dir, w.url, "--no-verify", w.url, junk+":"+rsl.KeepRefPrefix+junk)
-	if r.code == 0 || !contains(r.stderr, rsl.KeepRefPrefix+junk+": "+junk+" is not a state the log records", "drop it from the push") {
+	if r.code == 0 || !containsAll(r.stderr, rsl.KeepRefPrefix+junk+": "+junk+" is not a state the log records", "drop it from the push") {
 		t.Fatalf("the server must refuse a keep ref for a commit the log does not record:\n%s", r)
 	}
 	if _, ok := w.srv.admin.refs(w.repo)[rsl.KeepRefPrefix+junk]; ok {
@@ -170,7 +170,7 @@ func TestForcePushKeepsOldStateForFreshClones(t *testing.T) {
 	dave := newUser(t, "dave")
 	daveDir := dave.path("dave")
 	r = dave.run(dave.sb.Home, "git", "secure", "clone", w.url, daveDir)
-	if r.code != 0 || !contains(r.stderr, "keep ref(s)", "for commits its log records as no ref's state: not taken") {
+	if r.code != 0 || !containsAll(r.stderr, "keep ref(s)", "for commits its log records as no ref's state: not taken") {
 		t.Fatalf("a clone of a server with an unrecorded keep ref must leave it out, saying so:\n%s", r)
 	}
 	if got := dave.refValue(daveDir, rsl.KeepRefPrefix+junk2); got != "" {
@@ -211,7 +211,7 @@ func TestFreshCloneForgivesMissingStateItsRuleBlocked(t *testing.T) {
 		t.Fatalf("the fresh clone has bob's %s: the scenario needs it missing", x)
 	}
 	r := auditor.run(fresh, "git", "secure", "verify", "--full")
-	if r.code != 0 || !contains(r.stderr, "its commits are no longer in the repository") {
+	if r.code != 0 || !containsAll(r.stderr, "its commits are no longer in the repository") {
 		t.Fatalf("a missing state whose entry failed rule crypto must stay forgiven:\n%s", r)
 	}
 }

@@ -54,11 +54,11 @@ func TestForeignStagedPolicy(t *testing.T) {
 			[]string{"--staged 0123456789ab does not name the staged policy change, which is " + planted[:12]}},
 	} {
 		r := alice.run(dir, "git", append([]string{"secure"}, tc.args...)...)
-		if r.code != 1 || !hasAll(r.stderr, tc.want...) {
+		if r.code != 1 || !containsAll(r.stderr, tc.want...) {
 			t.Errorf("%s of mallory's staged change: want exit 1 saying %q:\n%s", tc.name, tc.want, r)
 		}
 	}
-	if out := alice.secure(dir, "policy", "list", "--staged"); !hasAll(out, "staged change "+planted[:12]+" (not made in this clone", "adds person mallory") {
+	if out := alice.secure(dir, "policy", "list", "--staged"); !containsAll(out, "staged change "+planted[:12]+" (not made in this clone", "adds person mallory") {
 		t.Errorf("policy list --staged does not show where the change came from and what it does:\n%s", out)
 	}
 
@@ -87,7 +87,7 @@ func TestForeignStagedPolicy(t *testing.T) {
 	other := alice.path("other")
 	alice.secure(alice.sb.Home, "clone", url2, other)
 	alice.configure(other)
-	if r := alice.run(other, "git", "secure", "policy", "apply"); r.code != 1 || !hasAll(r.stderr, "was not made in this clone", "adds person bob") {
+	if r := alice.run(other, "git", "secure", "policy", "apply"); r.code != 1 || !containsAll(r.stderr, "was not made in this clone", "adds person bob") {
 		t.Fatalf("apply of a proposal fetched from the server, not named: want a refusal naming what it does:\n%s", r)
 	}
 	alice.secure(other, "policy", "apply", "--staged", proposal[:12])

@@ -54,7 +54,7 @@ func TestStagedChangeShared(t *testing.T) {
 	mallory.secure(mdir, "policy", "discard")
 	mallory.secure(mdir, "policy", "add-person", "mallory", "--key", mallory.key.Public)
 	r = mallory.run(mdir, "git", "push", url, "+refs/secure/policy-staging:refs/secure/policy-staging")
-	if r.code == 0 || !hasAll(r.stderr, "refs/secure/policy-staging can only grow, or be replaced", "is signed by SHA256:", "the new one is not signed by them") {
+	if r.code == 0 || !containsAll(r.stderr, "refs/secure/policy-staging can only grow, or be replaced", "is signed by SHA256:", "the new one is not signed by them") {
 		t.Errorf("mallory replacing alice's signed staged change: want a refusal naming the signatures:\n%s", r)
 	}
 
@@ -155,7 +155,7 @@ func TestStagedChangeSelfTrustedPlant(t *testing.T) {
 	// self-signed plant cannot take its place.
 	mallory.git(mdir, "fetch", "-q", "origin", "+refs/secure/*:refs/secure/*")
 	mallory.secure(mdir, "policy", "discard")
-	if r := plant("+"); r.code == 0 || !hasAll(r.stderr, "refs/secure/policy-staging can only grow, or be replaced", "is signed by "+alice.fingerprint(), "the new one is not signed by them") {
+	if r := plant("+"); r.code == 0 || !containsAll(r.stderr, "refs/secure/policy-staging can only grow, or be replaced", "is signed by "+alice.fingerprint(), "the new one is not signed by them") {
 		t.Fatalf("mallory replacing alice's signed staged change with her self-signed one: want a refusal naming alice's signature:\n%s", r)
 	}
 
@@ -169,7 +169,7 @@ func TestStagedChangeSelfTrustedPlant(t *testing.T) {
 	carol.secure(cdir, "policy", "discard")
 	carol.secure(cdir, "policy", "add-person", "carol", "--key", carol.key.Public)
 	r = carol.run(cdir, "git", "push", "origin", "+refs/secure/policy-staging:refs/secure/policy-staging")
-	if r.code == 0 || !hasAll(r.stderr, "refs/secure/policy-staging", "not sent: origin keeps its staged change", "is signed by "+alice.fingerprint(), "git secure policy sign --staged") {
+	if r.code == 0 || !containsAll(r.stderr, "refs/secure/policy-staging", "not sent: origin keeps its staged change", "is signed by "+alice.fingerprint(), "git secure policy sign --staged") {
 		t.Fatalf("carol's push of her staged change by name over alice's signed one: want a failure saying why:\n%s", r)
 	}
 	if got := srv.admin.rev(repo, "refs/secure/policy-staging"); got != proposal {

@@ -30,7 +30,7 @@ func TestServerGuardsStagingAndUnknownMetadata(t *testing.T) {
 	refuse := func(name, spec string, want ...string) {
 		t.Helper()
 		r := mallory.run(mdir, "git", "push", url, spec)
-		if r.code == 0 || !hasAll(r.stderr, want...) {
+		if r.code == 0 || !containsAll(r.stderr, want...) {
 			t.Errorf("%s: want a refusal saying %q:\n%s", name, want, r)
 		}
 	}

@@ -168,7 +168,7 @@ func TestPushWithoutKeySaysWhy(t *testing.T) {
 	if r.code == 0 {
 		t.Fatalf("a push of a protected ref without a usable key was accepted:\n%s", r)
 	}
-	if !contains(r.stderr, "is protected and needs a signed log entry, but private key not available", "ssh-agent", "private key file") {
+	if !containsAll(r.stderr, "is protected and needs a signed log entry, but private key not available", "ssh-agent", "private key file") {
 		t.Errorf("the refusal does not say what is wrong and what to do:\n%s", r)
 	}
 	if strings.Contains(r.stderr, "usage:") {
