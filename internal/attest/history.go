@@ -72,29 +72,35 @@ func dropped(r TreeReader, old, new gitrepo.Hash, prefix string, depth int, out 
 	if old == new || old.IsZero() {
 		return nil
 	}
-	oldEntries, err := r.ReadTree(old)
+	// Both sides are read as git reads them when they do not parse
+	// (readStoreTree): removing junk must not need junk to parse, and an
+	// envelope next to junk is compared like any other.
+	oldEntries, _, err := readStoreTree(r, old)
 	if err != nil {
 		return err
 	}
-	newIndex := map[string]gitrepo.TreeEntry{}
+	newIndex := map[string][]gitrepo.TreeEntry{}
 	if !new.IsZero() {
-		entries, err := r.ReadTree(new)
+		entries, _, err := readStoreTree(r, new)
 		if err != nil {
 			return err
 		}
 		for _, e := range entries {
-			newIndex[e.Name] = e
+			newIndex[e.Name] = append(newIndex[e.Name], e)
 		}
 	}
 	for _, e := range oldEntries {
-		n, ok := newIndex[e.Name]
+		ns := newIndex[e.Name]
 		if depth < storeDepth {
 			if e.Mode != gitrepo.ModeTree {
 				continue // no reader looks at it
 			}
 			sub := gitrepo.ZeroHash
-			if ok && n.Mode == gitrepo.ModeTree {
-				sub = n.Hash
+			for _, n := range ns {
+				if n.Mode == gitrepo.ModeTree {
+					sub = n.Hash
+					break
+				}
 			}
 			if err := dropped(r, e.Hash, sub, prefix+e.Name+"/", depth+1, out); err != nil {
 				return err
@@ -104,8 +110,12 @@ func dropped(r TreeReader, old, new gitrepo.Hash, prefix string, depth int, out 
 		if e.Mode != gitrepo.ModeFile || !validSignerFile(e.Name) {
 			continue
 		}
-		if !ok || n.Mode != gitrepo.ModeFile || n.Hash != e.Hash {
-			*out = append(*out, StoredFile{Path: prefix + e.Name, Blob: e.Hash, Changed: ok})
+		kept := false
+		for _, n := range ns {
+			kept = kept || (n.Mode == gitrepo.ModeFile && n.Hash == e.Hash)
+		}
+		if !kept {
+			*out = append(*out, StoredFile{Path: prefix + e.Name, Blob: e.Hash, Changed: len(ns) > 0})
 		}
 	}
 	return nil
@@ -359,6 +369,15 @@ var ErrHistoryBudget = errors.New("attest: the store's history is too costly to 
 
 // maxCachedTrees bounds the walk's tree cache.
 const maxCachedTrees = 256
+
+// ReadObject reads a raw object (a junk tree read as git reads it).
+func (c *treeCache) ReadObject(h gitrepo.Hash, maxSize int64) (string, []byte, error) {
+	or, ok := c.r.(objectReader)
+	if !ok {
+		return "", nil, errors.New("attest: cannot read raw objects")
+	}
+	return or.ReadObject(h, maxSize)
+}
 
 func (c *treeCache) ReadTree(h gitrepo.Hash) ([]gitrepo.TreeEntry, error) {
 	t, ok := c.trees[h]

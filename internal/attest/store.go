@@ -44,6 +44,8 @@ type Store struct {
 	index map[gitrepo.Hash]map[string]gitrepo.TreeEntry
 	// hist indexes what the history of tip dropped (nil: not built yet).
 	hist *history
+	// replaced is what the last Add replaced as junk.
+	replaced []string
 	// withHistory makes Envelopes read the union over the history: set on
 	// the views WithHistory returns.
 	withHistory bool
@@ -55,6 +57,10 @@ type File struct {
 	Name string
 	Blob gitrepo.Hash
 	Data []byte
+	// Junk, when set, says why an entry on the way to or in the
+	// directory counts for nothing (Name is then its store path): a tree
+	// that does not parse, an entry of the wrong type.
+	Junk string
 }
 
 // OpenStore returns a store reading the current tip of Ref (zero and empty
@@ -150,46 +156,108 @@ func (s *Store) readDir(dir string) (map[string][]byte, error) {
 	}
 	out := make(map[string][]byte, len(files))
 	for _, f := range files {
+		if f.Junk != "" {
+			continue
+		}
 		out[f.Name] = f.Data
 	}
 	return out, nil
 }
 
 // readFiles reads the envelope files of dir at the snapshot's tree, sorted
-// by name.
+// by name. Junk on the way (a tree that does not parse, an entry of the
+// wrong type: see junk.go) counts for nothing: it gives a File with Junk
+// set and no content, for the caller's notes, and the rest is still read,
+// so that junk next to an envelope cannot hide it.
 func (s *Store) readFiles(dir string) ([]File, error) {
 	var out []File
-	cur := s.snapshot()
-	if cur.IsZero() {
+	root := s.snapshot()
+	if root.IsZero() {
 		return out, nil
 	}
+	junk := func(path string, format string, args ...any) {
+		if path == "" {
+			path = "(the root tree)"
+		}
+		out = append(out, File{Name: path, Junk: fmt.Sprintf("store entry %s: %s; it counts for nothing", path, fmt.Sprintf(format, args...))})
+	}
+	curs := []gitrepo.Hash{root}
+	path := ""
 	for _, name := range strings.Split(dir, "/") {
-		idx, err := s.treeIndex(cur)
+		var next []gitrepo.Hash
+		for _, cur := range curs {
+			entries, bad, err := s.storeEntries(cur, name)
+			if err != nil {
+				return nil, fmt.Errorf("attest: read %s: %w", dir, err)
+			}
+			if bad != nil {
+				junk(strings.TrimSuffix(path, "/"), "%v", bad)
+			}
+			for _, e := range entries {
+				if e.Name != name {
+					continue
+				}
+				if e.Mode != gitrepo.ModeTree {
+					junk(path+name, "mode %o where a directory goes", e.Mode)
+					continue
+				}
+				if !slices.Contains(next, e.Hash) {
+					next = append(next, e.Hash)
+				}
+			}
+		}
+		if len(next) > maxJunkCandidates {
+			junk(path+name, "%d different trees under one name; the first %d are read", len(next), maxJunkCandidates)
+			next = next[:maxJunkCandidates]
+		}
+		curs, path = next, path+name+"/"
+	}
+	seen := map[StoredFile]bool{}
+	for _, cur := range curs {
+		entries, bad, err := readStoreTree(s.r, cur)
 		if err != nil {
 			return nil, fmt.Errorf("attest: read %s: %w", dir, err)
 		}
-		e, ok := idx[name]
-		if !ok || e.Mode != gitrepo.ModeTree {
-			return out, nil
+		if bad != nil {
+			junk(dir, "%v", bad)
 		}
-		cur = e.Hash
-	}
-	entries, err := s.r.ReadTree(cur)
-	if err != nil {
-		return nil, fmt.Errorf("attest: read %s: %w", dir, err)
-	}
-	for _, e := range entries {
-		if e.Mode != gitrepo.ModeFile || !validSignerFile(e.Name) {
-			continue
+		for _, e := range entries {
+			if !validSignerFile(e.Name) {
+				continue
+			}
+			if e.Mode != gitrepo.ModeFile {
+				junk(dir+"/"+e.Name, "mode %o where a regular file goes", e.Mode)
+				continue
+			}
+			if k := (StoredFile{Path: e.Name, Blob: e.Hash}); seen[k] {
+				continue
+			} else {
+				seen[k] = true
+			}
+			data, err := s.readEnvelope(e.Hash)
+			if err != nil {
+				return nil, fmt.Errorf("attest: read %s/%s: %w", dir, e.Name, err)
+			}
+			out = append(out, File{Name: e.Name, Blob: e.Hash, Data: data})
 		}
-		data, err := s.readEnvelope(e.Hash)
-		if err != nil {
-			return nil, fmt.Errorf("attest: read %s/%s: %w", dir, e.Name, err)
-		}
-		out = append(out, File{Name: e.Name, Blob: e.Hash, Data: data})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// storeEntries returns the entries of tree h that may be named name: the
+// one of the (cached) index when h parses, else every entry git would
+// read in it, with why it is junk.
+func (s *Store) storeEntries(h gitrepo.Hash, name string) ([]gitrepo.TreeEntry, error, error) {
+	idx, err := s.treeIndex(h)
+	if err == nil {
+		if e, ok := idx[name]; ok {
+			return []gitrepo.TreeEntry{e}, nil, nil
+		}
+		return nil, nil, nil
+	}
+	entries, bad, err := readStoreTree(s.r, h)
+	return entries, bad, err
 }
 
 // readEnvelope reads one envelope blob. What cannot be a valid envelope
@@ -392,15 +460,19 @@ func (s *Store) Add(path string, envelope []byte, who gitrepo.Ident, message str
 	tip, tree := s.tip, s.tree
 	s.mu.RUnlock()
 	for attempt := 0; ; attempt++ {
-		newTree, err := s.put(tree, parts, blob)
+		var replaced []string
+		newTree, err := s.put(tree, parts, blob, "", &replaced)
 		if err != nil {
 			return gitrepo.ZeroHash, err
 		}
+		s.mu.Lock()
+		s.replaced = replaced
+		s.mu.Unlock()
 		if newTree == tree && !tip.IsZero() {
 			s.setTip(tip, tree)
 			return tip, nil
 		}
-		if keep, err := s.keepsExisting(tree, newTree); err != nil {
+		if keep, err := s.keepsExisting(path, tree, newTree); err != nil {
 			return gitrepo.ZeroHash, err
 		} else if keep {
 			s.setTip(tip, tree)
@@ -455,9 +527,11 @@ func (s *Store) walkHistory(tip gitrepo.Hash, limit int) (*history, error) {
 
 // keepsExisting reports whether writing newTree would replace an envelope
 // of tree that the store must keep (Protected): the store is append-only,
-// and the server refuses a push that changes one. The one there is the
-// same signer's statement about the same thing, so nothing is lost.
-func (s *Store) keepsExisting(tree, newTree gitrepo.Hash) (bool, error) {
+// and the server refuses a push that changes one. The one at path is the
+// same signer's statement about the same thing, so nothing is lost; one
+// elsewhere (a rewritten junk tree held it) is an error, not a silent
+// drop.
+func (s *Store) keepsExisting(path string, tree, newTree gitrepo.Hash) (bool, error) {
 	replaced, err := Dropped(s.r, tree, newTree)
 	if err != nil {
 		return false, err
@@ -467,11 +541,23 @@ func (s *Store) keepsExisting(tree, newTree gitrepo.Hash) (bool, error) {
 		if err != nil {
 			return false, fmt.Errorf("attest: read %s: %w", f.Path, err)
 		}
-		if Protected(f.Path, data) {
+		if !Protected(f.Path, data) {
+			continue
+		}
+		if f.Path == path {
 			return true, nil
 		}
+		return false, fmt.Errorf("attest: storing %s would drop the stored envelope %s (%s) from a junk tree; the store must keep it: ask the administrator to repair %s", path, f.Path, Describe(data), Ref)
 	}
 	return false, nil
+}
+
+// Replaced returns what the last Add replaced as junk (see put), for a
+// warning.
+func (s *Store) Replaced() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return slices.Clone(s.replaced)
 }
 
 func (s *Store) setTip(tip, tree gitrepo.Hash) {
@@ -484,13 +570,22 @@ func (s *Store) setTip(tip, tree gitrepo.Hash) {
 }
 
 // put writes blob at parts below tree (zero = empty), rewriting only the
-// trees along the path, and returns the new tree.
-func (s *Store) put(tree gitrepo.Hash, parts []string, blob gitrepo.Hash) (gitrepo.Hash, error) {
+// trees along the path, and returns the new tree. Junk on the path (a tree
+// that does not parse, an entry of the wrong type where a directory or the
+// file goes) is replaced, and noted in replaced: it counts for nothing,
+// and it must not keep anyone from storing their statement.
+func (s *Store) put(tree gitrepo.Hash, parts []string, blob gitrepo.Hash, prefix string, replaced *[]string) (gitrepo.Hash, error) {
 	var entries []gitrepo.TreeEntry
 	if !tree.IsZero() {
-		got, err := s.r.ReadTree(tree)
+		got, bad, err := readStoreTree(s.r, tree)
 		if err != nil {
 			return gitrepo.ZeroHash, fmt.Errorf("attest: read tree %s: %w", tree, err)
+		}
+		if bad != nil {
+			*replaced = append(*replaced, fmt.Sprintf("store entry %s: %v; rewritten without its junk", strings.TrimSuffix(prefix, "/"), bad))
+			if got, err = s.cleanJunk(got, prefix, storeDepth+1-len(parts)); err != nil {
+				return gitrepo.ZeroHash, err
+			}
 		}
 		entries = slices.Clone(got)
 	}
@@ -499,18 +594,19 @@ func (s *Store) put(tree gitrepo.Hash, parts []string, blob gitrepo.Hash) (gitre
 	var entry gitrepo.TreeEntry
 	if len(parts) == 1 {
 		if i >= 0 && entries[i].Mode != gitrepo.ModeFile {
-			return gitrepo.ZeroHash, malformed("store entry %q is not a regular file", name)
+			*replaced = append(*replaced, fmt.Sprintf("store entry %s%s: mode %o where a regular file goes; replaced", prefix, name, entries[i].Mode))
 		}
 		entry = gitrepo.TreeEntry{Mode: gitrepo.ModeFile, Name: name, Hash: blob}
 	} else {
 		var sub gitrepo.Hash
 		if i >= 0 {
 			if entries[i].Mode != gitrepo.ModeTree {
-				return gitrepo.ZeroHash, malformed("store entry %q is not a directory", name)
+				*replaced = append(*replaced, fmt.Sprintf("store entry %s%s: mode %o where a directory goes; replaced", prefix, name, entries[i].Mode))
+			} else {
+				sub = entries[i].Hash
 			}
-			sub = entries[i].Hash
 		}
-		h, err := s.put(sub, parts[1:], blob)
+		h, err := s.put(sub, parts[1:], blob, prefix+name+"/", replaced)
 		if err != nil {
 			return gitrepo.ZeroHash, err
 		}
@@ -526,6 +622,73 @@ func (s *Store) put(tree gitrepo.Hash, parts []string, blob gitrepo.Hash) (gitre
 		return gitrepo.ZeroHash, fmt.Errorf("attest: write tree: %w", err)
 	}
 	return h, nil
+}
+
+// cleanJunk returns the entries of a junk tree at depth (0: the root;
+// storeDepth: a directory of envelopes), read as git reads it, that a tree
+// written again may hold: one entry per name, names git-secure can write,
+// of the type the layout puts there.
+// Nothing stored next to the junk is lost: directories given twice are
+// merged, and of an envelope file given twice a kept one (Protected) is
+// preferred.
+func (s *Store) cleanJunk(entries []gitrepo.TreeEntry, prefix string, depth int) ([]gitrepo.TreeEntry, error) {
+	var out []gitrepo.TreeEntry
+	at := map[string]int{}
+	var merge []string // names given twice as directories
+	for _, e := range entries {
+		want := uint32(gitrepo.ModeTree)
+		if depth == storeDepth {
+			want = gitrepo.ModeFile
+		}
+		if gitrepo.ValidEntryName(e.Name) != nil || e.Mode != want {
+			continue // junk of the wrong type goes with its tree
+		}
+		j, dup := at[e.Name]
+		if !dup {
+			at[e.Name] = len(out)
+			out = append(out, e)
+			continue
+		}
+		switch {
+		case depth == storeDepth:
+			if !s.protectedAt(prefix+out[j].Name, out[j]) && s.protectedAt(prefix+e.Name, e) {
+				out[j] = e
+			}
+		case e.Hash != out[j].Hash:
+			merge = append(merge, e.Name)
+		}
+	}
+	for _, name := range merge {
+		var all []gitrepo.TreeEntry
+		for _, e := range entries {
+			if e.Name != name || e.Mode != gitrepo.ModeTree {
+				continue
+			}
+			sub, _, err := readStoreTree(s.r, e.Hash)
+			if err != nil {
+				return nil, fmt.Errorf("attest: read %s%s: %w", prefix, name, err)
+			}
+			all = append(all, sub...)
+		}
+		clean, err := s.cleanJunk(all, prefix+name+"/", depth+1)
+		if err != nil {
+			return nil, err
+		}
+		h, err := s.r.WriteTree(clean)
+		if err != nil {
+			return nil, fmt.Errorf("attest: write tree: %w", err)
+		}
+		out[at[name]] = gitrepo.TreeEntry{Mode: gitrepo.ModeTree, Name: name, Hash: h}
+	}
+	return out, nil
+}
+
+func (s *Store) protectedAt(path string, e gitrepo.TreeEntry) bool {
+	if e.Mode != gitrepo.ModeFile {
+		return false
+	}
+	data, err := s.readEnvelope(e.Hash)
+	return err == nil && Protected(path, data)
 }
 
 // maxIndexedTrees bounds the tree index cache of one Store.

@@ -46,6 +46,10 @@ func modeString(m uint32) (string, bool) {
 	return "", false
 }
 
+// ValidEntryName checks a single path component as EncodeTree does: not
+// empty, not "." or "..", without '/' or NUL.
+func ValidEntryName(name string) error { return validEntryName(name) }
+
 // validEntryName checks a single path component.
 func validEntryName(name string) error {
 	switch {

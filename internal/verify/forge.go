@@ -83,6 +83,10 @@ func forgeApprovers(pol *policy.Policy, dir string, files []attest.File, revoked
 		}
 	}
 	for _, file := range files {
+		if file.Junk != "" {
+			note("%s", file.Junk) // not signed by anyone: counts for nothing
+			continue
+		}
 		f, app, err := forgeRecord(pol, dir, file, revoked)
 		if err != nil {
 			note("forge review %s ignored: %v", file.Name, err)

@@ -259,6 +259,13 @@ func attestedPersons(pol *policy.Policy, files []attest.File, revoked func(strin
 	seen := map[string]bool{}
 	ignored := 0
 	for _, f := range files {
+		if f.Junk != "" {
+			// Not signed by anyone (attest.File.Junk): counts for nothing.
+			if ignored++; ignored <= maxNotes {
+				notes = append(notes, f.Junk)
+			}
+			continue
+		}
 		who, err := attestedBy(pol, f.Name, f.Data, revoked, check)
 		if err != nil {
 			// A hostile store may hold thousands: say a few, count the rest.
