@@ -50,6 +50,18 @@ func (b *budgetReader) ReadTree(h gitrepo.Hash) ([]gitrepo.TreeEntry, error) {
 	return entries, nil
 }
 
+// ReadObject reads a raw object (a junk tree of the old store, read as git
+// reads it so that it can be removed); its size is bounded by the caller.
+func (b *budgetReader) ReadObject(h gitrepo.Hash, maxSize int64) (string, []byte, error) {
+	or, ok := b.TreeReader.(interface {
+		ReadObject(gitrepo.Hash, int64) (string, []byte, error)
+	})
+	if !ok {
+		return "", nil, errors.New("hooks: cannot read raw objects")
+	}
+	return or.ReadObject(h, maxSize)
+}
+
 // attestationsGrow refuses the deletion of refs/secure/attestations, or a
 // new value that does not extend the old one, walking at most
 // secure.maxPushStoreCommits commits back from it: the store writes one
@@ -135,6 +147,13 @@ func (c *Context) attestationsKept(l RefLine) error {
 			c.say("hint: push in smaller steps, or ask the administrator to raise git config secure.maxPushStoreCommits")
 			return ErrRejected
 		}
+		if len(nc.Parents) == 0 {
+			// The store's creation (or a root commit merged in) is its
+			// growth from an empty tree.
+			if err := c.storeShaped(budget, l.Ref, h, nc.Tree, gitrepo.ZeroHash, gitrepo.ZeroHash, entries); err != nil {
+				return err
+			}
+		}
 		for _, p := range nc.Parents {
 			pc, err := g.ReadCommit(p)
 			if err != nil {
@@ -145,6 +164,9 @@ func (c *Context) attestationsKept(l RefLine) error {
 				continue // the same trees, the same answer
 			}
 			seen[pair] = true
+			if err := c.storeShaped(budget, l.Ref, h, nc.Tree, p, pc.Tree, entries); err != nil {
+				return err
+			}
 			err = c.envelopesKept(budget, l.Ref, h, nc.Tree, p, pc.Tree)
 			if errors.Is(err, errStoreBudget) {
 				c.say("rejected: comparing the new commits of %s with their parents reads more than %d tree entries; the server reads at most %d per push", l.Ref, entries, entries)
@@ -157,6 +179,31 @@ func (c *Context) attestationsKept(l RefLine) error {
 		}
 	}
 	return nil
+}
+
+// storeShaped refuses commit (tree) of ref when a tree it adds or changes
+// relative to its parent's (zero: none) does not parse or departs from the
+// store's layout (attest.CheckShape): readers take such junk for nothing,
+// but it is never git-secure's and is refused where it can be.
+func (c *Context) storeShaped(budget *budgetReader, ref string, commit, tree, parent, parentTree gitrepo.Hash, entries int) error {
+	err := attest.CheckShape(budget, parentTree, tree)
+	if errors.Is(err, errStoreBudget) {
+		c.say("rejected: checking the new commits of %s reads more than %d tree entries; the server reads at most %d per push", ref, entries, entries)
+		c.say("hint: push in smaller steps, or ask the administrator to raise git config secure.maxPushStoreEntries")
+		return ErrRejected
+	}
+	var shape *attest.ShapeError
+	if !errors.As(err, &shape) {
+		return err
+	}
+	of := "the store's creation"
+	if !parent.IsZero() {
+		of = "its parent " + short(parent)
+	}
+	c.say("error: %s: commit %s (against %s): %v", ref, short(commit), of, shape)
+	c.say("error:   the store holds <kind>/<dir>/<signer>.json: directories two levels deep, regular files in them, every tree as git writes it (docs/format.md, section 3)")
+	c.say("hint: store approvals and test runs with git secure attest ...; to remove junk, push a commit on the server's tip without it")
+	return ErrRejected
 }
 
 func max1(n int) int {
