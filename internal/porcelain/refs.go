@@ -6,7 +6,6 @@ import (
 	"github.com/git-secure/git-secure/internal/gitrepo"
 	"github.com/git-secure/git-secure/internal/policy"
 	"github.com/git-secure/git-secure/internal/rsl"
-	"github.com/git-secure/git-secure/internal/verify"
 )
 
 // The operations the hooks and the remote helper ask of a repository
@@ -76,15 +75,4 @@ func (r *Repo) PolicyAt(h gitrepo.Hash) (*policy.Policy, error) {
 // it has none), read from the log alone (the checkpoint is not asked).
 func (r *Repo) LatestEntry(tip gitrepo.Hash, ref string) (*rsl.Record, error) {
 	return rsl.LatestFor(r.Git, tip, ref)
-}
-
-// RepairHint says how ref, served by remote out of step with its log
-// (at tip), is repaired: from a clone, by anyone allowed to move it, to
-// the value the log records or by recording the served one.
-func (r *Repo) RepairHint(remote string, tip gitrepo.Hash, ref string) string {
-	var target gitrepo.Hash
-	if last, err := r.LatestEntry(tip, ref); err == nil && last != nil {
-		target = last.Entry.New
-	}
-	return verify.RepairHint(remote, ref, target)
 }

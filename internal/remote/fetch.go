@@ -3,6 +3,7 @@ package remote
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -57,6 +58,14 @@ func (h *Helper) fetchAndVerifyOnce(forPush bool) (map[string]gitrepo.Hash, stri
 			return nil, "", err
 		}
 	}
+	if d := h.doubted; d != nil && h.refetched && h.Mode != "warn" && head == d.head && maps.Equal(listing, d.listing) {
+		// The same refs as the state that failed: verifying them again
+		// would fail the same way, at the same cost (a server serving
+		// 800 moved tags doubled a fresh clone's 80 s, attack s15 04).
+		h.Trace.Mark("fetch: listing unchanged, judged as before")
+		return nil, "", h.judgeProblems(d.err, d.remoteTip)
+	}
+	h.doubted = nil
 	ns := h.namespace
 	h.fetched = true
 	h.sayDepthIgnored()
@@ -75,6 +84,9 @@ func (h *Helper) fetchAndVerifyOnce(forPush bool) (map[string]gitrepo.Hash, stri
 	h.Trace.Mark("fetch: git fetch")
 	remote = addUnfetched(remote, listing)
 	if err := h.checkRemoteLog(remote, forPush); err != nil {
+		if h.doubted != nil {
+			h.doubted.listing, h.doubted.head = listing, head
+		}
 		return nil, "", err
 	}
 	h.Trace.Mark("fetch: verify and adopt")
@@ -275,6 +287,10 @@ func (h *Helper) extendsLocal(localTip, remoteTip gitrepo.Hash, seen string) (bo
 // errDiverged says the remote's log and the local one forked.
 var errDiverged = errors.New("the logs diverged")
 
+// maxPrinted bounds the problems a refused fetch prints: a remote chooses
+// how many refs it serves out of step. git secure verify lists them all.
+const maxPrinted = 50
+
 // judgeProblems says what is wrong with a remote state that does not
 // verify (err) and refuses it, unless secure.verifyOnFetch=warn; a state
 // that may be a push caught halfway asks for one more fetch (errRefetch).
@@ -284,15 +300,25 @@ func (h *Helper) judgeProblems(err error, remoteTip gitrepo.Hash) error {
 		return err
 	}
 	if !h.refetched && onlyUnrecorded(failed) {
+		h.doubted = &doubtedState{err: err, remoteTip: remoteTip}
 		return errRefetch
 	}
-	report.Printer{W: h.Err, Wrap: h.Wrap}.Problems("error", failed, func(p *verify.Problem) string { return h.problemHint(p, remoteTip) })
+	report.Printer{W: h.Err, Wrap: h.Wrap, Max: maxPrinted}.Problems("error", failed, func(p *verify.Problem) string { return h.problemHint(p, remoteTip) })
 	if h.Mode == "warn" {
 		h.forgiven = true // never remembered as verified (nothingnew.go)
 		h.logf("warning: the remote's state does NOT verify (%d problem(s)); continuing because secure.verifyOnFetch=warn", len(failed.Problems))
 		return nil
 	}
 	return h.refuse("the remote's state does not verify (%d problem(s)); nothing was updated. To fetch anyway (unsafe): git -c secure.verifyOnFetch=warn fetch", len(failed.Problems))
+}
+
+// doubtedState is a remote state that failed only on refs out of step
+// with the log (judgeProblems), as listed (fetchAndVerifyOnce).
+type doubtedState struct {
+	listing   map[string]gitrepo.Hash
+	head      string
+	err       error
+	remoteTip gitrepo.Hash
 }
 
 // sayPin tells, in one line, what the verified log was anchored to: a
@@ -454,7 +480,9 @@ func (h *Helper) problemHint(p *verify.Problem, remoteTip gitrepo.Hash) string {
 	if p.Entry != 0 || p.Ref == "" || p.Ref == rsl.PolicyRef || !errors.Is(p, verify.ErrUnrecorded) {
 		return p.Hint
 	}
-	return h.Repo.RepairHint(h.Remote, remoteTip, p.Ref)
+	// The verifier's own answer: reading the log again for each problem
+	// cost (problems x log) reads.
+	return verify.RepairHint(h.Remote, p.Ref, p.Recorded)
 }
 
 // shallow reports whether the clone has a shallow (or grafts) file: its

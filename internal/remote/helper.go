@@ -65,6 +65,10 @@ type Helper struct {
 	remote map[string]gitrepo.Hash
 	// refetched is set once a fetch was repeated to rule out a race.
 	refetched bool
+	// doubted is the failure that asked for the refetch, with the listing
+	// it was judged from: a refetch that lists the same refs judges it
+	// without verifying again.
+	doubted *doubtedState
 	// forgiven is set when secure.verifyOnFetch=warn let through a state
 	// that does not verify.
 	forgiven bool

@@ -74,6 +74,9 @@ type Printer struct {
 	// under "git-secure: " (the remote helper's, whose lines git shows
 	// among its own).
 	HangLabel bool
+	// Max bounds the problems Problems prints (0: all): a remote or a
+	// pusher chooses how many refs fail.
+	Max int
 }
 
 // Say prints one message with its label ("error", "hint", "warning";
@@ -105,9 +108,14 @@ func (p Printer) Problem(label string, pr *verify.Problem, hint string) {
 }
 
 // Problems prints every problem of f under label, each with hint(problem),
-// or with the problem's own hint when hint is nil.
+// or with the problem's own hint when hint is nil; with Max set, the
+// first Max of them and how many more there are.
 func (p Printer) Problems(label string, f *verify.Failed, hint func(*verify.Problem) string) {
-	for _, pr := range f.Problems {
+	for i, pr := range f.Problems {
+		if p.Max > 0 && i == p.Max {
+			p.Say(label, "... and %d more problem(s), not shown", len(f.Problems)-i)
+			return
+		}
 		h := pr.Hint
 		if hint != nil {
 			h = hint(pr)

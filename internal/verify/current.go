@@ -303,6 +303,7 @@ func (v *verifier) judge(ref string, have gitrepo.Hash, o observer) {
 				hint += "; " + RepairHint("REMOTE", ref, last.target)
 			}
 		}
+		defer v.noteRecorded(len(v.problems), last.target)
 		if g := v.forcePushed(ref, protected, recordedOK, last, class); g != nil {
 			v.fail(nil, ref, g.Name, ErrPolicyRule, fmt.Sprintf("restore %s to %s, the state the log records (entry #%d), or a commit that contains it", ref, short(last.target), last.number),
 				"%s: global rule %s lets %s only fast-forward", problem, g.Name, ref)
@@ -366,6 +367,7 @@ func (v *verifier) judgeAbsent(ref string, absent func(last recorded) (note, pro
 	note, problem, hint := absent(last)
 	st.Note = note
 	if problem != "" {
+		defer v.noteRecorded(len(v.problems), last.target)
 		if g := v.noForcePush(ref); g != nil && !protected {
 			v.fail(nil, ref, g.Name, ErrPolicyRule, hint, "%s: global rule %s lets %s only fast-forward, never be deleted", problem, g.Name, ref)
 		} else {
@@ -373,6 +375,14 @@ func (v *verifier) judgeAbsent(ref string, absent func(last recorded) (note, pro
 		}
 	}
 	v.res.Refs = append(v.res.Refs, st)
+}
+
+// noteRecorded sets Recorded (target) on the problems found since the
+// first n.
+func (v *verifier) noteRecorded(n int, target gitrepo.Hash) {
+	for _, p := range v.problems[n:] {
+		p.Recorded = target
+	}
 }
 
 // report fails a protected ref and warns about another.

@@ -59,6 +59,11 @@ type Problem struct {
 	Kind    error
 	Detail  string
 	Hint    string
+	// Recorded is, for a problem about a ref's current state (Entry 0),
+	// the value the log's latest entry for Ref records: zero when the log
+	// has none or records a deletion. Callers word their hints with it
+	// instead of reading the log again per problem.
+	Recorded gitrepo.Hash
 
 	// unseen: a path rule failed only because the states its diff needed
 	// are missing (Failure.Unseen); in a shallow clone that is a check
