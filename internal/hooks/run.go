@@ -47,6 +47,9 @@ type Context struct {
 	Getenv func(string) string
 	// Trace, when set, is told when each phase ends (GIT_SECURE_TRACE).
 	Trace *trace.Tracer
+	// logReader, when set, reads the log's entries for judgePush in
+	// place of Repo.Git (tests count what it reads).
+	logReader rsl.Reader
 }
 
 // say prints one line for the person pushing: repository text in args is
@@ -310,7 +313,7 @@ func (c *Context) preReceive(input []byte) error {
 	if !errors.As(err, &failed) {
 		return err
 	}
-	if err := c.judgePush(failed, st); err != nil {
+	if err := c.judgePush(failed, st, budget.Deadline); err != nil {
 		return err
 	}
 	return c.storeCert(cert)
@@ -584,19 +587,36 @@ func (c *Context) stagingReplaced(l RefLine, polTip gitrepo.Hash) error {
 	return ErrRejected
 }
 
+// maxPrinted bounds the problems one refused push prints: the pusher
+// chooses how many there are (one push of 10 000 entries each creating a
+// tag it does not send), and the words of the first ones say what is
+// wrong with the rest.
+const maxPrinted = 50
+
 // judgePush reports the problems of a proposed state that does not
 // verify and refuses the push unless every one was there before it and
-// the push leaves it alone.
-func (c *Context) judgePush(failed *verify.Failed, st *pushState) error {
-	unrecorded, rejected := false, false
+// the push leaves it alone. What it reads of the logs counts against the
+// push's time (deadline, secure.maxPushSeconds): the pusher chooses how
+// many problems there are.
+func (c *Context) judgePush(failed *verify.Failed, st *pushState, deadline time.Time) error {
+	lk, err := c.lookUpProblems(failed, st, deadline)
+	if err != nil {
+		return err
+	}
+	unrecorded, rejected, shown := false, false, 0
 	for _, p := range failed.Problems {
-		if c.outOfStepBefore(p, st.pushed, st.oldLog, st.proposed[rsl.Ref]) {
-			c.say("warning: %s", p.Error())
-			c.say("hint: this push leaves %s alone, so it is accepted; %s", p.Ref, c.repairHint(p.Ref, st.oldLog))
+		if lk.outOfStepBefore(p, st) {
+			if shown++; shown <= maxPrinted {
+				c.say("warning: %s", p.Error())
+				c.say("hint: this push leaves %s alone, so it is accepted; %s", p.Ref, verify.RepairHint("origin", p.Ref, p.Recorded))
+			}
 			continue
 		}
 		rejected = true
-		if c.neverPublished(p, st.proposed, st.onServer, st.oldLog) {
+		if shown++; shown > maxPrinted {
+			continue
+		}
+		if lk.neverPublished(p, st) {
 			// Still refused: a log that records a ref the server does not
 			// have fails everyone's verification. Only the words differ
 			// from a deletion.
@@ -617,6 +637,9 @@ func (c *Context) judgePush(failed *verify.Failed, st *pushState) error {
 			c.sayWhoMayMove(p.Ref, st.proposed[p.Ref])
 		}
 	}
+	if shown > maxPrinted {
+		c.say("... and %d more problem(s) of this push (the first %d are shown)", shown-maxPrinted, maxPrinted)
+	}
 	if unrecorded {
 		for _, l := range strings.Split(InstallHelp, "\n") {
 			c.say("%s", l)
@@ -628,10 +651,76 @@ func (c *Context) judgePush(failed *verify.Failed, st *pushState) error {
 	return ErrRejected
 }
 
-// repairHint says how a ref out of step with the server's log (tip)
-// is repaired: from a clone, by anyone allowed to move it.
-func (c *Context) repairHint(ref string, tip gitrepo.Hash) string {
-	return c.Repo.RepairHint("origin", tip, ref)
+// problemLookup is what judgePush needs of the logs about its problems'
+// refs: each one's latest entry in the server's log (before) and in the
+// one the push proposes (after), each log read once for all of them.
+type problemLookup struct {
+	before, after map[string]*rsl.Record
+}
+
+// stateProblem reports whether p is about a ref's current state (no
+// entry), what outOfStepBefore and neverPublished judge.
+func stateProblem(p *verify.Problem) bool {
+	return p.Entry == 0 && p.Ref != ""
+}
+
+// stepCandidate: p may be a ref that was out of step before this push
+// (outOfStepBefore decides once the logs are read).
+func stepCandidate(p *verify.Problem, st *pushState) bool {
+	// A ref a no-force-push global rule covers that went back past the
+	// hooks (ErrPolicyRule without an entry) is out of step the same way.
+	outOfStep := errors.Is(p, verify.ErrUnrecorded) || (errors.Is(p, verify.ErrPolicyRule) && p.Rule != "")
+	return stateProblem(p) && outOfStep && p.Ref != rsl.PolicyRef && !st.pushed[p.Ref] && !st.pushed[policy.Ref] && !st.oldLog.IsZero()
+}
+
+// publishCandidate: p may be a ref the proposed log records that was
+// never on this server (neverPublished decides).
+func publishCandidate(p *verify.Problem, st *pushState) bool {
+	return stateProblem(p) && errors.Is(p, verify.ErrUnrecorded) && st.proposed[p.Ref].IsZero() && !st.onServer[p.Ref]
+}
+
+// lookUpProblems reads, in one walk of each log, the latest entries of
+// the refs judgePush asks about. Before, each problem walked the server's
+// whole log (a ref never recorded is never found): one push of 600
+// entries signed by a key the policy does not know, each creating a tag
+// the push does not send, kept the hook busy for 45 s past a
+// secure.maxPushSeconds of 3 (attack session 15, 01). Past the deadline
+// the push is refused.
+func (c *Context) lookUpProblems(failed *verify.Failed, st *pushState, deadline time.Time) (*problemLookup, error) {
+	newLog := st.proposed[rsl.Ref]
+	before, after := map[string]bool{}, map[string]bool{}
+	for _, p := range failed.Problems {
+		if stepCandidate(p, st) && st.oldLog != newLog {
+			before[p.Ref], after[p.Ref] = true, true
+		}
+		if publishCandidate(p, st) && !st.oldLog.IsZero() {
+			before[p.Ref] = true
+		}
+	}
+	var r rsl.Reader = c.Repo.Git
+	if c.logReader != nil {
+		r = c.logReader
+	}
+	lk := &problemLookup{}
+	n := 0
+	late := func(*rsl.Record) bool {
+		n++ // the clock is read at the first entry, then every 256
+		return n%256 == 1 && !deadline.IsZero() && time.Now().After(deadline)
+	}
+	var stopped, stopped2 bool
+	var err error
+	if lk.before, stopped, err = rsl.LatestForEach(r, st.oldLog, before, late); err != nil {
+		return nil, fmt.Errorf("hooks: read the server's log: %w", err)
+	}
+	if lk.after, stopped2, err = rsl.LatestForEach(r, newLog, after, late); err != nil {
+		return nil, fmt.Errorf("hooks: read the pushed log: %w", err)
+	}
+	if stopped || stopped2 {
+		c.say("rejected: this push does not verify (%d problem(s), the first: %s), and judging them ran past the time the server gives one push", len(failed.Problems), failed.Problems[0].Error())
+		c.say("hint: fix the first problem and push again; or ask the administrator to raise git config secure.maxPushSeconds")
+		return nil, ErrRejected
+	}
+	return lk, nil
 }
 
 // neverPublished reports whether problem p is a ref the proposed log
@@ -639,15 +728,11 @@ func (c *Context) repairHint(ref string, tip gitrepo.Hash) string {
 // server: not among its refs before the push, and not recorded by the log
 // it had (any ref the server's log recorded was there, so its absence is
 // a deletion).
-func (c *Context) neverPublished(p *verify.Problem, proposed map[string]gitrepo.Hash, onServer map[string]bool, oldLog gitrepo.Hash) bool {
-	if p.Entry != 0 || p.Ref == "" || !errors.Is(p, verify.ErrUnrecorded) || !proposed[p.Ref].IsZero() || onServer[p.Ref] {
+func (lk *problemLookup) neverPublished(p *verify.Problem, st *pushState) bool {
+	if !publishCandidate(p, st) {
 		return false
 	}
-	if oldLog.IsZero() {
-		return true
-	}
-	last, err := c.Repo.LatestEntry(oldLog, p.Ref)
-	return err == nil && last == nil
+	return st.oldLog.IsZero() || lk.before[p.Ref] == nil
 }
 
 // Default bounds on what one push may make the server verify; an
@@ -730,21 +815,14 @@ func (c *Context) configInt(key string, def int) (int, error) {
 // must not stop everyone else from pushing other refs; the push does not
 // make that state any worse, and clones keep refusing it until it is
 // repaired.
-func (c *Context) outOfStepBefore(p *verify.Problem, pushed map[string]bool, oldLog, newLog gitrepo.Hash) bool {
-	// A ref a no-force-push global rule covers that went back past the
-	// hooks (ErrPolicyRule without an entry) is out of step the same way.
-	outOfStep := errors.Is(p, verify.ErrUnrecorded) || (errors.Is(p, verify.ErrPolicyRule) && p.Rule != "")
-	if p.Entry != 0 || !outOfStep || p.Ref == "" || p.Ref == rsl.PolicyRef || pushed[p.Ref] || pushed[policy.Ref] || oldLog.IsZero() {
+func (lk *problemLookup) outOfStepBefore(p *verify.Problem, st *pushState) bool {
+	if !stepCandidate(p, st) {
 		return false
 	}
-	if oldLog == newLog {
+	if st.oldLog == st.proposed[rsl.Ref] {
 		return true
 	}
-	before, err1 := c.Repo.LatestEntry(oldLog, p.Ref)
-	after, err2 := c.Repo.LatestEntry(newLog, p.Ref)
-	if err1 != nil || err2 != nil {
-		return false
-	}
+	before, after := lk.before[p.Ref], lk.after[p.Ref]
 	return (before == nil && after == nil) || (before != nil && after != nil && before.ID == after.ID)
 }
 

@@ -204,6 +204,38 @@ func LatestForUntil(r Reader, tip gitrepo.Hash, ref string, stop func(*Record) b
 	return found, skipped, stopped, err
 }
 
+// LatestForEach is LatestFor for every ref of refs from one walk: the
+// latest entry of each (absent: none). The walk stops once every ref is
+// found, or before the first entry for which stop reports true (stopped
+// is then true, and the refs not found are undecided). Asking LatestFor
+// per ref read the log once per ref.
+func LatestForEach(r Reader, tip gitrepo.Hash, refs map[string]bool, stop func(*Record) bool) (found map[string]*Record, stopped bool, err error) {
+	found = map[string]*Record{}
+	if len(refs) == 0 || tip.IsZero() {
+		return found, false, nil
+	}
+	skipped := map[uint64]bool{}
+	err = WalkBack(r, tip, func(rec *Record) (bool, error) {
+		if stop != nil && stop(rec) {
+			stopped = true
+			return false, nil
+		}
+		e := rec.Entry
+		switch {
+		case e.Type == TypeAnnotation:
+			for _, s := range e.Skips {
+				skipped[s.Number] = true
+			}
+		case refs[e.Ref] && !skipped[e.Number]:
+			if _, seen := found[e.Ref]; !seen {
+				found[e.Ref] = rec
+			}
+		}
+		return len(found) < len(refs), nil
+	})
+	return found, stopped, err
+}
+
 // Writer stores objects; *gitrepo.Repo satisfies it.
 type Writer interface {
 	WriteObject(typ string, data []byte) (gitrepo.Hash, error)
