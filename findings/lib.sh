@@ -3,7 +3,7 @@
 # alice) and mallory (may push refs/heads/dev alone) with real SSH keys.
 # Source it: . "$(dirname "$0")/lib.sh"; setup
 set -eu
-WT=${WT:-/work/wt/attacker}
+WT=${WT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)} # the worktree the script is in
 export PATH="$WT/bin:$PATH"
 export GOMAXPROCS=2
 T=$(mktemp -d /tmp/gsattack.XXXXXX)
