@@ -564,3 +564,48 @@ func TestFindRecordedAfter(t *testing.T) {
 		}
 	}
 }
+
+// LatestForEach answers, from one walk, what LatestFor answers ref by ref
+// (skips included), reading no entry twice and stopping once every ref is
+// found.
+func TestLatestForEach(t *testing.T) {
+	s := newMemStore()
+	ids := sampleLog(t, s)
+	refs := []string{rsl.PolicyRef, mainRef, featRef, "refs/tags/v1"}
+	for tip := 1; tip < len(ids); tip++ {
+		want := map[string]bool{}
+		for _, ref := range refs {
+			want[ref] = true
+		}
+		r := &countingReader{Reader: s}
+		got, stopped, err := rsl.LatestForEach(r, ids[tip], want, nil)
+		if err != nil || stopped {
+			t.Fatalf("LatestForEach(#%d): stopped %v, %v", tip, stopped, err)
+		}
+		if r.n > tip {
+			t.Errorf("LatestForEach(#%d) read %d entries of %d", tip, r.n, tip)
+		}
+		for _, ref := range refs {
+			one, err := rsl.LatestFor(s, ids[tip], ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch all := got[ref]; {
+			case (one == nil) != (all == nil):
+				t.Errorf("#%d %s: LatestForEach %v, LatestFor %v", tip, ref, all, one)
+			case one != nil && one.ID != all.ID:
+				t.Errorf("#%d %s: LatestForEach #%d, LatestFor #%d", tip, ref, all.Entry.Number, one.Entry.Number)
+			}
+		}
+	}
+	// Once every ref asked is found, the walk stops: main at #9 reads one
+	// entry; a stop before #8 reports the refs not found as undecided.
+	r := &countingReader{Reader: s}
+	if got, _, err := rsl.LatestForEach(r, ids[9], map[string]bool{mainRef: true}, nil); err != nil || got[mainRef].ID != ids[9] || r.n != 1 {
+		t.Errorf("LatestForEach(#9, main) = %v after %d reads, %v", got, r.n, err)
+	}
+	got, stopped, err := rsl.LatestForEach(s, ids[9], map[string]bool{rsl.PolicyRef: true, featRef: true}, func(rec *rsl.Record) bool { return rec.Entry.Number < 8 })
+	if err != nil || !stopped || got[rsl.PolicyRef] == nil || got[rsl.PolicyRef].ID != ids[8] || got[featRef] != nil {
+		t.Errorf("LatestForEach stopped before #8 = %v, stopped %v, %v", got, stopped, err)
+	}
+}
