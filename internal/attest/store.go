@@ -46,6 +46,8 @@ type Store struct {
 	hist *history
 	// replaced is what the last Add replaced as junk.
 	replaced []string
+	// met is the junk reads met, shared with the views of WithHistory.
+	met *junkMet
 	// withHistory makes Envelopes read the union over the history: set on
 	// the views WithHistory returns.
 	withHistory bool
@@ -179,7 +181,9 @@ func (s *Store) readFiles(dir string) ([]File, error) {
 		if path == "" {
 			path = "(the root tree)"
 		}
-		out = append(out, File{Name: path, Junk: fmt.Sprintf("store entry %s: %s; it counts for nothing", path, fmt.Sprintf(format, args...))})
+		f := File{Name: path, Junk: fmt.Sprintf("store entry %s: %s; it counts for nothing", path, fmt.Sprintf(format, args...))}
+		s.junkMet().add(f.Junk)
+		out = append(out, f)
 	}
 	curs := []gitrepo.Hash{root}
 	path := ""
@@ -338,7 +342,49 @@ func (s *Store) WithHistoryLimit(limit int) (*Store, bool, error) {
 		}
 		s.mu.Unlock()
 	}
-	return &Store{r: s.r, tip: tip, tree: tree, hist: h, withHistory: true}, h.len() > 0, nil
+	return &Store{r: s.r, tip: tip, tree: tree, hist: h, withHistory: true, met: s.junkMet()}, h.len() > 0, nil
+}
+
+// junkMet collects the junk a store's reads met (junk.go), for one warning.
+type junkMet struct {
+	mu   sync.Mutex
+	seen map[string]bool
+	list []string
+}
+
+// maxJunkMet bounds the junk remembered for the warning.
+const maxJunkMet = 5
+
+func (j *junkMet) add(what string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.seen[what] || len(j.list) >= maxJunkMet {
+		return
+	}
+	if j.seen == nil {
+		j.seen = map[string]bool{}
+	}
+	j.seen[what] = true
+	j.list = append(j.list, what)
+}
+
+func (s *Store) junkMet() *junkMet {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.met == nil {
+		s.met = &junkMet{}
+	}
+	return s.met
+}
+
+// Junk returns the junk the store's reads met so far (at most a few), each
+// naming its store path: what no git-secure writer makes and counts for
+// nothing, for a warning.
+func (s *Store) Junk() []string {
+	j := s.junkMet()
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return slices.Clone(j.list)
 }
 
 func validSignerFile(name string) bool {

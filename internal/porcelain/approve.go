@@ -18,6 +18,9 @@ type ApproveResult struct {
 	To     gitrepo.Hash `json:"to"`
 	Person string       `json:"person"`
 	Store  gitrepo.Hash `json:"attestations"`
+	// Replaced says what junk in the store (attest.Store.Replaced) the
+	// approval replaced, for a warning.
+	Replaced []string `json:"replaced,omitempty"`
 }
 
 // resolveTarget turns NEW/OLD of attest approve of ref into an object
@@ -106,12 +109,12 @@ func (r *Repo) approve(name, to, from, keyFile string, byTree bool) (*ApproveRes
 	if err != nil {
 		return nil, err
 	}
-	tip, err := r.storeAttestation(stmt, s, dir,
+	tip, replaced, err := r.storeAttestation(stmt, s, dir,
 		fmt.Sprintf("git-secure: %s approves %s %s..%s", person.Name, ref, shortOrNone(fromH), shortOrNone(toH)))
 	if err != nil {
 		return nil, err
 	}
-	return &ApproveResult{Ref: ref, From: fromH, To: toH, Person: person.Name, Store: tip}, nil
+	return &ApproveResult{Ref: ref, From: fromH, To: toH, Person: person.Name, Store: tip, Replaced: replaced}, nil
 }
 
 // approvedUpdate resolves the update of ref an approval is for: to, from
@@ -177,21 +180,26 @@ func shortOrNone(h gitrepo.Hash) string {
 }
 
 // storeAttestation signs statement with s and adds it to the attestation
-// store under dir, in the signer's file; it returns the store's new tip.
-func (r *Repo) storeAttestation(statement []byte, s sign.Signer, dir, message string) (gitrepo.Hash, error) {
+// store under dir, in the signer's file; it returns the store's new tip
+// and what junk it replaced there (attest.Store.Replaced).
+func (r *Repo) storeAttestation(statement []byte, s sign.Signer, dir, message string) (gitrepo.Hash, []string, error) {
 	env, err := attest.Sign(statement, s)
 	if err != nil {
-		return gitrepo.ZeroHash, err
+		return gitrepo.ZeroHash, nil, err
 	}
 	who, err := r.Ident()
 	if err != nil {
-		return gitrepo.ZeroHash, err
+		return gitrepo.ZeroHash, nil, err
 	}
 	store, err := attest.OpenStore(r.Git)
 	if err != nil {
-		return gitrepo.ZeroHash, err
+		return gitrepo.ZeroHash, nil, err
 	}
-	return store.Add(dir+"/"+attest.SignerFile(s.PublicKey()), env, who, message)
+	tip, err := store.Add(dir+"/"+attest.SignerFile(s.PublicKey()), env, who, message)
+	if err != nil {
+		return gitrepo.ZeroHash, nil, err
+	}
+	return tip, store.Replaced(), nil
 }
 
 // personSigner loads the user's key and the person of the policy in force

@@ -75,7 +75,7 @@ func (r *Repo) AttestRun(argv []string, keyFile, version string, stdout, stderr 
 	if err != nil {
 		return nil, err
 	}
-	if _, err := r.storeAttestation(stmt, s, attest.TestRunDir(tree),
+	if _, _, err := r.storeAttestation(stmt, s, attest.TestRunDir(tree),
 		fmt.Sprintf("git-secure: %s attests a passing test run on tree %s", person.Name, tree.String()[:12])); err != nil {
 		return nil, err
 	}

@@ -286,13 +286,15 @@ func (h *Helper) allowShallow() bool {
 }
 
 // sayShallow prints the warnings of a verification that accepted a
-// shallow clone: each check it did not make.
+// shallow clone: each check it did not make; and, always, junk met in the
+// remote's approvals store (it counts for nothing, but someone planted it).
 func (h *Helper) sayShallow(res *verify.Result) {
-	if res == nil || !h.allowShallow() {
+	if res == nil {
 		return
 	}
+	shallow := h.allowShallow()
 	for _, w := range res.Warnings {
-		if strings.Contains(w, "shallow") {
+		if (shallow && strings.Contains(w, "shallow")) || strings.HasPrefix(w, verify.StoreJunkWarning) {
 			h.logf("warning: %s", w)
 		}
 	}

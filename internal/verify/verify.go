@@ -464,6 +464,10 @@ func (v *verifier) trace(phase string, start time.Time) {
 	}
 }
 
+// StoreJunkWarning starts the warnings about junk met in the approvals
+// store (attest.Store.Junk).
+const StoreJunkWarning = attest.Ref + ": store entry "
+
 func (v *verifier) run() (*Result, error) {
 	start := time.Now()
 	if err := v.stream.run(v); err != nil {
@@ -525,6 +529,11 @@ func (v *verifier) run() (*Result, error) {
 	}
 	v.problems = kept
 	v.shallowSummary()
+	if v.store != nil {
+		for _, j := range v.store.Junk() {
+			v.res.Warnings = append(v.res.Warnings, fmt.Sprintf("%s: %s (not made by git-secure; anyone with push access to a server without the git-secure hook could put it there): push a commit of the store without it", attest.Ref, j))
+		}
+	}
 	for n := range v.skipped {
 		v.res.SkippedEntries = append(v.res.SkippedEntries, n)
 	}

@@ -53,6 +53,15 @@ func refreshForApprove(f *factory.Factory, r *porcelain.Repo, remote string) err
 	return nil
 }
 
+// warnReplaced names the junk in the store (what no git-secure writer
+// makes, planted by anyone with push access: it counts for nothing) that
+// the approval replaced.
+func warnReplaced(f *factory.Factory, res *porcelain.ApproveResult) {
+	for _, j := range res.Replaced {
+		display.Fprintf(f.Stderr, "git-secure: warning: %s\n", j)
+	}
+}
+
 // warnUnreachable says when the update just approved can no longer happen
 // as a plain push: the branch moved on since the commit was made (the new
 // value does not contain the old one: only a force push would do it), or

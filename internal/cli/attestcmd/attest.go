@@ -139,6 +139,7 @@ func runApprove(_ context.Context, opts *ApproveOptions) error {
 	if err != nil {
 		return err
 	}
+	warnReplaced(f, res)
 	warnUnreachable(f, r, remote, res)
 	if opts.JSON {
 		return f.PrintJSON(res)

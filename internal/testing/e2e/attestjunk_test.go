@@ -162,15 +162,23 @@ func TestApprovalsStoreJunkCountsForNothing(t *testing.T) {
 
 	carol := newUser(t, "carol")
 	dest := carol.path("clone")
-	if r := carol.run(carol.sb.Home, "git", "secure", "clone", url, dest, "--root-key", a.fingerprint()); r.code != 0 {
+	r := carol.run(carol.sb.Home, "git", "secure", "clone", url, dest, "--root-key", a.fingerprint())
+	if r.code != 0 {
 		t.Fatalf("a pinned clone failed over junk in the store (the old jam: \"duplicate name\"):\n%s", r)
+	}
+	if want := "store entry " + recorded + ": it does not parse"; !strings.Contains(r.stderr, want) {
+		t.Errorf("the clone does not warn %q:\n%s", want, r)
 	}
 	if r := a.run(fx.dir, "git", "fetch", "origin"); r.code != 0 {
 		t.Fatalf("alice's fetch failed over junk in the store:\n%s", r)
 	}
-	for _, key := range []string{a.key.Private, b.key.Private} {
-		if r := a.run(fx.dir, "git", "secure", "attest", "approve", "main", "--to", z, "--key", key); r.code != 0 {
+	for i, key := range []string{a.key.Private, b.key.Private} {
+		r := a.run(fx.dir, "git", "secure", "attest", "approve", "main", "--to", z, "--key", key)
+		if r.code != 0 {
 			t.Fatalf("approving over junk in the store (the old jam: \"is not a regular file\"):\n%s", r)
+		}
+		if want := "warning: store entry " + next + "/" + signerFileOf(t, a) + ": mode 40000 where a regular file goes; replaced"; i == 0 && !strings.Contains(r.stderr, want) {
+			t.Errorf("alice's approval replaced junk without saying %q:\n%s", want, r)
 		}
 	}
 	if r := a.run(fx.dir, "git", "push", "origin", "main"); r.code != 0 {
