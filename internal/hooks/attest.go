@@ -62,6 +62,30 @@ func (b *budgetReader) ReadObject(h gitrepo.Hash, maxSize int64) (string, []byte
 	return or.ReadObject(h, maxSize)
 }
 
+// pairReader reads the trees of one comparison of a commit with a parent
+// once: the shape check and the envelope comparison read the same trees,
+// and the push's budget is charged once for them.
+type pairReader struct {
+	*budgetReader
+	trees map[gitrepo.Hash][]gitrepo.TreeEntry
+}
+
+func newPairReader(b *budgetReader) *pairReader {
+	return &pairReader{budgetReader: b, trees: map[gitrepo.Hash][]gitrepo.TreeEntry{}}
+}
+
+func (p *pairReader) ReadTree(h gitrepo.Hash) ([]gitrepo.TreeEntry, error) {
+	if t, ok := p.trees[h]; ok {
+		return t, nil
+	}
+	t, err := p.budgetReader.ReadTree(h)
+	if err != nil {
+		return nil, err
+	}
+	p.trees[h] = t
+	return t, nil
+}
+
 // attestationsGrow refuses the deletion of refs/secure/attestations, or a
 // new value that does not extend the old one, walking at most
 // secure.maxPushStoreCommits commits back from it: the store writes one
@@ -150,7 +174,7 @@ func (c *Context) attestationsKept(l RefLine) error {
 		if len(nc.Parents) == 0 {
 			// The store's creation (or a root commit merged in) is its
 			// growth from an empty tree.
-			if err := c.storeShaped(budget, l.Ref, h, nc.Tree, gitrepo.ZeroHash, gitrepo.ZeroHash, entries); err != nil {
+			if err := c.storeShaped(newPairReader(budget), l.Ref, h, nc.Tree, gitrepo.ZeroHash, gitrepo.ZeroHash, entries); err != nil {
 				return err
 			}
 		}
@@ -164,10 +188,11 @@ func (c *Context) attestationsKept(l RefLine) error {
 				continue // the same trees, the same answer
 			}
 			seen[pair] = true
-			if err := c.storeShaped(budget, l.Ref, h, nc.Tree, p, pc.Tree, entries); err != nil {
+			trees := newPairReader(budget)
+			if err := c.storeShaped(trees, l.Ref, h, nc.Tree, p, pc.Tree, entries); err != nil {
 				return err
 			}
-			err = c.envelopesKept(budget, l.Ref, h, nc.Tree, p, pc.Tree)
+			err = c.envelopesKept(trees, l.Ref, h, nc.Tree, p, pc.Tree)
 			if errors.Is(err, errStoreBudget) {
 				c.say("rejected: comparing the new commits of %s with their parents reads more than %d tree entries; the server reads at most %d per push", l.Ref, entries, entries)
 				c.say("hint: push in smaller steps, or ask the administrator to raise git config secure.maxPushStoreEntries")
@@ -185,7 +210,7 @@ func (c *Context) attestationsKept(l RefLine) error {
 // relative to its parent's (zero: none) does not parse or departs from the
 // store's layout (attest.CheckShape): readers take such junk for nothing,
 // but it is never git-secure's and is refused where it can be.
-func (c *Context) storeShaped(budget *budgetReader, ref string, commit, tree, parent, parentTree gitrepo.Hash, entries int) error {
+func (c *Context) storeShaped(budget *pairReader, ref string, commit, tree, parent, parentTree gitrepo.Hash, entries int) error {
 	err := attest.CheckShape(budget, parentTree, tree)
 	if errors.Is(err, errStoreBudget) {
 		c.say("rejected: checking the new commits of %s reads more than %d tree entries; the server reads at most %d per push", ref, entries, entries)
