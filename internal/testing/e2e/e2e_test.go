@@ -122,6 +122,12 @@ func (u *user) runStdin(dir string, stdin []byte, name string, args ...string) r
 			r.stderr += "\n(timed out)"
 		}
 	}
+	// Under go test -race the binary is race-built (testutil.BuildBinary):
+	// a race in it fails the test that ran it, by name, whatever the
+	// test asserts about the command.
+	if strings.Contains(r.stderr, "WARNING: DATA RACE") {
+		u.t.Errorf("the race detector found a data race in git-secure:\n%s", r)
+	}
 	return r
 }
 

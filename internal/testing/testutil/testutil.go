@@ -203,6 +203,7 @@ const BuildTags = "urfave_cli_no_docs"
 
 // BuildBinary builds ./cmd/git-secure of this module into dir, with the
 // git-remote-secure symlink beside it, for tests that run the real binary.
+// Under -race the binary is built with the race detector (see race.go).
 func BuildBinary(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -219,9 +220,15 @@ func BuildBinary(dir string) error {
 	if gomod == "" || gomod == os.DevNull {
 		return fmt.Errorf("not inside the module (GOMOD=%q)", gomod)
 	}
-	cmd := exec.Command(goBin, "build", "-tags", BuildTags, "-o", filepath.Join(dir, "git-secure"), "./cmd/git-secure")
+	args := []string{"build", "-tags", BuildTags, "-o", filepath.Join(dir, "git-secure")}
+	cgo := "CGO_ENABLED=0" // static, as the Makefile builds it
+	if raceBuild {
+		args = append(args, "-race") // needs cgo
+		cgo = "CGO_ENABLED=1"
+	}
+	cmd := exec.Command(goBin, append(args, "./cmd/git-secure")...)
 	cmd.Dir = filepath.Dir(gomod)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as the Makefile builds it
+	cmd.Env = append(os.Environ(), cgo)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%w: %s", err, b)
 	}
