@@ -63,10 +63,27 @@ func (r *Repo) DropNamespace(ns, message string) {
 // the organisation's latest version (fetched once per process): the
 // policy new entries and pushes are judged by.
 func (r *Repo) PolicyAt(h gitrepo.Hash) (*policy.Policy, error) {
-	p, err := policy.LoadSigned(r.Git, h, nil)
+	p, err := r.SignedPolicyAt(h)
 	if err != nil {
 		return nil, err
 	}
+	return r.Judging(p)
+}
+
+// SignedPolicyAt loads the policy of commit h and checks its signatures,
+// without the organisation policy it may inherit. It reads only git, not
+// the repository's organisation cache (OrgCache, which is not safe for
+// concurrent use), so it may run in a goroutine of its own (the remote
+// helper's background load); Judging then completes it.
+func (r *Repo) SignedPolicyAt(h gitrepo.Hash) (*policy.Policy, error) {
+	return policy.LoadSigned(r.Git, h, nil)
+}
+
+// Judging returns the policy new entries and pushes are judged by under
+// p (from SignedPolicyAt): p itself, or p combined with the latest
+// version of the organisation policy it inherits. It uses OrgCache: call
+// it from the goroutine that owns the Repo.
+func (r *Repo) Judging(p *policy.Policy) (*policy.Policy, error) {
 	judging, _, err := r.withOrg(p)
 	return judging, err
 }

@@ -141,8 +141,9 @@ type gitOptions struct {
 	signed string
 }
 
-// prefetched is the policy at the snapshot's refs/secure/policy and the
-// signing key, loaded in the background after "list for-push"; the push
+// prefetched is the signed policy at the snapshot's refs/secure/policy
+// (not yet combined with an organisation policy) and the signing key,
+// loaded in the background after "list for-push"; the push
 // takes them (takePrefetch) once done is closed.
 type prefetched struct {
 	done         chan struct{}
@@ -179,8 +180,13 @@ func (h *Helper) snapshotAsync(forPush bool) {
 		}
 		defer close(pre.done)
 		if p := snap[policy.Ref]; !p.IsZero() {
+			// Only the signed policy: combining it with an organisation
+			// policy uses the Repo's organisation cache, which the main
+			// goroutine uses meanwhile (the push's sync verifies the
+			// remote with it) and which is not safe for concurrent use.
+			// policyOf combines it on the main goroutine.
 			pre.policyCommit = p
-			pre.pol, pre.polErr = h.Repo.PolicyAt(p)
+			pre.pol, pre.polErr = h.Repo.SignedPolicyAt(p)
 		}
 		pre.signer, pre.signErr = h.Repo.LoadSigner("")
 	}()

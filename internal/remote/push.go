@@ -305,7 +305,10 @@ func (h *Helper) policyOf(local map[string]gitrepo.Hash, pre *prefetched) (*poli
 		pol, _, err := h.Repo.CurrentPolicy() // says the repository is not set up
 		return pol, err
 	case pre != nil && pre.policyCommit == p:
-		return pre.pol, pre.polErr
+		if pre.polErr != nil {
+			return nil, pre.polErr
+		}
+		return h.Repo.Judging(pre.pol)
 	}
 	return h.Repo.PolicyAt(p)
 }
