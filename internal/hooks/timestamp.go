@@ -206,26 +206,38 @@ func (c *Context) mayLeaveStates(lines []RefLine) bool {
 // fails the push (it has landed): a failure is a warning.
 func (c *Context) keepOverwritten(lines []RefLine) {
 	g := c.Repo.Git
-	var logTip gitrepo.Hash
+	var left []RefLine
+	refs := map[string]bool{}
 	for _, l := range lines {
 		if !c.overwrites(l) {
 			continue
 		}
-		keep := rsl.KeepRef(l.Old)
-		if h, ok, err := g.ResolveRef(keep); err != nil || ok || !h.IsZero() {
+		if h, ok, err := g.ResolveRef(rsl.KeepRef(l.Old)); err != nil || ok || !h.IsZero() {
 			continue
 		}
-		if logTip.IsZero() {
-			tip, ok, err := g.ResolveRef(rsl.Ref)
-			if err != nil || !ok {
-				return
-			}
-			logTip = tip
+		left, refs[l.Ref] = append(left, l), true
+	}
+	if len(left) == 0 {
+		return
+	}
+	logTip, ok, err := g.ResolveRef(rsl.Ref)
+	if err != nil || !ok {
+		return
+	}
+	// One walk for every ref: a push of many force-pushes read the log
+	// once per ref.
+	latest, _, err := rsl.LatestForEach(g, logTip, refs, nil)
+	if err != nil {
+		return
+	}
+	kept := map[gitrepo.Hash]bool{}
+	for _, l := range left {
+		keep := rsl.KeepRef(l.Old)
+		rec := latest[l.Ref]
+		if rec == nil || rec.Entry.Old != l.Old || rec.Entry.New != l.New || kept[l.Old] {
+			continue // not a recorded move from a recorded state, or kept already
 		}
-		rec, err := c.Repo.LatestEntry(logTip, l.Ref)
-		if err != nil || rec == nil || rec.Entry.Old != l.Old || rec.Entry.New != l.New {
-			continue // not a recorded move from a recorded state
-		}
+		kept[l.Old] = true
 		if _, err := g.ReadCommit(l.Old); err != nil {
 			continue
 		}
