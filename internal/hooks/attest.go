@@ -213,7 +213,7 @@ func (c *Context) attestationsKept(l RefLine) error {
 func (c *Context) storeShaped(budget *pairReader, ref string, commit, tree, parent, parentTree gitrepo.Hash, entries int) error {
 	err := attest.CheckShape(budget, parentTree, tree)
 	if errors.Is(err, errStoreBudget) {
-		c.say("rejected: checking the new commits of %s reads more than %d tree entries; the server reads at most %d per push", ref, entries, entries)
+		c.say("rejected: comparing the new commits of %s with their parents reads more than %d tree entries; the server reads at most %d per push", ref, entries, entries)
 		c.say("hint: push in smaller steps, or ask the administrator to raise git config secure.maxPushStoreEntries")
 		return ErrRejected
 	}
