@@ -283,3 +283,46 @@ func FuzzLenientTree(f *testing.F) {
 		}
 	})
 }
+
+// countingRepo counts the raw reads of one object.
+type countingRepo struct {
+	*gitrepo.Repo
+	of    gitrepo.Hash
+	reads int
+}
+
+func (c *countingRepo) ReadObject(h gitrepo.Hash, max int64) (string, []byte, error) {
+	if h == c.of {
+		c.reads++
+	}
+	return c.Repo.ReadObject(h, max)
+}
+
+// TestStoreJunkRootReadOnce: a junk root (a name twice) is read as git
+// reads it once per snapshot, not once per lookup: with a root of tens of
+// megabytes, a verification's thousands of lookups would otherwise parse
+// it thousands of times.
+func TestStoreJunkRootReadOnce(t *testing.T) {
+	_, _, r := openRepo(t)
+	junk := writeRaw(t, r, "blob", []byte("junk"))
+	empty := writeRaw(t, r, "tree", nil)
+	root := writeRaw(t, r, "tree", rawTree(gitrepo.TreeEntry{Mode: gitrepo.ModeTree, Name: "approvals", Hash: empty}, gitrepo.TreeEntry{Mode: gitrepo.ModeTree, Name: "approvals", Hash: empty}, gitrepo.TreeEntry{Mode: gitrepo.ModeFile, Name: "x", Hash: junk}))
+	cr := &countingRepo{Repo: r, of: root}
+	s, err := OpenStore(cr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commitTree(t, r, s, root)
+	for i := byte(0); i < 50; i++ {
+		files, err := s.Envelopes(ApprovalDir("refs/heads/main", h(i), h(i+1)))
+		if err != nil || len(files) != 1 || files[0].Junk == "" {
+			t.Fatalf("lookup %d: %v %+v; want one note of the junk root", i, err, files)
+		}
+	}
+	if cr.reads > 1 {
+		t.Fatalf("the junk root was read %d times for 50 lookups; want once", cr.reads)
+	}
+	if j := s.Junk(); len(j) != 1 || !strings.Contains(j[0], "store entry (the root tree): it does not parse") {
+		t.Fatalf("Junk() = %q", j)
+	}
+}

@@ -42,6 +42,8 @@ type Store struct {
 	tip   gitrepo.Hash
 	tree  gitrepo.Hash
 	index map[gitrepo.Hash]map[string]gitrepo.TreeEntry
+	// junkIndex is index for trees that do not parse (storeEntries).
+	junkIndex map[gitrepo.Hash]*junkTree
 	// hist indexes what the history of tip dropped (nil: not built yet).
 	hist *history
 	// replaced is what the last Add replaced as junk.
@@ -253,6 +255,12 @@ func (s *Store) readFiles(dir string) ([]File, error) {
 // one of the (cached) index when h parses, else every entry git would
 // read in it, with why it is junk.
 func (s *Store) storeEntries(h gitrepo.Hash, name string) ([]gitrepo.TreeEntry, error, error) {
+	s.mu.RLock()
+	j, ok := s.junkIndex[h]
+	s.mu.RUnlock()
+	if ok {
+		return j.byName[name], j.bad, nil
+	}
 	idx, err := s.treeIndex(h)
 	if err == nil {
 		if e, ok := idx[name]; ok {
@@ -261,7 +269,28 @@ func (s *Store) storeEntries(h gitrepo.Hash, name string) ([]gitrepo.TreeEntry, 
 		return nil, nil, nil
 	}
 	entries, bad, err := readStoreTree(s.r, h)
-	return entries, bad, err
+	if err != nil {
+		return nil, nil, err
+	}
+	// Kept like the index: a junk root is read as git reads it once per
+	// snapshot, not once per lookup.
+	j = &junkTree{byName: map[string][]gitrepo.TreeEntry{}, bad: bad}
+	for _, e := range entries {
+		j.byName[e.Name] = append(j.byName[e.Name], e)
+	}
+	s.mu.Lock()
+	if s.junkIndex == nil || len(s.junkIndex) >= maxIndexedTrees {
+		s.junkIndex = map[gitrepo.Hash]*junkTree{}
+	}
+	s.junkIndex[h] = j
+	s.mu.Unlock()
+	return j.byName[name], j.bad, nil
+}
+
+// junkTree is a tree that does not parse, read as git reads it.
+type junkTree struct {
+	byName map[string][]gitrepo.TreeEntry
+	bad    error
 }
 
 // readEnvelope reads one envelope blob. What cannot be a valid envelope
