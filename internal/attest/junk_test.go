@@ -3,6 +3,7 @@ package attest
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -325,4 +326,106 @@ func TestStoreJunkRootReadOnce(t *testing.T) {
 	if j := s.Junk(); len(j) != 1 || !strings.Contains(j[0], "store entry (the root tree): it does not parse") {
 		t.Fatalf("Junk() = %q", j)
 	}
+}
+
+// FuzzStoreJunkDir: whatever tree git would accept at an approval
+// directory (names, modes, order, duplicates from the fuzzer; every entry
+// naming an object that exists: a blob, or the empty tree for a
+// directory), reading it never fails and never loses alice's envelope,
+// and Add stores bob's there over it in a tree the hook accepts, dropping
+// nothing kept.
+func FuzzStoreJunkDir(f *testing.F) {
+	f.Add([]byte("100644 x.json\x00" + strings.Repeat("\x01", 20) + "100644 x.json\x00" + strings.Repeat("\x01", 20)))
+	f.Add([]byte("40000 " + strings.Repeat("b", 64) + ".json\x00" + strings.Repeat("\x01", 20)))
+	f.Add([]byte("120000 z\x00" + strings.Repeat("\x01", 20) + "100644 a\x00" + strings.Repeat("\x01", 20)))
+	_, _, r := openRepo(f)
+	alice, bob := seedSigner(f, 1), seedSigner(f, 2)
+	ap := Approval{Ref: "refs/heads/main", From: h(1), To: h(2)}
+	adir := ApprovalDir(ap.Ref, ap.From, ap.To)
+	a := strings.Split(adir, "/")[1]
+	_, aliceEnv := signApproval(f, ap, alice)
+	pb, eb := signApproval(f, ap, bob)
+	env, err := r.WriteObject("blob", aliceEnv)
+	if err != nil {
+		f.Fatal(err)
+	}
+	junk, err := r.WriteObject("blob", []byte("junk"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	empty, err := r.WriteObject("tree", nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	aliceFile := SignerFile(alice.PublicKey())
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		entries, _ := lenientTree(raw)
+		if len(entries) > 64 {
+			entries = entries[:64]
+		}
+		var b bytes.Buffer
+		b.WriteString("100644 " + aliceFile + "\x00")
+		b.Write(env[:])
+		for _, e := range entries {
+			if strings.ContainsRune(e.Name, 0) {
+				continue
+			}
+			hash := junk
+			if e.Mode == gitrepo.ModeTree {
+				hash = empty
+			}
+			if e.Mode == gitrepo.ModeGitlink {
+				continue // names a commit that need not exist, as git allows
+			}
+			fmt.Fprintf(&b, "%o %s\x00", e.Mode, e.Name)
+			b.Write(hash[:])
+		}
+		d, err := r.WriteObject("tree", b.Bytes())
+		if err != nil {
+			t.Skip(err)
+		}
+		s, err := OpenStoreAt(r, gitrepo.ZeroHash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, _ := r.WriteObject("tree", rawTree(gitrepo.TreeEntry{Mode: gitrepo.ModeTree, Name: a, Hash: d}))
+		root, _ := r.WriteObject("tree", rawTree(gitrepo.TreeEntry{Mode: gitrepo.ModeTree, Name: "approvals", Hash: k}))
+		s.tree = root
+		files, err := s.Envelopes(adir)
+		if err != nil {
+			t.Fatalf("Envelopes: %v", err)
+		}
+		found := false
+		for _, f := range files {
+			found = found || (f.Junk == "" && bytes.Equal(f.Data, aliceEnv))
+		}
+		if !found {
+			t.Fatalf("alice's envelope hidden by %q", b.Bytes())
+		}
+		newTree, err := s.put(root, strings.Split(pb, "/"), writeBlob(t, r, eb), "", new([]string))
+		if err != nil {
+			t.Fatalf("put over junk: %v", err)
+		}
+		if err := CheckShape(r, root, newTree); err != nil {
+			t.Fatalf("the tree put wrote: %v", err)
+		}
+		dropped, err := Dropped(r, root, newTree)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range dropped {
+			if f.Blob == env {
+				t.Fatalf("put dropped alice's envelope")
+			}
+		}
+	})
+}
+
+func writeBlob(t testing.TB, r Repo, data []byte) gitrepo.Hash {
+	t.Helper()
+	h, err := r.WriteObject("blob", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }

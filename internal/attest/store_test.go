@@ -20,7 +20,7 @@ import (
 
 var who = gitrepo.Ident{Name: "git-secure test", Email: "test@example.com", When: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 
-func openRepo(t *testing.T) (*testutil.Sandbox, string, *gitrepo.Repo) {
+func openRepo(t testing.TB) (*testutil.Sandbox, string, *gitrepo.Repo) {
 	t.Helper()
 	sb := testutil.NewSandbox(t)
 	dir := sb.InitRepo("repo", 2)
@@ -32,7 +32,7 @@ func openRepo(t *testing.T) (*testutil.Sandbox, string, *gitrepo.Repo) {
 	return sb, dir, r
 }
 
-func signApproval(t *testing.T, a Approval, s ssh.Signer) (string, []byte) {
+func signApproval(t testing.TB, a Approval, s ssh.Signer) (string, []byte) {
 	t.Helper()
 	st, err := a.Statement()
 	if err != nil {
