@@ -206,3 +206,46 @@ func TestApprovalsStoreJunkCountsForNothing(t *testing.T) {
 		t.Fatalf("dropping bob's approval: want a refusal naming it:\n%s", r)
 	}
 }
+
+// TestApprovalsStoreCreationChecked (attack s15 03, find03b): the push that
+// creates refs/secure/attestations was not checked at all (nothing could
+// have been dropped), so a pusher without a key could create the store
+// with a tree at alice's file of a proposed update's approval, and alice
+// could not approve it. The creation is now checked as growth from an
+// empty tree.
+func TestApprovalsStoreCreationChecked(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, trFile)
+	repo, url := srv.newRepo("storecreate.git", true)
+	a, m := newUser(t, "alice"), newUser(t, "mallory")
+	dir := a.sb.InitRepo("alice", 2)
+	a.configure(dir)
+	a.git(dir, "remote", "add", "origin", url)
+	a.secure(dir, "init")
+	a.secure(dir, "policy", "add-person", "alice", "--key", a.key.Public)
+	a.secure(dir, "policy", "add-rule", "protect-main", "--ref", "refs/heads/main", "--allow", "alice")
+	a.secure(dir, "policy", "apply")
+	a.git(dir, "push", "-q", "-u", "origin", "main")
+	if r := srv.admin.run(repo, "git", "rev-parse", "-q", "--verify", "refs/secure/attestations"); r.code == 0 {
+		t.Fatalf("the store exists before any approval: %s", r.stdout)
+	}
+	mdir := m.path("m")
+	m.git(m.sb.Home, "clone", "-q", url, mdir)
+	m.git(mdir, "hash-object", "-t", "tree", "-w", "/dev/null")
+	pending := approvalDirOf("refs/heads/main", strings.Repeat("1", 40), strings.Repeat("2", 40))
+	file := signerFileOf(t, a)
+	d := strings.TrimSpace(m.runStdin(mdir, []byte("040000 tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\t"+file+"\n"), "git", "mktree").stdout)
+	k := strings.TrimSpace(m.runStdin(mdir, []byte("040000 tree "+d+"\t"+strings.TrimPrefix(pending, "approvals/")+"\n"), "git", "mktree").stdout)
+	root := strings.TrimSpace(m.runStdin(mdir, []byte("040000 tree "+k+"\tapprovals\n"), "git", "mktree").stdout)
+	c := m.git(mdir, "commit-tree", root, "-m", "junk")
+	r := m.run(mdir, "git", "push", "origin", c+":refs/secure/attestations")
+	if r.code == 0 {
+		t.Fatalf("the server took the store's creation with a tree at alice's file (the old hook never checked the creation):\n%s", r)
+	}
+	if !containsAll(r.stderr, "against the store's creation", "store entry "+pending+"/"+file+": mode 40000 where a regular file (100644) goes") {
+		t.Errorf("the refusal does not name the creation and the path:\n%s", r)
+	}
+	if r := srv.admin.run(repo, "git", "rev-parse", "-q", "--verify", "refs/secure/attestations"); r.code == 0 {
+		t.Fatalf("the server's store was created: %s", r.stdout)
+	}
+}
