@@ -27,7 +27,7 @@ func TestFreshCloneRefusesRollbackOverMissingState(t *testing.T) {
 	y := b.commit(dir, "NOTES", "notes\n")
 	log := forge(t, b, dir, &rsl.Entry{Type: rsl.TypeRef, Ref: "refs/heads/main", Old: hash(t, w.fix), New: hash(t, y)})
 
-	if r := w.attackPush(w.url, y, log); r.code == 0 || !containsAll(r.stderr, "rule crypto", "signer bob is not allowed", "protected files changed: src/crypto/aes.c") {
+	if r := w.attackPush(w.url, y, log); r.code == 0 || !containsAll(r.stderr, "refs/heads/main, rule crypto", "needs 1 of alice", "signer bob is not allowed by this rule", "protected files changed: src/crypto/aes.c") {
 		t.Fatalf("the enforcing server must refuse bob's rollback of src/crypto naming the rule:\n%s", r)
 	}
 	if r := w.attackPush(plain, y, log); r.code != 0 {
@@ -100,7 +100,7 @@ func TestForcePushKeepsOldStateForFreshClones(t *testing.T) {
 	auditor.git(fresh, "update-ref", "-d", keep)
 	auditor.git(fresh, "reflog", "expire", "--expire=now", "--all")
 	auditor.git(fresh, "gc", "-q", "--prune=now")
-	if r := auditor.run(fresh, "git", "secure", "verify", "--full"); r.code == 0 || !containsAll(r.stderr, "rule crypto", "missing from the repository: state "+x[:12]) {
+	if r := auditor.run(fresh, "git", "secure", "verify", "--full"); r.code == 0 || !containsAll(r.stderr, "refs/heads/main, rule crypto", "signer bob is not allowed by this rule", "missing from the repository: state "+x[:12]) {
 		t.Fatalf("without the keep ref a fresh clone must refuse, naming the missing state:\n%s", r)
 	}
 
