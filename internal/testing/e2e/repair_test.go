@@ -172,7 +172,7 @@ func TestFetchOfRolledBackServerNamesWhoHasIt(t *testing.T) {
 	if r.code == 0 {
 		t.Fatalf("alice's fetch of the rolled-back server passed:\n%s", r)
 	}
-	if !containsAll(r.stderr, "origin does not serve a commit its log records (entry #", "Whoever has that commit", "git secure rsl repair origin --restore refs/heads/main") || strings.Contains(r.stderr, "fetch the missing commits (git fetch)") {
+	if !containsAll(r.stderr, "origin does not serve a commit its log records (entry #", "Whoever has that commit (the signer of entry #", "git secure rsl repair origin --restore refs/heads/main") || strings.Contains(r.stderr, "fetch the missing commits (git fetch)") {
 		t.Fatalf("the refusal must say the server lost a recorded commit and who restores it, not to fetch:\n%s", r)
 	}
 	if r := bob.run(bobDir, "git", "secure", "rsl", "repair", "origin", "--restore", "main"); r.code != 0 {
