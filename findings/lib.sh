@@ -5,6 +5,9 @@
 set -eu
 WT=${WT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)} # the worktree the script is in
 export PATH="$WT/bin:$PATH"
+# Without the binary every git secure step fails and a script would print
+# VULNERABLE for the wrong reason: refuse to run instead.
+[ -x "$WT/bin/git-secure" ] || { echo "findings: no $WT/bin/git-secure: run make build first" >&2; exit 2; }
 export GOMAXPROCS=2
 T=$(mktemp -d /tmp/gsattack.XXXXXX)
 SRV=$T/srv.git
