@@ -19,24 +19,7 @@ import (
 // roles are kept, as go-tuf keeps them. data should be a document
 // strictjson.Check accepted; Root reads any input without panicking.
 func Root(data []byte) (*metadata.Metadata[metadata.RootType], bool) {
-	d := decoder{data: data}
-	m := &metadata.Metadata[metadata.RootType]{UnrecognizedFields: map[string]any{}}
-	var haveSigned, haveSigs bool
-	ok := d.object(func(key string) bool {
-		switch key {
-		case "signatures":
-			haveSigs = true
-			return d.signatures(&m.Signatures)
-		case "signed":
-			haveSigned = true
-			return d.root(&m.Signed)
-		}
-		return false
-	})
-	if !ok || !haveSigned || !haveSigs || d.pos != len(data) {
-		return nil, false
-	}
-	return m, true
+	return envelope(data, (*decoder).root)
 }
 
 // rootFields are the fields of RootType go-tuf reads itself.

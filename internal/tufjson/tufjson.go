@@ -43,8 +43,14 @@ const maxDepth = 64
 // then decodes data with go-tuf. data should be a document
 // strictjson.Check accepted; Targets reads any input without panicking.
 func Targets(data []byte) (*metadata.Metadata[metadata.TargetsType], bool) {
+	return envelope(data, (*decoder).targets)
+}
+
+// envelope reads the document's envelope, exactly "signatures" and
+// "signed" and nothing after it, with signed reading the role's part.
+func envelope[T metadata.Roles](data []byte, signed func(*decoder, *T) bool) (*metadata.Metadata[T], bool) {
 	d := decoder{data: data}
-	m := &metadata.Metadata[metadata.TargetsType]{UnrecognizedFields: map[string]any{}}
+	m := &metadata.Metadata[T]{UnrecognizedFields: map[string]any{}}
 	var haveSigned, haveSigs bool
 	ok := d.object(func(key string) bool {
 		switch key {
@@ -53,7 +59,7 @@ func Targets(data []byte) (*metadata.Metadata[metadata.TargetsType], bool) {
 			return d.signatures(&m.Signatures)
 		case "signed":
 			haveSigned = true
-			return d.targets(&m.Signed)
+			return signed(&d, &m.Signed)
 		}
 		return false
 	})
